@@ -1,0 +1,89 @@
+// The host backend: plain C++ on the CPU, the baseline every GPU is compared to.
+#pragma once
+
+#include <accel/device.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace accel {
+namespace host {
+
+/// Host work runs synchronously in the calling thread (plus worker threads
+/// it joins), so a stream only orders nothing and synchronize() returns at once.
+class HostStream final : public Stream {
+public:
+    explicit HostStream(Device& d) : Stream(d) {}
+    void synchronize() override {}
+};
+
+/// Records std::chrono::steady_clock at record(); since work is synchronous
+/// that is when all earlier work finished.
+class HostEvent final : public Event {
+public:
+    explicit HostEvent(Device& d) : Event(d) {}
+    std::chrono::steady_clock::time_point time{};
+
+protected:
+    void do_record(Stream&) override { time = std::chrono::steady_clock::now(); }
+    void do_synchronize() override {}
+};
+
+/// A CBLAS library loaded at run time for the vendor path (see host_vendor.cpp).
+struct Cblas {
+    using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+                           int);
+    Sgemm sgemm = nullptr;
+    std::string description;  ///< library, version, core and why; or why none was loaded
+};
+
+/// Loads the CBLAS once per process (thread-safe). Never throws: on failure
+/// sgemm is null and description says why.
+const Cblas& cblas();
+
+/// The one host device: all CPU threads, system memory.
+class HostDevice final : public Device {
+public:
+    HostDevice();
+
+protected:
+    DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(DeviceHandle h) noexcept override;
+    void do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream&, bool) override;
+    void do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream&, bool) override;
+    void do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff, std::size_t bytes,
+                     Stream&, bool) override;
+    std::unique_ptr<Stream> do_create_stream() override { return std::make_unique<HostStream>(*this); }
+    std::unique_ptr<Event> do_create_event() override { return std::make_unique<HostEvent>(*this); }
+    double do_elapsed_ms(Event& start, Event& end) override;
+    void do_synchronize() override {}
+    LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
+    bool do_supports(Op op, OpPath path) const override;
+
+    void k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
+               Stream& s) override;
+    void k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
+    void k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
+    void k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
+                         Stream& s) override;
+    void k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
+                            Stream& s) override;
+    void k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n, std::size_t k,
+                  bool trans_a, bool trans_b, OpPath path, const LaunchGeometry& g, Stream& s) override;
+    void k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch, std::size_t in,
+                 std::size_t out, Activation act, OpPath path, const LaunchGeometry& g, Stream& s) override;
+    void k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols, const LaunchGeometry& g,
+                      Stream& s) override;
+    void k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n, const LaunchGeometry& g,
+                           Stream& s) override;
+    void k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n, float scale,
+                                    const LaunchGeometry& g, Stream& s) override;
+    void k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n, float beta1,
+                     float beta2, float eps, float step_size, float bias_correction2_sqrt, const LaunchGeometry& g,
+                     Stream& s) override;
+    void k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                          Stream& s) override;
+};
+
+}  // namespace host
+}  // namespace accel

@@ -1,0 +1,106 @@
+// Host vendor path: a CPU BLAS's cblas_sgemm, loaded at run time.
+//
+// Why dlopen instead of linking: OpenBLAS picks its kernels once, when the
+// library loads, from the CPU it recognizes. Debian's OpenBLAS 0.3.21 does not
+// recognize recent Xeons (e.g. family 6 model 207) and falls back to its
+// Prescott (SSE3) kernels: sgemm N=1024 measured ~70 GFLOP/s instead of ~344
+// with OPENBLAS_CORETYPE=SkylakeX. The variable must be set before the library
+// loads, so accel loads it itself: when the user has not set
+// OPENBLAS_CORETYPE, it is set from the CPU's features (AVX-512 F/BW/DQ/VL →
+// SkylakeX, AVX2+FMA → Haswell) before dlopen. A user's own setting is never
+// changed. The library used, its version and its core are in accel-info.
+//
+// ACCEL_HOST_BLAS selects the library: "openblas", "blis", or a path to any
+// shared library exporting cblas_sgemm. Default: OpenBLAS, then BLIS (which
+// detects the CPU itself), then the system libcblas/libblas.
+#include "host_device.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace accel {
+namespace host {
+
+namespace {
+
+const char* coretype_for_this_cpu() {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+    return nullptr;
+}
+
+Cblas load() {
+    Cblas out;
+    std::vector<std::string> candidates;
+    const char* choice = std::getenv("ACCEL_HOST_BLAS");
+    const std::string c = choice ? choice : "";
+    if (c.empty() || c == "openblas") candidates.push_back("libopenblas.so.0");
+    if (c.empty() || c == "blis") candidates.push_back("libblis.so.4");
+    if (c.empty()) {
+        candidates.push_back("libcblas.so.3");
+        candidates.push_back("libblas.so.3");
+    }
+    if (!c.empty() && c != "openblas" && c != "blis") candidates.push_back(c);
+
+    std::string errors;
+    for (const auto& lib : candidates) {
+        std::string note;
+        if (lib.find("openblas") != std::string::npos) {
+            if (std::getenv("OPENBLAS_CORETYPE")) {
+                note = "OPENBLAS_CORETYPE=" + std::string(std::getenv("OPENBLAS_CORETYPE")) + " from the environment";
+            } else if (const char* core = coretype_for_this_cpu()) {
+                setenv("OPENBLAS_CORETYPE", core, 0);
+                note = std::string("OPENBLAS_CORETYPE=") + core + " set by accel from the CPU's features";
+            }
+        }
+        void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char* e = dlerror();
+            errors += (errors.empty() ? "" : "; ") + std::string(e ? e : lib + ": not loadable");
+            continue;
+        }
+        auto sgemm = reinterpret_cast<Cblas::Sgemm>(dlsym(h, "cblas_sgemm"));
+        if (!sgemm) {
+            errors += (errors.empty() ? "" : "; ") + lib + " has no cblas_sgemm";
+            continue;
+        }
+        out.sgemm = sgemm;
+        out.description = lib;
+        using CharFn = char* (*)();
+        if (auto cfg = reinterpret_cast<CharFn>(dlsym(h, "openblas_get_config"))) out.description += " (" + std::string(cfg());
+        if (auto core = reinterpret_cast<CharFn>(dlsym(h, "openblas_get_corename")))
+            out.description += ", core " + std::string(core()) + ")";
+        if (!note.empty()) out.description += "; " + note;
+        return out;
+    }
+    out.description = "none: " + (errors.empty() ? std::string("no library to try") : errors) +
+                      " (install libopenblas0 or libblis4, or set ACCEL_HOST_BLAS to a CBLAS library)";
+    return out;
+}
+
+}  // namespace
+
+const Cblas& cblas() {
+    static const Cblas lib = load();
+    return lib;
+}
+
+void matmul_vendor(const Cblas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
+                   std::size_t k, bool ta, bool tb, float beta) {
+    constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;  // CBLAS enum values
+    const int lda = ta ? static_cast<int>(m) : static_cast<int>(k);
+    const int ldb = tb ? static_cast<int>(k) : static_cast<int>(n);
+    blas.sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, static_cast<int>(m), static_cast<int>(n),
+               static_cast<int>(k), 1.0f, a, lda > 0 ? lda : 1, b, ldb > 0 ? ldb : 1, beta, c,
+               n > 0 ? static_cast<int>(n) : 1);
+}
+
+}  // namespace host
+}  // namespace accel

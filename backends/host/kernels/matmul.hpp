@@ -1,0 +1,16 @@
+// Host native matmul: cache-blocked i-k-j loops (the CPU analogue of the GPU
+// backends' shared-memory tiles), rows of C split across threads.
+#pragma once
+
+#include <cstddef>
+
+namespace accel {
+namespace host {
+
+/// C[m,n] = op(A)·op(B), row-major, op = transpose when ta/tb (see Device::k_matmul).
+/// Writes every element of C (zeros when k == 0).
+void matmul_native(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+                   bool tb);
+
+}  // namespace host
+}  // namespace accel

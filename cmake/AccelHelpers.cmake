@@ -1,0 +1,35 @@
+# Shared build helpers for accel's targets.
+
+# Warnings used on every accel target (-Wall -Wextra, optionally -Werror).
+function(accel_warnings target)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>)
+    if(ACCEL_WARNINGS_AS_ERRORS)
+      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+    endif()
+  endif()
+endfunction()
+
+# accel_add_backend(NAME src...): the plugin libaccel-backend-NAME.so, beside
+# libaccel in the build tree and on install.
+function(accel_add_backend name)
+  add_library(accel-backend-${name} MODULE ${ARGN})
+  target_link_libraries(accel-backend-${name} PRIVATE accel)
+  target_include_directories(accel-backend-${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  set_target_properties(accel-backend-${name} PROPERTIES PREFIX "lib" CXX_VISIBILITY_PRESET hidden
+                        INSTALL_RPATH "$ORIGIN")
+  accel_warnings(accel-backend-${name})
+  install(TARGETS accel-backend-${name} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  set(ACCEL_BACKENDS_BUILT ${ACCEL_BACKENDS_BUILT} ${name} PARENT_SCOPE)
+endfunction()
+
+# accel_embed_text(OUT_CPP SYMBOL FILE): generates OUT_CPP defining
+# `extern const char SYMBOL[]` with FILE's bytes (rebuilt when FILE changes).
+function(accel_embed_text out_cpp symbol file)
+  add_custom_command(
+    OUTPUT ${out_cpp}
+    COMMAND ${CMAKE_COMMAND} -DIN=${file} -DOUT=${out_cpp} -DSYMBOL=${symbol}
+            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedText.cmake
+    DEPENDS ${file} ${PROJECT_SOURCE_DIR}/cmake/EmbedText.cmake
+    COMMENT "Embedding ${file}")
+endfunction()

@@ -1,0 +1,10 @@
+// accel/accel.hpp — everything a program needs: devices, tensors, ops.
+#pragma once
+
+#include <accel/device.hpp>
+#include <accel/error.hpp>
+#include <accel/geometry.hpp>
+#include <accel/ops.hpp>
+#include <accel/registry.hpp>
+#include <accel/tensor.hpp>
+#include <accel/version.hpp>

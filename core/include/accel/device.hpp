@@ -1,0 +1,287 @@
+// accel/device.hpp — the abstract device interface every backend implements.
+//
+// Design (after ggml-backend and TVM's DeviceAPI): public methods are
+// non-virtual and validate their arguments (bounds, sizes, same device), then
+// call protected do_* virtuals that backends implement and that trust their
+// inputs. Kernels are reached only through the op front-end (accel/ops.hpp),
+// which validates shapes once before any backend is called.
+#pragma once
+
+#include <accel/geometry.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace accel {
+
+class Device;
+class Buffer;
+
+/// Opaque device-memory handle: a device pointer (CUDA, Kokkos, host) or a
+/// cl_mem (OpenCL). Only the backend that produced it may interpret it.
+using DeviceHandle = void*;
+
+/// The ops every backend implements (see accel/ops.hpp for their semantics).
+enum class Op {
+    add,
+    sigmoid,
+    relu,
+    relu_backward,
+    sigmoid_backward,
+    matmul,
+    dense,
+    column_sum,
+    bce_with_logits,
+    bce_with_logits_backward,
+    adam_step,
+    fma_throughput,
+};
+
+/// Name of an op, e.g. "matmul".
+const char* op_name(Op op) noexcept;
+
+/// Which implementation of an op runs: accel's own kernel (the same
+/// algorithm on every backend) or the platform's library (CPU BLAS, CLBlast,
+/// cuBLAS, Kokkos Kernels).
+enum class OpPath { native, vendor };
+
+/// "native" or "vendor".
+const char* path_name(OpPath p) noexcept;
+
+/// Activation fused into `dense`.
+enum class Activation { none, sigmoid, relu };
+
+/// "none", "sigmoid" or "relu".
+const char* activation_name(Activation a) noexcept;
+
+/// An in-order queue of device work (CUDA stream, OpenCL command queue,
+/// Kokkos execution-space instance). Work on one stream runs in submission
+/// order. Created by Device::create_stream(); must not outlive its device.
+class Stream {
+public:
+    virtual ~Stream() = default;
+    /// Blocks the calling host thread until all work submitted to this stream
+    /// has finished. Throws DeviceError if the runtime reports a failure.
+    virtual void synchronize() = 0;
+    /// The device this stream belongs to.
+    Device& device() const noexcept { return *device_; }
+
+protected:
+    explicit Stream(Device& d) : device_(&d) {}
+
+private:
+    Device* device_;
+};
+
+/// A marker recorded on a stream; the time between two events of one device
+/// is Device::elapsed_ms(). Created by Device::create_event().
+class Event {
+public:
+    virtual ~Event() = default;
+    /// Records the event on `stream`: it completes when all work submitted to
+    /// the stream before it has completed. Throws InvalidArgument if the
+    /// stream belongs to another device.
+    void record(Stream& stream);
+    /// Blocks until the event has completed. Throws InvalidArgument if it was
+    /// never recorded.
+    void synchronize();
+    /// True once record() was called.
+    bool recorded() const noexcept { return recorded_; }
+    /// The device this event belongs to.
+    Device& device() const noexcept { return *device_; }
+
+protected:
+    explicit Event(Device& d) : device_(&d) {}
+    virtual void do_record(Stream& stream) = 0;
+    virtual void do_synchronize() = 0;
+
+private:
+    Device* device_;
+    bool recorded_ = false;
+};
+
+/// What a device is, as reported by its runtime.
+struct DeviceInfo {
+    std::string backend;          ///< "host", "opencl", "kokkos", "cuda"
+    int index = 0;                ///< index within the backend
+    std::string name;             ///< e.g. "NVIDIA H100 80GB HBM3"
+    std::string vendor;           ///< e.g. "NVIDIA Corporation"
+    std::string type;             ///< "cpu" or "gpu" (or "accelerator")
+    std::string driver_version;   ///< driver / platform version text
+    std::string runtime_version;  ///< runtime / library version text
+    int compute_units = 0;        ///< SMs, OpenCL compute units, CPU threads, Kokkos concurrency
+    std::uint64_t global_memory_bytes = 0;  ///< device memory, bytes
+    LaunchLimits limits;          ///< launch-geometry limits
+    std::string timer;            ///< how kernel_ms is measured, e.g. "cudaEvent"
+    std::vector<std::pair<std::string, std::string>> extra;  ///< backend-specific key/value facts
+};
+
+/// One device of one backend. Obtain with accel::open_device(); shared by
+/// every Buffer/Tensor allocated on it, so it lives as long as they do.
+/// Methods are not thread-safe unless a backend says otherwise.
+class Device : public std::enable_shared_from_this<Device> {
+public:
+    virtual ~Device();
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    /// The device's facts (name, memory, limits, timer, ...).
+    const DeviceInfo& info() const noexcept { return info_; }
+    /// Selector that names this device, e.g. "opencl:0".
+    std::string selector() const;
+
+    // ---- memory -----------------------------------------------------------
+    /// Allocates `bytes` of device memory. bytes == 0 returns nullptr.
+    /// Throws OutOfMemory (naming the bytes asked and the device's total)
+    /// when bytes exceeds global memory or the runtime refuses.
+    /// Prefer Buffer, which frees automatically.
+    DeviceHandle allocate(std::size_t bytes);
+    /// Frees memory from allocate(); nullptr is ignored. Never throws.
+    void deallocate(DeviceHandle h) noexcept;
+
+    // ---- copies (bounds-checked; InvalidArgument on a range past a buffer's
+    // end or a buffer of another device). Blocking forms return when the copy
+    // is complete. *_async forms enqueue on `stream` and may return before
+    // the copy ran: host memory must stay valid and unchanged until the
+    // stream is synchronized. Offsets and sizes are in bytes. --------------
+    void copy_host_to_device(Buffer& dst, std::size_t dst_offset, const void* src, std::size_t bytes);
+    void copy_device_to_host(void* dst, const Buffer& src, std::size_t src_offset, std::size_t bytes);
+    void copy_device_to_device(Buffer& dst, std::size_t dst_offset, const Buffer& src,
+                               std::size_t src_offset, std::size_t bytes);
+    void copy_host_to_device_async(Buffer& dst, std::size_t dst_offset, const void* src,
+                                   std::size_t bytes, Stream& stream);
+    void copy_device_to_host_async(void* dst, const Buffer& src, std::size_t src_offset,
+                                   std::size_t bytes, Stream& stream);
+    void copy_device_to_device_async(Buffer& dst, std::size_t dst_offset, const Buffer& src,
+                                     std::size_t src_offset, std::size_t bytes, Stream& stream);
+
+    // ---- streams, events, synchronization ---------------------------------
+    /// The stream used when an op or copy is given none.
+    Stream& default_stream();
+    /// A new independent stream on this device.
+    std::unique_ptr<Stream> create_stream();
+    /// A new event (not yet recorded).
+    std::unique_ptr<Event> create_event();
+    /// Milliseconds between two completed events of this device (end after
+    /// start). Throws InvalidArgument if either was not recorded or belongs
+    /// to another device. Precision: backend timer, see info().timer.
+    double elapsed_ms(Event& start, Event& end);
+    /// Blocks until all work on every stream of this device has finished.
+    void synchronize();
+
+    // ---- launch geometry --------------------------------------------------
+    /// The geometry the backend uses for `op` when the caller gives none.
+    /// `rows`/`cols` describe the output (elementwise: rows = 1, cols = n).
+    LaunchGeometry default_geometry(Op op, std::size_t rows, std::size_t cols) const;
+
+    /// Whether this device implements `op` on `path`.
+    bool supports(Op op, OpPath path) const { return do_supports(op, path); }
+
+protected:
+    explicit Device(DeviceInfo info) : info_(std::move(info)) {}
+    DeviceInfo& mutable_info() noexcept { return info_; }
+
+    // Backends implement these; arguments are already validated.
+    virtual DeviceHandle do_allocate(std::size_t bytes) = 0;
+    virtual void do_deallocate(DeviceHandle h) noexcept = 0;
+    virtual void do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes,
+                             Stream& s, bool blocking) = 0;
+    virtual void do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
+                             bool blocking) = 0;
+    virtual void do_copy_d2d(DeviceHandle dst, std::size_t dst_off, DeviceHandle src, std::size_t src_off,
+                             std::size_t bytes, Stream& s, bool blocking) = 0;
+    virtual std::unique_ptr<Stream> do_create_stream() = 0;
+    virtual std::unique_ptr<Event> do_create_event() = 0;
+    virtual double do_elapsed_ms(Event& start, Event& end) = 0;
+    virtual void do_synchronize() = 0;
+    /// Default: elementwise 1-D blocks of 256; matmul/dense 16×16 tiles.
+    virtual LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const;
+    /// Default: every op natively, no vendor path.
+    virtual bool do_supports(Op op, OpPath path) const;
+
+    // ---- kernels ------------------------------------------------------------
+    // Called only by the op front-end (accel/ops.hpp) after validation, with
+    // handles of this device, sizes in elements, a geometry already checked
+    // against the limits, and the stream to enqueue on. Matrices are
+    // row-major float32. All are asynchronous with respect to the host.
+    friend struct KernelAccess;
+    /// c[i] = a[i] + b[i], i < n.
+    virtual void k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n,
+                       const LaunchGeometry& g, Stream& s) = 0;
+    /// y[i] = 1 / (1 + exp(-x[i])), stable for large |x|.
+    virtual void k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
+                           Stream& s) = 0;
+    /// y[i] = max(x[i], 0).
+    virtual void k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
+                        Stream& s) = 0;
+    /// dx[i] = x[i] > 0 ? dy[i] : 0.
+    virtual void k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
+                                 const LaunchGeometry& g, Stream& s) = 0;
+    /// dx[i] = dy[i] * y[i] * (1 - y[i]) where y = sigmoid(x).
+    virtual void k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
+                                    const LaunchGeometry& g, Stream& s) = 0;
+    /// C[M,N] = op(A)·op(B); op(A) is A[M,K], or A[K,M] transposed when
+    /// trans_a; op(B) is B[K,N], or B[N,K] transposed when trans_b. K == 0
+    /// writes zeros.
+    virtual void k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+                          std::size_t k, bool trans_a, bool trans_b, OpPath path,
+                          const LaunchGeometry& g, Stream& s) = 0;
+    /// y[batch,out] = act(x[batch,in]·W[out,in]ᵀ + bias[out]); bias may be null.
+    virtual void k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
+                         std::size_t batch, std::size_t in, std::size_t out, Activation act, OpPath path,
+                         const LaunchGeometry& g, Stream& s) = 0;
+    /// y[c] = Σ_r x[r,c] for x[rows,cols].
+    virtual void k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
+                              const LaunchGeometry& g, Stream& s) = 0;
+    /// l[i] = max(z,0) - z*t + log1p(exp(-|z|)) for logits z, targets t.
+    virtual void k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n,
+                                   const LaunchGeometry& g, Stream& s) = 0;
+    /// dz[i] = scale * (sigmoid(z[i]) - t[i]).
+    virtual void k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz,
+                                            std::size_t n, float scale, const LaunchGeometry& g,
+                                            Stream& s) = 0;
+    /// PyTorch's Adam (torch.optim.Adam, single-tensor form), per element:
+    ///   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g*g;
+    ///   p -= step_size * m / (sqrt(v) / bias_correction2_sqrt + eps)
+    /// with step_size = lr / (1 - beta1^t), bias_correction2_sqrt = sqrt(1 - beta2^t).
+    virtual void k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v,
+                             std::size_t n, float beta1, float beta2, float eps, float step_size,
+                             float bias_correction2_sqrt, const LaunchGeometry& g, Stream& s) = 0;
+    /// Peak-FMA probe (clpeak-style): work-item i keeps 8 independent
+    /// accumulators a_j = (float)i * 1e-9f + j, runs `iterations` rounds of
+    /// a_j = a_j * 0.9999f + 1e-4f on each, and writes y[i] = Σ_j a_j.
+    /// FLOPs = 16 * iterations * n.
+    virtual void k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations,
+                                  const LaunchGeometry& g, Stream& s) = 0;
+
+private:
+    DeviceInfo info_;
+    std::unique_ptr<Stream> default_stream_;
+};
+
+/// Whether a backend can be used here, and why not.
+struct Availability {
+    bool available = false;
+    std::string reason;     ///< why not (driver text, no device, ...); empty when available
+    int device_count = 0;   ///< devices this backend can open
+    bool has_gpu = false;   ///< at least one device is a GPU (used by `auto`)
+};
+
+/// One backend (host, opencl, kokkos, cuda), implemented by a plugin.
+class Backend {
+public:
+    virtual ~Backend() = default;
+    /// "host", "opencl", "kokkos" or "cuda".
+    virtual std::string name() const = 0;
+    /// Probes the runtime: never throws; failures become Availability::reason.
+    virtual Availability probe() = 0;
+    /// Opens device `index` (0-based, < probe().device_count). Called by the
+    /// registry after the index was checked. Throws DeviceError on failure.
+    virtual std::shared_ptr<Device> create_device(int index) = 0;
+};
+
+}  // namespace accel

@@ -1,0 +1,61 @@
+// accel/geometry.hpp — launch geometry in CUDA terms, shared by every backend.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace accel {
+
+/// Three extents (x fastest). Used for grid sizes (in blocks) and block sizes
+/// (in threads / work-items).
+struct Dim3 {
+    std::size_t x = 1, y = 1, z = 1;
+    /// Product x*y*z (elements, threads or blocks depending on use).
+    std::size_t volume() const noexcept { return x * y * z; }
+    bool operator==(const Dim3& o) const noexcept { return x == o.x && y == o.y && z == o.z; }
+    bool operator!=(const Dim3& o) const noexcept { return !(*this == o); }
+};
+
+/// How a kernel is launched, in CUDA terms: `grid` counts blocks, `block`
+/// counts threads per block.
+///  - CUDA: <<<grid, block>>>.
+///  - OpenCL: local size = block, global size (NDRange) = grid × block.
+///  - Kokkos: league size = grid.x*grid.y, team size = block volume; for
+///    RangePolicy kernels block.x is the chunk size (see backends/kokkos).
+///  - host: block.x is the number of elements per task; grid is ignored.
+/// Elementwise kernels use grid-stride loops, so any grid ≥ 1 is correct;
+/// tiled kernels (matmul, dense) document the block shapes they accept.
+struct LaunchGeometry {
+    Dim3 grid;
+    Dim3 block;
+    std::string to_string() const;
+};
+
+/// Limits a device puts on launch geometry.
+struct LaunchLimits {
+    std::size_t max_block_size = 1024;      ///< max threads per block (work-group size)
+    Dim3 max_block_dims{1024, 1024, 64};    ///< max threads per block per dimension
+    Dim3 max_grid_dims{2147483647u, 65535u, 65535u};  ///< max blocks per dimension
+};
+
+/// ceil(a / b) for b > 0 (ArrayFire's divup). Throws InvalidArgument if b == 0.
+std::size_t ceil_div(std::size_t a, std::size_t b);
+
+/// A 1-D geometry covering n elements with `block` threads per block; the
+/// grid is clamped to limits.max_grid_dims.x (kernels are grid-stride, so a
+/// clamped grid stays correct). n == 0 yields grid 1. Throws InvalidArgument
+/// if block is 0 or above limits.max_block_size.
+LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits& limits);
+
+/// A 2-D geometry covering a rows×cols output with block (bx, by) threads,
+/// grid = (ceil(cols/tile_x), ceil(rows/tile_y)) where a block produces a
+/// tile_x × tile_y output tile. Throws InvalidArgument if it exceeds limits.
+LaunchGeometry geometry_2d(std::size_t rows, std::size_t cols, Dim3 block, std::size_t tile_x,
+                           std::size_t tile_y, const LaunchLimits& limits);
+
+/// Throws InvalidArgument naming the offending field and the device's limit
+/// when g has a zero extent, a block volume above max_block_size, or any
+/// block/grid dimension above its maximum. `what` names the op for the message.
+void check_geometry(const LaunchGeometry& g, const LaunchLimits& limits, const std::string& what);
+
+}  // namespace accel

@@ -1,0 +1,72 @@
+// accel/registry.hpp — choosing a backend and device at run time.
+//
+// Selector grammar (case-insensitive, surrounding blanks ignored):
+//   auto | host | opencl[:N] | kokkos[:N] | cuda[:N]      N = device index ≥ 0
+// The environment variable ACCEL_BACKEND holds a selector (default "auto").
+// `auto` prefers a GPU: the first available backend in the order cuda,
+// opencl, kokkos whose probe reports a GPU device, else host.
+// A named backend that cannot be used raises BackendUnavailable: no fallback.
+//
+// Backends are plugins `libaccel-backend-<name>.so`, loaded with dlopen from
+// the directories in ACCEL_PLUGIN_PATH (colon-separated, searched first) and
+// then the directory holding libaccel itself. A plugin exports
+// accel_backend_plugin() (accel/plugin.hpp) and must match ACCEL_PLUGIN_ABI.
+#pragma once
+
+#include <accel/device.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace accel {
+
+/// A parsed selector: backend name ("auto", "host", ...) and device index
+/// (-1 when not given: device 0).
+struct Selector {
+    std::string backend;
+    int index = -1;
+    /// Canonical text, e.g. "opencl:1" or "host".
+    std::string to_string() const;
+};
+
+/// The backend names accel knows, in `auto` preference order.
+const std::vector<std::string>& known_backends();
+
+/// Parses a selector. Throws InvalidArgument naming the text received and the
+/// accepted forms for an unknown backend, an index on `auto`, a negative or
+/// non-numeric index, or trailing characters.
+Selector parse_selector(const std::string& text);
+
+/// Status of one backend on this machine.
+struct BackendStatus {
+    std::string name;
+    bool plugin_found = false;
+    std::string plugin_path;  ///< file loaded (or the paths tried)
+    Availability availability;
+    /// One line: "opencl: available, 1 device(s)" or "cuda: unavailable — <reason>".
+    std::string summary() const;
+};
+
+/// Loads (once) and probes every known backend; never throws.
+std::vector<BackendStatus> backend_statuses();
+
+/// The Backend object of `name` (plugin loaded on first use).
+/// Throws BackendUnavailable (with the loader's message) when the plugin
+/// cannot be loaded, InvalidArgument for an unknown name.
+Backend& get_backend(const std::string& name);
+
+/// Opens the device named by `selector` (see grammar above). Devices are
+/// cached: the same selector returns the same Device while it is alive.
+/// Throws InvalidArgument for a malformed selector, BackendUnavailable (with
+/// every backend's status) when the backend cannot be used or the index is
+/// out of range.
+std::shared_ptr<Device> open_device(const std::string& selector);
+
+/// open_device(ACCEL_BACKEND or "auto").
+std::shared_ptr<Device> default_device();
+
+/// The selector in ACCEL_BACKEND, or "auto" when unset or empty.
+std::string selector_from_env();
+
+}  // namespace accel

@@ -1,0 +1,154 @@
+#include <accel/device.hpp>
+#include <accel/error.hpp>
+#include <accel/tensor.hpp>
+
+namespace accel {
+
+const char* op_name(Op op) noexcept {
+    switch (op) {
+        case Op::add: return "add";
+        case Op::sigmoid: return "sigmoid";
+        case Op::relu: return "relu";
+        case Op::relu_backward: return "relu_backward";
+        case Op::sigmoid_backward: return "sigmoid_backward";
+        case Op::matmul: return "matmul";
+        case Op::dense: return "dense";
+        case Op::column_sum: return "column_sum";
+        case Op::bce_with_logits: return "bce_with_logits";
+        case Op::bce_with_logits_backward: return "bce_with_logits_backward";
+        case Op::adam_step: return "adam_step";
+        case Op::fma_throughput: return "fma_throughput";
+    }
+    return "?";
+}
+
+const char* path_name(OpPath p) noexcept { return p == OpPath::native ? "native" : "vendor"; }
+
+const char* activation_name(Activation a) noexcept {
+    switch (a) {
+        case Activation::none: return "none";
+        case Activation::sigmoid: return "sigmoid";
+        case Activation::relu: return "relu";
+    }
+    return "?";
+}
+
+void Event::record(Stream& stream) {
+    if (&stream.device() != device_)
+        throw InvalidArgument("Event::record: the stream belongs to " + stream.device().selector() +
+                              " but the event to " + device_->selector());
+    do_record(stream);
+    recorded_ = true;
+}
+
+void Event::synchronize() {
+    if (!recorded_) throw InvalidArgument("Event::synchronize: the event was never recorded; call record() first");
+    do_synchronize();
+}
+
+Device::~Device() = default;
+
+std::string Device::selector() const { return info_.backend + ":" + std::to_string(info_.index); }
+
+DeviceHandle Device::allocate(std::size_t bytes) {
+    if (bytes == 0) return nullptr;
+    if (info_.global_memory_bytes != 0 && bytes > info_.global_memory_bytes)
+        throw OutOfMemory("allocate: " + std::to_string(bytes) + " bytes asked on " + selector() + " (" +
+                          info_.name + "), which has " + std::to_string(info_.global_memory_bytes) +
+                          " bytes of global memory in total");
+    return do_allocate(bytes);
+}
+
+void Device::deallocate(DeviceHandle h) noexcept {
+    if (h) do_deallocate(h);
+}
+
+namespace {
+void check_range(const char* what, const Buffer& b, const Device& d, std::size_t offset, std::size_t bytes) {
+    if (b.device_ptr().get() != &d)
+        throw InvalidArgument(std::string(what) + ": the buffer belongs to " +
+                              (b.device_ptr() ? b.device_ptr()->selector() : std::string("no device")) +
+                              ", not to " + d.selector());
+    if (offset > b.size() || bytes > b.size() - offset)
+        throw InvalidArgument(std::string(what) + ": range [" + std::to_string(offset) + ", " +
+                              std::to_string(offset) + " + " + std::to_string(bytes) +
+                              ") bytes lies past the end of a " + std::to_string(b.size()) + "-byte buffer");
+}
+void check_stream(const char* what, const Stream& s, const Device& d) {
+    if (&s.device() != &d)
+        throw InvalidArgument(std::string(what) + ": the stream belongs to " + s.device().selector() + ", not to " +
+                              d.selector());
+}
+void check_host_ptr(const char* what, const void* p, std::size_t bytes) {
+    if (!p && bytes) throw InvalidArgument(std::string(what) + ": host pointer is null for a non-empty copy");
+}
+}  // namespace
+
+void Device::copy_host_to_device(Buffer& dst, std::size_t off, const void* src, std::size_t bytes) {
+    check_range("copy_host_to_device", dst, *this, off, bytes);
+    check_host_ptr("copy_host_to_device", src, bytes);
+    if (bytes) do_copy_h2d(dst.handle(), off, src, bytes, default_stream(), true);
+}
+void Device::copy_device_to_host(void* dst, const Buffer& src, std::size_t off, std::size_t bytes) {
+    check_range("copy_device_to_host", src, *this, off, bytes);
+    check_host_ptr("copy_device_to_host", dst, bytes);
+    if (bytes) do_copy_d2h(dst, src.handle(), off, bytes, default_stream(), true);
+}
+void Device::copy_device_to_device(Buffer& dst, std::size_t doff, const Buffer& src, std::size_t soff,
+                                   std::size_t bytes) {
+    check_range("copy_device_to_device (destination)", dst, *this, doff, bytes);
+    check_range("copy_device_to_device (source)", src, *this, soff, bytes);
+    if (bytes) do_copy_d2d(dst.handle(), doff, src.handle(), soff, bytes, default_stream(), true);
+}
+void Device::copy_host_to_device_async(Buffer& dst, std::size_t off, const void* src, std::size_t bytes,
+                                       Stream& s) {
+    check_range("copy_host_to_device_async", dst, *this, off, bytes);
+    check_host_ptr("copy_host_to_device_async", src, bytes);
+    check_stream("copy_host_to_device_async", s, *this);
+    if (bytes) do_copy_h2d(dst.handle(), off, src, bytes, s, false);
+}
+void Device::copy_device_to_host_async(void* dst, const Buffer& src, std::size_t off, std::size_t bytes,
+                                       Stream& s) {
+    check_range("copy_device_to_host_async", src, *this, off, bytes);
+    check_host_ptr("copy_device_to_host_async", dst, bytes);
+    check_stream("copy_device_to_host_async", s, *this);
+    if (bytes) do_copy_d2h(dst, src.handle(), off, bytes, s, false);
+}
+void Device::copy_device_to_device_async(Buffer& dst, std::size_t doff, const Buffer& src, std::size_t soff,
+                                         std::size_t bytes, Stream& s) {
+    check_range("copy_device_to_device_async (destination)", dst, *this, doff, bytes);
+    check_range("copy_device_to_device_async (source)", src, *this, soff, bytes);
+    check_stream("copy_device_to_device_async", s, *this);
+    if (bytes) do_copy_d2d(dst.handle(), doff, src.handle(), soff, bytes, s, false);
+}
+
+Stream& Device::default_stream() {
+    if (!default_stream_) default_stream_ = do_create_stream();
+    return *default_stream_;
+}
+std::unique_ptr<Stream> Device::create_stream() { return do_create_stream(); }
+std::unique_ptr<Event> Device::create_event() { return do_create_event(); }
+
+double Device::elapsed_ms(Event& start, Event& end) {
+    if (&start.device() != this || &end.device() != this)
+        throw InvalidArgument("elapsed_ms: both events must belong to " + selector());
+    if (!start.recorded() || !end.recorded())
+        throw InvalidArgument("elapsed_ms: both events must be recorded before timing them");
+    return do_elapsed_ms(start, end);
+}
+
+void Device::synchronize() { do_synchronize(); }
+
+LaunchGeometry Device::default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+    return do_default_geometry(op, rows, cols);
+}
+
+LaunchGeometry Device::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+    if (op == Op::matmul || op == Op::dense)
+        return geometry_2d(rows, cols, Dim3{16, 16, 1}, 16, 16, info_.limits);
+    return geometry_1d(rows * cols, std::min<std::size_t>(256, info_.limits.max_block_size), info_.limits);
+}
+
+bool Device::do_supports(Op, OpPath path) const { return path == OpPath::native; }
+
+}  // namespace accel

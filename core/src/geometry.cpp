@@ -1,0 +1,66 @@
+#include <accel/error.hpp>
+#include <accel/geometry.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+namespace accel {
+
+std::string LaunchGeometry::to_string() const {
+    std::ostringstream s;
+    s << "grid(" << grid.x << "," << grid.y << "," << grid.z << ") block(" << block.x << "," << block.y << ","
+      << block.z << ")";
+    return s.str();
+}
+
+std::size_t ceil_div(std::size_t a, std::size_t b) {
+    if (b == 0) throw InvalidArgument("ceil_div: divisor is 0; it must be positive");
+    return a / b + (a % b != 0);
+}
+
+LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits& limits) {
+    if (block == 0 || block > limits.max_block_size || block > limits.max_block_dims.x)
+        throw InvalidArgument("geometry_1d: block of " + std::to_string(block) +
+                              " threads; it must be in 1.." + std::to_string(std::min(
+                                  limits.max_block_size, limits.max_block_dims.x)) + " on this device");
+    LaunchGeometry g;
+    g.block = {block, 1, 1};
+    g.grid = {std::max<std::size_t>(1, std::min(ceil_div(n, block), limits.max_grid_dims.x)), 1, 1};
+    return g;
+}
+
+LaunchGeometry geometry_2d(std::size_t rows, std::size_t cols, Dim3 block, std::size_t tile_x,
+                           std::size_t tile_y, const LaunchLimits& limits) {
+    LaunchGeometry g;
+    g.block = block;
+    g.grid = {std::max<std::size_t>(1, ceil_div(cols, tile_x)), std::max<std::size_t>(1, ceil_div(rows, tile_y)), 1};
+    check_geometry(g, limits, "geometry_2d");
+    return g;
+}
+
+void check_geometry(const LaunchGeometry& g, const LaunchLimits& l, const std::string& what) {
+    auto fail = [&](const std::string& why) {
+        throw InvalidArgument(what + ": launch geometry " + g.to_string() + " rejected: " + why);
+    };
+    if (g.grid.volume() == 0 || g.block.volume() == 0 || g.grid.x == 0 || g.grid.y == 0 || g.grid.z == 0 ||
+        g.block.x == 0 || g.block.y == 0 || g.block.z == 0)
+        fail("every extent must be at least 1");
+    if (g.block.volume() > l.max_block_size)
+        fail("block has " + std::to_string(g.block.volume()) + " threads; this device allows at most " +
+             std::to_string(l.max_block_size) + " per block");
+    const char* axis[] = {"x", "y", "z"};
+    const std::size_t b[] = {g.block.x, g.block.y, g.block.z}, mb[] = {l.max_block_dims.x, l.max_block_dims.y,
+                                                                        l.max_block_dims.z};
+    const std::size_t gr[] = {g.grid.x, g.grid.y, g.grid.z}, mg[] = {l.max_grid_dims.x, l.max_grid_dims.y,
+                                                                      l.max_grid_dims.z};
+    for (int i = 0; i < 3; ++i) {
+        if (b[i] > mb[i])
+            fail(std::string("block.") + axis[i] + " = " + std::to_string(b[i]) + " exceeds the device's " +
+                 std::to_string(mb[i]));
+        if (gr[i] > mg[i])
+            fail(std::string("grid.") + axis[i] + " = " + std::to_string(gr[i]) + " exceeds the device's " +
+                 std::to_string(mg[i]));
+    }
+}
+
+}  // namespace accel

@@ -1,0 +1,125 @@
+#include <accel/error.hpp>
+#include <accel/tensor.hpp>
+
+#include <limits>
+#include <sstream>
+
+namespace accel {
+
+Buffer::Buffer(std::shared_ptr<Device> device, std::size_t bytes) : device_(std::move(device)), bytes_(bytes) {
+    if (!device_) throw InvalidArgument("Buffer: no device given (null shared_ptr)");
+    handle_ = device_->allocate(bytes);
+}
+
+Buffer::~Buffer() {
+    if (device_) device_->deallocate(handle_);
+}
+
+Buffer::Buffer(Buffer&& o) noexcept : device_(std::move(o.device_)), handle_(o.handle_), bytes_(o.bytes_) {
+    o.handle_ = nullptr;
+    o.bytes_ = 0;
+}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+        if (device_) device_->deallocate(handle_);
+        device_ = std::move(o.device_);
+        handle_ = o.handle_;
+        bytes_ = o.bytes_;
+        o.handle_ = nullptr;
+        o.bytes_ = 0;
+    }
+    return *this;
+}
+
+Device& Buffer::device() const {
+    if (!device_) throw InvalidArgument("Buffer::device: this buffer was default-constructed and has no device");
+    return *device_;
+}
+
+void Buffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
+    device().copy_host_to_device(*this, offset, src, bytes);
+}
+
+void Buffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
+    device().copy_device_to_host(dst, *this, offset, bytes);
+}
+
+Shape::Shape(std::initializer_list<std::size_t> dims) : Shape(std::vector<std::size_t>(dims)) {}
+
+Shape::Shape(const std::vector<std::size_t>& dims) : dims_(dims) {
+    if (dims_.empty() || dims_.size() > 2) {
+        std::ostringstream s;
+        s << "Shape: rank " << dims_.size() << " requested with dims [";
+        for (std::size_t i = 0; i < dims_.size(); ++i) s << (i ? ", " : "") << dims_[i];
+        s << "]; accel tensors have rank 1 ([n]) or rank 2 ([rows, cols])";
+        throw InvalidArgument(s.str());
+    }
+    std::size_t n = 1;
+    for (std::size_t d : dims_) {
+        if (d != 0 && n > std::numeric_limits<std::size_t>::max() / sizeof(float) / d)
+            throw InvalidArgument("Shape: " + to_string() + " holds more elements than a size_t can count in bytes");
+        n *= d;
+    }
+}
+
+std::size_t Shape::operator[](std::size_t i) const {
+    if (i >= dims_.size())
+        throw InvalidArgument("Shape: dimension " + std::to_string(i) + " asked of a rank-" +
+                              std::to_string(dims_.size()) + " shape " + to_string());
+    return dims_[i];
+}
+
+std::size_t Shape::elements() const noexcept {
+    if (dims_.empty()) return 0;
+    std::size_t n = 1;
+    for (std::size_t d : dims_) n *= d;
+    return n;
+}
+
+std::string Shape::to_string() const {
+    std::ostringstream s;
+    s << "[";
+    for (std::size_t i = 0; i < dims_.size(); ++i) s << (i ? ", " : "") << dims_[i];
+    s << "]";
+    return s.str();
+}
+
+Tensor::Tensor(std::shared_ptr<Device> device, Shape shape)
+    : shape_(std::move(shape)), buffer_(std::move(device), shape_.elements() * sizeof(float)) {
+    if (shape_.rank() == 0) throw InvalidArgument("Tensor: shape has rank 0; give [n] or [rows, cols]");
+}
+
+Tensor Tensor::from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<float>& data) {
+    if (data.size() != shape.elements())
+        throw InvalidArgument("Tensor::from_host: " + std::to_string(data.size()) + " values given for shape " +
+                              shape.to_string() + ", which holds " + std::to_string(shape.elements()));
+    Tensor t(std::move(device), std::move(shape));
+    t.upload(data);
+    return t;
+}
+
+void Tensor::upload(const std::vector<float>& data) { upload(data.data(), data.size()); }
+
+void Tensor::upload(const float* data, std::size_t count) {
+    if (count != elements())
+        throw InvalidArgument("Tensor::upload: " + std::to_string(count) + " values given for a tensor of shape " +
+                              shape_.to_string() + " (" + std::to_string(elements()) + " elements)");
+    buffer_.upload(data, count * sizeof(float));
+}
+
+std::vector<float> Tensor::download() const {
+    std::vector<float> out(elements());
+    download(out.data(), out.size());
+    return out;
+}
+
+void Tensor::download(float* out, std::size_t count) const {
+    if (count != elements())
+        throw InvalidArgument("Tensor::download: room for " + std::to_string(count) +
+                              " values given for a tensor of shape " + shape_.to_string() + " (" +
+                              std::to_string(elements()) + " elements)");
+    buffer_.download(out, count * sizeof(float));
+}
+
+}  // namespace accel

@@ -1,0 +1,120 @@
+// accel/ops.hpp — the op set, the same on every backend.
+//
+// Every op validates here, once, before any backend is called: all tensors on
+// one device, shapes as documented (the message gives the shapes received
+// and the rule broken), a caller-given launch geometry within the device's
+// limits. Outputs are written only after validation passed, so a rejected
+// call leaves them untouched. Ops are enqueued on Options::stream (default:
+// the device's default stream) and may return before the work finished;
+// Tensor::download() and the blocking copies use the default stream, so
+// results of ops on the default stream are visible to them.
+//
+// Two paths per op where a platform has a library (see OpPath): `native`
+// (accel's own kernel) and `vendor` (CPU BLAS on host, CLBlast on OpenCL,
+// cuBLAS on CUDA, Kokkos Kernels on Kokkos). Only matmul and dense have a
+// vendor path. Path choice: Options::path; when `automatic`, the
+// environment variable ACCEL_OP_PATH (native|vendor|auto) decides, and
+// `auto` (default) means vendor where the device supports it, else native.
+// Asking for vendor explicitly where the device has none raises Unsupported.
+#pragma once
+
+#include <accel/device.hpp>
+#include <accel/tensor.hpp>
+
+#include <optional>
+
+namespace accel {
+namespace ops {
+
+/// How the caller picks a path (see file comment).
+enum class PathChoice { automatic, native, vendor };
+
+/// Per-call options shared by every op.
+struct Options {
+    PathChoice path = PathChoice::automatic;
+    /// Launch geometry; default: Device::default_geometry(). Checked against
+    /// the device's limits (InvalidArgument when outside them).
+    std::optional<LaunchGeometry> geometry;
+    /// Stream to enqueue on; nullptr = the device's default stream. Must
+    /// belong to the tensors' device.
+    Stream* stream = nullptr;
+};
+
+/// The path `op` will run on `device` under `options` (see file comment).
+/// Throws Unsupported when vendor is demanded (by Options or ACCEL_OP_PATH=vendor
+/// for an op that has a vendor path) but the device has none, and
+/// InvalidArgument for a bad ACCEL_OP_PATH value.
+OpPath resolve_path(const Device& device, Op op, const Options& options = {});
+
+/// Which operands are transposed in matmul.
+struct Transpose {
+    bool a = false;
+    bool b = false;
+};
+
+/// c = a + b elementwise. a, b, c: the same shape (rank 1 or 2). c may alias a or b.
+void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o = {});
+/// y = 1/(1+exp(-x)) elementwise, evaluated stably for large |x|
+/// (exp of a non-positive argument only). y may alias x.
+void sigmoid(const Tensor& x, Tensor& y, const Options& o = {});
+/// y = max(x, 0) elementwise. y may alias x.
+void relu(const Tensor& x, Tensor& y, const Options& o = {});
+/// dx = dy where x > 0, else 0 (ReLU's gradient; 0 at x == 0 as in PyTorch).
+/// dy, x, dx: one shape.
+void relu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o = {});
+/// dx = dy · y · (1 − y), the sigmoid's gradient given its output y. dy, y, dx: one shape.
+void sigmoid_backward(const Tensor& dy, const Tensor& y, Tensor& dx, const Options& o = {});
+
+/// C[M,N] = op(A)·op(B), row-major. op(A) is A[M,K] (or A[K,M] with t.a),
+/// op(B) is B[K,N] (or B[N,K] with t.b). All rank 2; inner dimensions must
+/// agree; c must be [M,N] and must not alias a or b. K == 0 gives zeros.
+/// Native tiled kernels accept the block shapes their backend documents.
+void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t = {}, const Options& o = {});
+
+/// y[batch,out] = act(x[batch,in]·W[out,in]ᵀ + bias[out]), W laid out as
+/// PyTorch's nn.Linear.weight. bias may be null (no bias). x may be rank 1
+/// [in] (batch 1; y then [out]). y must not alias x, W or bias.
+void dense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, Activation act = Activation::none,
+           const Options& o = {});
+
+/// Gradients of dense given dy (the gradient of the loss with respect to y)
+/// and the forward's x, W and output y (needed for sigmoid/relu).
+/// Outputs: dx[batch,in] (may be null: not computed), dw[out,in],
+/// db[out] (may be null). Uses a temporary of dy's shape. Shapes as in dense.
+void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& dy, Activation act,
+                    Tensor* dx, Tensor& dw, Tensor* db, const Options& o = {});
+
+/// y[c] = Σ_r x[r,c]: x rank 2 [rows,cols], y rank 1 [cols] (the bias gradient).
+void column_sum(const Tensor& x, Tensor& y, const Options& o = {});
+
+/// Elementwise binary cross-entropy with logits, the stable form used by
+/// PyTorch's BCEWithLogitsLoss: l = max(z,0) − z·t + log1p(exp(−|z|)).
+/// z (logits), t (targets in [0,1]), l: one shape.
+void bce_with_logits(const Tensor& z, const Tensor& t, Tensor& l, const Options& o = {});
+/// Mean of bce_with_logits over all elements, returned to the host
+/// (blocking: synchronizes the stream). Empty inputs give NaN, as PyTorch.
+float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o = {});
+/// Gradient of the mean loss: dz = (sigmoid(z) − t) / n, n = elements. One shape.
+void bce_with_logits_backward(const Tensor& z, const Tensor& t, Tensor& dz, const Options& o = {});
+
+/// Adam hyper-parameters; defaults are torch.optim.Adam's.
+struct AdamParams {
+    float lr = 1e-3f;
+    float beta1 = 0.9f;
+    float beta2 = 0.999f;
+    float eps = 1e-8f;
+};
+/// One Adam update of `param` in place, with moment tensors m and v (same
+/// shape, zero-initialized by the caller before step 1). `step` is the
+/// 1-based step count t. Math: Kingma & Ba 2015, in PyTorch's arrangement
+/// (see Device::k_adam_step). Throws InvalidArgument for step == 0 or a
+/// non-positive lr / eps, betas outside [0,1).
+void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::size_t step,
+               const AdamParams& hp = {}, const Options& o = {});
+
+/// Peak-FMA probe: fills y (any shape) per Device::k_fma_throughput with
+/// `iterations` rounds. Returns the FLOPs performed (16 · iterations · n).
+double fma_throughput(Tensor& y, std::size_t iterations, const Options& o = {});
+
+}  // namespace ops
+}  // namespace accel

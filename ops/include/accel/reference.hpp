@@ -1,0 +1,48 @@
+// accel/reference.hpp — the float64 oracle for every op. Plain loops, no
+// backend involved; tests and accel-bench compare backends against it.
+#pragma once
+
+#include <accel/device.hpp>
+
+#include <cstddef>
+#include <vector>
+
+namespace accel {
+namespace reference {
+
+using Vec = std::vector<double>;
+using FVec = std::vector<float>;
+
+/// c = a + b (a.size() == b.size()).
+Vec add(const FVec& a, const FVec& b);
+/// 1/(1+exp(-x)), stable form.
+Vec sigmoid(const FVec& x);
+Vec relu(const FVec& x);
+Vec relu_backward(const FVec& dy, const FVec& x);
+Vec sigmoid_backward(const FVec& dy, const FVec& y);
+/// C[m,n] = op(A)·op(B) with A [m,k] (or [k,m] if ta), B [k,n] (or [n,k] if tb).
+Vec matmul(const FVec& a, const FVec& b, std::size_t m, std::size_t n, std::size_t k, bool ta = false,
+           bool tb = false);
+/// y[batch,out] = act(x·Wᵀ + bias); bias empty = none.
+Vec dense(const FVec& x, const FVec& w, const FVec& bias, std::size_t batch, std::size_t in, std::size_t out,
+          Activation act);
+/// y[c] = Σ_r x[r,c].
+Vec column_sum(const FVec& x, std::size_t rows, std::size_t cols);
+Vec bce_with_logits(const FVec& z, const FVec& t);
+/// (sigmoid(z) - t) * scale.
+Vec bce_with_logits_backward(const FVec& z, const FVec& t, double scale);
+/// Adam as in Device::k_adam_step, in float64; updates p, m, v in place.
+void adam_step(Vec& p, const Vec& g, Vec& m, Vec& v, std::size_t step, double lr, double beta1, double beta2,
+               double eps);
+/// Per-element value of the fma_throughput probe for work-item i.
+double fma_throughput_value(std::size_t i, std::size_t iterations);
+
+/// Normalized mean squared error Σ(got−ref)² / Σ ref² (ggml's test-backend-ops
+/// measure). When Σ ref² == 0 it returns the plain mean squared error.
+/// Returns +inf when a value of `got` is NaN or Inf, or the sizes differ.
+double nmse(const FVec& got, const Vec& ref);
+/// Largest |got − ref|; +inf on NaN/Inf or a size mismatch.
+double max_abs_error(const FVec& got, const Vec& ref);
+
+}  // namespace reference
+}  // namespace accel

@@ -1,0 +1,90 @@
+// The device interface itself: info, memory, copies, streams, events.
+#include "support/check.hpp"
+
+#include <cstring>
+
+using namespace accel;
+using namespace accel_test;
+
+TEST_CASE("device info is filled in") {
+    const DeviceInfo& i = device()->info();
+    CHECK(!i.backend.empty());
+    CHECK(!i.name.empty());
+    CHECK(!i.timer.empty());
+    CHECK(i.compute_units > 0);
+    CHECK(i.global_memory_bytes > 0);
+    CHECK(i.limits.max_block_size > 0);
+    MESSAGE(i.backend << ": " << i.name << " (" << i.vendor << "), " << i.compute_units << " compute units, "
+                      << i.global_memory_bytes / (1024 * 1024) << " MiB, timer " << i.timer);
+}
+
+TEST_CASE("blocking copies round-trip at offsets, device to device included") {
+    auto g = rng(40);
+    const std::size_t n = 10007;
+    auto src = uniform(g, n);
+    Buffer a(device(), n * 4), b(device(), n * 4);
+    a.upload(src.data(), n * 4);
+    device()->copy_device_to_device(b, 0, a, 0, n * 4);
+    std::vector<float> back(n, 0.0f);
+    b.download(back.data(), n * 4);
+    CHECK(std::memcmp(back.data(), src.data(), n * 4) == 0);
+    // Partial copies at odd byte offsets.
+    std::vector<float> part(100, -1.0f);
+    device()->copy_device_to_device(b, 4 * 3, a, 4 * 500, 4 * 100);
+    b.download(part.data(), 4 * 100, 4 * 3);
+    CHECK(std::memcmp(part.data(), src.data() + 500, 400) == 0);
+    std::vector<char> bytes(7);
+    a.download(bytes.data(), 7, 5);
+    CHECK(std::memcmp(bytes.data(), reinterpret_cast<const char*>(src.data()) + 5, 7) == 0);
+}
+
+TEST_CASE("asynchronous copies and ops on a created stream, timed with events") {
+    auto g = rng(41);
+    const std::size_t n = 1 << 18;
+    auto a = uniform(g, n), b = uniform(g, n);
+    auto stream = device()->create_stream();
+    Tensor ta(device(), {n}), tb(device(), {n}), tc(device(), {n});
+    auto start = device()->create_event(), stop = device()->create_event();
+    start->record(*stream);
+    device()->copy_host_to_device_async(ta.buffer(), 0, a.data(), n * 4, *stream);
+    device()->copy_host_to_device_async(tb.buffer(), 0, b.data(), n * 4, *stream);
+    ops::Options o;
+    o.stream = stream.get();
+    ops::add(ta, tb, tc, o);
+    Tensor td(device(), {n});
+    device()->copy_device_to_device_async(td.buffer(), 0, tc.buffer(), 0, n * 4, *stream);
+    std::vector<float> out(n, std::numeric_limits<float>::quiet_NaN());
+    device()->copy_device_to_host_async(out.data(), td.buffer(), 0, n * 4, *stream);
+    stop->record(*stream);
+    stop->synchronize();
+    stream->synchronize();
+    expect_close(out, reference::add(a, b), 1e-12, "add on a stream");
+    const double ms = device()->elapsed_ms(*start, *stop);
+    CHECK(ms >= 0.0);
+    CHECK(ms < 60000.0);
+}
+
+TEST_CASE("copies past a buffer's end are rejected and write nothing") {
+    Buffer a(device(), 64);
+    std::vector<char> host(64, 7);
+    a.upload(host.data(), 64);
+    CHECK_THROWS_AS(a.upload(host.data(), 8, 60), InvalidArgument);
+    CHECK_THROWS_AS(a.download(host.data(), 65, 0), InvalidArgument);
+    Buffer b(device(), 32);
+    CHECK_THROWS_AS(device()->copy_device_to_device(b, 0, a, 40, 32), InvalidArgument);
+    std::vector<char> back(64, 0);
+    a.download(back.data(), 64);
+    CHECK(back == host);
+}
+
+TEST_CASE("an allocation larger than the device raises OutOfMemory naming the sizes") {
+    const std::uint64_t total = device()->info().global_memory_bytes;
+    try {
+        Buffer huge(device(), static_cast<std::size_t>(total) + 4096);
+        FAIL("allocation beyond global memory succeeded");
+    } catch (const OutOfMemory& e) {
+        const std::string msg = e.what();
+        CHECK(msg.find(std::to_string(total + 4096)) != std::string::npos);
+        CHECK(msg.find(std::to_string(total)) != std::string::npos);
+    }
+}

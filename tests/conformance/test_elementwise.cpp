@@ -1,0 +1,168 @@
+// Elementwise ops against the float64 oracle.
+//
+// Thresholds (normalized mean squared error, NMSE):
+//  - add, relu, relu_backward: 1e-12. One float32 rounding per element gives
+//    relative error ≤ 2^-24, so NMSE ≤ ~4e-15; 1e-12 leaves room for nothing else.
+//  - sigmoid, sigmoid_backward, bce_with_logits(+backward): 1e-10. exp/log1p in
+//    float32 are accurate to a few ulp (CUDA's expf 2 ulp); relative error ~1e-6
+//    gives NMSE ~1e-12; an unstable formula (exp overflow → NaN/Inf, or
+//    cancellation for large |x|) fails by orders of magnitude.
+//  - adam_step: 1e-10. A dozen float32 operations per element, each ≤ 1 ulp.
+#include "support/check.hpp"
+
+using namespace accel;
+using namespace accel_test;
+
+namespace {
+const std::vector<std::size_t> kSizes{0, 1, 7, 255, 257, 1023, (1u << 20) + 3};
+
+std::vector<float> with_extremes(std::vector<float> v) {
+    // Large |x| stresses stability; they replace the first entries.
+    const float ext[] = {-1e4f, 1e4f, -100.0f, 100.0f, -88.0f, 88.0f, 0.0f, -0.0f, 30.0f, -30.0f};
+    for (std::size_t i = 0; i < v.size() && i < 10; ++i) v[i] = ext[i];
+    return v;
+}
+}  // namespace
+
+TEST_CASE("add matches the reference at odd, empty and large sizes") {
+    auto g = rng(1);
+    for (std::size_t n : kSizes) {
+        CAPTURE(n);
+        auto a = uniform(g, n), b = uniform(g, n, -100.0f, 100.0f);
+        auto ta = Tensor::from_host(device(), {n}, a), tb = Tensor::from_host(device(), {n}, b);
+        auto tc = poisoned(device(), {n});
+        ops::add(ta, tb, tc);
+        expect_close(tc.download(), reference::add(a, b), 1e-12, "add n=" + std::to_string(n));
+    }
+}
+
+TEST_CASE("add on a 2-D shape and in place") {
+    auto g = rng(2);
+    auto a = uniform(g, 33 * 65), b = uniform(g, 33 * 65);
+    auto ta = Tensor::from_host(device(), {33, 65}, a), tb = Tensor::from_host(device(), {33, 65}, b);
+    ops::add(ta, tb, ta);  // c aliases a
+    expect_close(ta.download(), reference::add(a, b), 1e-12, "add in place [33,65]");
+}
+
+TEST_CASE("add honours a caller-given launch geometry smaller than the problem") {
+    auto g = rng(3);
+    const std::size_t n = 100003;
+    auto a = uniform(g, n), b = uniform(g, n);
+    auto ta = Tensor::from_host(device(), {n}, a), tb = Tensor::from_host(device(), {n}, b);
+    const std::size_t max_block = device()->info().limits.max_block_size;
+    for (std::size_t block : {std::size_t{1}, std::size_t{64}, std::size_t{128}, std::size_t{256}}) {
+        if (block > max_block) continue;
+        for (std::size_t grid : {std::size_t{1}, std::size_t{3}, std::size_t{1000}}) {
+            CAPTURE(block);
+            CAPTURE(grid);
+            auto tc = poisoned(device(), {n});
+            ops::Options o;
+            o.geometry = LaunchGeometry{{grid, 1, 1}, {block, 1, 1}};
+            ops::add(ta, tb, tc, o);
+            expect_close(tc.download(), reference::add(a, b), 1e-12, "add with geometry");
+        }
+    }
+}
+
+TEST_CASE("sigmoid is accurate and stable for large |x|") {
+    auto g = rng(4);
+    for (std::size_t n : kSizes) {
+        CAPTURE(n);
+        auto x = with_extremes(uniform(g, n, -12.0f, 12.0f));
+        auto tx = Tensor::from_host(device(), {n}, x);
+        auto ty = poisoned(device(), {n});
+        ops::sigmoid(tx, ty);
+        expect_close(ty.download(), reference::sigmoid(x), 1e-10, "sigmoid n=" + std::to_string(n));
+    }
+}
+
+TEST_CASE("relu and its gradient") {
+    auto g = rng(5);
+    for (std::size_t n : kSizes) {
+        CAPTURE(n);
+        auto x = with_extremes(uniform(g, n)), dy = uniform(g, n);
+        auto tx = Tensor::from_host(device(), {n}, x), tdy = Tensor::from_host(device(), {n}, dy);
+        auto ty = poisoned(device(), {n}), tdx = poisoned(device(), {n});
+        ops::relu(tx, ty);
+        ops::relu_backward(tdy, tx, tdx);
+        expect_close(ty.download(), reference::relu(x), 1e-12, "relu");
+        expect_close(tdx.download(), reference::relu_backward(dy, x), 1e-12, "relu_backward");
+    }
+}
+
+TEST_CASE("sigmoid_backward") {
+    auto g = rng(6);
+    for (std::size_t n : kSizes) {
+        CAPTURE(n);
+        auto y = uniform(g, n, 0.0f, 1.0f), dy = uniform(g, n);
+        auto ty = Tensor::from_host(device(), {n}, y), tdy = Tensor::from_host(device(), {n}, dy);
+        auto tdx = poisoned(device(), {n});
+        ops::sigmoid_backward(tdy, ty, tdx);
+        expect_close(tdx.download(), reference::sigmoid_backward(dy, y), 1e-10, "sigmoid_backward");
+    }
+}
+
+TEST_CASE("bce_with_logits, its mean and its gradient") {
+    auto g = rng(7);
+    for (std::size_t n : kSizes) {
+        CAPTURE(n);
+        auto z = with_extremes(uniform(g, n, -8.0f, 8.0f));
+        std::vector<float> t(n);
+        std::bernoulli_distribution coin(0.5);
+        for (auto& v : t) v = coin(g) ? 1.0f : 0.0f;
+        auto tz = Tensor::from_host(device(), {n}, z), tt = Tensor::from_host(device(), {n}, t);
+        auto tl = poisoned(device(), {n}), tdz = poisoned(device(), {n});
+        ops::bce_with_logits(tz, tt, tl);
+        ops::bce_with_logits_backward(tz, tt, tdz);
+        const auto ref = reference::bce_with_logits(z, t);
+        expect_close(tl.download(), ref, 1e-10, "bce_with_logits");
+        expect_close(tdz.download(), reference::bce_with_logits_backward(z, t, n ? 1.0 / double(n) : 0.0), 1e-10,
+                     "bce_with_logits_backward");
+        const float mean = ops::bce_with_logits_loss(tz, tt);
+        if (n == 0) {
+            CHECK(std::isnan(mean));
+        } else {
+            double s = 0;
+            for (double v : ref) s += v;
+            // A float32 sum of n positive terms: rounding errors random-walk to
+            // ~sqrt(n)·2^-24 relative (6e-5 at n = 1e6 in the worst case seen).
+            CHECK(std::fabs(mean - s / double(n)) <= 1e-4 * (s / double(n)));
+        }
+    }
+}
+
+TEST_CASE("adam_step matches PyTorch's update over several steps") {
+    auto g = rng(8);
+    for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1023}, std::size_t{100003}}) {
+        CAPTURE(n);
+        auto p = uniform(g, n);
+        reference::Vec rp(p.begin(), p.end()), rm(n, 0.0), rv(n, 0.0);
+        auto tp = Tensor::from_host(device(), {n}, p);
+        auto tm = Tensor::from_host(device(), {n}, std::vector<float>(n, 0.0f));
+        auto tv = Tensor::from_host(device(), {n}, std::vector<float>(n, 0.0f));
+        for (std::size_t step = 1; step <= 5; ++step) {
+            auto grad = uniform(g, n);
+            auto tg = Tensor::from_host(device(), {n}, grad);
+            ops::adam_step(tp, tg, tm, tv, step, {1e-2f, 0.9f, 0.999f, 1e-8f});
+            reference::Vec rg(grad.begin(), grad.end());
+            // The device receives float32 hyper-parameters; the oracle uses the same values.
+            reference::adam_step(rp, rg, rm, rv, step, double(1e-2f), double(0.9f), double(0.999f), double(1e-8f));
+        }
+        expect_close(tp.download(), rp, 1e-10, "adam param after 5 steps");
+        expect_close(tm.download(), rm, 1e-10, "adam first moment");
+        expect_close(tv.download(), rv, 1e-10, "adam second moment");
+    }
+}
+
+TEST_CASE("fma_throughput probe computes what it claims") {
+    // Each a ← a·0.9999 + 1e-4 step rounds in float32 and the recurrence
+    // amplifies rounding by up to 1/(1−0.9999) = 1e4: relative error ~1e-3,
+    // NMSE ~1e-6; 1e-5 still catches a missing or wrong iteration count.
+    const std::size_t n = 4099, iters = 1000;
+    auto ty = poisoned(device(), {n});
+    const double flops = ops::fma_throughput(ty, iters);
+    CHECK(flops == doctest::Approx(16.0 * iters * n));
+    reference::Vec ref(n);
+    for (std::size_t i = 0; i < n; ++i) ref[i] = reference::fma_throughput_value(i, iters);
+    expect_close(ty.download(), ref, 1e-5, "fma_throughput");
+}

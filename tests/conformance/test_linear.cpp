@@ -1,0 +1,179 @@
+// matmul, dense, column_sum and dense_backward against the float64 oracle,
+// on every path (native, and vendor where the device has one).
+//
+// Threshold 1e-8 NMSE for float32 paths: a K-term float32 dot product has
+// relative error ~sqrt(K)·2^-24 for random data (≈2e-6 at K = 2048), NMSE
+// ~1e-11; 1e-8 leaves a factor of ~30 in error for blocked orders of
+// summation yet fails any wrong element (an error of one term in K ≈ 1e-3+).
+// CUDA's opt-in TF32 mode (10-bit mantissa) would need 1e-5 and is off here.
+#include "support/check.hpp"
+
+using namespace accel;
+using namespace accel_test;
+
+namespace {
+struct MNK {
+    std::size_t m, n, k;
+};
+const std::vector<MNK> kShapes{{1, 1, 1}, {7, 5, 3}, {16, 16, 16}, {33, 17, 65}, {1, 300, 7},
+                               {127, 129, 131}, {64, 1, 64}, {257, 255, 256}, {384, 320, 1023}};
+const double kLinearNmse = 1e-8;
+
+std::vector<float> random_matrix(std::mt19937_64& g, std::size_t r, std::size_t c) { return uniform(g, r * c); }
+}  // namespace
+
+TEST_CASE("matmul matches the reference for every transpose and path") {
+    auto g = rng(20);
+    for (auto path : paths(Op::matmul)) {
+        for (const auto& s : kShapes) {
+            for (int t = 0; t < 4; ++t) {
+                const bool ta = t & 1, tb = t & 2;
+                CAPTURE(name(path));
+                CAPTURE(s.m);
+                CAPTURE(s.n);
+                CAPTURE(s.k);
+                CAPTURE(ta);
+                CAPTURE(tb);
+                auto a = random_matrix(g, s.m, s.k), b = random_matrix(g, s.k, s.n);
+                auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a);
+                auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b);
+                auto C = poisoned(device(), {s.m, s.n});
+                ops::Options o;
+                o.path = path;
+                ops::matmul(A, B, C, {ta, tb}, o);
+                expect_close(C.download(), reference::matmul(a, b, s.m, s.n, s.k, ta, tb), kLinearNmse,
+                             std::string("matmul ") + name(path));
+            }
+        }
+    }
+}
+
+TEST_CASE("matmul with empty operands") {
+    for (auto path : paths(Op::matmul)) {
+        CAPTURE(name(path));
+        ops::Options o;
+        o.path = path;
+        // K == 0: C must be all zeros (poison must be overwritten).
+        Tensor A(device(), {5, 0}), B(device(), {0, 4});
+        auto C = poisoned(device(), {5, 4});
+        ops::matmul(A, B, C, {}, o);
+        expect_close(C.download(), reference::Vec(20, 0.0), 0.0, "matmul K=0");
+        // M == 0: nothing to write, nothing must fail.
+        Tensor A0(device(), {0, 3}), B0 = Tensor::from_host(device(), {3, 2}, std::vector<float>(6, 1.0f));
+        Tensor C0(device(), {0, 2});
+        ops::matmul(A0, B0, C0, {}, o);
+        CHECK(C0.elements() == 0);
+    }
+}
+
+TEST_CASE("matmul at a large size") {
+    auto g = rng(21);
+    const std::size_t m = 1024, n = 1024, k = 1024;
+    auto a = random_matrix(g, m, k), b = random_matrix(g, k, n);
+    auto A = Tensor::from_host(device(), {m, k}, a), B = Tensor::from_host(device(), {k, n}, b);
+    const auto ref = reference::matmul(a, b, m, n, k);
+    for (auto path : paths(Op::matmul)) {
+        CAPTURE(name(path));
+        auto C = poisoned(device(), {m, n});
+        ops::Options o;
+        o.path = path;
+        ops::matmul(A, B, C, {}, o);
+        expect_close(C.download(), ref, kLinearNmse, std::string("matmul 1024 ") + name(path));
+    }
+}
+
+TEST_CASE("dense matches the reference for every activation, with and without bias") {
+    auto g = rng(22);
+    struct Dims {
+        std::size_t batch, in, out;
+    };
+    const std::vector<Dims> dims{{1, 1, 1}, {7, 30, 10}, {40, 30, 10}, {33, 65, 17}, {128, 257, 129}, {255, 64, 1}};
+    for (auto path : paths(Op::dense))
+        for (const auto& d : dims)
+            for (Activation act : {Activation::none, Activation::sigmoid, Activation::relu})
+                for (bool with_bias : {true, false}) {
+                    CAPTURE(name(path));
+                    CAPTURE(d.batch);
+                    CAPTURE(d.in);
+                    CAPTURE(d.out);
+                    CAPTURE(activation_name(act));
+                    CAPTURE(with_bias);
+                    auto x = uniform(g, d.batch * d.in, -2.0f, 2.0f), w = uniform(g, d.out * d.in);
+                    auto b = with_bias ? uniform(g, d.out) : std::vector<float>{};
+                    auto X = Tensor::from_host(device(), {d.batch, d.in}, x);
+                    auto W = Tensor::from_host(device(), {d.out, d.in}, w);
+                    Tensor Bias = with_bias ? Tensor::from_host(device(), {d.out}, b) : Tensor();
+                    auto Y = poisoned(device(), {d.batch, d.out});
+                    ops::Options o;
+                    o.path = path;
+                    ops::dense(X, W, with_bias ? &Bias : nullptr, Y, act, o);
+                    expect_close(Y.download(), reference::dense(x, w, b, d.batch, d.in, d.out, act), kLinearNmse,
+                                 std::string("dense ") + name(path));
+                }
+}
+
+TEST_CASE("dense with a rank-1 input and a large layer") {
+    auto g = rng(23);
+    for (auto path : paths(Op::dense)) {
+        CAPTURE(name(path));
+        ops::Options o;
+        o.path = path;
+        auto x = uniform(g, 30), w = uniform(g, 10 * 30), b = uniform(g, 10);
+        auto X = Tensor::from_host(device(), {30}, x), W = Tensor::from_host(device(), {10, 30}, w);
+        auto Bv = Tensor::from_host(device(), {10}, b);
+        auto Y = poisoned(device(), {10});
+        ops::dense(X, W, &Bv, Y, Activation::sigmoid, o);
+        expect_close(Y.download(), reference::dense(x, w, b, 1, 30, 10, Activation::sigmoid), kLinearNmse,
+                     "dense rank-1");
+        const std::size_t batch = 512, in = 1024, out = 768;
+        auto xl = uniform(g, batch * in), wl = uniform(g, out * in), bl = uniform(g, out);
+        auto XL = Tensor::from_host(device(), {batch, in}, xl), WL = Tensor::from_host(device(), {out, in}, wl);
+        auto BL = Tensor::from_host(device(), {out}, bl);
+        auto YL = poisoned(device(), {batch, out});
+        ops::dense(XL, WL, &BL, YL, Activation::relu, o);
+        expect_close(YL.download(), reference::dense(xl, wl, bl, batch, in, out, Activation::relu), kLinearNmse,
+                     "dense large");
+    }
+}
+
+TEST_CASE("column_sum") {
+    // Threshold 1e-10: a float32 sum of up to 4099 terms, relative error ~sqrt(rows)·2^-24.
+    auto g = rng(24);
+    for (auto rc : std::vector<std::pair<std::size_t, std::size_t>>{{1, 1}, {7, 3}, {40, 10}, {4099, 5}, {3, 1025},
+                                                                      {0, 4}}) {
+        CAPTURE(rc.first);
+        CAPTURE(rc.second);
+        auto x = uniform(g, rc.first * rc.second);
+        auto X = Tensor::from_host(device(), {rc.first, rc.second}, x);
+        auto Y = poisoned(device(), {rc.second});
+        ops::column_sum(X, Y);
+        expect_close(Y.download(), reference::column_sum(x, rc.first, rc.second), 1e-10, "column_sum");
+    }
+}
+
+TEST_CASE("dense_backward gives the gradients of dense") {
+    auto g = rng(25);
+    const std::size_t batch = 40, in = 30, out = 10;
+    for (Activation act : {Activation::none, Activation::sigmoid, Activation::relu}) {
+        CAPTURE(activation_name(act));
+        auto x = uniform(g, batch * in), w = uniform(g, out * in), b = uniform(g, out), dy = uniform(g, batch * out);
+        auto X = Tensor::from_host(device(), {batch, in}, x), W = Tensor::from_host(device(), {out, in}, w);
+        auto Bv = Tensor::from_host(device(), {out}, b), DY = Tensor::from_host(device(), {batch, out}, dy);
+        Tensor Y(device(), {batch, out});
+        ops::dense(X, W, &Bv, Y, act);
+        auto DX = poisoned(device(), {batch, in}), DW = poisoned(device(), {out, in}), DB = poisoned(device(), {out});
+        ops::dense_backward(X, W, Y, DY, act, &DX, DW, &DB);
+        // Oracle: dz = dy ⊙ act'(y) in float64 from the device's y.
+        const auto y = Y.download();
+        std::vector<float> dz(batch * out);
+        for (std::size_t i = 0; i < dz.size(); ++i) {
+            double v = dy[i];
+            if (act == Activation::relu) v = y[i] > 0 ? v : 0.0;
+            if (act == Activation::sigmoid) v = v * double(y[i]) * (1.0 - double(y[i]));
+            dz[i] = static_cast<float>(v);
+        }
+        expect_close(DW.download(), reference::matmul(dz, x, out, in, batch, true, false), 1e-8, "dW");
+        expect_close(DB.download(), reference::column_sum(dz, batch, out), 1e-8, "db");
+        expect_close(DX.download(), reference::matmul(dz, w, batch, in, out, false, false), 1e-8, "dx");
+    }
+}

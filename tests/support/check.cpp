@@ -1,0 +1,56 @@
+#include "check.hpp"
+
+#include <cstdlib>
+
+namespace accel_test {
+
+std::uint64_t seed() {
+    static const std::uint64_t s = [] {
+        if (const char* e = std::getenv("ACCEL_TEST_SEED")) return static_cast<std::uint64_t>(std::strtoull(e, nullptr, 10));
+        std::random_device rd;
+        return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+    }();
+    return s;
+}
+
+std::mt19937_64 rng(std::uint64_t salt) { return std::mt19937_64(seed() ^ (salt * 0x9E3779B97F4A7C15ull)); }
+
+std::vector<float> uniform(std::mt19937_64& g, std::size_t n, float lo, float hi) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (auto& x : v) x = d(g);
+    return v;
+}
+
+accel::Tensor poisoned(const std::shared_ptr<accel::Device>& d, accel::Shape s) {
+    accel::Tensor t(d, s);
+    t.upload(std::vector<float>(t.elements(), std::numeric_limits<float>::quiet_NaN()));
+    return t;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& ref, double threshold,
+                  const std::string& what) {
+    const double e = accel::reference::nmse(got, ref);
+    INFO(what << ": nmse " << e << " (threshold " << threshold << "), max |err| "
+              << accel::reference::max_abs_error(got, ref) << ", seed " << seed()
+              << " (rerun with ACCEL_TEST_SEED=" << seed() << ")");
+    CHECK(got.size() == ref.size());
+    CHECK(e <= threshold);
+}
+
+const std::shared_ptr<accel::Device>& device() {
+    static const std::shared_ptr<accel::Device> d = accel::default_device();
+    return d;
+}
+
+std::vector<accel::ops::PathChoice> paths(accel::Op op) {
+    std::vector<accel::ops::PathChoice> p{accel::ops::PathChoice::native};
+    if (device()->supports(op, accel::OpPath::vendor)) p.push_back(accel::ops::PathChoice::vendor);
+    return p;
+}
+
+const char* name(accel::ops::PathChoice p) {
+    return p == accel::ops::PathChoice::vendor ? "vendor" : p == accel::ops::PathChoice::native ? "native" : "auto";
+}
+
+}  // namespace accel_test

@@ -1,0 +1,206 @@
+// Unit tests of core/: selectors, errors, geometry, shapes, buffers, registry.
+#include <accel/accel.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+using namespace accel;
+
+namespace {
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Sets an environment variable for one scope.
+struct ScopedEnv {
+    std::string name, old;
+    bool had;
+    ScopedEnv(const char* n, const char* v) : name(n), had(std::getenv(n) != nullptr) {
+        if (had) old = std::getenv(n);
+        setenv(n, v, 1);
+    }
+    ~ScopedEnv() {
+        if (had)
+            setenv(name.c_str(), old.c_str(), 1);
+        else
+            unsetenv(name.c_str());
+    }
+};
+}  // namespace
+
+TEST_CASE("selectors parse case-insensitively with optional device index") {
+    CHECK(parse_selector("auto").backend == "auto");
+    CHECK(parse_selector("host").index == -1);
+    auto s = parse_selector("  OpenCL:2 ");
+    CHECK(s.backend == "opencl");
+    CHECK(s.index == 2);
+    CHECK(s.to_string() == "opencl:2");
+    CHECK(parse_selector("CUDA:0").backend == "cuda");
+    CHECK(parse_selector("kokkos:13").index == 13);
+}
+
+TEST_CASE("malformed selectors are rejected with the accepted forms") {
+    for (const char* bad : {"", "bogus", "cuda:", "cuda:-1", "cuda:x", "opencl:1:2", "auto:0", "host 1", ":0",
+                            "cuda:99999999999"}) {
+        CAPTURE(bad);
+        try {
+            parse_selector(bad);
+            FAIL("accepted");
+        } catch (const InvalidArgument& e) {
+            CHECK(contains(e.what(), "auto | host | opencl[:N]"));
+        }
+    }
+}
+
+TEST_CASE("an unknown backend in ACCEL_BACKEND is an InvalidArgument naming it") {
+    ScopedEnv env("ACCEL_BACKEND", "bogus");
+    try {
+        default_device();
+        FAIL("bogus backend accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(contains(e.what(), "bogus"));
+    }
+}
+
+TEST_CASE("every backend has a status line; host is always available") {
+    auto all = backend_statuses();
+    CHECK(all.size() == known_backends().size());
+    bool host = false;
+    for (const auto& s : all) {
+        CHECK(!s.summary().empty());
+        if (!s.availability.available) CHECK(!s.availability.reason.empty());
+        if (s.name == "host") host = s.availability.available;
+    }
+    CHECK(host);
+}
+
+TEST_CASE("device index out of range names the count and lists the backends") {
+    try {
+        open_device("host:5");
+        FAIL("host:5 opened");
+    } catch (const BackendUnavailable& e) {
+        CHECK(contains(e.what(), "out of range"));
+        CHECK(contains(e.what(), "1 device(s)"));
+        CHECK(contains(e.what(), "Backends on this machine"));
+    }
+}
+
+TEST_CASE("a missing plugin file is reported with the paths tried") {
+    // A fresh process state is not available here, so this checks the
+    // message of a backend whose plugin was not built, when there is one.
+    for (const auto& s : backend_statuses())
+        if (!s.plugin_found && contains(s.availability.reason, "not found")) {
+            CHECK(contains(s.availability.reason, "libaccel-backend-" + s.name + ".so"));
+            try {
+                open_device(s.name);
+                FAIL("opened a backend without plugin");
+            } catch (const BackendUnavailable& e) {
+                CHECK(contains(e.what(), "libaccel-backend-" + s.name + ".so"));
+                CHECK(contains(e.what(), "host: available"));
+            }
+        }
+}
+
+TEST_CASE("open_device caches devices per selector") {
+    auto a = open_device("host"), b = open_device("HOST:0");
+    CHECK(a.get() == b.get());
+    CHECK(a->selector() == "host:0");
+}
+
+TEST_CASE("ceil_div and geometry helpers") {
+    CHECK(ceil_div(0, 4) == 0);
+    CHECK(ceil_div(1, 4) == 1);
+    CHECK(ceil_div(8, 4) == 2);
+    CHECK(ceil_div(9, 4) == 3);
+    CHECK_THROWS_AS(ceil_div(1, 0), InvalidArgument);
+    LaunchLimits l;
+    l.max_block_size = 1024;
+    l.max_grid_dims = {100, 100, 100};
+    auto g = geometry_1d(1000, 256, l);
+    CHECK(g.block.x == 256);
+    CHECK(g.grid.x == 4);
+    CHECK(geometry_1d(1000000, 256, l).grid.x == 100);  // clamped: kernels are grid-stride
+    CHECK(geometry_1d(0, 256, l).grid.x == 1);
+    CHECK_THROWS_AS(geometry_1d(10, 2048, l), InvalidArgument);
+    CHECK_THROWS_AS(geometry_1d(10, 0, l), InvalidArgument);
+    auto g2 = geometry_2d(33, 65, {16, 16, 1}, 16, 16, l);
+    CHECK(g2.grid.x == 5);
+    CHECK(g2.grid.y == 3);
+    try {
+        check_geometry({{1, 1, 1}, {64, 32, 1}}, l, "matmul");
+        FAIL("2048-thread block accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(contains(e.what(), "2048 threads"));
+        CHECK(contains(e.what(), "1024"));
+    }
+    CHECK_THROWS_AS(check_geometry({{0, 1, 1}, {1, 1, 1}}, l, "add"), InvalidArgument);
+    CHECK_THROWS_AS(check_geometry({{101, 1, 1}, {1, 1, 1}}, l, "add"), InvalidArgument);
+}
+
+TEST_CASE("shapes: rank 1 or 2, overflow rejected") {
+    CHECK(Shape{3, 4}.elements() == 12);
+    CHECK(Shape{7}.rows() == 1);
+    CHECK(Shape{3, 4}.to_string() == "[3, 4]");
+    CHECK_THROWS_AS(Shape({1, 2, 3}), InvalidArgument);
+    CHECK_THROWS_AS(Shape(std::vector<std::size_t>{}), InvalidArgument);
+    const std::size_t big = std::numeric_limits<std::size_t>::max() / 2;
+    try {
+        Shape s{big, 3};
+        FAIL("overflowing shape accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(contains(e.what(), "size_t"));
+    }
+    CHECK_THROWS_AS(Shape{3}[1], InvalidArgument);
+}
+
+TEST_CASE("buffers round-trip and reject out-of-range copies") {
+    auto d = open_device("host");
+    Buffer b(d, 16);
+    float in[4] = {1, 2, 3, 4}, out[4] = {};
+    b.upload(in, 16);
+    b.download(out, 16);
+    CHECK(out[3] == 4);
+    CHECK_THROWS_AS(b.upload(in, 16, 4), InvalidArgument);
+    CHECK_THROWS_AS(b.download(out, 4, 16), InvalidArgument);
+    CHECK_THROWS_AS(b.upload(in, 8, std::numeric_limits<std::size_t>::max()), InvalidArgument);
+    Buffer empty;
+    CHECK_THROWS_AS(empty.device(), InvalidArgument);
+    Buffer moved = std::move(b);
+    moved.download(out, 16);
+    CHECK(out[0] == 1);
+    CHECK(b.size() == 0);
+}
+
+TEST_CASE("tensor upload/download validate element counts") {
+    auto d = open_device("host");
+    Tensor t(d, {2, 3});
+    CHECK_THROWS_AS(t.upload(std::vector<float>(5)), InvalidArgument);
+    CHECK_THROWS_AS(Tensor::from_host(d, {2, 2}, std::vector<float>(3)), InvalidArgument);
+    t.upload({1, 2, 3, 4, 5, 6});
+    CHECK(t.download()[5] == 6);
+}
+
+TEST_CASE("allocation beyond the device's memory raises OutOfMemory with both sizes") {
+    auto d = open_device("host");
+    const auto total = d->info().global_memory_bytes;
+    try {
+        Buffer b(d, total * 2);
+        FAIL("allocation succeeded");
+    } catch (const OutOfMemory& e) {
+        CHECK(contains(e.what(), std::to_string(total * 2)));
+        CHECK(contains(e.what(), std::to_string(total)));
+    }
+}
+
+TEST_CASE("events of another device and unrecorded events are rejected") {
+    auto d = open_device("host");
+    auto other = get_backend("host").create_device(0);
+    auto e1 = d->create_event(), e2 = d->create_event(), e3 = other->create_event();
+    CHECK_THROWS_AS(d->elapsed_ms(*e1, *e2), InvalidArgument);
+    CHECK_THROWS_AS(e1->synchronize(), InvalidArgument);
+    e1->record(d->default_stream());
+    e2->record(d->default_stream());
+    CHECK(d->elapsed_ms(*e1, *e2) >= 0.0);
+    CHECK_THROWS_AS(e3->record(d->default_stream()), InvalidArgument);
+}

@@ -1,0 +1,132 @@
+// The op front-end rejects bad input with clear messages and writes nothing.
+#include <accel/accel.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace accel;
+
+namespace {
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::shared_ptr<Device> host() { return open_device("host"); }
+Tensor filled(std::initializer_list<std::size_t> s, float v) {
+    Shape sh(s);
+    return Tensor::from_host(host(), sh, std::vector<float>(sh.elements(), v));
+}
+bool untouched(const Tensor& t, float v) {
+    for (float x : t.download())
+        if (x != v) return false;
+    return true;
+}
+}  // namespace
+
+TEST_CASE("add: mismatched shapes name both shapes and leave the output untouched") {
+    auto a = filled({3, 4}, 1), b = filled({4, 3}, 1), c = filled({3, 4}, 7);
+    auto msg = error_of([&] { ops::add(a, b, c); });
+    CHECK(contains(msg, "add"));
+    CHECK(contains(msg, "[4, 3]"));
+    CHECK(contains(msg, "[3, 4]"));
+    CHECK(untouched(c, 7));
+    auto c2 = filled({12}, 7);
+    CHECK(contains(error_of([&] { ops::add(a, a, c2); }), "[12]"));
+}
+
+TEST_CASE("every elementwise op checks shapes") {
+    auto x = filled({5}, 1), y = filled({6}, 1), o = filled({5}, 3);
+    CHECK_THROWS_AS(ops::sigmoid(x, y), InvalidArgument);
+    CHECK_THROWS_AS(ops::relu(x, y), InvalidArgument);
+    CHECK_THROWS_AS(ops::relu_backward(x, y, o), InvalidArgument);
+    CHECK_THROWS_AS(ops::sigmoid_backward(y, x, o), InvalidArgument);
+    CHECK_THROWS_AS(ops::bce_with_logits(x, y, o), InvalidArgument);
+    CHECK_THROWS_AS(ops::bce_with_logits_backward(x, y, o), InvalidArgument);
+    CHECK_THROWS_AS(ops::bce_with_logits_loss(x, y), InvalidArgument);
+    auto m = filled({5}, 0), v = filled({6}, 0);
+    CHECK_THROWS_AS(ops::adam_step(o, x, m, v, 1), InvalidArgument);
+    CHECK(untouched(o, 3));
+}
+
+TEST_CASE("matmul: inner-dimension and output-shape errors") {
+    auto a = filled({3, 4}, 1), b = filled({5, 2}, 1), c = filled({3, 2}, 9);
+    auto msg = error_of([&] { ops::matmul(a, b, c); });
+    CHECK(contains(msg, "inner dimensions"));
+    CHECK(contains(msg, "[3, 4]"));
+    CHECK(contains(msg, "[5, 2]"));
+    CHECK(untouched(c, 9));
+    auto b2 = filled({4, 2}, 1), c_bad = filled({2, 3}, 9);
+    CHECK(contains(error_of([&] { ops::matmul(a, b2, c_bad); }), "must be [3, 2]"));
+    auto v = filled({4}, 1);
+    CHECK(contains(error_of([&] { ops::matmul(a, v, c); }), "rank 2"));
+    // With transposes the rule applies to op(a), op(b).
+    auto at = filled({4, 3}, 1);
+    ops::matmul(at, b2, c, {true, false});
+    CHECK(untouched(c, 4));
+    CHECK(contains(error_of([&] { ops::matmul(a, a, c, {false, false}); }), "inner dimensions"));
+    auto sq = filled({3, 3}, 1);
+    CHECK(contains(error_of([&] { ops::matmul(sq, sq, sq); }), "aliases"));
+}
+
+TEST_CASE("dense: weight, bias and output shapes") {
+    auto x = filled({8, 30}, 1), w = filled({10, 30}, 1), bias = filled({10}, 0), y = filled({8, 10}, 5);
+    auto w_bad = filled({10, 29}, 1);
+    CHECK(contains(error_of([&] { ops::dense(x, w_bad, &bias, y); }), "in = 29"));
+    auto b_bad = filled({11}, 0);
+    CHECK(contains(error_of([&] { ops::dense(x, w, &b_bad, y); }), "bias has shape [11]"));
+    auto y_bad = filled({10, 8}, 5);
+    CHECK(contains(error_of([&] { ops::dense(x, w, &bias, y_bad); }), "must be [8, 10]"));
+    CHECK(untouched(y, 5));
+    ops::dense(x, w, &bias, y, Activation::relu);
+    CHECK(untouched(y, 30));
+}
+
+TEST_CASE("tensors of different devices are rejected") {
+    auto other = get_backend("host").create_device(0);
+    auto a = filled({4}, 1), c = filled({4}, 2);
+    auto b = Tensor::from_host(other, {4}, std::vector<float>(4, 1.0f));
+    auto msg = error_of([&] { ops::add(a, b, c); });
+    CHECK(contains(msg, "one device"));
+    CHECK(untouched(c, 2));
+    auto stream = other->create_stream();
+    ops::Options o;
+    o.stream = stream.get();
+    CHECK(contains(error_of([&] { ops::add(a, a, c, o); }), "Options::stream"));
+}
+
+TEST_CASE("geometry outside the device limits is rejected") {
+    auto a = filled({4}, 1), c = filled({4}, 2);
+    ops::Options o;
+    o.geometry = LaunchGeometry{{0, 1, 1}, {1, 1, 1}};
+    CHECK(contains(error_of([&] { ops::add(a, a, c, o); }), "at least 1"));
+    CHECK(untouched(c, 2));
+}
+
+TEST_CASE("path selection: vendor where there is none is an error, never a silent fallback") {
+    auto a = filled({4}, 1), c = filled({4}, 2);
+    ops::Options o;
+    o.path = ops::PathChoice::vendor;
+    CHECK_THROWS_AS(ops::add(a, a, c, o), Unsupported);
+    CHECK(ops::resolve_path(*host(), Op::matmul, {ops::PathChoice::native, {}, nullptr}) == OpPath::native);
+    setenv("ACCEL_OP_PATH", "sideways", 1);
+    CHECK_THROWS_AS(ops::resolve_path(*host(), Op::matmul), InvalidArgument);
+    setenv("ACCEL_OP_PATH", "native", 1);
+    CHECK(ops::resolve_path(*host(), Op::matmul) == OpPath::native);
+    unsetenv("ACCEL_OP_PATH");
+}
+
+TEST_CASE("adam rejects step 0 and bad hyper-parameters") {
+    auto p = filled({3}, 1), g = filled({3}, 1), m = filled({3}, 0), v = filled({3}, 0);
+    CHECK(contains(error_of([&] { ops::adam_step(p, g, m, v, 0); }), "step is 0"));
+    CHECK_THROWS_AS(ops::adam_step(p, g, m, v, 1, {-1.0f}), InvalidArgument);
+    CHECK(untouched(p, 1));
+}

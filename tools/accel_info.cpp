@@ -1,0 +1,40 @@
+// accel-info: every backend (available, or why not) and each device's facts.
+#include <accel/accel.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+int main() {
+    std::cout << "accel " << ACCEL_VERSION << "\n";
+    const char* env = std::getenv("ACCEL_BACKEND");
+    std::cout << "ACCEL_BACKEND=" << (env ? env : "(unset: auto)") << "\n\n";
+    int failures = 0;
+    for (const auto& st : accel::backend_statuses()) {
+        std::cout << st.summary() << "\n";
+        if (!st.availability.available) continue;
+        for (int i = 0; i < st.availability.device_count; ++i) {
+            try {
+                auto d = accel::open_device(st.name + ":" + std::to_string(i));
+                const auto& info = d->info();
+                std::printf("  [%s] %s\n", d->selector().c_str(), info.name.c_str());
+                std::printf("      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
+                std::printf("      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
+                std::printf("      compute units %d, global memory %.2f GiB\n", info.compute_units,
+                            info.global_memory_bytes / 1073741824.0);
+                std::printf("      max block %zu threads (%zu, %zu, %zu), max grid (%zu, %zu, %zu)\n",
+                            info.limits.max_block_size, info.limits.max_block_dims.x, info.limits.max_block_dims.y,
+                            info.limits.max_block_dims.z, info.limits.max_grid_dims.x, info.limits.max_grid_dims.y,
+                            info.limits.max_grid_dims.z);
+                std::printf("      timer %s\n", info.timer.c_str());
+                std::printf("      paths: matmul %s, dense %s\n",
+                            d->supports(accel::Op::matmul, accel::OpPath::vendor) ? "native+vendor" : "native",
+                            d->supports(accel::Op::dense, accel::OpPath::vendor) ? "native+vendor" : "native");
+                for (const auto& kv : info.extra) std::printf("      %s: %s\n", kv.first.c_str(), kv.second.c_str());
+            } catch (const accel::Error& e) {
+                std::printf("  [%s:%d] cannot be opened: %s\n", st.name.c_str(), i, e.what());
+                ++failures;
+            }
+        }
+    }
+    return failures ? 1 : 0;
+}
