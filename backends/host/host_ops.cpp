@@ -135,7 +135,7 @@ void HostDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, 
 void HostDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
                                   Stream&) {
     float* yo = out(y);
-    each(n, g, [=](std::size_t i) { yo[i] = fma_probe(i, iterations); });
+    parallel_for(n, g.block.x, [&](std::size_t b, std::size_t e) { fma_probe(yo, b, e, iterations); });
 }
 
 }  // namespace host

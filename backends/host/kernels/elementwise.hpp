@@ -25,16 +25,10 @@ inline void adam1(float& p, float g, float& m, float& v, float beta1, float beta
     p -= step_size * m / (std::sqrt(v) / bc2_sqrt + eps);
 }
 
-/// The fma_throughput probe for work-item i (see Device::k_fma_throughput).
-inline float fma_probe(std::size_t i, std::size_t iterations) {
-    float a[8];
-    for (int j = 0; j < 8; ++j) a[j] = static_cast<float>(i) * 1e-9f + static_cast<float>(j);
-    for (std::size_t it = 0; it < iterations; ++it)
-        for (int j = 0; j < 8; ++j) a[j] = a[j] * 0.9999f + 1e-4f;  // contracted to an FMA where the CPU has one
-    float s = 0;
-    for (int j = 0; j < 8; ++j) s += a[j];
-    return s;
-}
+/// The fma_throughput probe for work-items [i0, i1) (see Device::k_fma_throughput).
+/// Items are processed 16 at a time so that the 8 dependent chains of 16
+/// lanes each keep both FMA pipes busy; defined in elementwise.cpp.
+void fma_probe(float* y, std::size_t i0, std::size_t i1, std::size_t iterations);
 
 }  // namespace host
 }  // namespace accel

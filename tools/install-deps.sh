@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what accel builds and runs with on Debian 12 (run as root, or
+# with sudo available). The CUDA toolkit is not a Debian package: when
+# /usr/local/cuda exists the CUDA backend is built too.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  ca-certificates git cmake g++ ninja-build pkg-config \
+  doctest-dev nlohmann-json3-dev \
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libclblast-dev \
+  libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev \
+  libopenblas-dev libblis-dev \
+  gnuplot-nox
+echo "accel dependencies installed."
