@@ -1,0 +1,136 @@
+// mlp.hpp — a 2-layer MLP (in → hidden, ReLU → 1 logit) trained with
+// BCE-with-logits and Adam on any accel device.
+//
+// Training step for a batch X[B,in] with targets t[B,1] (PyTorch semantics):
+//   h = relu(X·W1ᵀ + b1)                      ops::dense (Activation::relu)
+//   z = h·W2ᵀ + b2                            ops::dense (Activation::none)
+//   loss = mean_i bce_with_logits(z_i, t_i)   ops::bce_with_logits_loss
+//   dz = (sigmoid(z) − t) / B                 ops::bce_with_logits_backward
+//   dh, dW2, db2 from dz                      ops::dense_backward (none)
+//   dW1, db1 from dh, through ReLU (h > 0)    ops::dense_backward (relu)
+//   Adam (torch.optim.Adam defaults) on W1, b1, W2, b2, each with its own m, v.
+// The Adam step count t is global (1-based over all batches of all epochs).
+#pragma once
+
+#include "data.hpp"
+
+#include <accel/accel.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlp {
+
+/// The network's parameters on the host, in nn.Linear layout:
+/// w1 [hidden, in], b1 [hidden], w2 [1, hidden], b2 [1], row-major.
+struct Params {
+    std::size_t in = 0;
+    std::size_t hidden = 0;
+    std::vector<float> w1, b1, w2, b2;
+
+    /// Throws accel::InvalidArgument when a vector's size does not match
+    /// in/hidden (naming the tensor, the size found and the size expected).
+    void validate() const;
+};
+
+/// nn.Linear's default initialization (kaiming-uniform with a = √5, which
+/// reduces to U(−1/√fan_in, 1/√fan_in) for weights and biases alike), drawn
+/// from make_rng(seed, Stream::init) with uniform_symmetric in the order
+/// w1 (row-major), b1, w2, b2. Throws accel::InvalidArgument for in or hidden 0.
+Params init_params(std::size_t in, std::size_t hidden, std::uint64_t seed);
+
+/// Weights file: JSON {"w1": [[..in..] × hidden], "b1": [..hidden..],
+/// "w2": [[..hidden..]], "b2": [b]} — nested lists as nn.Linear's
+/// state_dict tensors (weight [out][in], bias [out]), so PyTorch can load it
+/// with torch.tensor(json["w1"]). Throws accel::InvalidArgument when the file
+/// cannot be opened/written, is not valid JSON, lacks a key, or has ragged
+/// or inconsistent shapes.
+Params load_params(const std::string& path);
+/// Writes `p` as described at load_params (floats printed round-trip exact).
+void save_params(const Params& p, const std::string& path);
+
+/// Training settings.
+struct TrainConfig {
+    std::size_t epochs = 500;
+    std::size_t batch = 40;   ///< samples per batch; the last batch of an epoch may be smaller
+    float lr = 1e-3f;         ///< Adam learning rate (betas 0.9/0.999, eps 1e-8)
+    std::uint64_t seed = 0;   ///< seeds each epoch's batch order (see epoch_order)
+};
+
+/// The sample order of `epoch` (0-based): permutation(n, make_rng(seed,
+/// Stream::epoch, epoch)). Computed on the host, so every backend (and the
+/// float64 reference) sees the same batches: samples order[k·B .. k·B+B−1]
+/// form batch k, the last one holding the n mod B remainder when nonzero.
+std::vector<std::size_t> epoch_order(std::size_t n, std::uint64_t seed, std::size_t epoch);
+
+/// Fraction (0..1) of samples whose logit classifies them right: predicted
+/// label 1 when z > 0, else 0. logits.size() must equal labels.size()
+/// (accel::InvalidArgument otherwise); empty input gives 0.
+double accuracy(const std::vector<float>& logits, const std::vector<float>& labels);
+
+/// The MLP's parameters, Adam moments and reused batch tensors on one device.
+class Model {
+public:
+    /// Uploads `p` (validated) and zeroed Adam moments to `device`.
+    Model(std::shared_ptr<accel::Device> device, const Params& p);
+
+    /// One pass over `train` in the order epoch_order(train.samples,
+    /// cfg.seed, epoch), one Adam step per batch. Returns the epoch loss:
+    /// Σ_batches (batch mean loss × batch size) / train.samples, i.e. the
+    /// mean per-sample loss seen during the epoch (with the weights of the
+    /// moment each batch was processed). Batches are gathered on the host
+    /// into reused vectors and uploaded (B × in floats per batch).
+    /// Throws accel::InvalidArgument when train.features != in or cfg.batch == 0.
+    double train_epoch(const Dataset& train, const TrainConfig& cfg, std::size_t epoch);
+
+    /// Logits z [samples] of the current weights for every sample of `d`
+    /// (one forward over the whole set).
+    std::vector<float> logits(const Dataset& d);
+
+    /// The current parameters, downloaded.
+    Params params() const;
+    /// Adam steps taken so far.
+    std::size_t steps() const noexcept { return step_; }
+    const std::shared_ptr<accel::Device>& device() const noexcept { return device_; }
+
+private:
+    /// Activations and gradients of one batch size, created on first use.
+    struct Batch {
+        accel::Tensor x, t, h, z, dz, dh;
+    };
+    Batch& batch_tensors(std::size_t b);
+    void forward(const accel::Tensor& x, Batch& bt);
+
+    std::shared_ptr<accel::Device> device_;
+    std::size_t in_, hidden_;
+    accel::Tensor w1_, b1_, w2_, b2_;      // parameters
+    accel::Tensor gw1_, gb1_, gw2_, gb2_;  // gradients
+    accel::Tensor m_[4], v_[4];            // Adam moments, in the order w1, b1, w2, b2
+    std::map<std::size_t, Batch> batches_;
+    std::vector<float> xb_, tb_;  // host gather buffers
+    std::size_t step_ = 0;
+};
+
+/// What one training run produced.
+struct TrainResult {
+    std::string backend;             ///< device selector, e.g. "opencl:0"
+    std::string device_name;         ///< DeviceInfo::name
+    std::vector<double> epoch_loss;  ///< per epoch, as Model::train_epoch
+    double train_accuracy = 0.0;     ///< after the last epoch, 0..1
+    double test_accuracy = 0.0;
+    double ms_per_epoch = 0.0;       ///< wall-clock ms per epoch (host gather, uploads, kernels, loss sync)
+    Params final_params;
+};
+
+/// Trains from `init` on `device` for cfg.epochs epochs, then measures
+/// accuracies. `on_epoch(epoch, loss)` (optional) is called after each epoch.
+TrainResult train(const std::shared_ptr<accel::Device>& device, const Params& init, const Dataset& train,
+                  const Dataset& test, const TrainConfig& cfg,
+                  const std::function<void(std::size_t, double)>& on_epoch = {});
+
+}  // namespace mlp
