@@ -1,0 +1,351 @@
+// CUDA backend: Backend + probe, device facts, memory, copies, streams, events.
+#include "cuda_device.hpp"
+
+#include "kernels/kernels.hpp"
+
+#include <accel/error.hpp>
+#include <accel/plugin.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace accel {
+namespace cuda {
+
+// ---- errors -------------------------------------------------------------------
+
+std::string describe(cudaError_t e) {
+    return std::string(cudaGetErrorName(e)) + " (" + std::to_string(static_cast<int>(e)) + "): " +
+           cudaGetErrorString(e);
+}
+
+bool is_sticky(cudaError_t e) {
+    // The codes the CUDA Runtime API documents as leaving the process in an
+    // inconsistent state ("the process must be terminated and relaunched").
+    switch (e) {
+        case cudaErrorIllegalAddress:
+        case cudaErrorLaunchTimeout:
+        case cudaErrorAssert:
+        case cudaErrorHardwareStackError:
+        case cudaErrorIllegalInstruction:
+        case cudaErrorMisalignedAddress:
+        case cudaErrorInvalidAddressSpace:
+        case cudaErrorInvalidPc:
+        case cudaErrorLaunchFailure:
+            return true;
+        default:
+            return false;
+    }
+}
+
+namespace {
+std::string call_site(const char* call, const char* file, int line) {
+    const char* slash = std::strrchr(file, '/');
+    return std::string(call) + " failed at " + (slash ? slash + 1 : file) + ":" + std::to_string(line);
+}
+}  // namespace
+
+void check(cudaError_t e, const char* call, const char* file, int line) {
+    if (e == cudaSuccess) return;
+    std::string msg = call_site(call, file, line) + ": " + describe(e);
+    if (is_sticky(e))
+        msg += "; the CUDA context is now unusable; restart the process";
+    else
+        cudaGetLastError();  // clear it, so that the next launch check does not report it again
+    throw DeviceError(msg, static_cast<long>(e), cudaGetErrorName(e));
+}
+
+void check(cublasStatus_t s, const char* call, const char* file, int line) {
+    if (s == CUBLAS_STATUS_SUCCESS) return;
+    throw DeviceError(call_site(call, file, line) + ": " + cublasGetStatusName(s) + " (" +
+                          std::to_string(static_cast<int>(s)) + "): " + cublasGetStatusString(s),
+                      static_cast<long>(s), cublasGetStatusName(s));
+}
+
+namespace {
+
+cudaStream_t native(Stream& s) { return static_cast<CudaStream&>(s).handle(); }
+
+// 13020 -> "13.2" (the encoding of cudaDriverGetVersion/cudaRuntimeGetVersion).
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+int attribute(cudaDeviceAttr a, int index) {
+    int v = 0;
+    ACCEL_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, index));
+    return v;
+}
+
+DeviceInfo cuda_info(int index) {
+    cudaDeviceProp p{};
+    ACCEL_CUDA_CHECK(cudaGetDeviceProperties(&p, index));
+    int driver = 0, runtime = 0;
+    ACCEL_CUDA_CHECK(cudaDriverGetVersion(&driver));
+    ACCEL_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    // Clocks come from attributes: CUDA 13 removed them from cudaDeviceProp.
+    const int sm_khz = attribute(cudaDevAttrClockRate, index);
+    const int mem_khz = attribute(cudaDevAttrMemoryClockRate, index);
+
+    DeviceInfo i;
+    i.backend = "cuda";
+    i.index = index;
+    i.name = p.name;
+    i.vendor = "NVIDIA Corporation";
+    i.type = "gpu";
+    i.driver_version = "CUDA driver " + version_text(driver);
+    i.runtime_version = "CUDA runtime " + version_text(runtime);
+    i.compute_units = p.multiProcessorCount;
+    i.global_memory_bytes = p.totalGlobalMem;
+    i.limits.max_block_size = static_cast<std::size_t>(p.maxThreadsPerBlock);
+    i.limits.max_block_dims = {static_cast<std::size_t>(p.maxThreadsDim[0]), static_cast<std::size_t>(p.maxThreadsDim[1]),
+                               static_cast<std::size_t>(p.maxThreadsDim[2])};
+    i.limits.max_grid_dims = {static_cast<std::size_t>(p.maxGridSize[0]), static_cast<std::size_t>(p.maxGridSize[1]),
+                              static_cast<std::size_t>(p.maxGridSize[2])};
+    i.timer = "cudaEvent";
+    char buf[96];
+    i.extra.push_back({"compute capability", std::to_string(p.major) + "." + std::to_string(p.minor)});
+    i.extra.push_back({"SM clock", std::to_string(sm_khz / 1000) + " MHz"});
+    i.extra.push_back({"memory clock", std::to_string(mem_khz / 1000) + " MHz"});
+    i.extra.push_back({"memory bus width", std::to_string(p.memoryBusWidth) + " bit"});
+    // Double data rate: two transfers per memory clock.
+    std::snprintf(buf, sizeof buf, "%.1f GB/s (2 x memory clock x bus width)",
+                  2.0 * mem_khz * 1e3 * (p.memoryBusWidth / 8.0) / 1e9);
+    i.extra.push_back({"theoretical memory bandwidth", buf});
+    i.extra.push_back({"L2 cache", std::to_string(p.l2CacheSize / 1024) + " KiB"});
+    i.extra.push_back({"shared memory per block", std::to_string(p.sharedMemPerBlock / 1024) + " KiB"});
+    i.extra.push_back({"kernels built for", ACCEL_CUDA_ARCHS});
+    i.extra.push_back({"async host copies", "staged through pinned buffers (cudaMallocHost)"});
+    return i;
+}
+
+class CudaBackend final : public Backend {
+public:
+    std::string name() const override { return "cuda"; }
+
+    Availability probe() override {
+        int count = 0;
+        const cudaError_t e = cudaGetDeviceCount(&count);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            // No driver: cudaErrorInsufficientDriver; stub libcuda on the path: cudaErrorStubLibrary.
+            return Availability{false, "cudaGetDeviceCount failed: " + describe(e), 0, false};
+        }
+        if (count == 0) return Availability{false, "no CUDA device found (cudaGetDeviceCount returned 0)", 0, false};
+        return Availability{true, "", count, true};
+    }
+
+    std::shared_ptr<Device> create_device(int index) override { return std::make_shared<CudaDevice>(index); }
+};
+
+// Copies staged device→host data into the caller's memory; runs on the
+// runtime's callback thread, so it makes no CUDA call.
+struct HostCopy {
+    void* dst;
+    const void* src;
+    std::size_t bytes;
+};
+void CUDART_CB finish_host_copy(void* p) {
+    std::unique_ptr<HostCopy> job(static_cast<HostCopy*>(p));
+    std::memcpy(job->dst, job->src, job->bytes);
+}
+
+// Returns a staging buffer to the pool after the work enqueued so far, on
+// every path out of a copy.
+struct StagingLease {
+    StagingPool& pool;
+    void* ptr;
+    cudaStream_t stream;
+    ~StagingLease() { pool.release_after(ptr, stream); }
+};
+
+}  // namespace
+
+// ---- streams, events ------------------------------------------------------------
+
+CudaStream::CudaStream(Device& d) : Stream(d) {
+    ACCEL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+CudaStream::~CudaStream() { cudaStreamDestroy(stream_); }
+void CudaStream::synchronize() { ACCEL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+CudaEvent::CudaEvent(Device& d) : Event(d) { ACCEL_CUDA_CHECK(cudaEventCreate(&event_)); }
+CudaEvent::~CudaEvent() { cudaEventDestroy(event_); }
+void CudaEvent::do_record(Stream& stream) { ACCEL_CUDA_CHECK(cudaEventRecord(event_, native(stream))); }
+void CudaEvent::do_synchronize() { ACCEL_CUDA_CHECK(cudaEventSynchronize(event_)); }
+
+// ---- pinned staging -------------------------------------------------------------
+
+StagingPool::~StagingPool() {
+    for (auto& b : blocks_) {
+        cudaEventDestroy(b.done);
+        cudaFreeHost(b.ptr);
+    }
+}
+
+void* StagingPool::acquire(std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Block* best = nullptr;
+    for (auto& b : blocks_) {
+        if (b.busy && b.recorded) {
+            const cudaError_t q = cudaEventQuery(b.done);
+            if (q == cudaSuccess)
+                b.busy = false;
+            else if (q != cudaErrorNotReady)
+                ACCEL_CUDA_CHECK(q);
+        }
+        if (!b.busy && b.bytes >= bytes && (!best || b.bytes < best->bytes)) best = &b;
+    }
+    if (!best) {
+        // The idle buffers are all too small: free them, then allocate one that fits.
+        auto idle = std::stable_partition(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.busy; });
+        for (auto it = idle; it != blocks_.end(); ++it) {
+            cudaEventDestroy(it->done);
+            cudaFreeHost(it->ptr);
+        }
+        blocks_.erase(idle, blocks_.end());
+        Block nb{nullptr, bytes, nullptr, false, false};
+        const cudaError_t e = cudaMallocHost(&nb.ptr, bytes);
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            throw OutOfMemory("copy staging: cudaMallocHost refused " + std::to_string(bytes) +
+                              " bytes of pinned host memory for an asynchronous copy; use the blocking copy, or "
+                              "copy in smaller pieces");
+        }
+        ACCEL_CUDA_CHECK(e);
+        const cudaError_t ev = cudaEventCreateWithFlags(&nb.done, cudaEventDisableTiming);
+        if (ev != cudaSuccess) cudaFreeHost(nb.ptr);
+        ACCEL_CUDA_CHECK(ev);
+        blocks_.push_back(nb);
+        best = &blocks_.back();
+    }
+    best->busy = true;
+    best->recorded = false;
+    return best->ptr;
+}
+
+void StagingPool::release_after(void* p, cudaStream_t stream) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& b : blocks_)
+        if (b.ptr == p) b.recorded = cudaEventRecord(b.done, stream) == cudaSuccess;
+}
+
+// ---- the device -------------------------------------------------------------------
+
+CudaDevice::CudaDevice(int index) : Device(cuda_info(index)), index_(index) {
+    activate();
+    cublas_start(blas_);
+    mutable_info().extra.push_back({"vendor BLAS", blas_.description});
+}
+
+CudaDevice::~CudaDevice() {
+    // At process exit the runtime may already be gone: then leak, never crash.
+    if (cudaSetDevice(index_) == cudaErrorCudartUnloading) return;
+    cudaDeviceSynchronize();  // no copy may still use a staging buffer
+    cublas_stop(blas_);
+}
+
+void CudaDevice::activate() const { ACCEL_CUDA_CHECK(cudaSetDevice(index_)); }
+
+DeviceHandle CudaDevice::do_allocate(std::size_t bytes) {
+    activate();
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        std::size_t free_bytes = 0, total = 0;
+        cudaMemGetInfo(&free_bytes, &total);
+        throw OutOfMemory("allocate: cudaMalloc refused " + std::to_string(bytes) + " bytes on " + selector() + " (" +
+                          info().name + "): cudaErrorMemoryAllocation; " + std::to_string(free_bytes) +
+                          " bytes free of " + std::to_string(info().global_memory_bytes) + " in total");
+    }
+    ACCEL_CUDA_CHECK(e);
+    return p;
+}
+
+void CudaDevice::do_deallocate(DeviceHandle h) noexcept {
+    if (cudaSetDevice(index_) == cudaSuccess) cudaFree(h);
+}
+
+void CudaDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
+                             bool blocking) {
+    activate();
+    char* d = static_cast<char*>(dst) + off;
+    if (blocking) {
+        ACCEL_CUDA_CHECK(cudaMemcpyAsync(d, src, bytes, cudaMemcpyHostToDevice, native(s)));
+        s.synchronize();
+        return;
+    }
+    StagingLease lease{staging_, staging_.acquire(bytes), native(s)};
+    std::memcpy(lease.ptr, src, bytes);
+    ACCEL_CUDA_CHECK(cudaMemcpyAsync(d, lease.ptr, bytes, cudaMemcpyHostToDevice, native(s)));
+}
+
+void CudaDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
+                             bool blocking) {
+    activate();
+    const char* from = static_cast<const char*>(src) + off;
+    if (blocking) {
+        ACCEL_CUDA_CHECK(cudaMemcpyAsync(dst, from, bytes, cudaMemcpyDeviceToHost, native(s)));
+        s.synchronize();
+        return;
+    }
+    StagingLease lease{staging_, staging_.acquire(bytes), native(s)};
+    ACCEL_CUDA_CHECK(cudaMemcpyAsync(lease.ptr, from, bytes, cudaMemcpyDeviceToHost, native(s)));
+    auto job = std::make_unique<HostCopy>(HostCopy{dst, lease.ptr, bytes});
+    ACCEL_CUDA_CHECK(cudaLaunchHostFunc(native(s), finish_host_copy, job.get()));
+    job.release();  // owned by the callback now
+}
+
+void CudaDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff,
+                             std::size_t bytes, Stream& s, bool blocking) {
+    activate();
+    ACCEL_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + doff, static_cast<const char*>(src) + soff, bytes,
+                                     cudaMemcpyDeviceToDevice, native(s)));
+    if (blocking) s.synchronize();
+}
+
+std::unique_ptr<Stream> CudaDevice::do_create_stream() {
+    activate();
+    return std::make_unique<CudaStream>(*this);
+}
+
+std::unique_ptr<Event> CudaDevice::do_create_event() {
+    activate();
+    return std::make_unique<CudaEvent>(*this);
+}
+
+double CudaDevice::do_elapsed_ms(Event& start, Event& end) {
+    auto& a = static_cast<CudaEvent&>(start);
+    auto& b = static_cast<CudaEvent&>(end);
+    ACCEL_CUDA_CHECK(cudaEventSynchronize(b.handle()));
+    float ms = 0.0f;
+    ACCEL_CUDA_CHECK(cudaEventElapsedTime(&ms, a.handle(), b.handle()));
+    return ms;
+}
+
+void CudaDevice::do_synchronize() {
+    activate();
+    ACCEL_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+    if (op == Op::matmul || op == Op::dense)
+        return geometry_2d(rows, cols, Dim3{kMatmulThreads, kMatmulThreads, 1}, kMatmulTile, kMatmulTile,
+                           info().limits);
+    LaunchGeometry g = geometry_1d(rows * cols, std::min<std::size_t>(256, info().limits.max_block_size), info().limits);
+    // Enough blocks to fill every SM several times over; grid-stride loops cover the rest.
+    const std::size_t cap = std::max<std::size_t>(1, static_cast<std::size_t>(info().compute_units) * 32);
+    g.grid.x = std::min(g.grid.x, cap);
+    return g;
+}
+
+bool CudaDevice::do_supports(Op op, OpPath path) const {
+    if (path == OpPath::native) return true;
+    return (op == Op::matmul || op == Op::dense) && blas_.handle != nullptr;
+}
+
+}  // namespace cuda
+}  // namespace accel
+
+ACCEL_DEFINE_PLUGIN("cuda", accel::cuda::CudaBackend)

@@ -1,0 +1,225 @@
+// The CUDA backend: NVIDIA GPUs through the CUDA runtime, cuBLAS on the vendor path.
+//
+// Files
+//   cuda_device.hpp   this header: error checking, streams, events, pinned
+//                     staging, the device class
+//   cuda_backend.cpp  Backend + probe, device facts, memory, copies, streams,
+//                     events, default geometry
+//   cuda_ops.cpp      the k_* overrides: geometry checks, then the launchers
+//   cuda_vendor.cpp   cuBLAS: one handle per device, sgemm for matmul/dense
+//   kernels/*.cu      the kernels (elementwise.cu, matmul.cu); kernels.hpp
+//                     declares their launchers for plain C++
+//
+// Launch geometry: elementwise ops and column_sum accept any grid/block within
+// the device limits (grid-stride loops over the whole launch). matmul and
+// dense (native path) accept only block (16,16,1) — the shape the tiled kernel
+// is written for — with grid.x·64 ≥ columns of the output, grid.y·64 ≥ rows,
+// grid.z == 1; anything else is an InvalidArgument naming that shape. The
+// vendor path ignores the geometry: cuBLAS picks its own launches.
+//
+// Asynchronous host copies go through pinned staging buffers
+// (cudaMallocHost), so the DMA engine runs them truly asynchronously:
+//   host→device: the caller's bytes are copied into a staging buffer before
+//     copy_host_to_device_async returns; the caller's memory may be reused at
+//     once (stronger than Device's contract).
+//   device→host: the DMA lands in a staging buffer, then a stream callback
+//     (cudaLaunchHostFunc) copies it into the caller's memory; that memory
+//     must stay valid until the stream is synchronized, as Device documents.
+//   A staging buffer returns to the pool when an event recorded after its last
+//   use completes. Blocking copies use the caller's pageable memory directly.
+//
+// Verification status: this backend is compiled and linked (nvcc 13, sm_75..
+// sm_90 + sm_90 PTX, -Wall -Wextra clean) on a machine without a GPU, where it
+// reports itself unavailable (cudaErrorInsufficientDriver, or
+// cudaErrorStubLibrary with the stub libcuda on the path) and
+// conformance.cuda is skipped. The kernels were checked by reading them
+// against backends/host and accel/device.hpp; runs of the conformance suite
+// on a GPU are pending.
+#pragma once
+
+#include <accel/device.hpp>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace accel {
+namespace cuda {
+
+/// "cudaErrorInsufficientDriver (35): CUDA driver version is insufficient ...".
+std::string describe(cudaError_t e);
+
+/// Errors after which the CUDA context is unusable and every later call fails
+/// the same way (illegal address, launch failure, kernel assert, ...): the
+/// process must be restarted.
+bool is_sticky(cudaError_t e);
+
+/// Throws DeviceError when e != cudaSuccess. The message names `call`, the
+/// call site (file:line), the code's name, number and text, and, for sticky
+/// errors, that the context is unusable. Non-sticky errors are cleared from
+/// the runtime's last-error slot so that they do not resurface later.
+void check(cudaError_t e, const char* call, const char* file, int line);
+
+/// Throws DeviceError when s != CUBLAS_STATUS_SUCCESS, naming `call`, the call
+/// site and cublasGetStatusName/String.
+void check(cublasStatus_t s, const char* call, const char* file, int line);
+
+/// Checks one CUDA runtime or cuBLAS call (see check()).
+#define ACCEL_CUDA_CHECK(call) ::accel::cuda::check((call), #call, __FILE__, __LINE__)
+
+/// A non-blocking CUDA stream (cudaStreamNonBlocking: no implicit ordering
+/// with the legacy NULL stream).
+class CudaStream final : public Stream {
+public:
+    /// Creates the stream on the current CUDA device. Throws DeviceError.
+    explicit CudaStream(Device& d);
+    ~CudaStream() override;
+    /// cudaStreamSynchronize. Throws DeviceError on a failed call or a failed
+    /// kernel earlier on the stream.
+    void synchronize() override;
+    cudaStream_t handle() const noexcept { return stream_; }
+
+private:
+    cudaStream_t stream_ = nullptr;
+};
+
+/// A CUDA event with timing enabled; elapsed time via cudaEventElapsedTime
+/// (resolution about 0.5 µs per the CUDA Runtime API reference).
+class CudaEvent final : public Event {
+public:
+    /// Creates the event on the current CUDA device. Throws DeviceError.
+    explicit CudaEvent(Device& d);
+    ~CudaEvent() override;
+    cudaEvent_t handle() const noexcept { return event_; }
+
+protected:
+    void do_record(Stream& stream) override;
+    void do_synchronize() override;
+
+private:
+    cudaEvent_t event_ = nullptr;
+};
+
+/// Pinned host buffers for asynchronous copies, reused once the copies that
+/// used them have completed. Thread-safe.
+class StagingPool {
+public:
+    StagingPool() = default;
+    StagingPool(const StagingPool&) = delete;
+    StagingPool& operator=(const StagingPool&) = delete;
+    /// Frees every buffer; the owner synchronizes the device first.
+    ~StagingPool();
+    /// A pinned buffer of at least `bytes` bytes, marked busy. Reuses the
+    /// smallest idle one that fits; otherwise frees the idle ones (too small)
+    /// and allocates. Throws OutOfMemory when cudaMallocHost refuses, DeviceError
+    /// on other failures.
+    void* acquire(std::size_t bytes);
+    /// Makes `p` (from acquire) idle once the work now enqueued on `stream`
+    /// has completed, by recording an event there. Never throws: if the event
+    /// cannot be recorded the buffer stays busy until the pool is destroyed.
+    void release_after(void* p, cudaStream_t stream) noexcept;
+
+private:
+    struct Block {
+        void* ptr;
+        std::size_t bytes;
+        cudaEvent_t done;  // recorded after the buffer's last use
+        bool busy;
+        bool recorded;
+    };
+    std::mutex mutex_;
+    std::vector<Block> blocks_;
+};
+
+/// cuBLAS state of one device: one handle, bound to each call's stream.
+struct Cublas {
+    cublasHandle_t handle = nullptr;  ///< null when cuBLAS could not start
+    bool tf32 = false;                ///< ACCEL_CUDA_TF32=1: TF32 tensor-core math
+    std::mutex mutex;                 ///< guards cublasSetStream + the call that follows
+    std::string description;          ///< version and math mode, or why there is no handle
+};
+
+/// Creates the handle on the current device and sets its math mode: FP32
+/// (CUBLAS_DEFAULT_MATH, which for sgemm never uses TF32) unless
+/// ACCEL_CUDA_TF32=1 asks for CUBLAS_TF32_TENSOR_OP_MATH. Never throws: on
+/// failure handle stays null and description says why. Throws
+/// InvalidArgument only for an ACCEL_CUDA_TF32 value other than 0 or 1.
+void cublas_start(Cublas& blas);
+/// Destroys the handle. Never throws.
+void cublas_stop(Cublas& blas) noexcept;
+/// C[m,n] = op(A)·op(B) with cuBLAS sgemm (beta = 0) on `stream`;
+/// shapes as in Device::k_matmul, row-major, computed through the column-major
+/// identity Cᵀ = op(B)ᵀ·op(A)ᵀ. k == 0 writes zeros. Throws Unsupported when a
+/// dimension exceeds INT_MAX (cuBLAS's int interface), DeviceError on failure.
+void cublas_matmul(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
+                   std::size_t k, bool ta, bool tb, cudaStream_t stream);
+
+/// One CUDA device (cudaSetDevice(index) before each call that needs it).
+class CudaDevice final : public Device {
+public:
+    /// Opens device `index`: reads its properties, starts cuBLAS. Throws
+    /// DeviceError when the runtime fails.
+    explicit CudaDevice(int index);
+    /// Synchronizes the device, then frees cuBLAS and the staging buffers;
+    /// errors are ignored, and nothing is freed once the CUDA runtime is being
+    /// unloaded at process exit.
+    ~CudaDevice() override;
+
+protected:
+    DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(DeviceHandle h) noexcept override;
+    void do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
+                     bool blocking) override;
+    void do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
+                     bool blocking) override;
+    void do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff, std::size_t bytes,
+                     Stream& s, bool blocking) override;
+    std::unique_ptr<Stream> do_create_stream() override;
+    std::unique_ptr<Event> do_create_event() override;
+    double do_elapsed_ms(Event& start, Event& end) override;
+    void do_synchronize() override;
+    /// Elementwise and column_sum: blocks of 256 threads, grid covering the
+    /// elements but at most 32 blocks per SM (grid-stride loops do the rest).
+    /// matmul/dense: block (16,16,1), one block per 64×64 output tile.
+    LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
+    /// Every op natively; matmul and dense also on the vendor path when cuBLAS started.
+    bool do_supports(Op op, OpPath path) const override;
+
+    void k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
+               Stream& s) override;
+    void k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
+    void k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
+    void k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
+                         Stream& s) override;
+    void k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
+                            Stream& s) override;
+    void k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n, std::size_t k,
+                  bool trans_a, bool trans_b, OpPath path, const LaunchGeometry& g, Stream& s) override;
+    void k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch, std::size_t in,
+                 std::size_t out, Activation act, OpPath path, const LaunchGeometry& g, Stream& s) override;
+    void k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols, const LaunchGeometry& g,
+                      Stream& s) override;
+    void k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n, const LaunchGeometry& g,
+                           Stream& s) override;
+    void k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n, float scale,
+                                    const LaunchGeometry& g, Stream& s) override;
+    void k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n, float beta1,
+                     float beta2, float eps, float step_size, float bias_correction2_sqrt, const LaunchGeometry& g,
+                     Stream& s) override;
+    void k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                          Stream& s) override;
+
+private:
+    /// Makes this device current for the calling thread. Throws DeviceError.
+    void activate() const;
+
+    int index_;
+    StagingPool staging_;
+    Cublas blas_;
+};
+
+}  // namespace cuda
+}  // namespace accel

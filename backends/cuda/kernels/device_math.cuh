@@ -1,0 +1,48 @@
+// CUDA backend: device-side helpers shared by the kernels.
+//
+// Accuracy (CUDA C++ Programming Guide, "Mathematical Functions", single
+// precision, built without -use_fast_math): expf max 2 ulp, log1pf max 1 ulp,
+// sqrtf and x/y correctly rounded (nvcc's defaults -prec-sqrt=true,
+// -prec-div=true). nvcc contracts a*b+c to an FMA (-fmad=true), so results may
+// differ from the host backend in the last bit; the conformance thresholds
+// (NMSE against float64) allow for that.
+#pragma once
+
+#include "kernels.hpp"
+
+#include <cstddef>
+
+namespace accel {
+namespace cuda {
+
+/// Index of this thread in the flattened launch: blocks numbered x-fastest
+/// over the grid, threads x-fastest within a block.
+__device__ __forceinline__ std::size_t flat_thread_index() {
+    const std::size_t block = blockIdx.x + static_cast<std::size_t>(gridDim.x) *
+                                               (blockIdx.y + static_cast<std::size_t>(gridDim.y) * blockIdx.z);
+    const unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    return block * (blockDim.x * blockDim.y * blockDim.z) + thread;
+}
+
+/// Threads in the whole launch: the stride of a grid-stride loop.
+__device__ __forceinline__ std::size_t flat_thread_count() {
+    return static_cast<std::size_t>(gridDim.x) * gridDim.y * gridDim.z * (blockDim.x * blockDim.y * blockDim.z);
+}
+
+/// Stable logistic 1/(1+e^-x): expf only of a non-positive argument, so it
+/// never overflows (expf: max 2 ulp; the division is correctly rounded).
+__device__ __forceinline__ float sigmoid1(float x) {
+    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
+    const float e = expf(x);
+    return e / (1.0f + e);
+}
+
+/// The activation of a fused epilogue.
+__device__ __forceinline__ float activate(float v, Epilogue act) {
+    if (act == Epilogue::relu) return v > 0.0f ? v : 0.0f;
+    if (act == Epilogue::sigmoid) return sigmoid1(v);
+    return v;
+}
+
+}  // namespace cuda
+}  // namespace accel

@@ -1,0 +1,78 @@
+// CUDA backend: the kernel launchers (defined in kernels/*.cu, called from
+// cuda_ops.cpp and cuda_vendor.cpp). Plain C++ declarations so that only the
+// .cu files go through nvcc.
+//
+// Every launcher enqueues one kernel on `l.stream` and returns
+// cudaGetLastError() (a launch-configuration error, or cudaSuccess); it never
+// throws. Pointers are device pointers to row-major float32 data, sizes are in
+// elements, and the arguments were validated by the op front-end.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace accel {
+namespace cuda {
+
+/// Where and how a kernel runs: <<<grid, block, 0, stream>>>.
+struct Launch {
+    dim3 grid;
+    dim3 block;
+    cudaStream_t stream;
+};
+
+/// Activation applied in a kernel's epilogue (mirrors accel::Activation).
+enum class Epilogue : int { none, sigmoid, relu };
+
+// ---- elementwise (kernels/elementwise.cu) -----------------------------------
+// Grid-stride loops over the flattened launch (all of grid and block x/y/z), so
+// any geometry within the device limits covers every element.
+
+/// c[i] = a[i] + b[i]; float4 loads/stores when a, b and c are 16-byte aligned
+/// and n is large, scalar otherwise and for the tail.
+cudaError_t launch_add(const float* a, const float* b, float* c, std::size_t n, const Launch& l);
+/// y[i] = sigmoid(x[i]) (stable form, see device_math.cuh).
+cudaError_t launch_sigmoid(const float* x, float* y, std::size_t n, const Launch& l);
+/// y[i] = max(x[i], 0) (x > 0 ? x : 0, so NaN gives 0 as on the host backend).
+cudaError_t launch_relu(const float* x, float* y, std::size_t n, const Launch& l);
+/// dx[i] = x[i] > 0 ? dy[i] : 0.
+cudaError_t launch_relu_backward(const float* dy, const float* x, float* dx, std::size_t n, const Launch& l);
+/// dx[i] = dy[i] * y[i] * (1 - y[i]).
+cudaError_t launch_sigmoid_backward(const float* dy, const float* y, float* dx, std::size_t n, const Launch& l);
+/// l[i] = max(z,0) - z*t + log1p(exp(-|z|)).
+cudaError_t launch_bce_with_logits(const float* z, const float* t, float* out, std::size_t n, const Launch& l);
+/// dz[i] = scale * (sigmoid(z[i]) - t[i]).
+cudaError_t launch_bce_with_logits_backward(const float* z, const float* t, float* dz, std::size_t n, float scale,
+                                            const Launch& l);
+/// PyTorch's Adam per element (see Device::k_adam_step); updates p, m, v in place.
+cudaError_t launch_adam_step(float* p, const float* g, float* m, float* v, std::size_t n, float beta1, float beta2,
+                             float eps, float step_size, float bias_correction2_sqrt, const Launch& l);
+/// The peak-FMA probe (see Device::k_fma_throughput); item i is the element index.
+cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iterations, const Launch& l);
+/// y[c] = Σ_r x[r,c] for x[rows,cols], one thread per column (grid-stride over
+/// columns), rows summed in order.
+cudaError_t launch_column_sum(const float* x, float* y, std::size_t rows, std::size_t cols, const Launch& l);
+/// In place: y[r,c] = act(y[r,c] + bias[c]) for y[rows,cols]; bias may be null.
+/// The epilogue of dense on the vendor path.
+cudaError_t launch_bias_activation(float* y, const float* bias, std::size_t rows, std::size_t cols, Epilogue act,
+                                   const Launch& l);
+
+// ---- tiled matmul (kernels/matmul.cu) ----------------------------------------
+
+/// Output tile of one block of the tiled matmul kernel (rows and columns of C).
+constexpr unsigned kMatmulTile = 64;
+/// The one block shape the tiled kernel is written for: 16×16 threads, each
+/// computing a 4×4 piece of the 64×64 output tile.
+constexpr unsigned kMatmulThreads = 16;
+
+/// C[m,n] = act(op(A)·op(B) + bias[col]) with op(A) = A[m,k] or, when ta, the
+/// transpose of A[k,m]; op(B) = B[k,n] or, when tb, the transpose of B[n,k].
+/// bias (length n) may be null; k == 0 gives act(bias) (zeros for matmul).
+/// Needs block (16,16,1) and a grid with grid.x·64 ≥ n, grid.y·64 ≥ m,
+/// grid.z == 1 (checked by the caller); extra blocks exit at once.
+cudaError_t launch_matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+                          bool ta, bool tb, const float* bias, Epilogue act, const Launch& l);
+
+}  // namespace cuda
+}  // namespace accel
