@@ -1,0 +1,448 @@
+// OpenCL backend: Backend (probe over all platforms), device info, context and
+// program, memory (cl_mem), copies, command queues, marker events.
+#include "opencl_device.hpp"
+
+#include <accel/error.hpp>
+#include <accel/plugin.hpp>
+
+#include <CL/cl_ext.h>
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+// The kernel sources, embedded from kernels/*.cl by accel_embed_text().
+extern const char accel_cl_common[];
+extern const char accel_cl_elementwise[];
+extern const char accel_cl_reduce[];
+extern const char accel_cl_matmul[];
+
+namespace accel {
+namespace opencl {
+
+const char* cl_error_name(cl_int code) noexcept {
+    switch (code) {
+#define ACCEL_CL_ERROR(name) \
+    case name: return #name;
+        ACCEL_CL_ERROR(CL_SUCCESS)
+        ACCEL_CL_ERROR(CL_DEVICE_NOT_FOUND)
+        ACCEL_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
+        ACCEL_CL_ERROR(CL_COMPILER_NOT_AVAILABLE)
+        ACCEL_CL_ERROR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        ACCEL_CL_ERROR(CL_OUT_OF_RESOURCES)
+        ACCEL_CL_ERROR(CL_OUT_OF_HOST_MEMORY)
+        ACCEL_CL_ERROR(CL_PROFILING_INFO_NOT_AVAILABLE)
+        ACCEL_CL_ERROR(CL_MEM_COPY_OVERLAP)
+        ACCEL_CL_ERROR(CL_IMAGE_FORMAT_MISMATCH)
+        ACCEL_CL_ERROR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        ACCEL_CL_ERROR(CL_BUILD_PROGRAM_FAILURE)
+        ACCEL_CL_ERROR(CL_MAP_FAILURE)
+        ACCEL_CL_ERROR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        ACCEL_CL_ERROR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        ACCEL_CL_ERROR(CL_COMPILE_PROGRAM_FAILURE)
+        ACCEL_CL_ERROR(CL_LINKER_NOT_AVAILABLE)
+        ACCEL_CL_ERROR(CL_LINK_PROGRAM_FAILURE)
+        ACCEL_CL_ERROR(CL_DEVICE_PARTITION_FAILED)
+        ACCEL_CL_ERROR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+        ACCEL_CL_ERROR(CL_INVALID_VALUE)
+        ACCEL_CL_ERROR(CL_INVALID_DEVICE_TYPE)
+        ACCEL_CL_ERROR(CL_INVALID_PLATFORM)
+        ACCEL_CL_ERROR(CL_INVALID_DEVICE)
+        ACCEL_CL_ERROR(CL_INVALID_CONTEXT)
+        ACCEL_CL_ERROR(CL_INVALID_QUEUE_PROPERTIES)
+        ACCEL_CL_ERROR(CL_INVALID_COMMAND_QUEUE)
+        ACCEL_CL_ERROR(CL_INVALID_HOST_PTR)
+        ACCEL_CL_ERROR(CL_INVALID_MEM_OBJECT)
+        ACCEL_CL_ERROR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        ACCEL_CL_ERROR(CL_INVALID_IMAGE_SIZE)
+        ACCEL_CL_ERROR(CL_INVALID_SAMPLER)
+        ACCEL_CL_ERROR(CL_INVALID_BINARY)
+        ACCEL_CL_ERROR(CL_INVALID_BUILD_OPTIONS)
+        ACCEL_CL_ERROR(CL_INVALID_PROGRAM)
+        ACCEL_CL_ERROR(CL_INVALID_PROGRAM_EXECUTABLE)
+        ACCEL_CL_ERROR(CL_INVALID_KERNEL_NAME)
+        ACCEL_CL_ERROR(CL_INVALID_KERNEL_DEFINITION)
+        ACCEL_CL_ERROR(CL_INVALID_KERNEL)
+        ACCEL_CL_ERROR(CL_INVALID_ARG_INDEX)
+        ACCEL_CL_ERROR(CL_INVALID_ARG_VALUE)
+        ACCEL_CL_ERROR(CL_INVALID_ARG_SIZE)
+        ACCEL_CL_ERROR(CL_INVALID_KERNEL_ARGS)
+        ACCEL_CL_ERROR(CL_INVALID_WORK_DIMENSION)
+        ACCEL_CL_ERROR(CL_INVALID_WORK_GROUP_SIZE)
+        ACCEL_CL_ERROR(CL_INVALID_WORK_ITEM_SIZE)
+        ACCEL_CL_ERROR(CL_INVALID_GLOBAL_OFFSET)
+        ACCEL_CL_ERROR(CL_INVALID_EVENT_WAIT_LIST)
+        ACCEL_CL_ERROR(CL_INVALID_EVENT)
+        ACCEL_CL_ERROR(CL_INVALID_OPERATION)
+        ACCEL_CL_ERROR(CL_INVALID_GL_OBJECT)
+        ACCEL_CL_ERROR(CL_INVALID_BUFFER_SIZE)
+        ACCEL_CL_ERROR(CL_INVALID_MIP_LEVEL)
+        ACCEL_CL_ERROR(CL_INVALID_GLOBAL_WORK_SIZE)
+        ACCEL_CL_ERROR(CL_INVALID_PROPERTY)
+        ACCEL_CL_ERROR(CL_INVALID_IMAGE_DESCRIPTOR)
+        ACCEL_CL_ERROR(CL_INVALID_COMPILER_OPTIONS)
+        ACCEL_CL_ERROR(CL_INVALID_LINKER_OPTIONS)
+        ACCEL_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
+        ACCEL_CL_ERROR(CL_PLATFORM_NOT_FOUND_KHR)
+#undef ACCEL_CL_ERROR
+    }
+    return "unknown OpenCL error";
+}
+
+std::string cl_error_text(const std::string& where, cl_int code) {
+    return where + ": " + cl_error_name(code) + " (" + std::to_string(code) + ")";
+}
+
+void check_cl(cl_int code, const std::string& where, const std::string& detail) {
+    if (code != CL_SUCCESS)
+        throw DeviceError("OpenCL call failed in " + cl_error_text(where, code) + detail, code, cl_error_name(code));
+}
+
+namespace {
+
+// One device as numbered by this backend: the platform order, then the
+// device order within each platform.
+struct DeviceRef {
+    cl_platform_id platform;
+    cl_device_id device;
+};
+
+std::vector<DeviceRef> all_devices() {
+    cl_uint np = 0;
+    check_cl(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
+    std::vector<cl_platform_id> platforms(np);
+    if (np) check_cl(clGetPlatformIDs(np, platforms.data(), nullptr), "clGetPlatformIDs");
+    std::vector<DeviceRef> out;
+    for (cl_platform_id p : platforms) {
+        cl_uint nd = 0;
+        const cl_int err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
+        if (err == CL_DEVICE_NOT_FOUND || nd == 0) continue;  // a platform without devices adds none
+        check_cl(err, "clGetDeviceIDs");
+        std::vector<cl_device_id> ids(nd);
+        check_cl(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ids.data(), nullptr), "clGetDeviceIDs");
+        for (cl_device_id d : ids) out.push_back({p, d});
+    }
+    return out;
+}
+
+template <class T>
+T device_value(cl_device_id d, cl_device_info what, const char* name) {
+    T v{};
+    check_cl(clGetDeviceInfo(d, what, sizeof(T), &v, nullptr), std::string("clGetDeviceInfo(") + name + ")");
+    return v;
+}
+
+std::string trimmed(std::string s) {
+    while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+std::string device_text(cl_device_id d, cl_device_info what, const char* name) {
+    std::size_t n = 0;
+    const std::string where = std::string("clGetDeviceInfo(") + name + ")";
+    check_cl(clGetDeviceInfo(d, what, 0, nullptr, &n), where);
+    std::string s(n, '\0');
+    if (n) check_cl(clGetDeviceInfo(d, what, n, &s[0], nullptr), where);
+    return trimmed(s);
+}
+
+std::string platform_text(cl_platform_id p, cl_platform_info what, const char* name) {
+    std::size_t n = 0;
+    const std::string where = std::string("clGetPlatformInfo(") + name + ")";
+    check_cl(clGetPlatformInfo(p, what, 0, nullptr, &n), where);
+    std::string s(n, '\0');
+    if (n) check_cl(clGetPlatformInfo(p, what, n, &s[0], nullptr), where);
+    return trimmed(s);
+}
+
+#define ACCEL_DEVICE_VALUE(T, d, what) device_value<T>(d, what, #what)
+#define ACCEL_DEVICE_TEXT(d, what) device_text(d, what, #what)
+
+std::string type_name(cl_device_type t) {
+    if (t & CL_DEVICE_TYPE_GPU) return "gpu";
+    if (t & CL_DEVICE_TYPE_CPU) return "cpu";
+    if (t & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
+    return "other";
+}
+
+// The largest B ≤ 16 for which a B×B work-group fits the device.
+std::size_t matmul_block_for(const LaunchLimits& l) {
+    std::size_t b = 16;
+    while (b > 1 && (b * b > l.max_block_size || b > l.max_block_dims.x || b > l.max_block_dims.y)) b /= 2;
+    return b;
+}
+
+DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d) {
+    DeviceInfo i;
+    i.backend = "opencl";
+    i.index = index;
+    i.name = ACCEL_DEVICE_TEXT(d, CL_DEVICE_NAME);
+    i.vendor = ACCEL_DEVICE_TEXT(d, CL_DEVICE_VENDOR);
+    i.type = type_name(ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE));
+    i.driver_version = ACCEL_DEVICE_TEXT(d, CL_DRIVER_VERSION);
+    const std::string platform = platform_text(p, CL_PLATFORM_NAME, "CL_PLATFORM_NAME");
+    i.runtime_version = platform + " / " + ACCEL_DEVICE_TEXT(d, CL_DEVICE_VERSION);
+    i.compute_units = static_cast<int>(ACCEL_DEVICE_VALUE(cl_uint, d, CL_DEVICE_MAX_COMPUTE_UNITS));
+    i.global_memory_bytes = ACCEL_DEVICE_VALUE(cl_ulong, d, CL_DEVICE_GLOBAL_MEM_SIZE);
+
+    i.limits.max_block_size = ACCEL_DEVICE_VALUE(std::size_t, d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    const cl_uint dims = ACCEL_DEVICE_VALUE(cl_uint, d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
+    std::vector<std::size_t> sizes(std::max<cl_uint>(dims, 3), 1);
+    check_cl(clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, dims * sizeof(std::size_t), sizes.data(), nullptr),
+             "clGetDeviceInfo(CL_DEVICE_MAX_WORK_ITEM_SIZES)");
+    i.limits.max_block_dims = {sizes[0], sizes[1], sizes[2]};
+    // OpenCL limits only the global size (a size_t of the device); keep
+    // grid × block within it and within 2^31 - 1 blocks per dimension.
+    const cl_uint bits = ACCEL_DEVICE_VALUE(cl_uint, d, CL_DEVICE_ADDRESS_BITS);
+    const std::uint64_t global_max = bits >= 64 ? std::numeric_limits<std::uint64_t>::max() : (1ull << bits) - 1;
+    const std::size_t grid_max =
+        static_cast<std::size_t>(std::min<std::uint64_t>(2147483647u, global_max / i.limits.max_block_size));
+    i.limits.max_grid_dims = {grid_max, grid_max, grid_max};
+    i.timer = "OpenCL profiling events (CL_PROFILING_COMMAND_END of queue markers)";
+
+    const std::size_t mb = matmul_block_for(i.limits), tile = mb * OpenclDevice::kMatmulWork;
+    i.extra.push_back({"platform", platform + " (" + platform_text(p, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION") +
+                                       ", " + platform_text(p, CL_PLATFORM_VENDOR, "CL_PLATFORM_VENDOR") + ")"});
+    i.extra.push_back({"OpenCL C version", ACCEL_DEVICE_TEXT(d, CL_DEVICE_OPENCL_C_VERSION)});
+    i.extra.push_back({"local memory", std::to_string(ACCEL_DEVICE_VALUE(cl_ulong, d, CL_DEVICE_LOCAL_MEM_SIZE)) +
+                                           " bytes"});
+    i.extra.push_back({"max allocation", std::to_string(ACCEL_DEVICE_VALUE(cl_ulong, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE)) +
+                                             " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)"});
+    i.extra.push_back({"matmul kernel", "local-memory tiled, block (" + std::to_string(mb) + "," + std::to_string(mb) +
+                                            ",1), " + std::to_string(tile) + "x" + std::to_string(tile) +
+                                            " output tile per work-group, " +
+                                            std::to_string(OpenclDevice::kMatmulWork) + "x" +
+                                            std::to_string(OpenclDevice::kMatmulWork) + " per work-item"});
+    i.extra.push_back({"vendor BLAS", vendor_blas_description()});
+    return i;
+}
+
+class OpenclBackend final : public Backend {
+public:
+    std::string name() const override { return "opencl"; }
+
+    Availability probe() override {
+        Availability a;
+        try {
+            const auto devices = all_devices();
+            a.device_count = static_cast<int>(devices.size());
+            for (const auto& r : devices)
+                if (ACCEL_DEVICE_VALUE(cl_device_type, r.device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) a.has_gpu = true;
+            a.available = a.device_count > 0;
+            if (!a.available) a.reason = "the OpenCL platforms report no device";
+        } catch (const DeviceError& e) {
+            a = Availability{};
+            a.reason = e.what();
+            if (e.code() == CL_PLATFORM_NOT_FOUND_KHR)
+                a.reason += " — no OpenCL platform is installed (install an ICD such as pocl-opencl-icd or a GPU "
+                            "driver's OpenCL package)";
+        } catch (const std::exception& e) {
+            a = Availability{};
+            a.reason = e.what();
+        } catch (...) {
+            a = Availability{};
+            a.reason = "unknown error while probing OpenCL";
+        }
+        return a;
+    }
+
+    std::shared_ptr<Device> create_device(int index) override {
+        const auto devices = all_devices();
+        if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
+            throw DeviceError("opencl:" + std::to_string(index) + " does not exist; the OpenCL platforms report " +
+                                  std::to_string(devices.size()) + " device(s)",
+                              CL_DEVICE_NOT_FOUND, cl_error_name(CL_DEVICE_NOT_FOUND));
+        const DeviceRef& r = devices[static_cast<std::size_t>(index)];
+        return std::make_shared<OpenclDevice>(index, r.platform, r.device);
+    }
+};
+
+cl_mem mem(DeviceHandle h) { return static_cast<cl_mem>(h); }
+cl_command_queue queue_of(Stream& s) { return static_cast<OpenclStream&>(s).queue(); }
+
+}  // namespace
+
+// ---- streams and events ---------------------------------------------------
+
+OpenclStream::OpenclStream(Device& d, cl_context context, cl_device_id id, std::shared_ptr<QueueList> list)
+    : Stream(d), list_(std::move(list)) {
+    cl_int err = CL_SUCCESS;
+    queue_ = clCreateCommandQueue(context, id, CL_QUEUE_PROFILING_ENABLE, &err);
+    check_cl(err, "create_stream: clCreateCommandQueue");
+    std::lock_guard<std::mutex> lock(list_->mutex);
+    list_->queues.push_back(queue_);
+}
+
+OpenclStream::~OpenclStream() {
+    {
+        std::lock_guard<std::mutex> lock(list_->mutex);
+        auto& q = list_->queues;
+        q.erase(std::remove(q.begin(), q.end(), queue_), q.end());
+    }
+    clFinish(queue_);  // work still queued must not outlive the host memory it uses
+    clReleaseCommandQueue(queue_);
+}
+
+void OpenclStream::synchronize() { check_cl(clFinish(queue_), "Stream::synchronize: clFinish"); }
+
+OpenclEvent::~OpenclEvent() {
+    if (marker_) clReleaseEvent(marker_);
+}
+
+void OpenclEvent::do_record(Stream& stream) {
+    cl_event e = nullptr;
+    check_cl(clEnqueueMarkerWithWaitList(queue_of(stream), 0, nullptr, &e), "Event::record: clEnqueueMarkerWithWaitList");
+    if (marker_) clReleaseEvent(marker_);
+    marker_ = e;
+}
+
+void OpenclEvent::do_synchronize() { check_cl(clWaitForEvents(1, &marker_), "Event::synchronize: clWaitForEvents"); }
+
+cl_ulong OpenclEvent::end_ns() {
+    do_synchronize();
+    cl_ulong t = 0;
+    check_cl(clGetEventProfilingInfo(marker_, CL_PROFILING_COMMAND_END, sizeof(t), &t, nullptr),
+             "elapsed_ms: clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)");
+    return t;
+}
+
+// ---- the device -----------------------------------------------------------
+
+OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id)
+    : Device(make_info(index, platform, id)), platform_(platform), id_(id) {
+    max_alloc_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    mm_block_ = matmul_block_for(info().limits);
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
+    cl_int err = CL_SUCCESS;
+    context_ = clCreateContext(props, 1, &id_, nullptr, nullptr, &err);
+    check_cl(err, "opening " + selector() + " (" + info().name + "): clCreateContext");
+}
+
+OpenclDevice::~OpenclDevice() {
+    // Queues (the default stream is destroyed after this body) keep the
+    // context alive until they are released, as OpenCL reference counting says.
+    for (cl_kernel k : kernels_)
+        if (k) clReleaseKernel(k);
+    if (program_) clReleaseProgram(program_);
+    if (context_) clReleaseContext(context_);
+}
+
+void OpenclDevice::build_program() {
+    const char* sources[] = {accel_cl_common, accel_cl_elementwise, accel_cl_reduce, accel_cl_matmul};
+    cl_int err = CL_SUCCESS;
+    cl_program p = clCreateProgramWithSource(context_, 4, sources, nullptr, &err);
+    check_cl(err, "building the kernels: clCreateProgramWithSource");
+    const std::string options = "-cl-std=CL1.2 -DMM_BLOCK=" + std::to_string(mm_block_) +
+                                " -DMM_WPT=" + std::to_string(kMatmulWork);
+    err = clBuildProgram(p, 1, &id_, options.c_str(), nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+        std::size_t n = 0;
+        std::string log;
+        if (clGetProgramBuildInfo(p, id_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) == CL_SUCCESS && n) {
+            log.assign(n, '\0');
+            clGetProgramBuildInfo(p, id_, CL_PROGRAM_BUILD_LOG, n, &log[0], nullptr);
+        }
+        clReleaseProgram(p);
+        check_cl(err, "building the kernels for " + selector() + " (" + info().name + "): clBuildProgram",
+                 " with options '" + options + "'; build log:\n" + trimmed(log));
+    }
+    static const char* const names[] = {"add",           "sigmoid",         "relu",
+                                        "relu_backward", "sigmoid_backward", "bce_with_logits",
+                                        "bce_with_logits_backward", "adam_step", "fma_throughput",
+                                        "fill_rows",     "column_sum",      "gemm_tiled"};
+    static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(Kernel::count_),
+                  "one name per Kernel");
+    std::array<cl_kernel, static_cast<std::size_t>(Kernel::count_)> made{};
+    for (std::size_t i = 0; i < made.size(); ++i) {
+        made[i] = clCreateKernel(p, names[i], &err);
+        if (err != CL_SUCCESS) {
+            for (cl_kernel k : made)
+                if (k) clReleaseKernel(k);
+            clReleaseProgram(p);
+            check_cl(err, std::string("clCreateKernel(\"") + names[i] + "\")");
+        }
+    }
+    program_ = p;
+    kernels_ = made;
+}
+
+cl_kernel OpenclDevice::kernel(Kernel k) {
+    if (!program_) build_program();
+    return kernels_[static_cast<std::size_t>(k)];
+}
+
+DeviceHandle OpenclDevice::do_allocate(std::size_t bytes) {
+    const std::string asked = "allocate: " + std::to_string(bytes) + " bytes asked on " + selector() + " (" +
+                              info().name + ")";
+    if (bytes > max_alloc_)
+        throw OutOfMemory(asked + ", above its largest single allocation of " + std::to_string(max_alloc_) +
+                          " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE; " + std::to_string(info().global_memory_bytes) +
+                          " bytes of global memory in total)");
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+    if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES || err == CL_OUT_OF_HOST_MEMORY ||
+        err == CL_INVALID_BUFFER_SIZE)
+        throw OutOfMemory(asked + ": " + cl_error_text("clCreateBuffer", err) + "; the device has " +
+                          std::to_string(info().global_memory_bytes) + " bytes of global memory in total");
+    check_cl(err, asked + ": clCreateBuffer");
+    return m;
+}
+
+void OpenclDevice::do_deallocate(DeviceHandle h) noexcept { clReleaseMemObject(mem(h)); }
+
+void OpenclDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
+                               bool blocking) {
+    check_cl(clEnqueueWriteBuffer(queue_of(s), mem(dst), blocking ? CL_TRUE : CL_FALSE, off, bytes, src, 0, nullptr,
+                                  nullptr),
+             "copy host to device: clEnqueueWriteBuffer");
+}
+
+void OpenclDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
+                               bool blocking) {
+    check_cl(clEnqueueReadBuffer(queue_of(s), mem(src), blocking ? CL_TRUE : CL_FALSE, off, bytes, dst, 0, nullptr,
+                                 nullptr),
+             "copy device to host: clEnqueueReadBuffer");
+}
+
+void OpenclDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff,
+                               std::size_t bytes, Stream& s, bool blocking) {
+    check_cl(clEnqueueCopyBuffer(queue_of(s), mem(src), mem(dst), soff, doff, bytes, 0, nullptr, nullptr),
+             "copy device to device: clEnqueueCopyBuffer");
+    if (blocking) s.synchronize();
+}
+
+std::unique_ptr<Stream> OpenclDevice::do_create_stream() {
+    return std::make_unique<OpenclStream>(*this, context_, id_, queues_);
+}
+
+std::unique_ptr<Event> OpenclDevice::do_create_event() { return std::make_unique<OpenclEvent>(*this); }
+
+double OpenclDevice::do_elapsed_ms(Event& start, Event& end) {
+    const cl_ulong a = static_cast<OpenclEvent&>(start).end_ns(), b = static_cast<OpenclEvent&>(end).end_ns();
+    return (static_cast<double>(b) - static_cast<double>(a)) * 1e-6;
+}
+
+void OpenclDevice::do_synchronize() {
+    std::vector<cl_command_queue> qs;
+    {
+        std::lock_guard<std::mutex> lock(queues_->mutex);
+        qs = queues_->queues;
+    }
+    for (cl_command_queue q : qs) check_cl(clFinish(q), "Device::synchronize: clFinish");
+}
+
+LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+    if (op == Op::matmul || op == Op::dense)
+        return geometry_2d(rows, cols, Dim3{mm_block_, mm_block_, 1}, matmul_tile(), matmul_tile(), info().limits);
+    return Device::do_default_geometry(op, rows, cols);
+}
+
+bool OpenclDevice::do_supports(Op op, OpPath path) const {
+    if (path == OpPath::native) return true;
+    return (op == Op::matmul || op == Op::dense) && have_vendor_blas();
+}
+
+}  // namespace opencl
+}  // namespace accel
+
+ACCEL_DEFINE_PLUGIN("opencl", accel::opencl::OpenclBackend)

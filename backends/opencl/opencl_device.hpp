@@ -1,0 +1,205 @@
+// The OpenCL backend: any OpenCL 1.2 platform (PoCL on CPUs, GPU drivers)
+// through the ICD loader. Devices are numbered across all platforms in
+// platform order: opencl:N is the N-th device of the concatenated lists.
+//
+// Kernels are the .cl files in kernels/, embedded at build time and built
+// into one cl_program per device (context) on first use; every cl_kernel is
+// created once and reused. A cl_kernel's arguments are shared state, so an
+// OpenclDevice is not thread-safe: use one device from one host thread at a
+// time (as accel/device.hpp says of every device).
+#pragma once
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include <accel/device.hpp>
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace accel {
+namespace opencl {
+
+/// Symbolic name of an OpenCL error code, e.g. "CL_OUT_OF_RESOURCES" for -5
+/// or "CL_PLATFORM_NOT_FOUND_KHR" for -1001; "unknown OpenCL error" otherwise.
+const char* cl_error_name(cl_int code) noexcept;
+
+/// "<where>: CL_NAME (code)", the text every OpenCL failure message starts with.
+std::string cl_error_text(const std::string& where, cl_int code);
+
+/// Throws DeviceError("<where> failed: CL_NAME (code)<detail>", code, name)
+/// when code is not CL_SUCCESS; `where` names the call site (op and cl* call).
+void check_cl(cl_int code, const std::string& where, const std::string& detail = "");
+
+/// The kernels of the program (names as in kernels/*.cl).
+enum class Kernel {
+    add,
+    sigmoid,
+    relu,
+    relu_backward,
+    sigmoid_backward,
+    bce_with_logits,
+    bce_with_logits_backward,
+    adam_step,
+    fma_throughput,
+    fill_rows,
+    column_sum,
+    gemm_tiled,
+    count_
+};
+
+/// The command queues alive on one device, shared by the device and its
+/// streams so that Device::synchronize() can finish every one of them.
+struct QueueList {
+    std::mutex mutex;
+    std::vector<cl_command_queue> queues;
+};
+
+/// A stream is one in-order cl_command_queue created with
+/// CL_QUEUE_PROFILING_ENABLE. The default stream is one such queue too.
+class OpenclStream final : public Stream {
+public:
+    /// Creates the queue on `id` in `context`; throws DeviceError on failure.
+    OpenclStream(Device& d, cl_context context, cl_device_id id, std::shared_ptr<QueueList> list);
+    ~OpenclStream() override;
+    /// clFinish on the queue; throws DeviceError on failure.
+    void synchronize() override;
+    cl_command_queue queue() const noexcept { return queue_; }
+
+private:
+    cl_command_queue queue_ = nullptr;
+    std::shared_ptr<QueueList> list_;
+};
+
+/// An event is a marker (clEnqueueMarkerWithWaitList) enqueued on a stream's
+/// queue: it completes when all earlier work of that queue has completed.
+/// Recording again replaces the marker.
+class OpenclEvent final : public Event {
+public:
+    explicit OpenclEvent(Device& d) : Event(d) {}
+    ~OpenclEvent() override;
+    /// The marker's profiling time CL_PROFILING_COMMAND_END in ns (device
+    /// clock), after waiting for it. Throws DeviceError when the runtime
+    /// cannot report it.
+    cl_ulong end_ns();
+
+protected:
+    void do_record(Stream& stream) override;
+    void do_synchronize() override;
+
+private:
+    cl_event marker_ = nullptr;
+};
+
+/// Whether this plugin was built with CLBlast (the vendor path of matmul/dense).
+bool have_vendor_blas() noexcept;
+/// The vendor BLAS for accel-info: "CLBlast 1.5.3 ..." or why there is none.
+std::string vendor_blas_description();
+
+/// One OpenCL device with its context and program.
+///
+/// Launch geometry (OpenCL terms: local size = block, global NDRange = grid ×
+/// block per dimension):
+///  - elementwise ops, column_sum, fma_throughput: any geometry within the
+///    limits (grid-stride loops over the flattened NDRange).
+///  - matmul and dense, native path: block must be (B, B, 1) with B =
+///    matmul_block() (16 where the device allows 256 work-items per group),
+///    and grid.z must be 1; each work-group computes a T × T output tile,
+///    T = matmul_tile() = 4·B, so the grid must be at least
+///    (ceil(N / T), ceil(M / T)) for C[M,N] (dense: N = out, M = batch).
+///    Anything else raises InvalidArgument naming the accepted geometry.
+///  - vendor path (CLBlast): the geometry is ignored; CLBlast chooses its own.
+/// Timing: OpenCL profiling events (CL_PROFILING_COMMAND_END of markers).
+class OpenclDevice final : public Device {
+public:
+    /// Opens device `id` of `platform` as opencl:`index`: creates its context
+    /// (the program is built on first kernel use). Throws DeviceError.
+    OpenclDevice(int index, cl_platform_id platform, cl_device_id id);
+    ~OpenclDevice() override;
+
+    /// Work-items per side of the matmul/dense work-group (block = (B, B, 1)).
+    std::size_t matmul_block() const noexcept { return mm_block_; }
+    /// Output elements per side of the tile one matmul/dense work-group computes.
+    std::size_t matmul_tile() const noexcept { return mm_block_ * kMatmulWork; }
+
+    /// Register block per work-item side in gemm_tiled (MM_WPT in matmul.cl).
+    static constexpr std::size_t kMatmulWork = 4;
+
+protected:
+    DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(DeviceHandle h) noexcept override;
+    void do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
+                     bool blocking) override;
+    void do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
+                     bool blocking) override;
+    void do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff, std::size_t bytes,
+                     Stream& s, bool blocking) override;
+    std::unique_ptr<Stream> do_create_stream() override;
+    std::unique_ptr<Event> do_create_event() override;
+    double do_elapsed_ms(Event& start, Event& end) override;
+    void do_synchronize() override;
+    LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
+    bool do_supports(Op op, OpPath path) const override;
+
+    void k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
+               Stream& s) override;
+    void k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
+    void k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
+    void k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
+                         Stream& s) override;
+    void k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
+                            Stream& s) override;
+    void k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n, std::size_t k,
+                  bool trans_a, bool trans_b, OpPath path, const LaunchGeometry& g, Stream& s) override;
+    void k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch, std::size_t in,
+                 std::size_t out, Activation act, OpPath path, const LaunchGeometry& g, Stream& s) override;
+    void k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols, const LaunchGeometry& g,
+                      Stream& s) override;
+    void k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n, const LaunchGeometry& g,
+                           Stream& s) override;
+    void k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n, float scale,
+                                    const LaunchGeometry& g, Stream& s) override;
+    void k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n, float beta1,
+                     float beta2, float eps, float step_size, float bias_correction2_sqrt, const LaunchGeometry& g,
+                     Stream& s) override;
+    void k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                          Stream& s) override;
+
+private:
+    /// The kernel `k`, building the program on first use (DeviceError with
+    /// the build log when the OpenCL C compiler rejects it).
+    cl_kernel kernel(Kernel k);
+    void build_program();
+    /// Sets the arguments of kernel `k` in order and enqueues it on `s` with
+    /// local size = g.block and global size = g.grid × g.block.
+    template <class... Args>
+    void launch(Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args);
+    /// y[rows, cols] = bias broadcast over rows (zeros when bias is null).
+    void fill_rows(cl_mem y, cl_mem bias, std::size_t rows, std::size_t cols, Stream& s);
+    /// Applies `act` to y[n] in place (nothing for Activation::none).
+    void activate_in_place(cl_mem y, std::size_t n, Activation act, Stream& s);
+    /// Throws InvalidArgument unless g is a geometry gemm_tiled accepts for C[m,n].
+    void check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, const char* op) const;
+    /// C[m,n] = op(A)·op(B) + beta·C with CLBlast (row-major); k > 0.
+    /// Throws Unsupported when built without CLBlast, DeviceError on failure.
+    void vendor_gemm(cl_mem a, cl_mem b, cl_mem c, std::size_t m, std::size_t n, std::size_t k, bool trans_a,
+                     bool trans_b, float beta, Stream& s, const char* op);
+
+    cl_platform_id platform_;
+    cl_device_id id_;
+    cl_context context_ = nullptr;
+    cl_program program_ = nullptr;
+    std::array<cl_kernel, static_cast<std::size_t>(Kernel::count_)> kernels_{};
+    std::shared_ptr<QueueList> queues_ = std::make_shared<QueueList>();
+    std::uint64_t max_alloc_ = 0;  ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes
+    std::size_t mm_block_ = 16;
+};
+
+}  // namespace opencl
+}  // namespace accel

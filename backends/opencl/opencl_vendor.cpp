@@ -1,0 +1,59 @@
+// OpenCL vendor path: CLBlast's SGEMM (https://github.com/CNugteren/CLBlast),
+// linked when CMake found it (ACCEL_HAVE_CLBLAST). CLBlast compiles and tunes
+// its kernels per device on the first call, so the first vendor matmul on a
+// device is slow; time later calls.
+#include "opencl_device.hpp"
+
+#include <accel/error.hpp>
+
+#ifdef ACCEL_HAVE_CLBLAST
+#include <clblast.h>
+#endif
+
+namespace accel {
+namespace opencl {
+
+bool have_vendor_blas() noexcept {
+#ifdef ACCEL_HAVE_CLBLAST
+    return true;
+#else
+    return false;
+#endif
+}
+
+std::string vendor_blas_description() {
+#ifdef ACCEL_HAVE_CLBLAST
+    return "CLBlast " + std::to_string(CLBLAST_VERSION_MAJOR) + "." + std::to_string(CLBLAST_VERSION_MINOR) + "." +
+           std::to_string(CLBLAST_VERSION_PATCH) + " (kernels compiled and tuned per device on first use)";
+#else
+    return "none: this plugin was built without CLBlast (install libclblast-dev and reconfigure)";
+#endif
+}
+
+void OpenclDevice::vendor_gemm(cl_mem a, cl_mem b, cl_mem c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+                               bool tb, float beta, Stream& s, const char* op) {
+#ifdef ACCEL_HAVE_CLBLAST
+    using clblast::Transpose;
+    cl_command_queue q = static_cast<OpenclStream&>(s).queue();
+    // Row-major leading dimensions: the stored row length of each operand.
+    const auto status = clblast::Gemm<float>(clblast::Layout::kRowMajor, ta ? Transpose::kYes : Transpose::kNo,
+                                             tb ? Transpose::kYes : Transpose::kNo, m, n, k, 1.0f, a, 0, ta ? m : k, b,
+                                             0, tb ? k : n, beta, c, 0, n, &q, nullptr);
+    const cl_int code = static_cast<cl_int>(status);
+    if (code != CL_SUCCESS) {
+        // CLBlast shares OpenCL's codes; its own (-1024 and below) have no CL name.
+        const std::string name = code > -1000 ? cl_error_name(code) : "CLBlast status " + std::to_string(code);
+        throw DeviceError(std::string(op) + " (vendor, " + selector() + "): clblast::Gemm<float> failed: " + name +
+                              " (" + std::to_string(code) + ") for M=" + std::to_string(m) + " N=" +
+                              std::to_string(n) + " K=" + std::to_string(k),
+                          code, name);
+    }
+#else
+    (void)a, (void)b, (void)c, (void)m, (void)n, (void)k, (void)ta, (void)tb, (void)beta, (void)s;
+    throw Unsupported(std::string(op) + ": the vendor path needs CLBlast, and this OpenCL plugin was built without "
+                      "it; use the native path");
+#endif
+}
+
+}  // namespace opencl
+}  // namespace accel
