@@ -12,7 +12,7 @@ namespace mlp {
 namespace {
 
 using accel::InvalidArgument;
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;  // keeps w1, b1, w2, b2 in file order
 
 void need_size(const char* name, std::size_t got, std::size_t want) {
     if (got != want)
