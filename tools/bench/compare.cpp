@@ -1,0 +1,116 @@
+// `accel-bench compare`: kernel-time ratios of two saved runs, row by row.
+#include "cli.hpp"
+#include "commands.hpp"
+#include "report.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <tuple>
+
+namespace bench {
+namespace {
+
+using nlohmann::json;
+
+// How rows of the two files are matched; the device part depends on --by.
+struct Key {
+    std::string op, shape, path, block, device;
+    bool operator<(const Key& o) const {
+        return std::tie(op, shape, path, block, device) < std::tie(o.op, o.shape, o.path, o.block, o.device);
+    }
+    std::string text() const { return op + " " + shape + " " + path + (block.empty() ? "" : " block " + block) + " on " + device; }
+};
+
+std::string str(const json& row, const char* key) {
+    return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : "";
+}
+
+// Rows that have a kernel time, by key; rows without one are listed in `skipped`.
+std::map<Key, double> kernel_times(const json& doc, const std::string& by, const std::string& file,
+                                   std::vector<std::string>& skipped) {
+    std::map<Key, double> out;
+    for (const auto& row : doc["rows"]) {
+        Key k{str(row, "op"), str(row, "shape"), str(row, "path"),
+              row.value("default_geometry", true) ? "" : str(row, "block"), ""};
+        if (by == "backend") k.device = str(row, "backend");
+        else if (by == "selector") k.device = str(row, "selector");
+        else k.device = str(row, "backend") + " " + str(row, "device");
+        const json* ms = row.contains("kernel_ms") ? &row["kernel_ms"] : nullptr;
+        if (!ms || !ms->contains("median") || !(*ms)["median"].is_number() || (*ms)["median"].get<double>() <= 0) {
+            skipped.push_back(k.text() + " (" + file + ": no kernel time)");
+            continue;
+        }
+        out[k] = (*ms)["median"].get<double>();
+    }
+    return out;
+}
+
+}  // namespace
+
+int compare_command(const std::vector<std::string>& argv) {
+    const Args args = parse_args(argv, {}, {"--threshold", "--by"});
+    if (args.positional.size() != 2)
+        throw UsageError("compare needs exactly two files, BASE.json and NEW.json (got " +
+                         std::to_string(args.positional.size()) + ")");
+    double threshold = 0.10;
+    std::string by = "device";
+    for (const auto& [name, value] : args.options) {
+        if (name == "--threshold") threshold = parse_number(value, name);
+        else if (name == "--by") by = value;
+    }
+    if (by != "device" && by != "selector" && by != "backend")
+        throw UsageError("--by: unknown value '" + by + "'; valid: device (backend + device name, default), "
+                         "selector (e.g. cuda:0, to compare different GPUs), backend");
+
+    const std::string& base_file = args.positional[0];
+    const std::string& new_file = args.positional[1];
+    std::vector<std::string> skipped;
+    const auto base = kernel_times(read_results(base_file), by, base_file, skipped);
+    const auto next = kernel_times(read_results(new_file), by, new_file, skipped);
+
+    std::cout << "kernel time NEW/BASE (below 1 = NEW is faster); NEW = " << new_file << ", BASE = " << base_file
+              << "\nrows are matched by op, shape, path, block and " << by << "\n\n";
+    TextTable t({"op", "shape", "path", "block", by, "base ms", "new ms", "new/base", "speedup", ""}, 5);
+    std::vector<std::string> slower, only_base, only_new;
+    double log_sum = 0;
+    int matched = 0;
+    for (const auto& [key, base_ms] : base) {
+        auto it = next.find(key);
+        if (it == next.end()) {
+            only_base.push_back(key.text());
+            continue;
+        }
+        const double ratio = it->second / base_ms;
+        log_sum += std::log(ratio);
+        ++matched;
+        const bool is_slower = ratio > 1 + threshold;
+        if (is_slower) slower.push_back(key.text() + format(" (%.2fx the base time)", ratio));
+        t.add({key.op, key.shape, key.path, key.block.empty() ? "default" : key.block, key.device,
+               format("%.4g", base_ms), format("%.4g", it->second), format("%.2f", ratio), format("%.2fx", 1 / ratio),
+               is_slower ? "SLOWER" : ratio < 1 / (1 + threshold) ? "faster" : ""});
+    }
+    for (const auto& kv : next)
+        if (!base.count(kv.first)) only_new.push_back(kv.first.text());
+    t.write(std::cout);
+
+    if (matched)
+        std::cout << format("\ngeometric mean of new/base over %d rows: %.2f (speedup %.2fx)\n", matched,
+                            std::exp(log_sum / matched), std::exp(-log_sum / matched));
+    else
+        std::cout << "\nno rows in common\n";
+    auto list = [](const char* title, const std::vector<std::string>& items) {
+        if (items.empty()) return;
+        std::cout << "\n" << title << " (" << items.size() << "):\n";
+        for (const auto& s : items) std::cout << "  " << s << "\n";
+    };
+    list(("only in " + base_file).c_str(), only_base);
+    list(("only in " + new_file).c_str(), only_new);
+    list("not comparable", skipped);
+    if (slower.empty()) return 0;
+    std::cout << "\n";
+    list(format("slower than the %.0f %% threshold", threshold * 100).c_str(), slower);
+    return 1;
+}
+
+}  // namespace bench

@@ -1,0 +1,247 @@
+#include "report.hpp"
+
+#include <accel/version.hpp>
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <fstream>
+#include <ostream>
+#include <stdexcept>
+
+namespace bench {
+namespace {
+
+using nlohmann::json;
+
+std::string cpu_model() {
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.rfind("model name", 0) != 0) continue;
+        auto colon = line.find(':');
+        if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+    return "unknown";
+}
+
+// Times and rates: 4 significant digits, no exponent for large values.
+std::string num(double x) { return x >= 1e4 ? format("%.0f", x) : format("%.4g", x); }
+std::string opt(const std::optional<double>& x, double scale = 1) { return x ? num(*x * scale) : ""; }
+
+std::string status(const Row& r) { return !r.error.empty() ? "error" : r.passed() ? "pass" : "FAIL"; }
+
+json settings_json(const Settings& s) {
+    json j;
+    j["selectors"] = s.selectors;
+    std::vector<std::string> ops, paths;
+    for (auto op : s.ops) ops.push_back(accel::op_name(op));
+    for (auto p : s.paths) paths.push_back(accel::path_name(p));
+    j["ops"] = ops;
+    j["paths"] = paths;
+    j["elementwise_sizes"] = s.elementwise_sizes;
+    j["matmul_sizes"] = s.matmul_sizes;
+    j["dense_shapes"] = s.dense_shapes;
+    j["column_sum_shapes"] = s.column_sum_shapes;
+    j["block_sizes"] = s.block_sizes;
+    j["warmup"] = s.warmup;
+    j["repeats"] = s.repeats;
+    j["min_time_ms"] = s.min_time_ms;
+    j["quick"] = s.quick;
+    j["oracle"] = "float64 reference; matmul/dense with M*N*K >= 1024^3 on 8 random output rows";
+    return j;
+}
+
+json device_json(const DeviceReport& d) {
+    const auto& i = d.info;
+    json j{{"selector", d.selector},
+           {"backend", i.backend},
+           {"name", i.name},
+           {"vendor", i.vendor},
+           {"type", i.type},
+           {"driver_version", i.driver_version},
+           {"runtime_version", i.runtime_version},
+           {"compute_units", i.compute_units},
+           {"global_memory_bytes", i.global_memory_bytes},
+           {"max_block_size", i.limits.max_block_size},
+           {"timer", i.timer},
+           {"vendor_path", {{"matmul", d.vendor_matmul}, {"dense", d.vendor_dense}}},
+           {"copy_gbps", d.copy_gbps},
+           {"copy_bytes", d.copy_bytes},
+           {"peak_fma_gflops", d.peak_gflops}};
+    for (const auto& kv : i.extra) j["extra"][kv.first] = kv.second;
+    if (!d.error.empty()) j["ceiling_error"] = d.error;
+    return j;
+}
+
+json row_json(const Row& r) {
+    json j{{"backend", r.backend},
+           {"device", r.device},
+           {"selector", r.selector},
+           {"timer", r.timer},
+           {"op", accel::op_name(r.problem.op)},
+           {"shape", r.problem.shape()},
+           {"size", r.problem.size()},
+           {"size_unit", r.problem.size_unit()},
+           {"path", r.path},
+           {"block", r.block},
+           {"geometry", r.geometry},
+           {"default_geometry", r.default_geometry},
+           {"nmse_threshold", r.threshold},
+           {"pass", r.passed()}};
+    if (!r.error.empty()) {
+        j["error"] = r.error;
+        return j;
+    }
+    j["runs"] = r.runs;
+    j["kernel_ms"] = {{"median", r.kernel_ms_median}, {"min", r.kernel_ms_min}, {"max", r.kernel_ms_max}};
+    j["end_to_end_ms"] = r.end_to_end_ms;
+    if (r.gbps) j["gbps"] = *r.gbps;
+    if (r.gflops) j["gflops"] = *r.gflops;
+    if (r.fraction) j["fraction_of_ceiling"] = *r.fraction;
+    j["nmse"] = r.nmse;
+    j["oracle"] = r.oracle;
+    return j;
+}
+
+std::string truncate(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+}  // namespace
+
+std::string format(const char* fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+Machine this_machine() {
+    Machine m;
+    m.cpu = cpu_model();
+    utsname u{};
+    m.os = uname(&u) == 0 ? std::string(u.sysname) + " " + u.release + " " + u.machine : "unknown";
+    char host[256] = {};
+    m.hostname = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+    return m;
+}
+
+json to_json(const Settings& s, const Results& r, const Machine& m) {
+    json j;
+    j["accel_version"] = ACCEL_VERSION;
+    j["machine"] = {{"cpu", m.cpu}, {"os", m.os}, {"hostname", m.hostname}};
+    j["settings"] = settings_json(s);
+    j["devices"] = json::array();
+    for (const auto& d : r.devices) j["devices"].push_back(device_json(d));
+    j["rows"] = json::array();
+    for (const auto& row : r.rows) j["rows"].push_back(row_json(row));
+    j["notes"] = r.notes;
+    j["unavailable"] = r.unavailable;
+    return j;
+}
+
+void TextTable::write(std::ostream& out) const {
+    std::vector<std::size_t> width;
+    for (const auto& row : rows_) {
+        width.resize(std::max(width.size(), row.size()));
+        for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& row) {
+        std::string s;
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            const std::string pad(width[c] - row[c].size(), ' ');
+            s += (c ? "  " : "") + (c < left_ ? row[c] + pad : pad + row[c]);
+        }
+        while (!s.empty() && s.back() == ' ') s.pop_back();
+        out << s << "\n";
+    };
+    std::size_t total = 0;
+    for (std::size_t w : width) total += w + 2;
+    line(rows_[0]);
+    out << std::string(total > 2 ? total - 2 : 0, '-') << "\n";
+    for (std::size_t i = 1; i < rows_.size(); ++i) line(rows_[i]);
+}
+
+void write_table(std::ostream& out, const Results& r, const Machine& m) {
+    out << "accel-bench " << ACCEL_VERSION << " on " << m.hostname << " (" << m.cpu << ", " << m.os << ")\n";
+    out << "kernel ms: device events around the op (median/min/max over runs); e2e ms: host clock, upload inputs + "
+           "op + download output (median)\n";
+    out << "% ceil: GB/s of copy bandwidth (memory-bound ops) or GFLOP/s of peak FMA (matmul, dense); nmse vs the "
+           "float64 oracle\n\n";
+    TextTable dev({"device", "name", "timer", "copy GB/s", "peak FMA GFLOP/s", "vendor path"}, 3);
+    for (const auto& d : r.devices)
+        dev.add({d.selector, d.info.name, d.info.timer, d.error.empty() ? num(d.copy_gbps) : "error",
+                 d.error.empty() ? num(d.peak_gflops) : "error", d.vendor_matmul ? "yes" : "no"});
+    dev.write(out);
+    for (const auto& d : r.devices)
+        if (!d.error.empty()) out << "ceilings of " << d.selector << " failed: " << d.error << "\n";
+    for (const auto& u : r.unavailable) out << "not run: " << u << "\n";
+    out << "\n";
+
+    TextTable t({"device", "name", "op", "shape", "path", "block", "kernel ms", "min", "max", "e2e ms", "GB/s",
+                 "GFLOP/s", "% ceil", "nmse", "limit", "ok"},
+                5);
+    for (const auto& row : r.rows) {
+        std::vector<std::string> c{row.selector, truncate(row.device, 28), accel::op_name(row.problem.op),
+                                   row.problem.shape(), row.path, row.block};
+        if (row.error.empty()) {
+            for (double v : {row.kernel_ms_median, row.kernel_ms_min, row.kernel_ms_max, row.end_to_end_ms})
+                c.push_back(num(v));
+            c.insert(c.end(), {opt(row.gbps), opt(row.gflops), opt(row.fraction, 100), format("%.1e", row.nmse)});
+        } else {
+            c.insert(c.end(), 8, "-");
+        }
+        c.insert(c.end(), {format("%.0e", row.threshold), status(row)});
+        t.add(std::move(c));
+    }
+    t.write(out);
+    for (const auto& row : r.rows)
+        if (!row.error.empty())
+            out << "error: " << accel::op_name(row.problem.op) << " " << row.problem.shape() << " on " << row.selector
+                << ": " << row.error << "\n";
+    for (const auto& n : r.notes) out << "note: " << n << "\n";
+}
+
+void write_csv(std::ostream& out, const Results& r) {
+    // Device names and errors may hold commas: quote every text field.
+    auto q = [](std::string s) {
+        std::string o = "\"";
+        for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        return o + "\"";
+    };
+    out << "backend,device,selector,timer,op,shape,size,size_unit,path,block,geometry,runs,kernel_ms_median,"
+           "kernel_ms_min,kernel_ms_max,end_to_end_ms,gbps,gflops,fraction_of_ceiling,nmse,nmse_threshold,pass,error\n";
+    for (const auto& row : r.rows) {
+        const bool ok = row.error.empty();
+        auto val = [&](double v) { return ok ? format("%.6g", v) : std::string(); };
+        auto ov = [&](const std::optional<double>& v) { return ok && v ? format("%.6g", *v) : std::string(); };
+        out << q(row.backend) << "," << q(row.device) << "," << q(row.selector) << "," << q(row.timer) << ","
+            << accel::op_name(row.problem.op) << "," << row.problem.shape() << "," << format("%.6g", row.problem.size())
+            << "," << row.problem.size_unit() << "," << row.path << "," << row.block << "," << q(row.geometry) << ","
+            << (ok ? std::to_string(row.runs) : "") << "," << val(row.kernel_ms_median) << "," << val(row.kernel_ms_min)
+            << "," << val(row.kernel_ms_max) << "," << val(row.end_to_end_ms) << "," << ov(row.gbps) << ","
+            << ov(row.gflops) << "," << ov(row.fraction) << "," << (ok ? format("%.3e", row.nmse) : "") << ","
+            << format("%.0e", row.threshold) << "," << (row.passed() ? "true" : "false") << "," << q(row.error)
+            << "\n";
+    }
+}
+
+json read_results(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error("cannot open '" + path + "' for reading");
+    json j;
+    try {
+        f >> j;
+    } catch (const json::exception& e) {
+        throw std::runtime_error("'" + path + "' is not valid JSON: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
+        throw std::runtime_error("'" + path + "' has no \"rows\" array; expected the output of "
+                                 "`accel-bench run --format json`");
+    return j;
+}
+
+}  // namespace bench

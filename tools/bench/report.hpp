@@ -1,0 +1,62 @@
+// accel-bench: writing results (table for people, CSV, JSON) and reading them back.
+#pragma once
+
+#include "runner.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+/// The machine a run happened on.
+struct Machine {
+    std::string cpu;       ///< /proc/cpuinfo "model name" (or "unknown")
+    std::string os;        ///< uname: sysname release machine
+    std::string hostname;
+};
+
+/// Facts about this machine; never throws (unknown fields say "unknown").
+Machine this_machine();
+
+/// The run as a JSON document: {"accel_version", "machine", "settings",
+/// "devices": [...with ceilings...], "rows": [...], "notes", "unavailable"}.
+/// Row keys: backend, device, selector, timer, op, shape, size, size_unit,
+/// path, block, geometry, runs, kernel_ms {median,min,max}, end_to_end_ms,
+/// gbps or gflops, fraction_of_ceiling, nmse, nmse_threshold, oracle, pass,
+/// and error when the row could not run.
+nlohmann::json to_json(const Settings& s, const Results& r, const Machine& m);
+
+/// Aligned table for people: a header (version, machine, devices with timer
+/// and ceilings, notes) and one line per row, units in the column headers.
+void write_table(std::ostream& out, const Results& r, const Machine& m);
+
+/// CSV with a header line; one line per row (the JSON row keys, flattened).
+void write_csv(std::ostream& out, const Results& r);
+
+/// Reads a JSON file written by `accel-bench run --format json`. Throws
+/// std::runtime_error naming the file when it cannot be read, is not JSON,
+/// or has no "rows" array.
+nlohmann::json read_results(const std::string& path);
+
+/// Columns of a plain-text table, padded to the widest cell; right-aligned
+/// except the columns named in `left`.
+class TextTable {
+public:
+    explicit TextTable(std::vector<std::string> header, std::size_t left_columns = 0)
+        : rows_{std::move(header)}, left_(left_columns) {}
+    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    /// Writes the header, a rule and every row.
+    void write(std::ostream& out) const;
+
+private:
+    std::vector<std::vector<std::string>> rows_;
+    std::size_t left_;  // the first left_ columns are left-aligned
+};
+
+/// printf-style formatting into a std::string.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace bench

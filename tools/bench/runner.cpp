@@ -1,0 +1,358 @@
+#include "runner.hpp"
+
+#include "workload.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <sstream>
+
+namespace bench {
+namespace {
+
+using accel::Op;
+using accel::OpPath;
+using Clock = std::chrono::steady_clock;
+
+// Cap on kernel-only runs added to reach Settings::min_time_ms.
+constexpr int kMaxRuns = 10000;
+
+bool is_elementwise(Op op) { return op == Op::add || op == Op::sigmoid || op == Op::relu || op == Op::adam_step; }
+bool has_vendor_path(Op op) { return op == Op::matmul || op == Op::dense; }
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// Kernel time of `fn` between two events on the device's default stream, in ms.
+class EventTimer {
+public:
+    explicit EventTimer(accel::Device& d) : d_(d), start_(d.create_event()), end_(d.create_event()) {}
+    double time(const std::function<void()>& fn) {
+        start_->record(d_.default_stream());
+        fn();
+        end_->record(d_.default_stream());
+        end_->synchronize();
+        return d_.elapsed_ms(*start_, *end_);
+    }
+    // Appends timings of `fn` until there are at least `min_runs` samples
+    // summing to at least `min_ms` (at most kMaxRuns).
+    void fill(std::vector<double>& samples, const std::function<void()>& fn, int min_runs, double min_ms) {
+        double total = 0;
+        for (double t : samples) total += t;
+        while ((int(samples.size()) < min_runs || total < min_ms) && int(samples.size()) < kMaxRuns) {
+            samples.push_back(time(fn));
+            total += samples.back();
+        }
+    }
+
+private:
+    accel::Device& d_;
+    std::unique_ptr<accel::Event> start_, end_;
+};
+
+// Copy bandwidth (read + write bytes) and peak FMA rate, with accel's own kernels.
+void measure_ceilings(DeviceReport& r, accel::Device& d, const std::shared_ptr<accel::Device>& dp, const Settings& s) {
+    EventTimer timer(d);
+    const int runs = std::max(3, s.repeats);
+    {
+        const std::size_t mem = d.info().global_memory_bytes;
+        r.copy_bytes = mem ? std::min(s.copy_bytes, std::size_t(mem / 8)) : s.copy_bytes;
+        accel::Buffer src(dp, r.copy_bytes), dst(dp, r.copy_bytes);
+        auto copy = [&] { d.copy_device_to_device(dst, 0, src, 0, r.copy_bytes); };
+        copy();  // first touch / warm-up
+        std::vector<double> t;
+        timer.fill(t, copy, runs, s.min_time_ms);
+        r.copy_gbps = 2.0 * double(r.copy_bytes) / (median(t) * 1e6);
+    }
+    {
+        // Enough work-items to fill every compute unit many times over; the
+        // iteration count grows until one run takes fma_target_ms.
+        const std::size_t n = std::size_t(std::max(1, d.info().compute_units)) * 16384;
+        accel::Tensor y(dp, accel::Shape{n});
+        std::size_t iterations = 64;
+        double flops = 0, ms = 0;
+        for (;;) {
+            ms = timer.time([&] { flops = accel::ops::fma_throughput(y, iterations); });
+            if (ms >= s.fma_target_ms || iterations >= (std::size_t{1} << 24)) break;
+            const double grow = ms > 0 ? std::min(16.0, std::max(2.0, s.fma_target_ms / ms)) : 16.0;
+            iterations = std::size_t(double(iterations) * grow);
+        }
+        std::vector<double> t{ms};
+        timer.fill(t, [&] { flops = accel::ops::fma_throughput(y, iterations); }, runs, 0);
+        r.peak_gflops = flops / (median(t) * 1e6);
+    }
+}
+
+// "256" or "16x16" (trailing 1 extents dropped).
+std::string block_text(const accel::Dim3& b) {
+    std::string s = std::to_string(b.x);
+    if (b.y > 1 || b.z > 1) s += "x" + std::to_string(b.y);
+    if (b.z > 1) s += "x" + std::to_string(b.z);
+    return s;
+}
+
+// The output extents the op front-end passes to default_geometry().
+std::pair<std::size_t, std::size_t> output_extent(const Problem& p) {
+    switch (p.op) {
+    case Op::matmul: return {p.dims[0], p.dims[1]};
+    case Op::dense: return {p.dims[0], p.dims[2]};
+    case Op::column_sum: return {1, p.dims[1]};
+    default: return {1, p.dims[0]};
+    }
+}
+
+// One row to measure.
+struct Item {
+    std::size_t problem;  // index into the problem list
+    std::size_t device;   // index into Results::devices
+    OpPath path;
+    std::optional<accel::LaunchGeometry> geometry;  // nullopt = device default
+};
+
+// Device tensors of a workload on one device, allocated once for all its rows.
+struct Bound {
+    std::vector<accel::Tensor> in;
+    accel::Tensor out;
+    accel::Tensor& output() { return out.elements() ? out : in.at(0); }
+};
+
+Bound allocate(const Workload& w, const std::shared_ptr<accel::Device>& d) {
+    Bound b;
+    for (const auto& s : w.input_shapes) b.in.emplace_back(d, s);
+    if (w.output_input < 0) b.out = accel::Tensor(d, w.output_shape);
+    return b;
+}
+
+void upload(const Workload& w, Bound& b) {
+    for (std::size_t i = 0; i < w.inputs.size(); ++i) b.in[i].upload(w.inputs[i]);
+}
+
+void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item& it, const Settings& s) {
+    accel::ops::Options o;
+    o.path = it.path == OpPath::vendor ? accel::ops::PathChoice::vendor : accel::ops::PathChoice::native;
+    o.geometry = it.geometry;
+    auto launch = [&] { w.launch(b.in, b.output(), o); };
+    for (int i = 0; i < s.warmup; ++i) {
+        upload(w, b);
+        launch();
+        d.synchronize();
+    }
+    // Full rounds: host clock around upload + op + download, events around the op.
+    EventTimer timer(d);
+    std::vector<double> kernel, e2e;
+    accel::reference::FVec got(b.output().elements());
+    for (int i = 0; i < std::max(1, s.repeats); ++i) {
+        const auto t0 = Clock::now();
+        upload(w, b);
+        kernel.push_back(timer.time(launch));
+        b.output().download(got.data(), got.size());
+        e2e.push_back(ms_since(t0));
+    }
+    row.nmse = accel::reference::nmse(w.covered(got), w.oracle);
+    // Short kernels: more kernel-only runs for a stable median.
+    timer.fill(kernel, launch, 0, s.min_time_ms);
+    row.runs = int(kernel.size());
+    row.kernel_ms_median = median(kernel);
+    row.kernel_ms_min = *std::min_element(kernel.begin(), kernel.end());
+    row.kernel_ms_max = *std::max_element(kernel.begin(), kernel.end());
+    row.end_to_end_ms = median(e2e);
+}
+
+void fill_rates(Row& row, const Workload& w, const DeviceReport& dev) {
+    const double seconds = row.kernel_ms_median * 1e-3;
+    if (seconds <= 0) return;
+    if (w.flops > 0) {
+        row.gflops = w.flops / seconds * 1e-9;
+        if (dev.peak_gflops > 0) row.fraction = *row.gflops / dev.peak_gflops;
+    } else {
+        row.gbps = w.bytes / seconds * 1e-9;
+        if (dev.copy_gbps > 0) row.fraction = *row.gbps / dev.copy_gbps;
+    }
+}
+
+// The rows to run, in (op, problem, device, path, block) order; skipped combinations become notes.
+std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
+                       const std::vector<std::shared_ptr<accel::Device>>& devices, std::vector<std::string>& notes) {
+    std::vector<Item> items;
+    for (std::size_t p = 0; p < problems.size(); ++p) {
+        const Op op = problems[p].op;
+        for (std::size_t d = 0; d < devices.size(); ++d) {
+            for (OpPath path : s.paths) {
+                const std::string what = std::string(accel::op_name(op)) + " " + path_name(path) + " on " +
+                                         devices[d]->selector();
+                if (path == OpPath::vendor && !has_vendor_path(op)) continue;  // elementwise ops: native only
+                if (!devices[d]->supports(op, path)) {
+                    notes.push_back(what + ": not supported by this device; skipped");
+                    continue;
+                }
+                if (!is_elementwise(op) || s.block_sizes.empty()) {
+                    items.push_back({p, d, path, std::nullopt});
+                    continue;
+                }
+                for (std::size_t bs : s.block_sizes) {
+                    try {
+                        items.push_back({p, d, path, accel::geometry_1d(problems[p].dims[0], bs,
+                                                                        devices[d]->info().limits)});
+                    } catch (const accel::InvalidArgument& e) {
+                        notes.push_back(what + " block " + std::to_string(bs) + ": " + e.what() + "; skipped");
+                    }
+                }
+            }
+        }
+    }
+    return items;
+}
+
+void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, const std::string& what) {
+    const double elapsed = ms_since(t0) / 1000;
+    const double left = done ? elapsed / double(done) * double(total - done) : 0;
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  ~%.0f s left", done, total, what.c_str(), left);
+    if (done == total) std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+}
+
+}  // namespace
+
+const std::vector<Op>& benchmarkable_ops() {
+    static const std::vector<Op> ops{Op::add, Op::sigmoid, Op::relu, Op::matmul, Op::dense, Op::column_sum,
+                                     Op::adam_step};
+    return ops;
+}
+
+Op parse_op(const std::string& name) {
+    std::string valid;
+    for (Op op : benchmarkable_ops()) {
+        if (name == accel::op_name(op)) return op;
+        valid += (valid.empty() ? "" : ", ") + std::string(accel::op_name(op));
+    }
+    throw accel::InvalidArgument("unknown op '" + name + "'; valid ops: " + valid);
+}
+
+double nmse_threshold(Op op) {
+    switch (op) {
+    case Op::add:
+    case Op::relu: return 1e-12;       // one float32 rounding per element
+    case Op::matmul:
+    case Op::dense: return 1e-8;       // K-term float32 dot products
+    default: return 1e-10;             // sigmoid (expf), column_sum, adam_step
+    }
+}
+
+std::string Problem::shape() const {
+    std::string s;
+    for (std::size_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+    return s;
+}
+
+double Problem::size() const {
+    if (op == Op::matmul) return double(dims[1]);
+    double v = 1;
+    for (std::size_t d : dims) v *= double(d);
+    return v;
+}
+
+const char* Problem::size_unit() const {
+    return op == Op::matmul ? "N" : op == Op::dense ? "MACs" : "elements";
+}
+
+std::vector<Problem> Settings::problems(Op op) const {
+    std::vector<Problem> out;
+    if (is_elementwise(op))
+        for (std::size_t n : elementwise_sizes) out.push_back({op, {n}});
+    else if (op == Op::matmul)
+        for (std::size_t n : matmul_sizes) out.push_back({op, {n, n, n}});
+    else if (op == Op::dense)
+        for (const auto& d : dense_shapes) out.push_back({op, d});
+    else if (op == Op::column_sum)
+        for (const auto& d : column_sum_shapes) out.push_back({op, d});
+    return out;
+}
+
+Results run(const Settings& s) {
+    Results res;
+    std::vector<std::shared_ptr<accel::Device>> devices;
+    for (const auto& sel : s.selectors) {
+        auto d = accel::open_device(sel);
+        if (std::any_of(devices.begin(), devices.end(), [&](const auto& x) { return x == d; })) continue;
+        devices.push_back(d);
+    }
+    for (const auto& st : accel::backend_statuses())
+        if (!st.availability.available) res.unavailable.push_back(st.summary());
+
+    for (const auto& d : devices) {
+        DeviceReport r;
+        r.selector = d->selector();
+        r.info = d->info();
+        r.vendor_matmul = d->supports(Op::matmul, OpPath::vendor);
+        r.vendor_dense = d->supports(Op::dense, OpPath::vendor);
+        if (s.progress) std::fprintf(stderr, "\r\033[Kmeasuring ceilings of %s ...", r.selector.c_str());
+        try {
+            measure_ceilings(r, *d, d, s);
+        } catch (const accel::Error& e) {
+            r.error = e.what();
+        }
+        res.devices.push_back(std::move(r));
+    }
+
+    std::vector<Problem> problems;
+    for (Op op : s.ops)
+        for (const auto& p : s.problems(op)) problems.push_back(p);
+    const std::vector<Item> items = plan(s, problems, devices, res.notes);
+
+    std::mt19937_64 rng(std::random_device{}());
+    std::optional<Workload> w;
+    std::optional<Bound> bound;
+    std::size_t bound_device = SIZE_MAX;
+    const auto t0 = Clock::now();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const Item& it = items[i];
+        const Problem& p = problems[it.problem];
+        accel::Device& d = *devices[it.device];
+        const DeviceReport& dev = res.devices[it.device];
+        Row row;
+        row.backend = dev.info.backend;
+        row.device = dev.info.name;
+        row.selector = dev.selector;
+        row.timer = dev.info.timer;
+        row.problem = p;
+        row.path = path_name(it.path);
+        row.threshold = nmse_threshold(p.op);
+        row.default_geometry = !it.geometry;
+        const auto extent = output_extent(p);
+        const accel::LaunchGeometry g = it.geometry ? *it.geometry : d.default_geometry(p.op, extent.first, extent.second);
+        row.block = block_text(g.block);
+        row.geometry = g.to_string();
+        if (s.progress) show_progress(i, items.size(), t0, p.shape() + " " + accel::op_name(p.op) + " on " + row.selector);
+        try {
+            if (!w || w->problem.op != p.op || w->problem.dims != p.dims) {
+                bound.reset();
+                w.reset();  // free the previous inputs before drawing new ones
+                w = make_workload(p, rng);
+            }
+            if (!bound || bound_device != it.device) {
+                bound.reset();
+                bound = allocate(*w, devices[it.device]);
+                bound_device = it.device;
+            }
+            row.oracle = w->oracle_text();
+            measure(row, *w, *bound, d, it, s);
+            fill_rates(row, *w, dev);
+        } catch (const accel::Error& e) {
+            bound.reset();
+            row.error = e.what();
+        }
+        res.rows.push_back(std::move(row));
+    }
+    if (s.progress) show_progress(items.size(), items.size(), t0, "");
+    return res;
+}
+
+}  // namespace bench

@@ -1,0 +1,109 @@
+// accel-bench: what a benchmark run measures and the records it produces.
+#pragma once
+
+#include <accel/accel.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+/// The ops accel-bench can time (a subset of accel::Op; fma_throughput is
+/// used for the ceiling only).
+const std::vector<accel::Op>& benchmarkable_ops();
+
+/// The op named `name` ("add", "matmul", ...). Throws accel::InvalidArgument
+/// listing the valid names when it is not one of benchmarkable_ops().
+accel::Op parse_op(const std::string& name);
+
+/// One problem size of an op. Elementwise ops use dims {n}; matmul {M, N, K};
+/// dense {batch, in, out}; column_sum {rows, cols}.
+struct Problem {
+    accel::Op op;
+    std::vector<std::size_t> dims;
+    /// Join key and table text: "1000000", "1024x1024x1024" (matmul M×N×K,
+    /// dense batch×in×out), "4096x1024" (column_sum rows×cols).
+    std::string shape() const;
+    /// The x value of plots: elements (elementwise, column_sum), N (matmul),
+    /// multiply-adds batch·in·out (dense).
+    double size() const;
+    /// Unit of size(): "elements", "N" or "MACs".
+    const char* size_unit() const;
+};
+
+/// What to run and how (the `run` subcommand's options).
+struct Settings {
+    std::vector<std::string> selectors;    ///< devices to run on, e.g. {"host", "opencl:0"}
+    std::vector<accel::Op> ops;            ///< ops to run, in this order
+    std::vector<std::size_t> elementwise_sizes;  ///< n for add, sigmoid, relu, adam_step
+    std::vector<std::size_t> matmul_sizes;       ///< N for N×N×N matmul
+    std::vector<std::vector<std::size_t>> dense_shapes;       ///< {batch, in, out}
+    std::vector<std::vector<std::size_t>> column_sum_shapes;  ///< {rows, cols}
+    std::vector<accel::OpPath> paths{accel::OpPath::native, accel::OpPath::vendor};
+    std::vector<std::size_t> block_sizes;  ///< elementwise launch sweep; empty = device default
+    int warmup = 1;                        ///< untimed runs before timing
+    int repeats = 5;                       ///< timed rounds with host↔device copies (≥ 1)
+    double min_time_ms = 20;               ///< extra kernel-only runs until this much kernel time
+    bool quick = false;                    ///< small ceiling probes (CI)
+    std::size_t copy_bytes = std::size_t{256} << 20;  ///< buffer size of the copy-bandwidth ceiling
+    double fma_target_ms = 20;             ///< kernel time the peak-FMA probe aims for
+    bool progress = false;                 ///< rows done / time left on stderr
+
+    /// Problems of `op` under these settings, in size order.
+    std::vector<Problem> problems(accel::Op op) const;
+};
+
+/// A device's facts and its measured ceilings.
+struct DeviceReport {
+    std::string selector;
+    accel::DeviceInfo info;
+    bool vendor_matmul = false;  ///< has a vendor path for matmul
+    bool vendor_dense = false;   ///< has a vendor path for dense
+    double copy_gbps = 0;        ///< device-to-device copy, (read + write bytes) / kernel time
+    std::size_t copy_bytes = 0;  ///< buffer size used for copy_gbps
+    double peak_gflops = 0;      ///< ops::fma_throughput FLOPs / kernel time
+    std::string error;           ///< non-empty when the ceilings could not be measured
+};
+
+/// One measured (op, shape, path, geometry, device) combination.
+struct Row {
+    std::string backend, device, selector, timer;
+    Problem problem;
+    std::string path;                      ///< "native" or "vendor"
+    std::string block;                     ///< block extents, e.g. "256" or "16x16"
+    std::string geometry;                  ///< full grid/block text
+    bool default_geometry = true;          ///< geometry chosen by the device
+    int runs = 0;                          ///< kernel timings taken
+    double kernel_ms_median = 0, kernel_ms_min = 0, kernel_ms_max = 0;
+    double end_to_end_ms = 0;              ///< median, upload inputs + op + download output
+    std::optional<double> gbps;            ///< memory-bound ops: bytes moved / kernel time
+    std::optional<double> gflops;          ///< matmul, dense: 2·M·N·K / kernel time
+    std::optional<double> fraction;        ///< rate / the device's matching ceiling
+    double nmse = 0;                       ///< against the float64 oracle
+    double threshold = 0;                  ///< nmse limit (the conformance suite's)
+    std::string oracle;                    ///< "full" or "rows i,j,..." when sampled
+    std::string error;                     ///< non-empty when the row could not run
+    /// True when the row ran and its nmse is within the threshold.
+    bool passed() const { return error.empty() && nmse <= threshold; }
+};
+
+/// Everything one `run` produced.
+struct Results {
+    std::vector<DeviceReport> devices;
+    std::vector<Row> rows;
+    std::vector<std::string> notes;         ///< skipped combinations and why
+    std::vector<std::string> unavailable;   ///< backend status lines of backends not used
+};
+
+/// Opens every selector (accel::open_device; BackendUnavailable propagates),
+/// measures each device's ceilings, then every op × problem × device × path
+/// × block. Row-level accel errors (e.g. OutOfMemory) become Row::error.
+Results run(const Settings& s);
+
+/// The NMSE threshold of `op`, the same as tests/conformance.
+double nmse_threshold(accel::Op op);
+
+}  // namespace bench

@@ -1,0 +1,45 @@
+// accel-bench: one op on one problem size — host inputs, the float64 oracle,
+// the bytes/FLOPs it costs, and how to launch it on device tensors.
+#pragma once
+
+#include "runner.hpp"
+
+#include <accel/reference.hpp>
+
+#include <functional>
+#include <random>
+
+namespace bench {
+
+/// Device-independent part of a benchmark: built once per (op, problem) and
+/// reused on every device, path and geometry.
+struct Workload {
+    /// Launches the op on device tensors `in` (same order as inputs) writing
+    /// `out` (which is in[output_input] for in-place ops).
+    using Launch = std::function<void(std::vector<accel::Tensor>& in, accel::Tensor& out,
+                                      const accel::ops::Options& o)>;
+
+    Problem problem;
+    std::vector<accel::reference::FVec> inputs;  ///< host inputs, row-major float32
+    std::vector<accel::Shape> input_shapes;      ///< one per input
+    accel::Shape output_shape;
+    int output_input = -1;       ///< index of the input updated in place; -1 = separate output
+    Launch launch;
+    double bytes = 0;            ///< bytes a memory-bound op reads + writes; 0 for compute-bound ops
+    double flops = 0;            ///< FLOPs of a compute-bound op (2·M·N·K); 0 for memory-bound ops
+    std::size_t row_length = 0;  ///< output columns (for row sampling)
+    std::vector<std::size_t> sampled_rows;  ///< output rows the oracle covers; empty = all
+    accel::reference::Vec oracle;           ///< float64 result on the covered rows
+
+    /// The rows of a full downloaded output that the oracle covers.
+    accel::reference::FVec covered(const accel::reference::FVec& full) const;
+    /// "full", or which output rows the oracle was computed on.
+    std::string oracle_text() const;
+};
+
+/// Builds the inputs (fresh draws from `rng`) and the oracle of `p`. Matmul
+/// and dense problems with M·N·K ≥ 1024³ get the oracle on 8 random output
+/// rows only (a full float64 product would take longer than the benchmark).
+Workload make_workload(const Problem& p, std::mt19937_64& rng);
+
+}  // namespace bench
