@@ -1,0 +1,98 @@
+// Kokkos backend: tiled matmul / dense with a TeamPolicy and team scratch
+// memory — the portable form of the CUDA shared-memory tiling algorithm.
+//
+// One team computes one tile of by × bx outputs of C at a time (the block of
+// the launch geometry: one logical thread per output). For each slice of kTileK
+// along K, the team loads an A tile [by × kTileK] and a B tile [kTileK × bx]
+// into scratch, then every logical thread adds kTileK products to its
+// accumulator (also in scratch, since a physical thread may own several
+// logical threads when the space's team size is smaller than the block).
+// Tiles are walked grid-stride by league rank, so any league size ≥ 1 is
+// correct. Each output is a float32 sum over k in increasing order; K == 0
+// writes the epilogue of zero (bias, activation), i.e. zeros for matmul.
+#pragma once
+
+#include "views.hpp"
+
+#include <cstddef>
+
+namespace accel {
+namespace kokkos {
+
+/// Depth of the K slice loaded per step (floats). 16 keeps the scratch of a
+/// 32×32 block at 8 KiB, inside every space's level-0 scratch.
+constexpr int kTileK = 16;
+
+/// C[M,N] = act(op(A)·op(B) + bias) with row-major A, B, C; op transposes
+/// when ta / tb (A stored [K,M], B stored [N,K]). bias (may be empty) is
+/// indexed by the column of C. See the file comment for the algorithm.
+struct TiledMatmulFn {
+    using Policy = Kokkos::TeamPolicy<ExecSpace>;
+    using Member = Policy::member_type;
+    using Scratch = Kokkos::View<float*, ExecSpace::scratch_memory_space, Unmanaged>;
+
+    ConstView a, b, bias;
+    FloatView c;
+    Index m, n, k;
+    bool ta, tb;
+    int act;
+    int bx, by;          ///< tile (block) extents: columns, rows of C
+    Index tiles_x;       ///< tiles along N
+    Index tiles;         ///< tiles in all
+    int scratch_level;   ///< 0 (fast, e.g. CUDA shared memory) or 1
+
+    /// Scratch bytes one team needs for a by × bx tile.
+    static std::size_t scratch_bytes(int bx, int by) {
+        return Scratch::shmem_size(static_cast<std::size_t>(by) * kTileK) +
+               Scratch::shmem_size(static_cast<std::size_t>(kTileK) * bx) +
+               Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
+    }
+
+    KOKKOS_INLINE_FUNCTION float load_a(Index row, Index kk) const {
+        return ta ? a(kk * m + row) : a(row * k + kk);
+    }
+    KOKKOS_INLINE_FUNCTION float load_b(Index kk, Index col) const {
+        return tb ? b(col * k + kk) : b(kk * n + col);
+    }
+
+    KOKKOS_INLINE_FUNCTION void operator()(const Member& t) const {
+        const int area = bx * by;
+        Scratch sa(t.team_scratch(scratch_level), static_cast<std::size_t>(by) * kTileK);
+        Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kTileK) * bx);
+        Scratch sc(t.team_scratch(scratch_level), static_cast<std::size_t>(area));
+        for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
+            const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(t, area), [&](int i) { sc(i) = 0.0f; });
+            for (Index k0 = 0; k0 < k; k0 += kTileK) {
+                t.team_barrier();  // the previous slice's products are done before it is overwritten
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(t, by * kTileK), [&](int i) {
+                    const Index row = row0 + i / kTileK, kk = k0 + i % kTileK;
+                    sa(i) = row < m && kk < k ? load_a(row, kk) : 0.0f;
+                });
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(t, kTileK * bx), [&](int i) {
+                    const Index kk = k0 + i / bx, col = col0 + i % bx;
+                    sb(i) = kk < k && col < n ? load_b(kk, col) : 0.0f;
+                });
+                t.team_barrier();
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(t, area), [&](int i) {
+                    const int r = i / bx, cc = i % bx;
+                    float acc = sc(i);
+                    for (int kk = 0; kk < kTileK; ++kk) acc += sa(r * kTileK + kk) * sb(kk * bx + cc);
+                    sc(i) = acc;
+                });
+            }
+            t.team_barrier();
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(t, area), [&](int i) {
+                const Index row = row0 + i / bx, col = col0 + i % bx;
+                if (row < m && col < n) {
+                    const float v = sc(i) + (bias.data() ? bias(col) : 0.0f);
+                    c(row * n + col) = activate(v, act);
+                }
+            });
+            t.team_barrier();  // sc is reset for the next tile only after every thread read it
+        }
+    }
+};
+
+}  // namespace kokkos
+}  // namespace accel

@@ -1,0 +1,163 @@
+// The Kokkos backend: accel's ops written once for Kokkos' default execution
+// space and its memory space, so the same plugin runs on Serial, OpenMP,
+// Threads, CUDA, HIP ... whichever backends the Kokkos it is built against has.
+//
+// Lifetime of Kokkos. The plugin initializes Kokkos on first use (the
+// backend's probe or create_device) with Kokkos' own defaults, so the user's
+// KOKKOS_* environment variables (KOKKOS_NUM_THREADS, KOKKOS_DEVICE_ID, ...)
+// apply. If the application initialized Kokkos itself, the plugin never
+// initializes nor finalizes it. Otherwise Kokkos is finalized exactly once at
+// process exit, from the destructor of a function-local static object (an
+// __attribute__((destructor)) runs too late and crashed). Memory still
+// allocated at that point (tensors alive past main) is freed just before
+// finalize; deallocate() after finalize, or after the application finalized
+// its own Kokkos, is a no-op (the memory went with Kokkos).
+//
+// Devices. Kokkos runs on one device per process, chosen when it initializes,
+// so the backend has exactly one device, kokkos:0: the default execution
+// space. For device spaces (CUDA, HIP, SYCL) the GPU is the one Kokkos picked:
+// set KOKKOS_DEVICE_ID (or CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES) before
+// the process starts to choose it; kokkos:N for N > 0 is out of range.
+//
+// Launch geometry (LaunchGeometry in CUDA terms) on Kokkos:
+//  - Elementwise ops and column_sum run a RangePolicy over [0, n) on the
+//    stream's execution-space instance: block.x is the chunk size (indices
+//    handed to a thread at once); grid is validated but not used, since a
+//    RangePolicy has no grid — Kokkos spreads the chunks over its threads.
+//  - matmul and dense run a TeamPolicy: league size = grid.x·grid.y·grid.z
+//    (capped at the number of output tiles: extra teams would have no work),
+//    each team computes tiles of block.y rows × block.x columns of the output,
+//    one logical thread per output element, walking the tiles grid-stride.
+//    The team size is min(block.x·block.y, TeamPolicy::team_size_max) for the
+//    space: Serial's teams have one thread, CUDA's up to 1024; the team's
+//    threads stride over the block's logical threads, so the tile the user
+//    gave is honoured whatever the team size (only the parallelism inside a
+//    team changes). block.z must be 1 (limits.max_block_dims.z = 1).
+//  - Limits: at most 1024 logical threads per block (a CUDA block's size,
+//    and the tile's scratch fits every space); grids as CUDA's.
+//    check_geometry() in the op front-end rejects anything beyond them.
+#pragma once
+
+#include <accel/device.hpp>
+
+#include "kernels/views.hpp"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace accel {
+namespace kokkos {
+
+/// Initializes Kokkos if nobody has (thread-safe, once per process) and
+/// arranges its finalization at exit (see the file comment). Throws
+/// BackendUnavailable when Kokkos cannot be initialized (e.g. it was already
+/// finalized in this process, or Kokkos threw).
+void ensure_runtime();
+
+/// Whether Kokkos may still be used by the plugin: false after the plugin's
+/// exit-time finalize or after the application finalized its own Kokkos.
+bool runtime_alive() noexcept;
+
+/// Whether the default execution space's memory is host memory (Serial,
+/// OpenMP, Threads) rather than device memory (CUDA, HIP, SYCL).
+constexpr bool host_space() { return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible; }
+
+/// A stream: an instance of the default execution space. Kokkos 3.4 gives
+/// every default-constructed instance the same underlying queue (CUDA's
+/// default stream, the one Serial/OpenMP instance), so streams are in order
+/// with respect to each other too; synchronize() fences the instance.
+class KokkosStream final : public Stream {
+public:
+    explicit KokkosStream(Device& d) : Stream(d), space_(std::make_unique<ExecSpace>()) {}
+    /// Releases the instance without touching Kokkos once Kokkos is gone.
+    ~KokkosStream() override;
+    /// instance().fence(); DeviceError if Kokkos reports a failure.
+    void synchronize() override;
+    /// The execution-space instance kernels and copies are enqueued on.
+    const ExecSpace& instance() const noexcept { return *space_; }
+
+private:
+    std::unique_ptr<ExecSpace> space_;
+};
+
+/// An event: recording fences the stream's instance, then reads
+/// std::chrono::steady_clock. Kernel time on Kokkos is therefore
+/// fence-to-fence host time (DeviceInfo::timer = "fence + steady_clock"); it
+/// includes the launch overhead that a CUDA event would not.
+class KokkosEvent final : public Event {
+public:
+    explicit KokkosEvent(Device& d) : Event(d) {}
+    std::chrono::steady_clock::time_point time{};
+
+protected:
+    void do_record(Stream& s) override;
+    void do_synchronize() override {}  // complete once recorded (record fenced)
+};
+
+/// kokkos:0, the default execution space of the Kokkos the plugin runs on.
+class KokkosDevice final : public Device {
+public:
+    /// Fills DeviceInfo from Kokkos (space names, concurrency, version,
+    /// configuration, memory). Kokkos must be initialized (ensure_runtime()).
+    KokkosDevice();
+
+protected:
+    DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(DeviceHandle h) noexcept override;
+    void do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
+                     bool blocking) override;
+    void do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
+                     bool blocking) override;
+    void do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff, std::size_t bytes,
+                     Stream& s, bool blocking) override;
+    std::unique_ptr<Stream> do_create_stream() override { return std::make_unique<KokkosStream>(*this); }
+    std::unique_ptr<Event> do_create_event() override { return std::make_unique<KokkosEvent>(*this); }
+    double do_elapsed_ms(Event& start, Event& end) override;
+    void do_synchronize() override;
+    /// Elementwise: chunks of 1024 (host spaces) or 256 (device spaces),
+    /// grid covering n. matmul/dense: 32×32 tiles on host spaces (fewer,
+    /// larger tiles for one thread per team), 16×16 on device spaces.
+    LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
+    /// Native: every op. Vendor: matmul and dense when built with Kokkos Kernels.
+    bool do_supports(Op op, OpPath path) const override;
+
+    void k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
+               Stream& s) override;
+    void k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
+    void k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
+    void k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
+                         Stream& s) override;
+    void k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
+                            Stream& s) override;
+    void k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n, std::size_t k,
+                  bool trans_a, bool trans_b, OpPath path, const LaunchGeometry& g, Stream& s) override;
+    void k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch, std::size_t in,
+                 std::size_t out, Activation act, OpPath path, const LaunchGeometry& g, Stream& s) override;
+    void k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols, const LaunchGeometry& g,
+                      Stream& s) override;
+    void k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n, const LaunchGeometry& g,
+                           Stream& s) override;
+    void k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n, float scale,
+                                    const LaunchGeometry& g, Stream& s) override;
+    void k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n, float beta1,
+                     float beta2, float eps, float step_size, float bias_correction2_sqrt, const LaunchGeometry& g,
+                     Stream& s) override;
+    void k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                          Stream& s) override;
+};
+
+/// The execution-space instance of a stream of a KokkosDevice.
+inline const ExecSpace& instance_of(Stream& s) { return static_cast<KokkosStream&>(s).instance(); }
+
+/// Whether the plugin was built with Kokkos Kernels (the vendor path).
+bool have_vendor_blas() noexcept;
+
+/// Vendor path: C[M,N] = op(A)·op(B) + beta·C with KokkosBlas::gemm on
+/// row-major (LayoutRight) views; K == 0 is handled by the caller. Throws
+/// Unsupported when built without Kokkos Kernels.
+void gemm_vendor(const ExecSpace& space, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
+                 std::size_t k, bool ta, bool tb, float beta);
+
+}  // namespace kokkos
+}  // namespace accel

@@ -1,0 +1,162 @@
+// Kokkos backend: the op kernels (arguments already validated by ops/).
+// Elementwise ops: RangePolicy functors (kernels/elementwise.hpp); matmul and
+// dense: the team-scratch tiled functor (kernels/matmul.hpp).
+#include "kokkos_device.hpp"
+
+#include <accel/error.hpp>
+
+#include "kernels/elementwise.hpp"
+#include "kernels/matmul.hpp"
+
+#include <algorithm>
+#include <climits>
+
+namespace accel {
+namespace kokkos {
+
+namespace {
+
+ConstView cv(DeviceHandle h, std::size_t n) { return ConstView(static_cast<const float*>(h), h ? n : 0); }
+FloatView fv(DeviceHandle h, std::size_t n) { return FloatView(static_cast<float*>(h), n); }
+
+int act_code(Activation a) {
+    return a == Activation::relu ? act_relu : a == Activation::sigmoid ? act_sigmoid : act_none;
+}
+
+// parallel_for over [0, n) on the stream's instance, chunks of block.x.
+template <class F>
+void range(const char* label, std::size_t n, const LaunchGeometry& g, Stream& s, const F& f) {
+    Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> policy(instance_of(s), 0, static_cast<Index>(n));
+    policy.set_chunk_size(static_cast<int>(g.block.x));
+    Kokkos::parallel_for(label, policy, f);
+}
+
+// Launches the tiled functor f (operands, sizes, epilogue set) with the
+// geometry's tile and league size (see kokkos_device.hpp).
+void tiled(const char* label, TiledMatmulFn f, const LaunchGeometry& g, Stream& s) {
+    using Policy = TiledMatmulFn::Policy;
+    f.bx = static_cast<int>(g.block.x);
+    f.by = static_cast<int>(g.block.y);
+    f.tiles_x = (f.n + f.bx - 1) / f.bx;
+    f.tiles = f.tiles_x * ((f.m + f.by - 1) / f.by);
+    const std::size_t bytes = TiledMatmulFn::scratch_bytes(f.bx, f.by);
+    const auto scratch_max = [](int level) { return static_cast<std::size_t>(Policy::scratch_size_max(level)); };
+    if (bytes <= scratch_max(0))
+        f.scratch_level = 0;
+    else if (bytes <= scratch_max(1))
+        f.scratch_level = 1;
+    else
+        throw InvalidArgument(std::string(label) + ": launch geometry " + g.to_string() + " needs " +
+                              std::to_string(bytes) + " bytes of team scratch; " + ExecSpace::name() +
+                              " offers at most " + std::to_string(scratch_max(1)) +
+                              "; use a smaller block");
+    const Index league = std::min<Index>({static_cast<Index>(g.grid.volume()), f.tiles, Index{INT_MAX}});
+    const auto scratch = Kokkos::PerTeam(bytes);
+    const Policy probe = Policy(instance_of(s), static_cast<int>(league), Kokkos::AUTO)
+                             .set_scratch_size(f.scratch_level, scratch);
+    const int team = std::max(1, std::min(f.bx * f.by, probe.team_size_max(f, Kokkos::ParallelForTag())));
+    const Policy policy =
+        Policy(instance_of(s), static_cast<int>(league), team).set_scratch_size(f.scratch_level, scratch);
+    Kokkos::parallel_for(label, policy, f);
+}
+
+TiledMatmulFn matmul_fn(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+                        std::size_t k, bool ta, bool tb) {
+    TiledMatmulFn f{};
+    f.a = cv(a, m * k);
+    f.b = cv(b, k * n);
+    f.c = fv(c, m * n);
+    f.m = static_cast<Index>(m);
+    f.n = static_cast<Index>(n);
+    f.k = static_cast<Index>(k);
+    f.ta = ta;
+    f.tb = tb;
+    f.act = act_none;
+    return f;
+}
+
+}  // namespace
+
+void KokkosDevice::k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
+                         Stream& s) {
+    range("accel::add", n, g, s, AddFn{cv(a, n), cv(b, n), fv(c, n)});
+}
+
+void KokkosDevice::k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
+    range("accel::sigmoid", n, g, s, ActivateFn{cv(x, n), fv(y, n), act_sigmoid});
+}
+
+void KokkosDevice::k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
+    range("accel::relu", n, g, s, ActivateFn{cv(x, n), fv(y, n), act_relu});
+}
+
+void KokkosDevice::k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
+                                   const LaunchGeometry& g, Stream& s) {
+    range("accel::relu_backward", n, g, s, ReluBackwardFn{cv(dy, n), cv(x, n), fv(dx, n)});
+}
+
+void KokkosDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
+                                      const LaunchGeometry& g, Stream& s) {
+    range("accel::sigmoid_backward", n, g, s, SigmoidBackwardFn{cv(dy, n), cv(y, n), fv(dx, n)});
+}
+
+void KokkosDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+                            std::size_t k, bool ta, bool tb, OpPath path, const LaunchGeometry& g, Stream& s) {
+    if (path == OpPath::native) return tiled("accel::matmul", matmul_fn(a, b, c, m, n, k, ta, tb), g, s);
+    if (k == 0)  // gemm is not called with an empty inner dimension: C = 0
+        return range("accel::matmul_zero", m * n, default_geometry(Op::add, 1, m * n), s,
+                     BiasFillFn{ConstView(), fv(c, m * n), static_cast<Index>(n)});
+    gemm_vendor(instance_of(s), static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), m,
+                n, k, ta, tb, 0.0f);
+}
+
+void KokkosDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
+                           std::size_t in, std::size_t out, Activation act, OpPath path, const LaunchGeometry& g,
+                           Stream& s) {
+    if (path == OpPath::native) {
+        TiledMatmulFn f = matmul_fn(x, w, y, batch, out, in, false, true);  // x·Wᵀ, W stored [out, in]
+        f.bias = cv(bias, out);
+        f.act = act_code(act);
+        return tiled("accel::dense", f, g, s);
+    }
+    // Vendor: y = bias broadcast, y += x·Wᵀ (gemm, beta = 1), y = act(y).
+    const std::size_t n = batch * out;
+    const LaunchGeometry eg = default_geometry(Op::add, 1, n);
+    range("accel::dense_bias", n, eg, s, BiasFillFn{cv(bias, out), fv(y, n), static_cast<Index>(out)});
+    if (in)
+        gemm_vendor(instance_of(s), static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y),
+                    batch, out, in, false, true, 1.0f);
+    if (act != Activation::none)
+        range("accel::dense_activation", n, eg, s, ActivateFn{cv(y, n), fv(y, n), act_code(act)});
+}
+
+void KokkosDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
+                                const LaunchGeometry& g, Stream& s) {
+    range("accel::column_sum", cols, g, s,
+          ColumnSumFn{cv(x, rows * cols), fv(y, cols), static_cast<Index>(rows), static_cast<Index>(cols)});
+}
+
+void KokkosDevice::k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n,
+                                     const LaunchGeometry& g, Stream& s) {
+    range("accel::bce_with_logits", n, g, s, BceFn{cv(z, n), cv(t, n), fv(l, n)});
+}
+
+void KokkosDevice::k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n,
+                                              float scale, const LaunchGeometry& g, Stream& s) {
+    range("accel::bce_with_logits_backward", n, g, s, BceBackwardFn{cv(z, n), cv(t, n), fv(dz, n), scale});
+}
+
+void KokkosDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n,
+                               float beta1, float beta2, float eps, float step_size, float bc2_sqrt,
+                               const LaunchGeometry& g, Stream& s) {
+    range("accel::adam_step", n, g, s,
+          AdamFn{fv(p, n), cv(grad, n), fv(m, n), fv(v, n), beta1, beta2, eps, step_size, bc2_sqrt});
+}
+
+void KokkosDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                                    Stream& s) {
+    range("accel::fma_throughput", n, g, s, FmaProbeFn{fv(y, n), static_cast<Index>(iterations)});
+}
+
+}  // namespace kokkos
+}  // namespace accel
