@@ -318,6 +318,7 @@ std::unique_ptr<Event> CudaDevice::do_create_event() {
 double CudaDevice::do_elapsed_ms(Event& start, Event& end) {
     auto& a = static_cast<CudaEvent&>(start);
     auto& b = static_cast<CudaEvent&>(end);
+    ACCEL_CUDA_CHECK(cudaEventSynchronize(a.handle()));
     ACCEL_CUDA_CHECK(cudaEventSynchronize(b.handle()));
     float ms = 0.0f;
     ACCEL_CUDA_CHECK(cudaEventElapsedTime(&ms, a.handle(), b.handle()));

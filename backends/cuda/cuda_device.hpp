@@ -28,13 +28,18 @@
 //   A staging buffer returns to the pool when an event recorded after its last
 //   use completes. Blocking copies use the caller's pageable memory directly.
 //
-// Verification status: this backend is compiled and linked (nvcc 13, sm_75..
-// sm_90 + sm_90 PTX, -Wall -Wextra clean) on a machine without a GPU, where it
-// reports itself unavailable (cudaErrorInsufficientDriver, or
-// cudaErrorStubLibrary with the stub libcuda on the path) and
-// conformance.cuda is skipped. The kernels were checked by reading them
-// against backends/host and accel/device.hpp; runs of the conformance suite
-// on a GPU are pending.
+// Verification status
+//   - compiled and linked with nvcc 13.0 for sm_75..sm_90 plus sm_90 PTX, host
+//     code -Wall -Wextra clean, device code clean under -Werror=all-warnings;
+//     ptxas (sm_90): tiled matmul 59-64 registers, 8.3 KB shared memory, no
+//     spills; elementwise kernels at most 30 registers, no spills.
+//   - on a machine without a GPU the plugin loads and reports itself
+//     unavailable in one line (cudaErrorInsufficientDriver (35) with no
+//     driver; cudaErrorStubLibrary (34) with the stub libcuda on the library
+//     path), and conformance.cuda is reported skipped.
+//   - the kernels were checked by reading them against backends/host and the
+//     math in accel/device.hpp; runs of the conformance suite on a GPU are
+//     pending.
 #pragma once
 
 #include <accel/device.hpp>
@@ -80,6 +85,7 @@ public:
     /// cudaStreamSynchronize. Throws DeviceError on a failed call or a failed
     /// kernel earlier on the stream.
     void synchronize() override;
+    /// The native stream, for launches and cuBLAS.
     cudaStream_t handle() const noexcept { return stream_; }
 
 private:
@@ -93,6 +99,7 @@ public:
     /// Creates the event on the current CUDA device. Throws DeviceError.
     explicit CudaEvent(Device& d);
     ~CudaEvent() override;
+    /// The native event, for cudaEventElapsedTime.
     cudaEvent_t handle() const noexcept { return event_; }
 
 protected:
