@@ -26,10 +26,12 @@ std::string str(const json& row, const char* key) {
     return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : "";
 }
 
-// Rows that have a kernel time, by key; rows without one are listed in `skipped`.
-std::map<Key, double> kernel_times(const json& doc, const std::string& by, const std::string& file,
+using Times = std::vector<std::pair<Key, double>>;
+
+// Rows that have a kernel time, in file order; rows without one are listed in `skipped`.
+Times kernel_times(const json& doc, const std::string& by, const std::string& file,
                                    std::vector<std::string>& skipped) {
-    std::map<Key, double> out;
+    Times out;
     for (const auto& row : doc["rows"]) {
         Key k{str(row, "op"), str(row, "shape"), str(row, "path"),
               row.value("default_geometry", true) ? "" : str(row, "block"), ""};
@@ -41,7 +43,7 @@ std::map<Key, double> kernel_times(const json& doc, const std::string& by, const
             skipped.push_back(k.text() + " (" + file + ": no kernel time)");
             continue;
         }
-        out[k] = (*ms)["median"].get<double>();
+        out.emplace_back(k, (*ms)["median"].get<double>());
     }
     return out;
 }
@@ -67,7 +69,9 @@ int compare_command(const std::vector<std::string>& argv) {
     const std::string& new_file = args.positional[1];
     std::vector<std::string> skipped;
     const auto base = kernel_times(read_results(base_file), by, base_file, skipped);
-    const auto next = kernel_times(read_results(new_file), by, new_file, skipped);
+    const Times next_rows = kernel_times(read_results(new_file), by, new_file, skipped);
+    const std::map<Key, double> next(next_rows.begin(), next_rows.end());
+    const std::map<Key, double> base_keys(base.begin(), base.end());
 
     std::cout << "kernel time NEW/BASE (below 1 = NEW is faster); NEW = " << new_file << ", BASE = " << base_file
               << "\nrows are matched by op, shape, path, block and " << by << "\n\n";
@@ -90,8 +94,8 @@ int compare_command(const std::vector<std::string>& argv) {
                format("%.4g", base_ms), format("%.4g", it->second), format("%.2f", ratio), format("%.2fx", 1 / ratio),
                is_slower ? "SLOWER" : ratio < 1 / (1 + threshold) ? "faster" : ""});
     }
-    for (const auto& kv : next)
-        if (!base.count(kv.first)) only_new.push_back(kv.first.text());
+    for (const auto& kv : next_rows)
+        if (!base_keys.count(kv.first)) only_new.push_back(kv.first.text());
     t.write(std::cout);
 
     if (matched)

@@ -1,0 +1,80 @@
+// matmul_scaling: GFLOP/s of C = A·B (N×N, float32) as N grows, for every
+// available device and both paths: native (accel's own tiled kernel, the same
+// algorithm everywhere) and vendor (CPU BLAS, CLBlast, cuBLAS, Kokkos Kernels).
+#include <example_util.hpp>
+
+#include <accel/reference.hpp>
+
+#include <cstdio>
+
+namespace {
+
+const char* kUsage =
+    "usage: matmul_scaling [--quick] [--max-n N]\n"
+    "  N doubles from 64 up to --max-n (default 4096 when a GPU is available, else 2048); --quick: 64, 128\n";
+
+// Rows of A checked against the float64 oracle (the full float64 product of a large N takes too long).
+constexpr std::size_t kCheckedRows = 4;
+
+struct Column {
+    std::shared_ptr<accel::Device> device;
+    accel::OpPath path;
+    std::string title;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    example::check_args(argc, argv, {"--quick"}, {"--max-n"}, kUsage);
+    const auto devices = example::all_devices();
+    bool gpu = false;
+    for (const auto& d : devices) gpu |= d->info().type == "gpu";
+    const std::size_t max_n = example::has_flag(argc, argv, "--quick")
+                                  ? 128
+                                  : std::stoul(example::option(argc, argv, "--max-n", gpu ? "4096" : "2048"));
+
+    std::vector<Column> columns;
+    for (const auto& d : devices)
+        for (accel::OpPath p : {accel::OpPath::native, accel::OpPath::vendor})
+            if (d->supports(accel::Op::matmul, p))
+                columns.push_back({d, p, d->selector() + " " + accel::path_name(p)});
+
+    std::printf("matmul_scaling: C[N,N] = A[N,N]·B[N,N], float32, GFLOP/s = 2·N^3 / kernel time (device events, "
+                "median).\nEach result is checked on %zu rows against the float64 oracle (nmse <= 1e-8).\n\n",
+                kCheckedRows);
+    for (const auto& c : columns) std::printf("  %-22s %s\n", c.title.c_str(), c.device->info().name.c_str());
+    std::printf("\n%6s", "N");
+    for (const auto& c : columns) std::printf(" %22s", c.title.c_str());
+    std::printf("\n");
+
+    bool all_ok = true;
+    for (std::size_t n = 64; n <= max_n; n *= 2) {
+        const auto a = example::random_floats(n * n, 5), b = example::random_floats(n * n, 6);
+        // Oracle on the first kCheckedRows rows of C.
+        const std::vector<float> a_rows(a.begin(), a.begin() + kCheckedRows * n);
+        const auto ref = accel::reference::matmul(a_rows, b, kCheckedRows, n, n);
+        std::printf("%6zu", n);
+        for (const auto& c : columns) {
+            accel::ops::Options o;
+            o.path = c.path == accel::OpPath::vendor ? accel::ops::PathChoice::vendor : accel::ops::PathChoice::native;
+            auto A = accel::Tensor::from_host(c.device, {n, n}, a), B = accel::Tensor::from_host(c.device, {n, n}, b);
+            accel::Tensor C(c.device, {n, n});
+            const double ms = example::kernel_ms(*c.device, [&] { accel::ops::matmul(A, B, C, {}, o); }, 3);
+            std::vector<float> got(kCheckedRows * n);
+            C.buffer().download(got.data(), got.size() * sizeof(float));  // row-major: first rows first
+            const bool ok = accel::reference::nmse(got, ref) <= 1e-8;
+            all_ok &= ok;
+            std::printf(" %21.2f%s", 2.0 * double(n) * n * n / (ms * 1e6), ok ? " " : "!");
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+    }
+    if (!all_ok) std::printf("\n'!' marks a result that failed the oracle check\n");
+    return all_ok ? 0 : 1;
+} catch (const accel::Error& e) {
+    std::fprintf(stderr, "matmul_scaling: %s\n", e.what());
+    return 1;
+} catch (const std::logic_error&) {
+    std::fprintf(stderr, "matmul_scaling: --max-n needs a whole number\n%s", kUsage);
+    return 2;
+}

@@ -1,0 +1,129 @@
+// accel-bench end to end. Run from the test's working directory; `run` writes
+// x.json, which the other cases read (CTest fixture bench_json).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kBench = ACCEL_BENCH_EXE;
+const std::string kResults = "x.json";
+
+struct Outcome {
+    int code;
+    std::string output;  // stdout and stderr together
+};
+
+// Runs accel-bench with `args` (shell words), capturing its output.
+Outcome bench(const std::string& args) {
+    const std::string log = "bench-output.txt";
+    const int status = std::system(("'" + kBench + "' " + args + " > " + log + " 2>&1").c_str());
+    std::ifstream f(log);
+    std::stringstream s;
+    s << f.rdbuf();
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    INFO("accel-bench " << args << " exited " << code << ":\n" << s.str());
+    return {code, s.str()};
+}
+
+json load(const std::string& path) {
+    std::ifstream f(path);
+    REQUIRE_MESSAGE(f.good(), path << " is missing; the bench.run test writes it");
+    return json::parse(f);
+}
+
+bool on_path(const std::string& name) {
+    std::stringstream dirs(std::getenv("PATH") ? std::getenv("PATH") : "");
+    std::string dir;
+    while (std::getline(dirs, dir, ':'))
+        if (access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("run") {
+    const Outcome r = bench("--quick --backends host --format json -o " + kResults);
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load(kResults);
+    CHECK(j["accel_version"].is_string());
+    for (const char* k : {"cpu", "os", "hostname"}) CHECK(j["machine"].contains(k));
+    REQUIRE(j["devices"].size() == 1);
+    CHECK(j["devices"][0]["timer"].is_string());
+    CHECK(j["devices"][0]["copy_gbps"].get<double>() > 0);
+    CHECK(j["devices"][0]["peak_fma_gflops"].get<double>() > 0);
+    REQUIRE(j["rows"].size() > 0);
+    for (const auto& row : j["rows"]) {
+        INFO(row.dump());
+        for (const char* k : {"backend", "device", "op", "shape", "path", "kernel_ms", "end_to_end_ms", "nmse"})
+            CHECK(row.contains(k));
+        CHECK((row.contains("gbps") || row.contains("gflops")));
+        CHECK(row["pass"].get<bool>());
+        CHECK(row["nmse"].get<double>() <= row["nmse_threshold"].get<double>());
+    }
+}
+
+TEST_CASE("compare_same") {
+    const Outcome r = bench("compare " + kResults + " " + kResults);
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK(r.output.find("1.00") != std::string::npos);
+    CHECK(r.output.find("SLOWER") == std::string::npos);
+}
+
+TEST_CASE("compare_slower") {
+    json j = load(kResults);
+    json& row = j["rows"][0];
+    row["kernel_ms"]["median"] = row["kernel_ms"]["median"].get<double>() * 2;
+    std::ofstream("slower.json") << j.dump(2);
+    const Outcome r = bench("compare " + kResults + " slower.json");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    const std::string name = row["op"].get<std::string>() + " " + row["shape"].get<std::string>();
+    CHECK_MESSAGE(r.output.find("slower than") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find(name) != std::string::npos, r.output);
+    CHECK(r.output.find("2.00x the base time") != std::string::npos);
+}
+
+TEST_CASE("plot") {
+    if (!on_path("gnuplot")) {
+        MESSAGE("gnuplot is not installed (Debian: gnuplot-nox); skipped");
+        std::exit(77);
+    }
+    std::remove("x.png");
+    const Outcome r = bench("plot " + kResults + " -o x.png --op add");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    std::ifstream png("x.png", std::ios::binary);
+    char magic[4] = {};
+    png.read(magic, 4);
+    CHECK(std::string(magic + 1, 3) == "PNG");
+    struct stat st {};
+    CHECK(stat("x.png", &st) == 0);
+    CHECK(st.st_size > 1000);
+}
+
+TEST_CASE("errors") {
+    Outcome r = bench("--ops add,nosuch --backends host --quick");
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(r.output.find("valid ops: add, sigmoid") != std::string::npos, r.output);
+    r = bench("--backends nosuch --quick");
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(r.output.find("unknown backend 'nosuch'") != std::string::npos, r.output);
+    r = bench("--backends host:5 --quick");  // a named device that does not exist
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(r.output.find("out of range") != std::string::npos, r.output);
+    r = bench("--format xml --quick");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("valid formats") != std::string::npos);
+    r = bench("compare " + kResults);
+    CHECK(r.code == 2);
+}
