@@ -32,7 +32,8 @@ run options:
   --paths LIST           native,vendor (default both where the device has them)
   --block-sizes LIST     block sizes swept for elementwise ops (default: the device's choice)
   --warmup N             untimed runs first (default 1)
-  --repeats N            timed rounds with host<->device copies (default 5)
+  --repeats N            timed rounds with host<->device copies (default 5; a row stops
+                         at 3 rounds once they took 3 s)
   --min-time-ms T        add kernel-only runs until T ms of kernel time (default 20)
   --quick                tiny sizes and short probes, for CI
   --format table|csv|json  (default table)

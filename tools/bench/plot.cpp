@@ -90,7 +90,7 @@ std::string write_script(const fs::path& dir, const PlotData& d, const std::stri
     std::ofstream script(dir / "plot.gp");
     script << "set terminal " << terminal << " size 1100,700\n"
            << "set output \"" << clean(png) << "\"\n"
-           << "set logscale xy\nset grid\nset key below\n"
+           << "set logscale xy\nset grid\nset key below height 1.5\nset format x \"%g\"\n"
            << "set title \"accel-bench: " << op << (rate ? " rate" : " kernel time") << " (log-log)\"\n"
            << "set xlabel \"size (" << d.size_unit << ")\"\n"
            << "set ylabel \"" << (rate ? d.rate_unit : std::string("kernel time, median (ms)")) << "\"\n"

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <sstream>
 
@@ -18,6 +19,8 @@ using Clock = std::chrono::steady_clock;
 
 // Cap on kernel-only runs added to reach Settings::min_time_ms.
 constexpr int kMaxRuns = 10000;
+// Host-clock time after which a row stops at three full rounds.
+constexpr double kSlowRowMs = 3000;
 
 bool is_elementwise(Op op) { return op == Op::add || op == Op::sigmoid || op == Op::relu || op == Op::adam_step; }
 bool has_vendor_path(Op op) { return op == Op::matmul || op == Op::dense; }
@@ -59,7 +62,8 @@ private:
 };
 
 // Copy bandwidth (read + write bytes) and peak FMA rate, with accel's own kernels.
-void measure_ceilings(DeviceReport& r, accel::Device& d, const std::shared_ptr<accel::Device>& dp, const Settings& s) {
+void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, const Settings& s) {
+    accel::Device& d = *dp;
     EventTimer timer(d);
     const int runs = std::max(3, s.repeats);
     {
@@ -155,6 +159,8 @@ void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item
         kernel.push_back(timer.time(launch));
         b.output().download(got.data(), got.size());
         e2e.push_back(ms_since(t0));
+        // Slow rows (big matmuls on CPUs): three rounds are enough once they took kSlowRowMs.
+        if (kernel.size() >= 3 && std::accumulate(e2e.begin(), e2e.end(), 0.0) > kSlowRowMs) break;
     }
     row.nmse = accel::reference::nmse(w.covered(got), w.oracle);
     // Short kernels: more kernel-only runs for a stable median.
@@ -182,15 +188,22 @@ void fill_rates(Row& row, const Workload& w, const DeviceReport& dev) {
 std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
                        const std::vector<std::shared_ptr<accel::Device>>& devices, std::vector<std::string>& notes) {
     std::vector<Item> items;
+    auto note = [&](const std::string& text) {  // once, not once per size
+        if (std::find(notes.begin(), notes.end(), text) == notes.end()) notes.push_back(text);
+    };
     for (std::size_t p = 0; p < problems.size(); ++p) {
         const Op op = problems[p].op;
         for (std::size_t d = 0; d < devices.size(); ++d) {
             for (OpPath path : s.paths) {
                 const std::string what = std::string(accel::op_name(op)) + " " + path_name(path) + " on " +
                                          devices[d]->selector();
-                if (path == OpPath::vendor && !has_vendor_path(op)) continue;  // elementwise ops: native only
+                if (path == OpPath::vendor && !has_vendor_path(op)) {
+                    if (std::find(s.paths.begin(), s.paths.end(), OpPath::native) == s.paths.end())
+                        note(what + ": this op has only the native path; skipped");
+                    continue;
+                }
                 if (!devices[d]->supports(op, path)) {
-                    notes.push_back(what + ": not supported by this device; skipped");
+                    note(what + ": not supported by this device; skipped");
                     continue;
                 }
                 if (!is_elementwise(op) || s.block_sizes.empty()) {
@@ -202,7 +215,7 @@ std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
                         items.push_back({p, d, path, accel::geometry_1d(problems[p].dims[0], bs,
                                                                         devices[d]->info().limits)});
                     } catch (const accel::InvalidArgument& e) {
-                        notes.push_back(what + " block " + std::to_string(bs) + ": " + e.what() + "; skipped");
+                        note(what + " block " + std::to_string(bs) + ": " + e.what() + "; skipped");
                     }
                 }
             }
@@ -295,7 +308,7 @@ Results run(const Settings& s) {
         r.vendor_dense = d->supports(Op::dense, OpPath::vendor);
         if (s.progress) std::fprintf(stderr, "\r\033[Kmeasuring ceilings of %s ...", r.selector.c_str());
         try {
-            measure_ceilings(r, *d, d, s);
+            measure_ceilings(r, d, s);
         } catch (const accel::Error& e) {
             r.error = e.what();
         }

@@ -45,7 +45,7 @@ struct Settings {
     std::vector<accel::OpPath> paths{accel::OpPath::native, accel::OpPath::vendor};
     std::vector<std::size_t> block_sizes;  ///< elementwise launch sweep; empty = device default
     int warmup = 1;                        ///< untimed runs before timing
-    int repeats = 5;                       ///< timed rounds with host↔device copies (≥ 1)
+    int repeats = 5;                       ///< timed rounds with host↔device copies (≥ 1; 3 once 3 s passed)
     double min_time_ms = 20;               ///< extra kernel-only runs until this much kernel time
     bool quick = false;                    ///< small ceiling probes (CI)
     std::size_t copy_bytes = std::size_t{256} << 20;  ///< buffer size of the copy-bandwidth ceiling
