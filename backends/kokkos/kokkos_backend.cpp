@@ -34,10 +34,14 @@ namespace {
 // destruction, when device destructors may still run.
 std::atomic<bool> g_finalized{false};
 
+class Runtime;
+Runtime& runtime();
+
 /// Owns the plugin's use of Kokkos: initializes it when nobody has, tracks
-/// live allocations, and at exit frees them and finalizes Kokkos (only if it
-/// initialized it). Constructed on first use, so it is destroyed before the
-/// Kokkos library's own static objects.
+/// live allocations and frees them at the start of whichever finalize comes
+/// first (a Kokkos finalize hook: the application's Kokkos::finalize, or the
+/// plugin's own at exit, only if it initialized Kokkos). Constructed on first
+/// use, so it is destroyed before the Kokkos library's own static objects.
 class Runtime {
 public:
     Runtime() {
@@ -47,29 +51,38 @@ public:
             return;
         }
 #endif
-        if (Kokkos::is_initialized()) return;  // the application's Kokkos: never finalize it
-        try {
-            // Default settings: Kokkos reads the user's KOKKOS_* variables itself.
+        if (!Kokkos::is_initialized()) {
+            try {
+                // Default settings: Kokkos reads the user's KOKKOS_* variables itself.
 #if KOKKOS_VERSION >= 30700
-            Kokkos::initialize(Kokkos::InitializationSettings());
+                Kokkos::initialize(Kokkos::InitializationSettings());
 #else
-            Kokkos::initialize(Kokkos::InitArguments());
+                Kokkos::initialize(Kokkos::InitArguments());
 #endif
-            owned_ = true;
-        } catch (const std::exception& e) {
-            error_ = std::string("Kokkos::initialize failed: ") + e.what();
+                owned_ = true;
+            } catch (const std::exception& e) {
+                error_ = std::string("Kokkos::initialize failed: ") + e.what();
+                return;
+            }
         }
+        Kokkos::push_finalize_hook(before_finalize);
     }
 
     ~Runtime() {
-        g_finalized = true;
-        if (!Kokkos::is_initialized()) return;
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            for (void* p : live_) Kokkos::kokkos_free<MemSpace>(p);
-            live_.clear();
-        }
-        if (owned_) Kokkos::finalize();
+        if (owned_ && Kokkos::is_initialized())
+            Kokkos::finalize();  // runs before_finalize()
+        else
+            before_finalize();  // the application's Kokkos, if still up, finalizes later
+    }
+
+    /// Frees every live allocation (once); afterwards the plugin leaves Kokkos alone.
+    static void before_finalize() {
+        if (g_finalized.exchange(true)) return;
+        Runtime& r = runtime();
+        std::lock_guard<std::mutex> lock(r.mu_);
+        if (Kokkos::is_initialized())
+            for (void* p : r.live_) Kokkos::kokkos_free<MemSpace>(p);
+        r.live_.clear();
     }
 
     const std::string& error() const { return error_; }
@@ -93,7 +106,7 @@ private:
 };
 
 Runtime& runtime() {
-    static Runtime r;
+    static Runtime r;  // destroyed (finalizing Kokkos) before Kokkos' own statics
     return r;
 }
 

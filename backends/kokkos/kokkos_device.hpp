@@ -9,9 +9,12 @@
 // initializes nor finalizes it. Otherwise Kokkos is finalized exactly once at
 // process exit, from the destructor of a function-local static object (an
 // __attribute__((destructor)) runs too late and crashed). Memory still
-// allocated at that point (tensors alive past main) is freed just before
-// finalize; deallocate() after finalize, or after the application finalized
-// its own Kokkos, is a no-op (the memory went with Kokkos).
+// allocated when Kokkos is finalized — by the plugin at exit or by the
+// application — is freed at the start of that finalize (a Kokkos finalize
+// hook), so tensors alive past main or past the application's finalize never
+// crash; deallocate() afterwards is a no-op. A stream destroyed after
+// finalize drops its execution-space handle without destroying it (a few
+// bytes, never a call into a finalized Kokkos).
 //
 // Devices. Kokkos runs on one device per process, chosen when it initializes,
 // so the backend has exactly one device, kokkos:0: the default execution
