@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <fstream>
 #include <new>
 
@@ -55,7 +56,7 @@ DeviceInfo host_info() {
     i.vendor = "host CPU";
     i.type = "cpu";
     i.driver_version = "-";
-    i.runtime_version = std::string("accel ") + ACCEL_VERSION + " host (C++17 threads)";
+    i.runtime_version = std::string("accel ") + ACCEL_VERSION + " host (C++17, OpenMP threads)";
     i.compute_units = static_cast<int>(thread_count());
     i.global_memory_bytes = system_memory_bytes();
     // Host kernels take block.x as the elements per task; the rest is free.
@@ -113,7 +114,7 @@ double HostDevice::do_elapsed_ms(Event& start, Event& end) {
 
 LaunchGeometry HostDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     LaunchGeometry g;
-    // Elements per task: large enough that a thread's start-up is amortized.
+    // Elements per task: enough that waking a worker thread is amortized.
     g.block = {op == Op::matmul || op == Op::dense ? 16 : std::size_t{1} << 15, 1, 1};
     g.grid = {std::max<std::size_t>(1, (rows * cols + g.block.x - 1) / g.block.x), 1, 1};
     return g;

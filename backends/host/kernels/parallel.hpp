@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <thread>
-#include <vector>
 
 namespace accel {
 namespace host {
@@ -12,8 +10,9 @@ namespace host {
 /// Worker threads used by host kernels: ACCEL_HOST_THREADS, else hardware_concurrency().
 unsigned thread_count();
 
-/// Runs fn(begin, end) over [0, n) in chunks of `grain` items (≥ 1) spread over
-/// thread_count() threads; runs inline when one chunk covers n.
+/// Runs fn(begin, end) over [0, n) in chunks of `grain` items (≥ 1) on
+/// OpenMP's persistent thread team (at most thread_count() threads); runs
+/// inline when one chunk covers n, so small ops pay no threading cost.
 template <class Fn>
 void parallel_for(std::size_t n, std::size_t grain, Fn&& fn) {
     grain = std::max<std::size_t>(grain, 1);
@@ -23,15 +22,12 @@ void parallel_for(std::size_t n, std::size_t grain, Fn&& fn) {
         fn(std::size_t{0}, n);
         return;
     }
-    // Contiguous ranges, one per worker, each a whole number of chunks.
-    const std::size_t per = (chunks + workers - 1) / workers * grain;
-    std::vector<std::thread> pool;
-    for (std::size_t w = 1; w < workers; ++w) {
-        const std::size_t b = w * per, e = std::min(n, b + per);
-        if (b < e) pool.emplace_back([&fn, b, e] { fn(b, e); });
+    const long long count = static_cast<long long>(chunks);
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(workers))
+    for (long long c = 0; c < count; ++c) {
+        const std::size_t b = static_cast<std::size_t>(c) * grain;
+        fn(b, std::min(n, b + grain));
     }
-    fn(std::size_t{0}, std::min(n, per));
-    for (auto& t : pool) t.join();
 }
 
 }  // namespace host
