@@ -205,10 +205,15 @@ Backend& get_backend(const std::string& name) {
 }
 
 std::shared_ptr<Device> open_device(const std::string& selector) {
-    const Selector sel = parse_selector(selector);
     std::lock_guard<std::mutex> lock(registry_mutex());
     std::vector<BackendStatus> all;
     for (const auto& n : known_backends()) all.push_back(status_locked(n));
+    Selector sel;
+    try {
+        sel = parse_selector(selector);
+    } catch (const InvalidArgument& e) {
+        throw InvalidArgument(std::string(e.what()) + "\n" + status_table(all));
+    }
 
     std::string chosen = sel.backend;
     if (chosen == "auto") {

@@ -130,3 +130,18 @@ TEST_CASE("adam rejects step 0 and bad hyper-parameters") {
     CHECK_THROWS_AS(ops::adam_step(p, g, m, v, 1, {-1.0f}), InvalidArgument);
     CHECK(untouched(p, 1));
 }
+
+TEST_CASE("column_sum and dense_backward check their shapes") {
+    auto x = filled({4, 3}, 1), y_bad = filled({4}, 8);
+    CHECK(contains(error_of([&] { ops::column_sum(x, y_bad); }), "must be [3]"));
+    CHECK(untouched(y_bad, 8));
+    auto v = filled({12}, 1), y = filled({3}, 8);
+    CHECK(contains(error_of([&] { ops::column_sum(v, y); }), "rank 2"));
+    auto xb = filled({8, 30}, 1), w = filled({10, 30}, 1), out = filled({8, 10}, 1), dw_bad = filled({30, 10}, 5);
+    auto dw = filled({10, 30}, 5), db_bad = filled({8}, 5);
+    CHECK(contains(error_of([&] { ops::dense_backward(xb, w, out, out, Activation::relu, nullptr, dw_bad, nullptr); }),
+                   "dw has shape [30, 10]"));
+    CHECK(contains(error_of([&] { ops::dense_backward(xb, w, out, out, Activation::none, nullptr, dw, &db_bad); }),
+                   "db has shape [8]"));
+    CHECK(untouched(dw, 5));
+}
