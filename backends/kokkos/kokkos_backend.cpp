@@ -199,7 +199,7 @@ DeviceInfo kokkos_info() {
     i.limits.max_block_dims = {1024, 1024, 1};
     i.timer = "fence + steady_clock (host time between fences of the execution-space instance)";
 
-    TiledMatmulFn::Policy team_probe(ExecSpace(), 1, Kokkos::AUTO);
+    TiledMatmulFn::Policy team_probe(ExecSpace(), 1, Kokkos::AUTO, 1);
     const int team_max = team_probe.team_size_max(TiledMatmulFn{}, Kokkos::ParallelForTag());
     i.extra = {
         {"execution space", ExecSpace::name()},
@@ -209,9 +209,10 @@ DeviceInfo kokkos_info() {
         {"Kokkos backends", enabled_backends()},
         {"Kokkos initialized by", runtime().owned() ? "accel (finalized at exit)" : "the application"},
         {"team size max (matmul)", std::to_string(team_max)},
+        {"vector length max", std::to_string(TiledMatmulFn::Policy::vector_length_max())},
         {"team scratch level 0", std::to_string(TiledMatmulFn::Policy::scratch_size_max(0)) + " bytes"},
-        {"launch geometry", "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x block.x, "
-                            "team size = min(block volume, team size max)"},
+        {"launch geometry", "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x "
+                            "block.x, team size = min(block.y, team size max), lanes = pow2 <= block.x"},
         {"vendor BLAS", have_vendor_blas() ? "Kokkos Kernels (KokkosBlas::gemm)"
                                            : "none (built without Kokkos Kernels)"},
     };

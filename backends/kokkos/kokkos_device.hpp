@@ -31,13 +31,16 @@
 //    (capped at the number of output tiles: extra teams would have no work),
 //    each team computes tiles of block.y rows × block.x columns of the output,
 //    one logical thread per output element, walking the tiles grid-stride.
-//    The team size is min(block.x·block.y, TeamPolicy::team_size_max) for the
-//    space: Serial's teams have one thread, CUDA's up to 1024; the team's
-//    threads stride over the block's logical threads, so the tile the user
-//    gave is honoured whatever the team size (only the parallelism inside a
-//    team changes). block.z must be 1 (limits.max_block_dims.z = 1).
+//    As Kokkos maps a CUDA block (threadIdx.x → vector lane, threadIdx.y →
+//    team rank): vector length = the largest power of two ≤ min(block.x,
+//    TeamPolicy::vector_length_max()), team size = min(block.y,
+//    TeamPolicy::team_size_max) for the space (Serial: 1 × 1; CUDA: up to
+//    32 lanes × 1024/32 threads). Team threads and lanes stride over the
+//    tile's rows and columns, so the tile the user gave is honoured whatever
+//    the space can run at once (only the parallelism inside a team changes);
+//    nothing is clamped silently in the result. block.z must be 1.
 //  - Limits: at most 1024 logical threads per block (a CUDA block's size,
-//    and the tile's scratch fits every space); grids as CUDA's.
+//    and its scratch fits level 0 or level 1 of every space); grids as CUDA's.
 //    check_geometry() in the op front-end rejects anything beyond them.
 #pragma once
 

@@ -51,12 +51,15 @@ void tiled(const char* label, TiledMatmulFn f, const LaunchGeometry& g, Stream& 
                               " offers at most " + std::to_string(scratch_max(1)) +
                               "; use a smaller block");
     const Index league = std::min<Index>({static_cast<Index>(g.grid.volume()), f.tiles, Index{INT_MAX}});
+    // Lanes: the largest power of two <= block.x the space allows (CUDA: 32).
+    int lanes = 1;
+    while (lanes * 2 <= std::min(f.bx, Policy::vector_length_max())) lanes *= 2;
     const auto scratch = Kokkos::PerTeam(bytes);
-    const Policy probe = Policy(instance_of(s), static_cast<int>(league), Kokkos::AUTO)
+    const Policy probe = Policy(instance_of(s), static_cast<int>(league), Kokkos::AUTO, lanes)
                              .set_scratch_size(f.scratch_level, scratch);
-    const int team = std::max(1, std::min(f.bx * f.by, probe.team_size_max(f, Kokkos::ParallelForTag())));
+    const int team = std::max(1, std::min(f.by, probe.team_size_max(f, Kokkos::ParallelForTag())));
     const Policy policy =
-        Policy(instance_of(s), static_cast<int>(league), team).set_scratch_size(f.scratch_level, scratch);
+        Policy(instance_of(s), static_cast<int>(league), team, lanes).set_scratch_size(f.scratch_level, scratch);
     Kokkos::parallel_for(label, policy, f);
 }
 

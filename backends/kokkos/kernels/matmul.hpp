@@ -2,14 +2,18 @@
 // memory — the portable form of the CUDA shared-memory tiling algorithm.
 //
 // One team computes one tile of by × bx outputs of C at a time (the block of
-// the launch geometry: one logical thread per output). For each slice of kTileK
-// along K, the team loads an A tile [by × kTileK] and a B tile [kTileK × bx]
-// into scratch, then every logical thread adds kTileK products to its
-// accumulator (also in scratch, since a physical thread may own several
-// logical threads when the space's team size is smaller than the block).
-// Tiles are walked grid-stride by league rank, so any league size ≥ 1 is
-// correct. Each output is a float32 sum over k in increasing order; K == 0
-// writes the epilogue of zero (bias, activation), i.e. zeros for matmul.
+// the launch geometry: one logical thread per output, as in CUDA). Team
+// threads take the tile's rows and vector lanes its columns — Kokkos' own
+// mapping of a CUDA block (threadIdx.y → team rank, threadIdx.x → lane) — and
+// stride over them when the space offers fewer (Serial: 1 × 1). For each
+// slice of kTileK along K, the team loads an A tile [by × kTileK] and a B
+// tile [kTileK × bx] into scratch, then each row's thread adds kTileK
+// products to the row's accumulators (in scratch, since a thread may own
+// several rows); the lanes run over the columns, which also lets a CPU
+// compiler vectorize that loop. Tiles are walked grid-stride by league rank,
+// so any league size ≥ 1 is correct. Each output is a float32 sum over k in
+// increasing order; K == 0 gives the epilogue of zero (bias, activation),
+// i.e. zeros for matmul.
 #pragma once
 
 #include "views.hpp"
@@ -62,27 +66,28 @@ struct TiledMatmulFn {
         Scratch sc(t.team_scratch(scratch_level), static_cast<std::size_t>(area));
         for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
             const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(t, area), [&](int i) { sc(i) = 0.0f; });
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(t, area), [&](int i) { sc(i) = 0.0f; });
             for (Index k0 = 0; k0 < k; k0 += kTileK) {
-                t.team_barrier();  // the previous slice's products are done before it is overwritten
-                Kokkos::parallel_for(Kokkos::TeamThreadRange(t, by * kTileK), [&](int i) {
+                t.team_barrier();  // sc zeroed, previous slice's products done before it is overwritten
+                Kokkos::parallel_for(Kokkos::TeamVectorRange(t, by * kTileK), [&](int i) {
                     const Index row = row0 + i / kTileK, kk = k0 + i % kTileK;
                     sa(i) = row < m && kk < k ? load_a(row, kk) : 0.0f;
                 });
-                Kokkos::parallel_for(Kokkos::TeamThreadRange(t, kTileK * bx), [&](int i) {
+                Kokkos::parallel_for(Kokkos::TeamVectorRange(t, kTileK * bx), [&](int i) {
                     const Index kk = k0 + i / bx, col = col0 + i % bx;
                     sb(i) = kk < k && col < n ? load_b(kk, col) : 0.0f;
                 });
                 t.team_barrier();
-                Kokkos::parallel_for(Kokkos::TeamThreadRange(t, area), [&](int i) {
-                    const int r = i / bx, cc = i % bx;
-                    float acc = sc(i);
-                    for (int kk = 0; kk < kTileK; ++kk) acc += sa(r * kTileK + kk) * sb(kk * bx + cc);
-                    sc(i) = acc;
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(t, by), [&](int r) {
+                    for (int kk = 0; kk < kTileK; ++kk) {
+                        const float av = sa(r * kTileK + kk);
+                        Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, bx),
+                                             [&](int cc) { sc(r * bx + cc) += av * sb(kk * bx + cc); });
+                    }
                 });
             }
             t.team_barrier();
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(t, area), [&](int i) {
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(t, area), [&](int i) {
                 const Index row = row0 + i / bx, col = col0 + i % bx;
                 if (row < m && col < n) {
                     const float v = sc(i) + (bias.data() ? bias(col) : 0.0f);
