@@ -188,6 +188,7 @@ protected:
     std::unique_ptr<Event> do_create_event() override;
     double do_elapsed_ms(Event& start, Event& end) override;
     void do_synchronize() override;
+    void do_launch_empty(Stream& s) override;
     /// Elementwise and column_sum: blocks of 256 threads, grid covering the
     /// elements but at most 32 blocks per SM (grid-stride loops do the rest).
     /// matmul/dense: block (16,16,1), one block per 64×64 output tile.

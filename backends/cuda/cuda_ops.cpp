@@ -140,5 +140,10 @@ void CudaDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t ite
     ACCEL_CUDA_CHECK(launch_fma_throughput(out(y), n, iterations, launch(g, s)));
 }
 
+void CudaDevice::do_launch_empty(Stream& s) {
+    activate();
+    ACCEL_CUDA_CHECK(cuda::launch_empty(launch(LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s).stream));
+}
+
 }  // namespace cuda
 }  // namespace accel

@@ -57,6 +57,7 @@ protected:
     std::unique_ptr<Event> do_create_event() override { return std::make_unique<HostEvent>(*this); }
     double do_elapsed_ms(Event& start, Event& end) override;
     void do_synchronize() override {}
+    void do_launch_empty(Stream&) override {}
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     bool do_supports(Op op, OpPath path) const override;
 

@@ -121,6 +121,7 @@ protected:
     std::unique_ptr<Event> do_create_event() override { return std::make_unique<KokkosEvent>(*this); }
     double do_elapsed_ms(Event& start, Event& end) override;
     void do_synchronize() override;
+    void do_launch_empty(Stream& s) override;
     /// Elementwise: chunks of 1024 (host spaces) or 256 (device spaces),
     /// grid covering n. matmul/dense: 32×32 tiles on host spaces (fewer,
     /// larger tiles for one thread per team), 16×16 on device spaces.

@@ -161,5 +161,15 @@ void KokkosDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t i
     range("accel::fma_throughput", n, g, s, FmaProbeFn{fv(y, n), static_cast<Index>(iterations)});
 }
 
+// Does nothing: accel-bench times it as the bare cost of one launch.
+struct EmptyFn {
+    KOKKOS_INLINE_FUNCTION void operator()(const Index) const {}
+};
+
+void KokkosDevice::do_launch_empty(Stream& s) {
+    Kokkos::parallel_for("accel::empty", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(instance_of(s), 0, 1),
+                         EmptyFn{});
+}
+
 }  // namespace kokkos
 }  // namespace accel

@@ -349,7 +349,8 @@ void OpenclDevice::build_program() {
     static const char* const names[] = {"add",           "sigmoid",         "relu",
                                         "relu_backward", "sigmoid_backward", "bce_with_logits",
                                         "bce_with_logits_backward", "adam_step", "fma_throughput",
-                                        "fill_rows",     "column_sum",      "gemm_tiled"};
+                                        "fill_rows",     "column_sum",      "gemm_tiled",
+                                        "empty"};
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(Kernel::count_),
                   "one name per Kernel");
     std::array<cl_kernel, static_cast<std::size_t>(Kernel::count_)> made{};

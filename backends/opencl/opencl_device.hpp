@@ -51,6 +51,7 @@ enum class Kernel {
     fill_rows,
     column_sum,
     gemm_tiled,
+    empty,
     count_
 };
 
@@ -144,6 +145,7 @@ protected:
     std::unique_ptr<Event> do_create_event() override;
     double do_elapsed_ms(Event& start, Event& end) override;
     void do_synchronize() override;
+    void do_launch_empty(Stream& s) override;
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     bool do_supports(Op op, OpPath path) const override;
 

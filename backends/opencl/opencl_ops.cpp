@@ -143,5 +143,9 @@ void OpenclDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t i
     launch(Kernel::fma_throughput, g, s, mem(y), ul(n), ul(iterations));
 }
 
+void OpenclDevice::do_launch_empty(Stream& s) {
+    launch(Kernel::empty, LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s);
+}
+
 }  // namespace opencl
 }  // namespace accel

@@ -139,6 +139,11 @@ double Device::elapsed_ms(Event& start, Event& end) {
 
 void Device::synchronize() { do_synchronize(); }
 
+void Device::launch_empty(Stream& stream) {
+    check_stream("launch_empty", stream, *this);
+    do_launch_empty(stream);
+}
+
 LaunchGeometry Device::default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     return do_default_geometry(op, rows, cols);
 }

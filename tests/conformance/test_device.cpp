@@ -88,3 +88,21 @@ TEST_CASE("an allocation larger than the device raises OutOfMemory naming the si
         CHECK(msg.find(std::to_string(total)) != std::string::npos);
     }
 }
+
+TEST_CASE("empty kernel launches are ordered with ops on a stream") {
+    auto g = rng(42);
+    const std::size_t n = 4097;
+    auto a = uniform(g, n);
+    auto stream = device()->create_stream();
+    auto ta = Tensor::from_host(device(), {n}, a);
+    auto tc = poisoned(device(), {n});
+    ops::Options o;
+    o.stream = stream.get();
+    for (int i = 0; i < 100; ++i) device()->launch_empty(*stream);
+    ops::add(ta, ta, tc, o);
+    device()->launch_empty(*stream);
+    stream->synchronize();
+    expect_close(tc.download(), reference::add(a, a), 1e-12, "add after empty launches");
+    auto other = get_backend("host").create_device(0);
+    if (other.get() != device().get()) CHECK_THROWS_AS(device()->launch_empty(other->default_stream()), InvalidArgument);
+}

@@ -70,7 +70,10 @@ json device_json(const DeviceReport& d) {
            {"vendor_path", {{"matmul", d.vendor_matmul}, {"dense", d.vendor_dense}}},
            {"copy_gbps", d.copy_gbps},
            {"copy_bytes", d.copy_bytes},
-           {"peak_fma_gflops", d.peak_gflops}};
+           {"peak_fma_gflops", d.peak_gflops},
+           {"bare_launch_us", d.bare_launch_us},
+           {"add1_launch_us", d.add1_launch_us},
+           {"launch_overhead_us", d.add1_launch_us - d.bare_launch_us}};
     for (const auto& kv : i.extra) j["extra"][kv.first] = kv.second;
     if (!d.error.empty()) j["ceiling_error"] = d.error;
     return j;
@@ -165,16 +168,39 @@ void TextTable::write(std::ostream& out) const {
     for (std::size_t i = 1; i < rows_.size(); ++i) line(rows_[i]);
 }
 
+// matmul/dense rows run on both paths: native GFLOP/s as a fraction of vendor's.
+void write_native_vs_vendor(std::ostream& out, const Results& r) {
+    TextTable t({"device", "op", "shape", "native GFLOP/s", "vendor GFLOP/s", "native/vendor"}, 3);
+    for (const auto& nat : r.rows) {
+        if (nat.path != "native" || !nat.gflops || !nat.error.empty()) continue;
+        for (const auto& ven : r.rows)
+            if (ven.path == "vendor" && ven.gflops && ven.error.empty() && ven.selector == nat.selector &&
+                ven.problem.op == nat.problem.op && ven.problem.shape() == nat.problem.shape() && ven.block == nat.block)
+                t.add({nat.selector, accel::op_name(nat.problem.op), nat.problem.shape(), num(*nat.gflops),
+                       num(*ven.gflops), format("%.2f", *nat.gflops / *ven.gflops)});
+    }
+    if (t.empty()) return;
+    out << "\nnative kernels against the vendor library, same run:\n";
+    t.write(out);
+}
+
 void write_table(std::ostream& out, const Results& r, const Machine& m) {
     out << "accel-bench " << ACCEL_VERSION << " on " << m.hostname << " (" << m.cpu << ", " << m.os << ")\n";
     out << "kernel ms: device events around the op (median/min/max over runs); e2e ms: host clock, upload inputs + "
            "op + download output (median)\n";
+    out << "launch us: host time per empty kernel launch; add(1) us: per 1-element ops::add (both back to back, "
+           "one sync)\n";
     out << "% ceil: GB/s of copy bandwidth (memory-bound ops) or GFLOP/s of peak FMA (matmul, dense); nmse vs the "
            "float64 oracle\n\n";
-    TextTable dev({"device", "name", "timer", "copy GB/s", "peak FMA GFLOP/s", "vendor path"}, 3);
-    for (const auto& d : r.devices)
-        dev.add({d.selector, d.info.name, d.info.timer, d.error.empty() ? num(d.copy_gbps) : "error",
-                 d.error.empty() ? num(d.peak_gflops) : "error", d.vendor_matmul ? "yes" : "no"});
+    TextTable dev({"device", "name", "timer", "copy GB/s", "peak FMA GFLOP/s", "launch us", "add(1) us",
+                   "vendor path"},
+                  3);
+    for (const auto& d : r.devices) {
+        const bool ok = d.error.empty();
+        dev.add({d.selector, d.info.name, d.info.timer, ok ? num(d.copy_gbps) : "error",
+                 ok ? num(d.peak_gflops) : "error", ok ? num(d.bare_launch_us) : "error",
+                 ok ? num(d.add1_launch_us) : "error", d.vendor_matmul ? "yes" : "no"});
+    }
     dev.write(out);
     for (const auto& d : r.devices)
         if (!d.error.empty()) out << "ceilings of " << d.selector << " failed: " << d.error << "\n";
@@ -202,6 +228,7 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
         if (!row.error.empty())
             out << "error: " << accel::op_name(row.problem.op) << " " << row.problem.shape() << " on " << row.selector
                 << ": " << row.error << "\n";
+    write_native_vs_vendor(out, r);
     for (const auto& n : r.notes) out << "note: " << n << "\n";
 }
 

@@ -48,6 +48,8 @@ public:
     explicit TextTable(std::vector<std::string> header, std::size_t left_columns = 0)
         : rows_{std::move(header)}, left_(left_columns) {}
     void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    /// True when no row was added (only the header).
+    bool empty() const { return rows_.size() <= 1; }
     /// Writes the header, a rule and every row.
     void write(std::ostream& out) const;
 

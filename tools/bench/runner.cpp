@@ -93,6 +93,25 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
         timer.fill(t, [&] { flops = accel::ops::fma_throughput(y, iterations); }, runs, 0);
         r.peak_gflops = flops / (median(t) * 1e6);
     }
+    {
+        // Launch cost: back-to-back submissions, one synchronize, host clock.
+        // The difference between the two is what accel's front-end and a
+        // 1-element kernel body add to the runtime's bare launch.
+        const int launches = s.quick ? 200 : 5000;
+        accel::Stream& stream = d.default_stream();
+        accel::Tensor a(dp, accel::Shape{1}), c(dp, accel::Shape{1});
+        a.upload(std::vector<float>{1.0f});
+        auto per_launch_us = [&](const auto& submit) {
+            submit();
+            d.synchronize();
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < launches; ++i) submit();
+            d.synchronize();
+            return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / launches;
+        };
+        r.bare_launch_us = per_launch_us([&] { d.launch_empty(stream); });
+        r.add1_launch_us = per_launch_us([&] { accel::ops::add(a, a, c); });
+    }
 }
 
 // "256" or "16x16" (trailing 1 extents dropped).

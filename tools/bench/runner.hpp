@@ -65,6 +65,8 @@ struct DeviceReport {
     double copy_gbps = 0;        ///< device-to-device copy, (read + write bytes) / kernel time
     std::size_t copy_bytes = 0;  ///< buffer size used for copy_gbps
     double peak_gflops = 0;      ///< ops::fma_throughput FLOPs / kernel time
+    double bare_launch_us = 0;   ///< host µs per Device::launch_empty (many back to back, then one sync)
+    double add1_launch_us = 0;   ///< host µs per ops::add on 1 element, measured the same way
     std::string error;           ///< non-empty when the ceilings could not be measured
 };
 

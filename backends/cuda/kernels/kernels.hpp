@@ -48,6 +48,8 @@ cudaError_t launch_bce_with_logits_backward(const float* z, const float* t, floa
 /// PyTorch's Adam per element (see Device::k_adam_step); updates p, m, v in place.
 cudaError_t launch_adam_step(float* p, const float* g, float* m, float* v, std::size_t n, float beta1, float beta2,
                              float eps, float step_size, float bias_correction2_sqrt, const Launch& l);
+/// An empty kernel, one block of one thread: the bare cost of a launch.
+cudaError_t launch_empty(cudaStream_t stream);
 /// The peak-FMA probe (see Device::k_fma_throughput); item i is the element index.
 cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iterations, const Launch& l);
 /// y[c] = Σ_r x[r,c] for x[rows,cols], one thread per column (grid-stride over

@@ -178,6 +178,13 @@ public:
     /// `rows`/`cols` describe the output (elementwise: rows = 1, cols = n).
     LaunchGeometry default_geometry(Op op, std::size_t rows, std::size_t cols) const;
 
+    /// Enqueues a kernel that does nothing (one block of one thread) on
+    /// `stream`: the runtime's bare launch, without accel's op front-end.
+    /// accel-bench compares it with a 1-element add to measure what accel's
+    /// dispatch adds per launch. On host there is nothing to launch.
+    /// Throws InvalidArgument if the stream belongs to another device.
+    void launch_empty(Stream& stream);
+
     /// Whether this device implements `op` on `path`.
     bool supports(Op op, OpPath path) const { return do_supports(op, path); }
 
@@ -198,6 +205,7 @@ protected:
     virtual std::unique_ptr<Event> do_create_event() = 0;
     virtual double do_elapsed_ms(Event& start, Event& end) = 0;
     virtual void do_synchronize() = 0;
+    virtual void do_launch_empty(Stream& s) = 0;
     /// Default: elementwise 1-D blocks of 256; matmul/dense 16×16 tiles.
     virtual LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const;
     /// Default: every op natively, no vendor path.
