@@ -2,6 +2,7 @@
 #pragma once
 
 #include <accel/device.hpp>
+#include <accel/plugin.hpp>
 
 #include <chrono>
 #include <string>
@@ -61,29 +62,7 @@ protected:
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     bool do_supports(Op op, OpPath path) const override;
 
-    void k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
-               Stream& s) override;
-    void k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
-    void k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) override;
-    void k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
-                         Stream& s) override;
-    void k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n, const LaunchGeometry& g,
-                            Stream& s) override;
-    void k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n, std::size_t k,
-                  bool trans_a, bool trans_b, OpPath path, const LaunchGeometry& g, Stream& s) override;
-    void k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch, std::size_t in,
-                 std::size_t out, Activation act, OpPath path, const LaunchGeometry& g, Stream& s) override;
-    void k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols, const LaunchGeometry& g,
-                      Stream& s) override;
-    void k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n, const LaunchGeometry& g,
-                           Stream& s) override;
-    void k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n, float scale,
-                                    const LaunchGeometry& g, Stream& s) override;
-    void k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n, float beta1,
-                     float beta2, float eps, float step_size, float bias_correction2_sqrt, const LaunchGeometry& g,
-                     Stream& s) override;
-    void k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                          Stream& s) override;
+    ACCEL_DEVICE_KERNEL_OVERRIDES
 };
 
 }  // namespace host

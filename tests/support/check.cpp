@@ -1,6 +1,7 @@
 #include "check.hpp"
 
 #include <cstdlib>
+#include <iostream>
 
 namespace accel_test {
 
@@ -36,6 +37,18 @@ void expect_close(const std::vector<float>& got, const std::vector<double>& ref,
               << " (rerun with ACCEL_TEST_SEED=" << seed() << ")");
     CHECK(got.size() == ref.size());
     CHECK(e <= threshold);
+}
+
+int run_suite(int argc, char** argv, const char* suite) {
+    try {
+        const auto& d = device();
+        std::cout << suite << " on " << d->selector() << " (" << d->info().name << "), seed " << seed() << "\n";
+    } catch (const accel::BackendUnavailable& e) {
+        std::cout << "SKIPPED: " << e.what() << "\n";
+        return 77;
+    }
+    doctest::Context ctx(argc, argv);
+    return ctx.run();
 }
 
 const std::shared_ptr<accel::Device>& device() {

@@ -33,6 +33,11 @@ accel::Tensor poisoned(const std::shared_ptr<accel::Device>& d, accel::Shape s);
 void expect_close(const std::vector<float>& got, const std::vector<double>& ref, double threshold,
                   const std::string& what);
 
+/// The entry of a per-backend suite: prints the device under test and the
+/// seed, then runs doctest; returns 77 (CTest's SKIPPED) with the reason when
+/// the backend named by ACCEL_BACKEND is unavailable.
+int run_suite(int argc, char** argv, const char* suite);
+
 /// The device under test (ACCEL_BACKEND).
 const std::shared_ptr<accel::Device>& device();
 

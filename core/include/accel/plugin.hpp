@@ -30,3 +30,36 @@ typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
         }};                                                                     \
         return &info;                                                           \
     }
+
+/// Declares, inside a backend's Device subclass, an override of every kernel
+/// hook of accel::Device (the k_* functions, with their documented meaning in
+/// accel/device.hpp). Each backend defines them in its <name>_ops.cpp.
+#define ACCEL_DEVICE_KERNEL_OVERRIDES                                                                              \
+    void k_add(accel::DeviceHandle a, accel::DeviceHandle b, accel::DeviceHandle c, std::size_t n,                 \
+               const accel::LaunchGeometry& g, accel::Stream& s) override;                                         \
+    void k_sigmoid(accel::DeviceHandle x, accel::DeviceHandle y, std::size_t n, const accel::LaunchGeometry& g,   \
+                   accel::Stream& s) override;                                                                     \
+    void k_relu(accel::DeviceHandle x, accel::DeviceHandle y, std::size_t n, const accel::LaunchGeometry& g,      \
+                accel::Stream& s) override;                                                                        \
+    void k_relu_backward(accel::DeviceHandle dy, accel::DeviceHandle x, accel::DeviceHandle dx, std::size_t n,    \
+                         const accel::LaunchGeometry& g, accel::Stream& s) override;                               \
+    void k_sigmoid_backward(accel::DeviceHandle dy, accel::DeviceHandle y, accel::DeviceHandle dx, std::size_t n, \
+                            const accel::LaunchGeometry& g, accel::Stream& s) override;                            \
+    void k_matmul(accel::DeviceHandle a, accel::DeviceHandle b, accel::DeviceHandle c, std::size_t m,             \
+                  std::size_t n, std::size_t k, bool trans_a, bool trans_b, accel::OpPath path,                    \
+                  const accel::LaunchGeometry& g, accel::Stream& s) override;                                      \
+    void k_dense(accel::DeviceHandle x, accel::DeviceHandle w, accel::DeviceHandle bias, accel::DeviceHandle y,   \
+                 std::size_t batch, std::size_t in, std::size_t out, accel::Activation act, accel::OpPath path,    \
+                 const accel::LaunchGeometry& g, accel::Stream& s) override;                                       \
+    void k_column_sum(accel::DeviceHandle x, accel::DeviceHandle y, std::size_t rows, std::size_t cols,           \
+                      const accel::LaunchGeometry& g, accel::Stream& s) override;                                  \
+    void k_bce_with_logits(accel::DeviceHandle z, accel::DeviceHandle t, accel::DeviceHandle l, std::size_t n,    \
+                           const accel::LaunchGeometry& g, accel::Stream& s) override;                             \
+    void k_bce_with_logits_backward(accel::DeviceHandle z, accel::DeviceHandle t, accel::DeviceHandle dz,         \
+                                    std::size_t n, float scale, const accel::LaunchGeometry& g,                    \
+                                    accel::Stream& s) override;                                                    \
+    void k_adam_step(accel::DeviceHandle p, accel::DeviceHandle grad, accel::DeviceHandle m, accel::DeviceHandle v, \
+                     std::size_t n, float beta1, float beta2, float eps, float step_size,                          \
+                     float bias_correction2_sqrt, const accel::LaunchGeometry& g, accel::Stream& s) override;      \
+    void k_fma_throughput(accel::DeviceHandle y, std::size_t n, std::size_t iterations,                            \
+                          const accel::LaunchGeometry& g, accel::Stream& s) override;
