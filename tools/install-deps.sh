@@ -12,6 +12,6 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   doctest-dev nlohmann-json3-dev \
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libclblast-dev \
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev \
-  libopenblas-dev libblis-dev \
+  libopenblas-dev libopenblas0-openmp libblis-dev \
   gnuplot-nox
 echo "accel dependencies installed."

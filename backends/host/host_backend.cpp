@@ -114,8 +114,12 @@ double HostDevice::do_elapsed_ms(Event& start, Event& end) {
 
 LaunchGeometry HostDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     LaunchGeometry g;
-    // Elements per task: enough that waking a worker thread is amortized.
-    g.block = {op == Op::matmul || op == Op::dense ? 16 : std::size_t{1} << 15, 1, 1};
+    // Elements per task: enough that waking a worker thread is amortized
+    // (rows for matmul/dense; the FMA probe's items are each thousands of FMAs).
+    const std::size_t per_task = op == Op::matmul || op == Op::dense ? 16
+                                 : op == Op::fma_throughput          ? 256
+                                                                     : std::size_t{1} << 15;
+    g.block = {per_task, 1, 1};
     g.grid = {std::max<std::size_t>(1, (rows * cols + g.block.x - 1) / g.block.x), 1, 1};
     return g;
 }
