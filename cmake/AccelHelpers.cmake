@@ -33,3 +33,14 @@ function(accel_embed_text out_cpp symbol file)
     DEPENDS ${file} ${PROJECT_SOURCE_DIR}/cmake/EmbedText.cmake
     COMMENT "Embedding ${file}")
 endfunction()
+
+# accel_backend_unavailable(NAME WHY): called by a backend's CMakeLists when
+# its toolkit is missing. ACCEL_WITH_<NAME>=ON makes that an error; AUTO
+# reports WHY, and the caller then return()s without building the plugin.
+function(accel_backend_unavailable name why)
+  string(TOUPPER ${name} up)
+  if(ACCEL_WITH_${up} STREQUAL "ON")
+    message(FATAL_ERROR "ACCEL_WITH_${up}=ON but ${why}")
+  endif()
+  message(STATUS "${name} backend not built: ${why}")
+endfunction()

@@ -177,19 +177,7 @@ public:
     ~CudaDevice() override;
 
 protected:
-    DeviceHandle do_allocate(std::size_t bytes) override;
-    void do_deallocate(DeviceHandle h) noexcept override;
-    void do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
-                     bool blocking) override;
-    void do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
-                     bool blocking) override;
-    void do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff, std::size_t bytes,
-                     Stream& s, bool blocking) override;
-    std::unique_ptr<Stream> do_create_stream() override;
-    std::unique_ptr<Event> do_create_event() override;
-    double do_elapsed_ms(Event& start, Event& end) override;
-    void do_synchronize() override;
-    void do_launch_empty(Stream& s) override;
+    ACCEL_DEVICE_RUNTIME_OVERRIDES
     /// Elementwise and column_sum: blocks of 256 threads, grid covering the
     /// elements but at most 32 blocks per SM (grid-stride loops do the rest).
     /// matmul/dense: block (16,16,1), one block per 64×64 output tile.

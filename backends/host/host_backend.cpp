@@ -106,6 +106,11 @@ void HostDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle sr
     parallel_for(bytes, std::size_t{1} << 20, [&](std::size_t b, std::size_t e) { std::memmove(d + b, s + b, e - b); });
 }
 
+std::unique_ptr<Stream> HostDevice::do_create_stream() { return std::make_unique<HostStream>(*this); }
+std::unique_ptr<Event> HostDevice::do_create_event() { return std::make_unique<HostEvent>(*this); }
+void HostDevice::do_synchronize() {}    // host ops have finished when they return
+void HostDevice::do_launch_empty(Stream&) {}  // nothing to launch on the host
+
 double HostDevice::do_elapsed_ms(Event& start, Event& end) {
     auto& a = static_cast<HostEvent&>(start);
     auto& b = static_cast<HostEvent&>(end);

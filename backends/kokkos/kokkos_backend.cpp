@@ -324,6 +324,9 @@ void KokkosDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle 
     copy_on(s, Bytes(bytes_at(dst, doff), bytes), ConstBytes(bytes_at(src, soff), bytes), blocking);
 }
 
+std::unique_ptr<Stream> KokkosDevice::do_create_stream() { return std::make_unique<KokkosStream>(*this); }
+std::unique_ptr<Event> KokkosDevice::do_create_event() { return std::make_unique<KokkosEvent>(*this); }
+
 double KokkosDevice::do_elapsed_ms(Event& start, Event& end) {
     const auto& a = static_cast<KokkosEvent&>(start);
     const auto& b = static_cast<KokkosEvent&>(end);

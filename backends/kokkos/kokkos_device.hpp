@@ -110,19 +110,7 @@ public:
     KokkosDevice();
 
 protected:
-    DeviceHandle do_allocate(std::size_t bytes) override;
-    void do_deallocate(DeviceHandle h) noexcept override;
-    void do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
-                     bool blocking) override;
-    void do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
-                     bool blocking) override;
-    void do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff, std::size_t bytes,
-                     Stream& s, bool blocking) override;
-    std::unique_ptr<Stream> do_create_stream() override { return std::make_unique<KokkosStream>(*this); }
-    std::unique_ptr<Event> do_create_event() override { return std::make_unique<KokkosEvent>(*this); }
-    double do_elapsed_ms(Event& start, Event& end) override;
-    void do_synchronize() override;
-    void do_launch_empty(Stream& s) override;
+    ACCEL_DEVICE_RUNTIME_OVERRIDES
     /// Elementwise: chunks of 1024 (host spaces) or 256 (device spaces),
     /// grid covering n. matmul/dense: 32×32 tiles on host spaces (fewer,
     /// larger tiles for one thread per team), 16×16 on device spaces.

@@ -134,19 +134,7 @@ public:
     static constexpr std::size_t kMatmulWork = 4;
 
 protected:
-    DeviceHandle do_allocate(std::size_t bytes) override;
-    void do_deallocate(DeviceHandle h) noexcept override;
-    void do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
-                     bool blocking) override;
-    void do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
-                     bool blocking) override;
-    void do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff, std::size_t bytes,
-                     Stream& s, bool blocking) override;
-    std::unique_ptr<Stream> do_create_stream() override;
-    std::unique_ptr<Event> do_create_event() override;
-    double do_elapsed_ms(Event& start, Event& end) override;
-    void do_synchronize() override;
-    void do_launch_empty(Stream& s) override;
+    ACCEL_DEVICE_RUNTIME_OVERRIDES
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     bool do_supports(Op op, OpPath path) const override;
 

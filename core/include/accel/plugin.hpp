@@ -31,6 +31,25 @@ typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
         return &info;                                                           \
     }
 
+/// Declares, inside a backend's Device subclass, an override of every runtime
+/// hook of accel::Device (memory, copies, streams, events, synchronization,
+/// the empty launch); their contracts are in accel/device.hpp. Each backend
+/// defines them in its <name>_backend.cpp.
+#define ACCEL_DEVICE_RUNTIME_OVERRIDES                                                                             \
+    accel::DeviceHandle do_allocate(std::size_t bytes) override;                                                   \
+    void do_deallocate(accel::DeviceHandle h) noexcept override;                                                   \
+    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes,                 \
+                     accel::Stream& s, bool blocking) override;                                                    \
+    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,     \
+                     bool blocking) override;                                                                      \
+    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,   \
+                     std::size_t bytes, accel::Stream& s, bool blocking) override;                                 \
+    std::unique_ptr<accel::Stream> do_create_stream() override;                                                    \
+    std::unique_ptr<accel::Event> do_create_event() override;                                                      \
+    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;                                         \
+    void do_synchronize() override;                                                                                \
+    void do_launch_empty(accel::Stream& s) override;
+
 /// Declares, inside a backend's Device subclass, an override of every kernel
 /// hook of accel::Device (the k_* functions, with their documented meaning in
 /// accel/device.hpp). Each backend defines them in its <name>_ops.cpp.
