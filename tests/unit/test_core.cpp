@@ -1,5 +1,6 @@
 // Unit tests of core/: selectors, errors, geometry, shapes, buffers, registry.
 #include <accel/accel.hpp>
+#include <accel/plugin.hpp>
 
 #include <doctest/doctest.h>
 
@@ -107,6 +108,36 @@ TEST_CASE("a missing plugin file is reported with the paths tried") {
         CHECK(contains(e.what(), "ACCEL_PLUGIN_PATH"));
         CHECK(contains(e.what(), "host: unavailable"));
     }
+}
+
+TEST_CASE("plugins are searched in ACCEL_PLUGIN_PATH first, and a wrong ABI is refused") {
+    // CTest's `plugin-path` points ACCEL_PLUGIN_PATH at a folder holding a
+    // libaccel-backend-cuda.so built for another plugin ABI.
+    if (!std::getenv("ACCEL_TEST_BAD_ABI_PLUGIN")) return;
+    const std::string dir = std::getenv("ACCEL_PLUGIN_PATH");
+    for (const auto& s : backend_statuses()) {
+        CAPTURE(s.name);
+        if (s.name == "cuda") {
+            CHECK_FALSE(s.availability.available);
+            CHECK(contains(s.plugin_path, dir));
+            CHECK(contains(s.availability.reason, "plugin ABI " + std::to_string(ACCEL_PLUGIN_ABI + 1000)));
+            CHECK(contains(s.availability.reason, "needs ABI " + std::to_string(ACCEL_PLUGIN_ABI)));
+        } else if (s.name == "host") {
+            CHECK(s.availability.available);  // not in that folder: found beside libaccel
+            CHECK_FALSE(contains(s.plugin_path, dir));
+        }
+    }
+}
+
+TEST_CASE("auto prefers a GPU backend and falls back to host only when none has a GPU") {
+    auto all = backend_statuses();
+    std::string expected = "host";
+    for (const auto& s : all)
+        if (s.availability.available && s.availability.has_gpu) {
+            expected = s.name;
+            break;
+        }
+    CHECK(open_device("auto")->info().backend == expected);
 }
 
 TEST_CASE("open_device caches devices per selector") {
