@@ -26,7 +26,7 @@ void apply_activation(float* y, std::size_t n, Activation act) {
     if (act == Activation::relu)
         for (std::size_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
     else if (act == Activation::sigmoid)
-        for (std::size_t i = 0; i < n; ++i) y[i] = sigmoid1(y[i]);
+        sigmoid_range(y, y, 0, n);
 }
 }  // namespace
 
@@ -43,7 +43,7 @@ void HostDevice::k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size
 void HostDevice::k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream&) {
     const float* xi = in(x);
     float* yo = out(y);
-    each(n, g, [=](std::size_t i) { yo[i] = sigmoid1(xi[i]); });
+    parallel_for(n, g.block.x, [&](std::size_t b, std::size_t e) { sigmoid_range(xi, yo, b, e); });
 }
 
 void HostDevice::k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream&) {

@@ -6,6 +6,12 @@ namespace accel {
 namespace host {
 
 ACCEL_HOST_MULTIVERSION
+void sigmoid_range(const float* x, float* y, std::size_t b, std::size_t e) {
+#pragma omp simd
+    for (std::size_t i = b; i < e; ++i) y[i] = sigmoid1(x[i]);
+}
+
+ACCEL_HOST_MULTIVERSION
 void fma_probe(float* y, std::size_t i0, std::size_t i1, std::size_t iterations) {
     constexpr std::size_t kLanes = 16;
     for (std::size_t base = i0; base < i1; base += kLanes) {

@@ -32,9 +32,10 @@ namespace kmath = ::Kokkos::Experimental;
 /// Stable logistic 1/(1+e^-x): exp() only of a non-positive argument, so it
 /// never overflows and keeps full relative accuracy for large negative x.
 KOKKOS_INLINE_FUNCTION float sigmoid1(float x) {
-    if (x >= 0.0f) return 1.0f / (1.0f + kmath::exp(-x));
-    const float e = kmath::exp(x);
-    return e / (1.0f + e);
+    // One exp of -|x| and a select: no divergent branch on GPU spaces.
+    const float e = kmath::exp(-kmath::fabs(x));
+    const float r = 1.0f / (1.0f + e);
+    return x >= 0.0f ? r : e * r;
 }
 
 /// The stable BCE-with-logits term max(z,0) − z·t + log1p(exp(−|z|))

@@ -15,9 +15,10 @@ ulong flat_size(void) { return (ulong)get_global_size(0) * get_global_size(1) * 
 
 // Stable logistic: exp() only of a non-positive argument, so it never overflows.
 float sigmoid1(float x) {
-    if (x >= 0.0f) return 1.0f / (1.0f + exp(-x));
-    const float e = exp(x);
-    return e / (1.0f + e);
+    // One exp of -|x| (never overflows) and a select: no divergent branch.
+    const float e = exp(-fabs(x));
+    const float r = 1.0f / (1.0f + e);
+    return x >= 0.0f ? r : e * r;
 }
 
 // Activation codes of `dense` (accel::Activation): 0 none, 1 sigmoid, 2 relu.
