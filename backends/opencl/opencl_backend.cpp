@@ -137,22 +137,23 @@ std::string trimmed(std::string s) {
     return s;
 }
 
-std::string device_text(cl_device_id d, cl_device_info what, const char* name) {
+// A string property through clGet*Info (size query, then the text).
+template <class Getter, class Object, class Param>
+std::string info_text(Getter get, const char* call, Object obj, Param what, const char* name) {
     std::size_t n = 0;
-    const std::string where = std::string("clGetDeviceInfo(") + name + ")";
-    check_cl(clGetDeviceInfo(d, what, 0, nullptr, &n), where);
+    const std::string where = std::string(call) + "(" + name + ")";
+    check_cl(get(obj, what, 0, nullptr, &n), where);
     std::string s(n, '\0');
-    if (n) check_cl(clGetDeviceInfo(d, what, n, &s[0], nullptr), where);
+    if (n) check_cl(get(obj, what, n, &s[0], nullptr), where);
     return trimmed(s);
 }
 
+std::string device_text(cl_device_id d, cl_device_info what, const char* name) {
+    return info_text(clGetDeviceInfo, "clGetDeviceInfo", d, what, name);
+}
+
 std::string platform_text(cl_platform_id p, cl_platform_info what, const char* name) {
-    std::size_t n = 0;
-    const std::string where = std::string("clGetPlatformInfo(") + name + ")";
-    check_cl(clGetPlatformInfo(p, what, 0, nullptr, &n), where);
-    std::string s(n, '\0');
-    if (n) check_cl(clGetPlatformInfo(p, what, n, &s[0], nullptr), where);
-    return trimmed(s);
+    return info_text(clGetPlatformInfo, "clGetPlatformInfo", p, what, name);
 }
 
 #define ACCEL_DEVICE_VALUE(T, d, what) device_value<T>(d, what, #what)
