@@ -177,3 +177,31 @@ TEST_CASE("dense_backward gives the gradients of dense") {
         expect_close(DX.download(), reference::matmul(dz, w, batch, in, out, false, false), 1e-8, "dx");
     }
 }
+
+TEST_CASE("matmul and dense with a caller-given geometry larger than needed") {
+    // Blocks past the output must write nothing and change nothing.
+    auto g = rng(26);
+    const std::size_t m = 97, n = 70, k = 33;
+    auto a = random_matrix(g, m, k), b = random_matrix(g, k, n), bias = uniform(g, n);
+    auto A = Tensor::from_host(device(), {m, k}, a), B = Tensor::from_host(device(), {k, n}, b);
+    auto Bt = Tensor::from_host(device(), {n, k}, b);  // the same values read as W[out=n, in=k]
+    auto Bias = Tensor::from_host(device(), {n}, bias);
+    for (Op op : {Op::matmul, Op::dense}) {
+        CAPTURE(op_name(op));
+        LaunchGeometry geo = device()->default_geometry(op, m, n);
+        geo.grid.x = std::min(geo.grid.x * 2 + 1, device()->info().limits.max_grid_dims.x);
+        geo.grid.y = std::min(geo.grid.y + 3, device()->info().limits.max_grid_dims.y);
+        ops::Options o;
+        o.path = ops::PathChoice::native;
+        o.geometry = geo;
+        auto C = poisoned(device(), {m, n});
+        if (op == Op::matmul) {
+            ops::matmul(A, B, C, {}, o);
+            expect_close(C.download(), reference::matmul(a, b, m, n, k), kLinearNmse, "matmul, large grid");
+        } else {
+            ops::dense(A, Bt, &Bias, C, Activation::sigmoid, o);
+            expect_close(C.download(), reference::dense(a, b, bias, m, k, n, Activation::sigmoid), kLinearNmse,
+                         "dense, large grid");
+        }
+    }
+}
