@@ -126,4 +126,20 @@ TEST_CASE("errors") {
     CHECK(r.output.find("valid formats") != std::string::npos);
     r = bench("compare " + kResults);
     CHECK(r.code == 2);
+    r = bench("--quick --backends host -o no-such-folder/out.txt");  // fails before running
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(r.output.find("cannot open 'no-such-folder/out.txt'") != std::string::npos, r.output);
+    CHECK(r.output.find("host:0") == std::string::npos);
+}
+
+TEST_CASE("table_and_json") {
+    // One run: the table on stdout and the JSON record in a file, the same rows.
+    const Outcome r = bench("--quick --backends host --ops add,matmul --json both.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    CHECK(r.output.find("kernel ms") != std::string::npos);
+    const json j = load("both.json");
+    std::size_t table_rows = 0;
+    for (std::size_t at = 0; (at = r.output.find(" pass\n", at)) != std::string::npos; ++at) ++table_rows;
+    CHECK(j["rows"].size() == table_rows);
+    CHECK(table_rows > 0);
 }

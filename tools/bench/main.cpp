@@ -38,6 +38,8 @@ run options:
   --quick                tiny sizes and short probes, for CI
   --format table|csv|json  (default table)
   -o FILE                write there instead of stdout
+  --json FILE            also write the run as JSON to FILE (e.g. a table on screen and
+                         the record for `compare` from one run)
 exit status: 0 all rows passed; 1 a row exceeded its NMSE threshold or failed; 2 usage error or
 a named backend is unavailable.
 )";
@@ -93,7 +95,7 @@ int run_command(const std::vector<std::string>& argv) {
     const Args args = parse_args(argv, {"--quick", "--help", "-h"},
                                  {"--backends", "--ops", "--add-sizes", "--matmul-sizes", "--dense-shapes",
                                   "--column-sum-shapes", "--paths", "--block-sizes", "--warmup", "--repeats",
-                                  "--min-time-ms", "--format", "-o"});
+                                  "--min-time-ms", "--format", "-o", "--json"});
     if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "'");
     bool quick = false;
     for (const auto& o : args.options) {
@@ -104,7 +106,7 @@ int run_command(const std::vector<std::string>& argv) {
         quick |= o.first == "--quick";
     }
     Settings s = default_settings(quick);
-    std::string format = "table", output, backends;
+    std::string format = "table", output, json_output, backends;
     for (const auto& [name, value] : args.options) {
         if (name == "--backends") backends = value;
         else if (name == "--ops") {
@@ -120,6 +122,7 @@ int run_command(const std::vector<std::string>& argv) {
         else if (name == "--min-time-ms") s.min_time_ms = parse_number(value, name);
         else if (name == "--format") format = value;
         else if (name == "-o") output = value;
+        else if (name == "--json") json_output = value;
         else if (name == "--paths") {
             s.paths.clear();
             for (const auto& p : split_list(value)) {
@@ -141,17 +144,26 @@ int run_command(const std::vector<std::string>& argv) {
     for (const auto& sel : s.selectors) accel::parse_selector(sel);  // unknown names fail before any work
     s.progress = isatty(STDERR_FILENO);
 
+    // Output files are opened before the run, so a bad path fails at once.
+    auto open_output = [](std::ofstream& f, const std::string& path) {
+        if (path.empty()) return;
+        f.open(path);
+        if (!f) throw std::runtime_error("cannot open '" + path + "' for writing");
+    };
+    std::ofstream file, json_file;
+    open_output(file, output);
+    open_output(json_file, json_output);
+
     const Results r = run(s);
     const Machine m = this_machine();
-    std::ofstream file;
-    if (!output.empty()) {
-        file.open(output);
-        if (!file) throw std::runtime_error("cannot open '" + output + "' for writing");
-    }
     std::ostream& out = output.empty() ? std::cout : file;
     if (format == "json") out << to_json(s, r, m).dump(2) << "\n";
     else if (format == "csv") write_csv(out, r);
     else write_table(out, r, m);
+    if (!json_output.empty()) {
+        json_file << to_json(s, r, m).dump(2) << "\n";
+        std::cerr << "wrote " << r.rows.size() << " rows to " << json_output << "\n";
+    }
     if (!output.empty()) std::cerr << "wrote " << r.rows.size() << " rows to " << output << "\n";
 
     int failed = 0;
