@@ -341,10 +341,7 @@ LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::siz
     return g;
 }
 
-bool CudaDevice::do_supports(Op op, OpPath path) const {
-    if (path == OpPath::native) return true;
-    return (op == Op::matmul || op == Op::dense) && blas_.handle != nullptr;
-}
+bool CudaDevice::do_has_vendor_library() const { return blas_.handle != nullptr; }
 
 }  // namespace cuda
 }  // namespace accel

@@ -182,8 +182,8 @@ protected:
     /// elements but at most 32 blocks per SM (grid-stride loops do the rest).
     /// matmul/dense: block (16,16,1), one block per 64×64 output tile.
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    /// Every op natively; matmul and dense also on the vendor path when cuBLAS started.
-    bool do_supports(Op op, OpPath path) const override;
+    /// True when cuBLAS started (matmul and dense then have the vendor path).
+    bool do_has_vendor_library() const override;
 
     ACCEL_DEVICE_KERNEL_OVERRIDES
 

@@ -129,10 +129,7 @@ LaunchGeometry HostDevice::do_default_geometry(Op op, std::size_t rows, std::siz
     return g;
 }
 
-bool HostDevice::do_supports(Op op, OpPath path) const {
-    if (path == OpPath::native) return true;
-    return (op == Op::matmul || op == Op::dense) && cblas().sgemm != nullptr;
-}
+bool HostDevice::do_has_vendor_library() const { return cblas().sgemm != nullptr; }
 
 }  // namespace host
 }  // namespace accel

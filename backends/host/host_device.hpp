@@ -50,7 +50,8 @@ public:
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    bool do_supports(Op op, OpPath path) const override;
+    /// True when a CBLAS library was loaded (see host_vendor.cpp).
+    bool do_has_vendor_library() const override;
 
     ACCEL_DEVICE_KERNEL_OVERRIDES
 };

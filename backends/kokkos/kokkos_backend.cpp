@@ -343,10 +343,7 @@ LaunchGeometry KokkosDevice::do_default_geometry(Op op, std::size_t rows, std::s
     return geometry_1d(rows * cols, host_space() ? 1024 : 256, info().limits);
 }
 
-bool KokkosDevice::do_supports(Op op, OpPath path) const {
-    if (path == OpPath::native) return true;
-    return (op == Op::matmul || op == Op::dense) && have_vendor_blas();
-}
+bool KokkosDevice::do_has_vendor_library() const { return have_vendor_blas(); }
 
 }  // namespace kokkos
 }  // namespace accel

@@ -115,8 +115,8 @@ protected:
     /// grid covering n. matmul/dense: 32×32 tiles on host spaces (fewer,
     /// larger tiles for one thread per team), 16×16 on device spaces.
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    /// Native: every op. Vendor: matmul and dense when built with Kokkos Kernels.
-    bool do_supports(Op op, OpPath path) const override;
+    /// True when built with Kokkos Kernels (matmul and dense then have the vendor path).
+    bool do_has_vendor_library() const override;
 
     ACCEL_DEVICE_KERNEL_OVERRIDES
 };

@@ -439,10 +439,7 @@ LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::s
     return Device::do_default_geometry(op, rows, cols);
 }
 
-bool OpenclDevice::do_supports(Op op, OpPath path) const {
-    if (path == OpPath::native) return true;
-    return (op == Op::matmul || op == Op::dense) && have_vendor_blas();
-}
+bool OpenclDevice::do_has_vendor_library() const { return have_vendor_blas(); }
 
 }  // namespace opencl
 }  // namespace accel

@@ -136,7 +136,8 @@ public:
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    bool do_supports(Op op, OpPath path) const override;
+    /// True when built with CLBlast (matmul and dense then have the vendor path).
+    bool do_has_vendor_library() const override;
 
     ACCEL_DEVICE_KERNEL_OVERRIDES
 

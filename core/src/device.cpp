@@ -154,6 +154,6 @@ LaunchGeometry Device::do_default_geometry(Op op, std::size_t rows, std::size_t 
     return geometry_1d(rows * cols, std::min<std::size_t>(256, info_.limits.max_block_size), info_.limits);
 }
 
-bool Device::do_supports(Op, OpPath path) const { return path == OpPath::native; }
+bool has_vendor_path(Op op) noexcept { return op == Op::matmul || op == Op::dense; }
 
 }  // namespace accel

@@ -98,8 +98,6 @@ LaunchGeometry geometry_of(Op op, Device& d, const Options& o, std::size_t rows,
     return *o.geometry;
 }
 
-bool has_vendor_path(Op op) { return op == Op::matmul || op == Op::dense; }
-
 // Shared checks and launch for the one-input, one-output elementwise ops.
 template <class Launch>
 void elementwise(Op op, std::initializer_list<Named> ins, Tensor& out, const char* out_name, const Options& o,

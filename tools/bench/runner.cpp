@@ -23,7 +23,6 @@ constexpr int kMaxRuns = 10000;
 constexpr double kSlowRowMs = 3000;
 
 bool is_elementwise(Op op) { return op == Op::add || op == Op::sigmoid || op == Op::relu || op == Op::adam_step; }
-bool has_vendor_path(Op op) { return op == Op::matmul || op == Op::dense; }
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -216,7 +215,7 @@ std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
             for (OpPath path : s.paths) {
                 const std::string what = std::string(accel::op_name(op)) + " " + path_name(path) + " on " +
                                          devices[d]->selector();
-                if (path == OpPath::vendor && !has_vendor_path(op)) {
+                if (path == OpPath::vendor && !accel::has_vendor_path(op)) {
                     if (std::find(s.paths.begin(), s.paths.end(), OpPath::native) == s.paths.end())
                         note(what + ": this op has only the native path; skipped");
                     continue;

@@ -44,6 +44,10 @@ enum class Op {
 /// Name of an op, e.g. "matmul".
 const char* op_name(Op op) noexcept;
 
+/// Whether `op` has a vendor path on backends whose library is present:
+/// matmul and dense (BLAS sgemm and its equivalents).
+bool has_vendor_path(Op op) noexcept;
+
 /// Which implementation of an op runs: accel's own kernel (the same
 /// algorithm on every backend) or the platform's library (CPU BLAS, CLBlast,
 /// cuBLAS, Kokkos Kernels).
@@ -185,8 +189,12 @@ public:
     /// Throws InvalidArgument if the stream belongs to another device.
     void launch_empty(Stream& stream);
 
-    /// Whether this device implements `op` on `path`.
-    bool supports(Op op, OpPath path) const { return do_supports(op, path); }
+    /// Whether this device implements `op` on `path`: every op natively;
+    /// matmul and dense (has_vendor_path) on the vendor path when the
+    /// backend's vendor library is present.
+    bool supports(Op op, OpPath path) const {
+        return path == OpPath::native || (has_vendor_path(op) && do_has_vendor_library());
+    }
 
 protected:
     explicit Device(DeviceInfo info) : info_(std::move(info)) {}
@@ -208,8 +216,9 @@ protected:
     virtual void do_launch_empty(Stream& s) = 0;
     /// Default: elementwise 1-D blocks of 256; matmul/dense 16×16 tiles.
     virtual LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const;
-    /// Default: every op natively, no vendor path.
-    virtual bool do_supports(Op op, OpPath path) const;
+    /// Whether the backend's vendor library (CPU BLAS, CLBlast, cuBLAS, Kokkos
+    /// Kernels) was found and started. Default: none.
+    virtual bool do_has_vendor_library() const { return false; }
 
     // ---- kernels ------------------------------------------------------------
     // Called only by the op front-end (accel/ops.hpp) after validation, with
