@@ -1,4 +1,10 @@
 // The host backend: plain C++ on the CPU, the baseline every GPU is compared to.
+//
+// Thread-safety (the contract of accel/device.hpp): ops run synchronously in
+// the calling thread, on an OpenMP team of that thread's own, so threads
+// sharing the device run their ops concurrently and a stream orders nothing
+// that a return from the op has not already ordered. Vendor BLAS calls are
+// serialized (host_vendor.cpp).
 #pragma once
 
 #include <accel/device.hpp>

@@ -112,6 +112,10 @@ void matmul_vendor(const Cblas& blas, const float* a, const float* b, float* c, 
     constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;  // CBLAS enum values
     const int lda = ta ? static_cast<int>(m) : static_cast<int>(k);
     const int ldb = tb ? static_cast<int>(k) : static_cast<int>(n);
+    // One call at a time: the BLAS already uses every core, and OpenBLAS's
+    // OpenMP build is not safe for concurrent calls from threads it did not start.
+    static std::mutex one_call_at_a_time;
+    std::lock_guard<std::mutex> lock(one_call_at_a_time);
     blas.sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, static_cast<int>(m), static_cast<int>(n),
                static_cast<int>(k), 1.0f, a, lda > 0 ? lda : 1, b, ldb > 0 ? ldb : 1, beta, c,
                n > 0 ? static_cast<int>(n) : 1);

@@ -250,13 +250,21 @@ using ConstHostBytes = Kokkos::View<const char*, Kokkos::HostSpace, Unmanaged>;
 template <class Dst, class Src>
 void copy_on(Stream& s, const Dst& dst, const Src& src, bool blocking) {
     const ExecSpace& space = instance_of(s);
-    Kokkos::deep_copy(space, dst, src);
-    if (blocking) space.fence();
+    {
+        auto lock = dispatch_lock();
+        Kokkos::deep_copy(space, dst, src);
+    }
+    if (blocking) s.synchronize();
 }
 
 char* bytes_at(DeviceHandle h, std::size_t off) { return static_cast<char*>(h) + off; }
 
 }  // namespace
+
+std::unique_lock<std::mutex> dispatch_lock() {
+    static std::mutex m;
+    return std::unique_lock<std::mutex>(m);
+}
 
 void ensure_runtime() {
     Runtime& r = runtime();
@@ -275,6 +283,7 @@ KokkosStream::~KokkosStream() {
 
 void KokkosStream::synchronize() {
     try {
+        auto lock = fence_lock();
         space_->fence();
     } catch (const std::exception& e) {
         throw DeviceError(std::string("kokkos: fence of the execution-space instance failed: ") + e.what(), 0,
@@ -333,7 +342,10 @@ double KokkosDevice::do_elapsed_ms(Event& start, Event& end) {
     return std::chrono::duration<double, std::milli>(b.time - a.time).count();
 }
 
-void KokkosDevice::do_synchronize() { Kokkos::fence(); }
+void KokkosDevice::do_synchronize() {
+    auto lock = fence_lock();
+    Kokkos::fence();
+}
 
 LaunchGeometry KokkosDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     if (op == Op::matmul || op == Op::dense) {

@@ -22,6 +22,15 @@
 // set KOKKOS_DEVICE_ID (or CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES) before
 // the process starts to choose it; kokkos:N for N > 0 is out of range.
 //
+// Thread-safety (the contract of accel/device.hpp). Kokkos 3.x does not allow
+// two host threads to dispatch into one execution-space instance at once (the
+// Serial and OpenMP instances share their team scratch and thread pool), and
+// every stream here uses such an instance. So every dispatch of the plugin —
+// parallel_for, deep_copy, Kokkos Kernels' gemm — runs under one process-wide
+// lock (dispatch_lock()); on host spaces fences take it too. Threads sharing
+// kokkos:0 therefore submit in some serial order; on host spaces their ops run
+// one at a time, each on all of Kokkos' threads.
+//
 // Launch geometry (LaunchGeometry in CUDA terms) on Kokkos:
 //  - Elementwise ops and column_sum run a RangePolicy over [0, n) on the
 //    stream's execution-space instance: block.x is the chunk size (indices
@@ -51,6 +60,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace accel {
@@ -69,6 +79,16 @@ bool runtime_alive() noexcept;
 /// Whether the default execution space's memory is host memory (Serial,
 /// OpenMP, Threads) rather than device memory (CUDA, HIP, SYCL).
 constexpr bool host_space() { return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible; }
+
+/// The lock every dispatch into Kokkos holds (see the file comment).
+/// Never throws beyond std::system_error from the mutex.
+std::unique_lock<std::mutex> dispatch_lock();
+
+/// dispatch_lock() on host spaces, where a fence must not overlap a dispatch;
+/// an empty lock on device spaces, whose instances fence independently.
+inline std::unique_lock<std::mutex> fence_lock() {
+    return host_space() ? dispatch_lock() : std::unique_lock<std::mutex>();
+}
 
 /// A stream: an instance of the default execution space. Kokkos 3.4 gives
 /// every default-constructed instance the same underlying queue (CUDA's

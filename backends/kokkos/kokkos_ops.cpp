@@ -28,6 +28,7 @@ template <class F>
 void range(const char* label, std::size_t n, const LaunchGeometry& g, Stream& s, const F& f) {
     Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> policy(instance_of(s), 0, static_cast<Index>(n));
     policy.set_chunk_size(static_cast<int>(g.block.x));
+    auto lock = dispatch_lock();
     Kokkos::parallel_for(label, policy, f);
 }
 
@@ -60,6 +61,7 @@ void tiled(const char* label, TiledMatmulFn f, const LaunchGeometry& g, Stream& 
     const int team = std::max(1, std::min(f.by, probe.team_size_max(f, Kokkos::ParallelForTag())));
     const Policy policy =
         Policy(instance_of(s), static_cast<int>(league), team, lanes).set_scratch_size(f.scratch_level, scratch);
+    auto lock = dispatch_lock();
     Kokkos::parallel_for(label, policy, f);
 }
 
@@ -167,6 +169,7 @@ struct EmptyFn {
 };
 
 void KokkosDevice::do_launch_empty(Stream& s) {
+    auto lock = dispatch_lock();
     Kokkos::parallel_for("accel::empty", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(instance_of(s), 0, 1),
                          EmptyFn{});
 }

@@ -32,6 +32,7 @@ void gemm_vendor(const ExecSpace&, const float* a, const float* b, float* c, std
     const In A = ta ? In(a, k, m) : In(a, m, k);
     const In B = tb ? In(b, n, k) : In(b, k, n);
     const Out C(c, m, n);
+    auto lock = dispatch_lock();
     KokkosBlas::gemm(ta ? "T" : "N", tb ? "T" : "N", 1.0f, A, B, beta, C);
 }
 #else

@@ -322,11 +322,23 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id)
 OpenclDevice::~OpenclDevice() {
     // Queues (the default stream is destroyed after this body) keep the
     // context alive until they are released, as OpenCL reference counting says.
-    for (cl_kernel k : kernels_)
-        if (k) clReleaseKernel(k);
+    for (const auto& set : kernel_sets_)
+        for (cl_kernel k : *set)
+            if (k) clReleaseKernel(k);
     if (program_) clReleaseProgram(program_);
+    release_vendor_caches();
     if (context_) clReleaseContext(context_);
 }
+
+namespace {
+const char* const kKernelNames[] = {"add",           "sigmoid",         "relu",
+                                    "relu_backward", "sigmoid_backward", "bce_with_logits",
+                                    "bce_with_logits_backward", "adam_step", "fma_throughput",
+                                    "fill_rows",     "column_sum",      "gemm_tiled",
+                                    "empty"};
+static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std::size_t>(Kernel::count_),
+              "one name per Kernel");
+}  // namespace
 
 void OpenclDevice::build_program() {
     const char* sources[] = {accel_cl_common, accel_cl_elementwise, accel_cl_reduce, accel_cl_matmul};
@@ -347,30 +359,41 @@ void OpenclDevice::build_program() {
         check_cl(err, "building the kernels for " + selector() + " (" + info().name + "): clBuildProgram",
                  " with options '" + options + "'; build log:\n" + trimmed(log));
     }
-    static const char* const names[] = {"add",           "sigmoid",         "relu",
-                                        "relu_backward", "sigmoid_backward", "bce_with_logits",
-                                        "bce_with_logits_backward", "adam_step", "fma_throughput",
-                                        "fill_rows",     "column_sum",      "gemm_tiled",
-                                        "empty"};
-    static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(Kernel::count_),
-                  "one name per Kernel");
-    std::array<cl_kernel, static_cast<std::size_t>(Kernel::count_)> made{};
-    for (std::size_t i = 0; i < made.size(); ++i) {
-        made[i] = clCreateKernel(p, names[i], &err);
-        if (err != CL_SUCCESS) {
-            for (cl_kernel k : made)
-                if (k) clReleaseKernel(k);
-            clReleaseProgram(p);
-            check_cl(err, std::string("clCreateKernel(\"") + names[i] + "\")");
-        }
-    }
     program_ = p;
-    kernels_ = made;
 }
 
-cl_kernel OpenclDevice::kernel(Kernel k) {
-    if (!program_) build_program();
-    return kernels_[static_cast<std::size_t>(k)];
+OpenclDevice::KernelSet* OpenclDevice::acquire_kernels() {
+    std::call_once(program_once_, [this] { build_program(); });
+    {
+        std::lock_guard<std::mutex> lock(kernels_mutex_);
+        if (!free_kernel_sets_.empty()) {
+            KernelSet* set = free_kernel_sets_.back();
+            free_kernel_sets_.pop_back();
+            return set;
+        }
+    }
+    // Every set is leased: make another, outside the lock (clCreateKernel is thread-safe).
+    auto set = std::make_unique<KernelSet>();
+    set->fill(nullptr);
+    for (std::size_t i = 0; i < set->size(); ++i) {
+        cl_int err = CL_SUCCESS;
+        (*set)[i] = clCreateKernel(program_, kKernelNames[i], &err);
+        if (err != CL_SUCCESS) {
+            for (cl_kernel k : *set)
+                if (k) clReleaseKernel(k);
+            check_cl(err, std::string("clCreateKernel(\"") + kKernelNames[i] + "\")");
+        }
+    }
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    // Room for every set in the free list, so release_kernels never allocates.
+    free_kernel_sets_.reserve(kernel_sets_.size() + 1);
+    kernel_sets_.push_back(std::move(set));
+    return kernel_sets_.back().get();
+}
+
+void OpenclDevice::release_kernels(KernelSet* set) noexcept {
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    free_kernel_sets_.push_back(set);  // never reallocates: capacity reserved in acquire_kernels()
 }
 
 DeviceHandle OpenclDevice::do_allocate(std::size_t bytes) {
@@ -425,12 +448,21 @@ double OpenclDevice::do_elapsed_ms(Event& start, Event& end) {
 }
 
 void OpenclDevice::do_synchronize() {
+    // Each queue is retained while it is finished: another thread may destroy
+    // its stream meanwhile.
     std::vector<cl_command_queue> qs;
     {
         std::lock_guard<std::mutex> lock(queues_->mutex);
         qs = queues_->queues;
+        for (cl_command_queue q : qs) clRetainCommandQueue(q);
     }
-    for (cl_command_queue q : qs) check_cl(clFinish(q), "Device::synchronize: clFinish");
+    cl_int first_error = CL_SUCCESS;
+    for (cl_command_queue q : qs) {
+        const cl_int err = clFinish(q);
+        if (first_error == CL_SUCCESS) first_error = err;
+        clReleaseCommandQueue(q);
+    }
+    check_cl(first_error, "Device::synchronize: clFinish");
 }
 
 LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {

@@ -3,10 +3,23 @@
 // platform order: opencl:N is the N-th device of the concatenated lists.
 //
 // Kernels are the .cl files in kernels/, embedded at build time and built
-// into one cl_program per device (context) on first use; every cl_kernel is
-// created once and reused. A cl_kernel's arguments are shared state, so an
-// OpenclDevice is not thread-safe: use one device from one host thread at a
-// time (as accel/device.hpp says of every device).
+// into one cl_program per device (context) on first use.
+//
+// Thread-safety (the contract of accel/device.hpp). OpenCL makes every API
+// call thread-safe except clSetKernelArg on one cl_kernel: a kernel object
+// holds its arguments until the enqueue captures them, so two threads setting
+// arguments of one cl_kernel at once launch each other's buffers. Each launch
+// therefore leases a whole set of cl_kernel objects from a pool for the span
+// of set-arguments + enqueue; there are as many sets as launches ever ran at
+// once, so threads never wait on each other's enqueues. The program is built
+// once (std::call_once). Command queues are thread-safe by the specification,
+// so the default stream is shared as it is. CLBlast keeps process-wide
+// caches that it does not fully protect, so its calls are serialized
+// (opencl_vendor.cpp).
+//
+// Resources: when the last handle to the device goes, its kernels, program,
+// queues and context are released, and CLBlast's caches, which hold programs
+// of this context (and with them the context), are cleared.
 #pragma once
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -58,6 +71,7 @@ enum class Kernel {
 
 /// The command queues alive on one device, shared by the device and its
 /// streams so that Device::synchronize() can finish every one of them.
+/// `mutex` guards `queues`.
 struct QueueList {
     std::mutex mutex;
     std::vector<cl_command_queue> queues;
@@ -101,6 +115,11 @@ private:
 
 /// Whether this plugin was built with CLBlast (the vendor path of matmul/dense).
 bool have_vendor_blas() noexcept;
+/// Clears CLBlast's process-wide caches (compiled programs, which keep their
+/// contexts alive, binaries and tuning parameters), under the lock that
+/// serializes every CLBlast call. Called when a device is destroyed; devices
+/// still open rebuild what they need on their next vendor call. Never throws.
+void release_vendor_caches() noexcept;
 /// The vendor BLAS for accel-info: "CLBlast 1.5.3 ..." or why there is none.
 std::string vendor_blas_description();
 
@@ -142,9 +161,14 @@ protected:
     ACCEL_DEVICE_KERNEL_OVERRIDES
 
 private:
-    /// The kernel `k`, building the program on first use (DeviceError with
-    /// the build log when the OpenCL C compiler rejects it).
-    cl_kernel kernel(Kernel k);
+    /// One cl_kernel per Kernel, created from program_.
+    using KernelSet = std::array<cl_kernel, static_cast<std::size_t>(Kernel::count_)>;
+    /// Leases an unused kernel set (creating one when every set is in use),
+    /// building the program on first use: DeviceError with the build log when
+    /// the OpenCL C compiler rejects it. Thread-safe.
+    KernelSet* acquire_kernels();
+    /// Returns a set from acquire_kernels() to the pool. Thread-safe.
+    void release_kernels(KernelSet* set) noexcept;
     void build_program();
     /// Sets the arguments of kernel `k` in order and enqueues it on `s` with
     /// local size = g.block and global size = g.grid × g.block.
@@ -164,8 +188,11 @@ private:
     cl_platform_id platform_;
     cl_device_id id_;
     cl_context context_ = nullptr;
-    cl_program program_ = nullptr;
-    std::array<cl_kernel, static_cast<std::size_t>(Kernel::count_)> kernels_{};
+    std::once_flag program_once_;
+    cl_program program_ = nullptr;  ///< written once under program_once_
+    std::mutex kernels_mutex_;      ///< guards the two vectors below
+    std::vector<std::unique_ptr<KernelSet>> kernel_sets_;  ///< every set made, released with the device
+    std::vector<KernelSet*> free_kernel_sets_;             ///< sets not leased now
     std::shared_ptr<QueueList> queues_ = std::make_shared<QueueList>();
     std::uint64_t max_alloc_ = 0;  ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes
     std::size_t mm_block_ = 16;

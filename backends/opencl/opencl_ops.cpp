@@ -31,7 +31,14 @@ void set_arg(cl_kernel k, cl_uint i, const cl_mem& v) {
 
 template <class... Args>
 void OpenclDevice::launch(Kernel which, const LaunchGeometry& g, Stream& s, const Args&... args) {
-    cl_kernel k = kernel(which);
+    // A leased kernel set: no other thread sets these kernels' arguments
+    // until the enqueue below has captured them.
+    struct Lease {
+        OpenclDevice& device;
+        KernelSet* set;
+        ~Lease() { device.release_kernels(set); }
+    } lease{*this, acquire_kernels()};
+    cl_kernel k = (*lease.set)[static_cast<std::size_t>(which)];
     cl_uint i = 0;
     (set_arg(k, i++, args), ...);
     const std::size_t local[3] = {g.block.x, g.block.y, g.block.z};

@@ -6,12 +6,31 @@
 
 #include <accel/error.hpp>
 
+#include <mutex>
+
 #ifdef ACCEL_HAVE_CLBLAST
 #include <clblast.h>
 #endif
 
 namespace accel {
 namespace opencl {
+
+namespace {
+// Serializes every CLBlast call: its caches are process-wide, and concurrent
+// first calls were seen to free a database entry another thread still read
+// (heap-use-after-free in clblast::Database::Database under AddressSanitizer).
+std::mutex& clblast_mutex() {
+    static std::mutex m;
+    return m;
+}
+}  // namespace
+
+void release_vendor_caches() noexcept {
+#ifdef ACCEL_HAVE_CLBLAST
+    std::lock_guard<std::mutex> lock(clblast_mutex());
+    clblast::ClearCache();
+#endif
+}
 
 bool have_vendor_blas() noexcept {
 #ifdef ACCEL_HAVE_CLBLAST
@@ -35,6 +54,7 @@ void OpenclDevice::vendor_gemm(cl_mem a, cl_mem b, cl_mem c, std::size_t m, std:
 #ifdef ACCEL_HAVE_CLBLAST
     using clblast::Transpose;
     cl_command_queue q = static_cast<OpenclStream&>(s).queue();
+    std::lock_guard<std::mutex> lock(clblast_mutex());
     // Row-major leading dimensions: the stored row length of each operand.
     const auto status = clblast::Gemm<float>(clblast::Layout::kRowMajor, ta ? Transpose::kYes : Transpose::kNo,
                                              tb ? Transpose::kYes : Transpose::kNo, m, n, k, 1.0f, a, 0, ta ? m : k, b,

@@ -123,7 +123,9 @@ void Device::copy_device_to_device_async(Buffer& dst, std::size_t doff, const Bu
 }
 
 Stream& Device::default_stream() {
-    if (!default_stream_) default_stream_ = do_create_stream();
+    // call_once: a failed creation throws and leaves the flag unset, so the
+    // next call tries again.
+    std::call_once(default_stream_once_, [this] { default_stream_ = do_create_stream(); });
     return *default_stream_;
 }
 std::unique_ptr<Stream> Device::create_stream() { return do_create_stream(); }

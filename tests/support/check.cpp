@@ -39,9 +39,9 @@ void expect_close(const std::vector<float>& got, const std::vector<double>& ref,
     CHECK(e <= threshold);
 }
 
-int run_suite(int argc, char** argv, const char* suite) {
+int run_suite(int argc, char** argv, const char* suite, bool hold_device) {
     try {
-        const auto& d = device();
+        const auto d = hold_device ? device() : accel::default_device();
         std::cout << suite << " on " << d->selector() << " (" << d->info().name << "), seed " << seed() << "\n";
     } catch (const accel::BackendUnavailable& e) {
         std::cout << "SKIPPED: " << e.what() << "\n";

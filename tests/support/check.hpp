@@ -15,6 +15,22 @@
 
 namespace accel_test {
 
+/// NMSE thresholds against the float64 oracle (normalized mean squared error,
+/// reference::nmse), by the kind of float32 arithmetic an op does:
+///  - exact: one float32 rounding per element (add, relu, relu_backward)
+///    gives relative error ≤ 2^-24, so NMSE ≤ ~4e-15; 1e-12 allows nothing else.
+///  - transcendental: exp/log1p in float32 are accurate to a few ulp (CUDA's
+///    expf 2 ulp), relative error ~1e-6, NMSE ~1e-12; an unstable formula
+///    (exp overflow → Inf/NaN, cancellation at large |x|) fails by orders of
+///    magnitude. Also adam_step: a dozen float32 operations, each ≤ 1 ulp.
+///  - product: a K-term float32 dot product (matmul, dense) has relative error
+///    ~sqrt(K)·2^-24 for random data (≈2e-6 at K = 2048), NMSE ~1e-11; 1e-8
+///    leaves a factor ~30 for blocked summation orders yet fails any wrong
+///    element. CUDA's opt-in TF32 mode would need 1e-5 and is off in tests.
+constexpr double kNmseExact = 1e-12;
+constexpr double kNmseTranscendental = 1e-10;
+constexpr double kNmseProduct = 1e-8;
+
 /// The run's seed: ACCEL_TEST_SEED, else drawn once from std::random_device.
 std::uint64_t seed();
 
@@ -35,10 +51,12 @@ void expect_close(const std::vector<float>& got, const std::vector<double>& ref,
 
 /// The entry of a per-backend suite: prints the device under test and the
 /// seed, then runs doctest; returns 77 (CTest's SKIPPED) with the reason when
-/// the backend named by ACCEL_BACKEND is unavailable.
-int run_suite(int argc, char** argv, const char* suite);
+/// the backend named by ACCEL_BACKEND is unavailable. With hold_device the
+/// device stays open for the whole run (device()); without, it is released
+/// before the tests start, so that tests can open and release it themselves.
+int run_suite(int argc, char** argv, const char* suite, bool hold_device = true);
 
-/// The device under test (ACCEL_BACKEND).
+/// The device under test (ACCEL_BACKEND), opened once and held until exit.
 const std::shared_ptr<accel::Device>& device();
 
 /// The paths the device under test offers for op (native always).

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,9 @@ const char* activation_name(Activation a) noexcept;
 /// An in-order queue of device work (CUDA stream, OpenCL command queue,
 /// Kokkos execution-space instance). Work on one stream runs in submission
 /// order. Created by Device::create_stream(); must not outlive its device.
+/// Thread-safety: any thread may submit to and synchronize any stream, also
+/// concurrently (see Device); destroying a stream while another thread still
+/// submits to it is a use-after-free, as for any object.
 class Stream {
 public:
     virtual ~Stream() = default;
@@ -83,6 +87,9 @@ private:
 
 /// A marker recorded on a stream; the time between two events of one device
 /// is Device::elapsed_ms(). Created by Device::create_event().
+/// Thread-safety: an Event may be recorded on one thread and waited for or
+/// timed on another after that record() returned; recording the same Event
+/// from two threads at once is a data race (use one Event per thread).
 class Event {
 public:
     virtual ~Event() = default;
@@ -126,7 +133,18 @@ struct DeviceInfo {
 
 /// One device of one backend. Obtain with accel::open_device(); shared by
 /// every Buffer/Tensor allocated on it, so it lives as long as they do.
-/// Methods are not thread-safe unless a backend says otherwise.
+///
+/// Thread-safety (the same contract on every backend, after the CUDA
+/// runtime's): any host thread may call any method of a Device at any time,
+/// concurrently with other threads. Work submitted to different streams from
+/// different threads is independent; the default stream may be shared by
+/// every thread, and work submitted to it from several threads runs in some
+/// serial order. open_device() returns one shared Device per selector, so
+/// threads that open the same selector share it safely. What stays the
+/// caller's: two ops that write the same tensor, or one that reads a tensor
+/// another is writing, without ordering them (same stream, or a synchronize
+/// in between), race on its contents, as on any device. How each backend
+/// keeps the contract is in its <name>_device.hpp.
 class Device : public std::enable_shared_from_this<Device> {
 public:
     virtual ~Device();
@@ -164,7 +182,9 @@ public:
                                      std::size_t src_offset, std::size_t bytes, Stream& stream);
 
     // ---- streams, events, synchronization ---------------------------------
-    /// The stream used when an op or copy is given none.
+    /// The stream used when an op or copy is given none. Created on first use
+    /// (exactly once, also when several threads ask at once); lives as long as
+    /// the device. Throws DeviceError if the runtime cannot create it.
     Stream& default_stream();
     /// A new independent stream on this device.
     std::unique_ptr<Stream> create_stream();
@@ -277,6 +297,7 @@ protected:
 
 private:
     DeviceInfo info_;
+    std::once_flag default_stream_once_;
     std::unique_ptr<Stream> default_stream_;
 };
 

@@ -4,7 +4,7 @@
 #include <accel/device.hpp>
 
 /// Bumped whenever Device/Backend/Stream/Event change layout or virtuals.
-#define ACCEL_PLUGIN_ABI 1
+#define ACCEL_PLUGIN_ABI 2
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check

@@ -1,0 +1,85 @@
+// Every resource of a device is released when the last handle to it goes.
+//
+// Opens the device of ACCEL_BACKEND, uses it (add, sigmoid, matmul and dense
+// on the native path and, where the device has it, the vendor path, checked
+// against the oracle), drops every handle, and does it again: 10 warm-up
+// cycles (first-use costs: compilers, caches, thread pools), then 200 more.
+// The resident set size (RSS, /proc/self/statm) may not grow by more than
+// kRssGrowthLimit over the 200 cycles — 2.8 MB a cycle, as CLBlast's caches
+// once leaked, would be 560 MB.
+#include "support/check.hpp"
+
+#include <malloc.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+using namespace accel;
+using namespace accel_test;
+
+namespace {
+
+constexpr std::size_t kWarmupCycles = 10, kCycles = 200;
+constexpr double kRssGrowthLimit = 8.0 * 1024 * 1024;  // bytes: allocator noise, never a per-cycle leak
+
+// Resident bytes after handing freed heap memory back to the system, so that
+// what remains is memory still in use, not the allocator's free lists.
+double rss_bytes() {
+    malloc_trim(0);
+    std::ifstream f("/proc/self/statm");
+    double size = 0, resident = 0;
+    f >> size >> resident;
+    return resident * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+void use_and_release(std::mt19937_64& g) {
+    std::shared_ptr<Device> dev = default_device();
+    // matmul large enough that CLBlast runs its tiled Xgemm kernels and their
+    // helpers, not only its direct kernel (their programs are what it caches).
+    const std::size_t n = 4096, m = 160, k = 192, cols = 176;
+    const auto a = uniform(g, n), b = uniform(g, n);
+    Tensor ta = Tensor::from_host(dev, {n}, a), tb = Tensor::from_host(dev, {n}, b), tc(dev, {n});
+    ops::add(ta, tb, tc);
+    CHECK(reference::nmse(tc.download(), reference::add(a, b)) <= kNmseExact);
+    ops::sigmoid(ta, tc);
+    CHECK(reference::nmse(tc.download(), reference::sigmoid(a)) <= kNmseTranscendental);
+    const auto x = uniform(g, m * k), w = uniform(g, cols * k), bias = uniform(g, cols);
+    Tensor tx = Tensor::from_host(dev, {m, k}, x), tw = Tensor::from_host(dev, {cols, k}, w),
+           tbias = Tensor::from_host(dev, {cols}, bias), ty(dev, {m, cols});
+    // Not accel_test::paths(): it holds the suite's device for good.
+    std::vector<ops::PathChoice> path_choices{ops::PathChoice::native};
+    if (dev->supports(Op::matmul, OpPath::vendor)) path_choices.push_back(ops::PathChoice::vendor);
+    for (auto path : path_choices) {
+        ops::Options o;
+        o.path = path;
+        ops::matmul(tx, tw, ty, {false, true}, o);
+        CHECK(reference::nmse(ty.download(), reference::matmul(x, w, m, cols, k, false, true)) <= kNmseProduct);
+        ops::dense(tx, tw, &tbias, ty, Activation::relu, o);
+        CHECK(reference::nmse(ty.download(), reference::dense(x, w, bias, m, k, cols, Activation::relu)) <=
+              kNmseProduct);
+    }
+    auto s = dev->create_stream();
+    auto e0 = dev->create_event(), e1 = dev->create_event();
+    e0->record(*s);
+    ops::Options o;
+    o.stream = s.get();
+    ops::add(ta, tb, tc, o);
+    e1->record(*s);
+    CHECK(dev->elapsed_ms(*e0, *e1) >= 0.0);
+}  // every handle to the device goes here
+
+}  // namespace
+
+TEST_CASE("opening, using and releasing a device 200 times does not grow the process") {
+    auto g = rng(77);
+    for (std::size_t i = 0; i < kWarmupCycles; ++i) use_and_release(g);
+    const double before = rss_bytes();
+    for (std::size_t i = 0; i < kCycles; ++i) use_and_release(g);
+    const double after = rss_bytes();
+    std::cout << "lifecycle " << selector_from_env() << ": RSS " << before / 1048576 << " MiB after "
+              << kWarmupCycles << " warm-up cycles, " << after / 1048576 << " MiB after " << kCycles
+              << " more (" << (after - before) / kCycles << " bytes per cycle)\n";
+    INFO("RSS before " << before << " bytes, after " << after << " bytes");
+    CHECK(after - before <= kRssGrowthLimit);
+}
