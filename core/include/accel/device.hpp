@@ -232,10 +232,10 @@ protected:
     /// y[i] = 1 / (1 + exp(-x[i])), stable for large |x|.
     virtual void k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
                            Stream& s) = 0;
-    /// y[i] = max(x[i], 0).
+    /// y[i] = max(x[i], 0), NaN kept (x <= 0 ? 0 : x).
     virtual void k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
                         Stream& s) = 0;
-    /// dx[i] = x[i] > 0 ? dy[i] : 0.
+    /// dx[i] = x[i] > 0 ? dy[i] : 0 (0 where x is NaN).
     virtual void k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
                                  const LaunchGeometry& g, Stream& s) = 0;
     /// dx[i] = dy[i] * y[i] * (1 - y[i]) where y = sigmoid(x).

@@ -57,9 +57,11 @@ void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o = {});
 /// y = 1/(1+exp(-x)) elementwise, evaluated stably for large |x|
 /// (exp of a non-positive argument only). y may alias x.
 void sigmoid(const Tensor& x, Tensor& y, const Options& o = {});
-/// y = max(x, 0) elementwise. y may alias x.
+/// y = max(x, 0) elementwise; NaN stays NaN (as PyTorch), −Inf gives 0. y may alias x.
 void relu(const Tensor& x, Tensor& y, const Options& o = {});
 /// dx = dy where x > 0, else 0 (ReLU's gradient; 0 at x == 0 as in PyTorch).
+/// x = NaN gives 0 (NaN > 0 is false), where PyTorch's threshold_backward
+/// passes dy; a NaN of dy where x > 0 is passed on.
 /// dy, x, dx: one shape.
 void relu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o = {});
 /// dx = dy · y · (1 − y), the sigmoid's gradient given its output y. dy, y, dx: one shape.
@@ -73,7 +75,8 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t = {}, const
 
 /// y[batch,out] = act(x[batch,in]·W[out,in]ᵀ + bias[out]), W laid out as
 /// PyTorch's nn.Linear.weight. bias may be null (no bias). x may be rank 1
-/// [in] (batch 1; y then [out]). y must not alias x, W or bias.
+/// [in] (batch 1; y then [out]). y must not alias x, W or bias. relu keeps
+/// NaN, as ops::relu.
 void dense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, Activation act = Activation::none,
            const Options& o = {});
 
