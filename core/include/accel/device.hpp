@@ -170,9 +170,10 @@ public:
     std::unique_ptr<Stream> create_stream();
     /// A new event (not yet recorded).
     std::unique_ptr<Event> create_event();
-    /// Milliseconds between two completed events of this device (end after
-    /// start). Throws InvalidArgument if either was not recorded or belongs
-    /// to another device. Precision: backend timer, see info().timer.
+    /// Milliseconds (≥ 0) between two completed events of this device.
+    /// Throws InvalidArgument if either was not recorded or belongs to another
+    /// device, or if `end` was recorded before `start` (events swapped).
+    /// Precision: backend timer, see info().timer.
     double elapsed_ms(Event& start, Event& end);
     /// Blocks until all work on every stream of this device has finished.
     void synchronize();
