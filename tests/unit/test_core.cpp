@@ -252,6 +252,23 @@ TEST_CASE("ceil_div and geometry helpers") {
     CHECK_THROWS_AS(check_geometry({{101, 1, 1}, {1, 1, 1}}, l, "add"), InvalidArgument);
 }
 
+TEST_CASE("a block whose thread count overflows size_t is too large, not empty") {
+    const std::size_t big = std::size_t{1} << 32;  // 2^32 · 2^32 wraps to 0
+    const std::size_t most = std::numeric_limits<std::size_t>::max();
+    CHECK(Dim3{big, big, 1}.volume() == most);
+    LaunchLimits l;  // at most 1024 threads per block
+    for (Dim3 max_dims : {l.max_block_dims, Dim3{most, most, most}}) {
+        l.max_block_dims = max_dims;
+        try {
+            check_geometry({{1, 1, 1}, {big, big, 1}}, l, "add");
+            FAIL("block of 2^64 threads accepted");
+        } catch (const InvalidArgument& e) {
+            CHECK_FALSE(contains(e.what(), "at least 1"));
+            CHECK(contains(e.what(), "at most 1024 per block"));
+        }
+    }
+}
+
 TEST_CASE("shapes: rank 1 or 2, overflow rejected") {
     CHECK(Shape{3, 4}.elements() == 12);
     CHECK(Shape{7}.rows() == 1);
