@@ -13,7 +13,7 @@
 // (accel's own kernel) and `vendor` (CPU BLAS on host, CLBlast on OpenCL,
 // cuBLAS on CUDA, Kokkos Kernels on Kokkos). Only matmul and dense have a
 // vendor path. Path choice: Options::path; when `automatic`, the
-// environment variable ACCEL_OP_PATH (native|vendor|auto) decides, and
+// environment variable ACCEL_OP_PATH (native|vendor|auto, any case) decides, and
 // `auto` (default) means vendor where the device supports it, else native.
 // Asking for vendor explicitly where the device has none raises Unsupported.
 #pragma once
@@ -22,6 +22,7 @@
 #include <accel/tensor.hpp>
 
 #include <optional>
+#include <string>
 
 namespace accel {
 namespace ops {
@@ -40,10 +41,17 @@ struct Options {
     Stream* stream = nullptr;
 };
 
+/// Parses an op-path name as ACCEL_OP_PATH holds it: "native", "vendor", or
+/// "auto" / empty (PathChoice::automatic); case-insensitive, surrounding
+/// blanks ignored. Throws InvalidArgument quoting the text (its first 64
+/// characters when longer) and the accepted names for anything else.
+/// Thread-safe (pure).
+PathChoice parse_path_choice(const std::string& text);
+
 /// The path `op` will run on `device` under `options` (see file comment).
 /// Throws Unsupported when vendor is demanded (by Options or ACCEL_OP_PATH=vendor
 /// for an op that has a vendor path) but the device has none, and
-/// InvalidArgument for a bad ACCEL_OP_PATH value.
+/// InvalidArgument for a bad ACCEL_OP_PATH value (see parse_path_choice).
 OpPath resolve_path(const Device& device, Op op, const Options& options = {});
 
 /// Which operands are transposed in matmul.
