@@ -45,8 +45,10 @@ void check_geometry(const LaunchGeometry& g, const LaunchLimits& l, const std::s
     };
     if (g.grid.x == 0 || g.grid.y == 0 || g.grid.z == 0 || g.block.x == 0 || g.block.y == 0 || g.block.z == 0)
         fail("every extent must be at least 1");
-    const std::size_t threads = g.block.volume();  // SIZE_MAX when x·y·z overflows
-    if (threads > l.max_block_size)
+    // volume() gives SIZE_MAX when x·y·z overflows: too many for any device,
+    // even one whose max_block_size is SIZE_MAX.
+    const std::size_t threads = g.block.volume();
+    if (threads == SIZE_MAX || threads > l.max_block_size)
         fail("block has " + (threads == SIZE_MAX ? std::string("more threads than a size_t counts") :
                              std::to_string(threads) + " threads") +
              "; this device allows at most " + std::to_string(l.max_block_size) + " per block");

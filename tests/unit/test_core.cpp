@@ -267,6 +267,13 @@ TEST_CASE("a block whose thread count overflows size_t is too large, not empty")
             CHECK(contains(e.what(), "at most 1024 per block"));
         }
     }
+    l.max_block_size = most;  // no limit on threads per block: 2^65 threads still do not fit
+    try {
+        check_geometry({{1, 1, 1}, {big, big, 2}}, l, "add");
+        FAIL("block of 2^65 threads accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(contains(e.what(), "more threads than a size_t counts"));
+    }
 }
 
 TEST_CASE("shapes: rank 1 or 2, overflow rejected") {
@@ -283,6 +290,12 @@ TEST_CASE("shapes: rank 1 or 2, overflow rejected") {
         CHECK(contains(e.what(), "size_t"));
     }
     CHECK_THROWS_AS(Shape{3}[1], InvalidArgument);
+    // An empty shape holds no bytes, however large its other extent.
+    CHECK(Shape{big, 0}.elements() == 0);
+    CHECK(Shape{0, std::numeric_limits<std::size_t>::max()}.elements() == 0);
+    CHECK_THROWS_AS(Shape({big, 2}), InvalidArgument);
+    CHECK(Shape{big / 2}.elements() == big / 2);  // (2^62 − 1) · 4 bytes fit
+    CHECK_THROWS_AS(Shape{big / 2 + 1}, InvalidArgument);
 }
 
 TEST_CASE("buffers round-trip and reject out-of-range copies") {

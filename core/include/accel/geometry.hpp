@@ -61,9 +61,9 @@ LaunchGeometry geometry_2d(std::size_t rows, std::size_t cols, Dim3 block, std::
                            std::size_t tile_y, const LaunchLimits& limits);
 
 /// Throws InvalidArgument naming the offending field and the device's limit
-/// when g has a zero extent, a block volume above max_block_size (a volume
-/// that overflows size_t included), or any block/grid dimension above its
-/// maximum. `what` names the op for the message. Thread-safe (pure).
+/// when g has a zero extent, a block volume above max_block_size or of
+/// SIZE_MAX (what Dim3::volume() gives on overflow), or any block/grid
+/// dimension above its maximum. `what` names the op for the message. Thread-safe (pure).
 void check_geometry(const LaunchGeometry& g, const LaunchLimits& limits, const std::string& what);
 
 }  // namespace accel
