@@ -1,4 +1,6 @@
 // accel-info: every backend (available, or why not) and each device's facts.
+// Exit status: 0, or 1 when a device of a backend reported available cannot
+// be opened (the line of that device says why).
 #include <accel/accel.hpp>
 
 #include <cstdio>

@@ -24,7 +24,7 @@ void each(std::size_t n, const LaunchGeometry& g, Body body) {
 
 void apply_activation(float* y, std::size_t n, Activation act) {
     if (act == Activation::relu)
-        for (std::size_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+        for (std::size_t i = 0; i < n; ++i) y[i] = relu1(y[i]);
     else if (act == Activation::sigmoid)
         sigmoid_range(y, y, 0, n);
 }
@@ -49,7 +49,7 @@ void HostDevice::k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const 
 void HostDevice::k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream&) {
     const float* xi = in(x);
     float* yo = out(y);
-    each(n, g, [=](std::size_t i) { yo[i] = xi[i] > 0.0f ? xi[i] : 0.0f; });
+    each(n, g, [=](std::size_t i) { yo[i] = relu1(xi[i]); });
 }
 
 void HostDevice::k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,

@@ -136,7 +136,11 @@ double Device::elapsed_ms(Event& start, Event& end) {
         throw InvalidArgument("elapsed_ms: both events must belong to " + selector());
     if (!start.recorded() || !end.recorded())
         throw InvalidArgument("elapsed_ms: both events must be recorded before timing them");
-    return do_elapsed_ms(start, end);
+    const double ms = do_elapsed_ms(start, end);
+    if (ms < 0)
+        throw InvalidArgument("elapsed_ms: the end event was recorded before the start event (" + std::to_string(-ms) +
+                              " ms earlier); pass the events as (start, end)");
+    return ms;
 }
 
 void Device::synchronize() { do_synchronize(); }

@@ -26,6 +26,7 @@ LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits&
     LaunchGeometry g;
     g.block = {block, 1, 1};
     g.grid = {std::max<std::size_t>(1, std::min(ceil_div(n, block), limits.max_grid_dims.x)), 1, 1};
+    check_geometry(g, limits, "geometry_1d");  // limits of 0 leave no geometry to give
     return g;
 }
 
@@ -42,12 +43,15 @@ void check_geometry(const LaunchGeometry& g, const LaunchLimits& l, const std::s
     auto fail = [&](const std::string& why) {
         throw InvalidArgument(what + ": launch geometry " + g.to_string() + " rejected: " + why);
     };
-    if (g.grid.volume() == 0 || g.block.volume() == 0 || g.grid.x == 0 || g.grid.y == 0 || g.grid.z == 0 ||
-        g.block.x == 0 || g.block.y == 0 || g.block.z == 0)
+    if (g.grid.x == 0 || g.grid.y == 0 || g.grid.z == 0 || g.block.x == 0 || g.block.y == 0 || g.block.z == 0)
         fail("every extent must be at least 1");
-    if (g.block.volume() > l.max_block_size)
-        fail("block has " + std::to_string(g.block.volume()) + " threads; this device allows at most " +
-             std::to_string(l.max_block_size) + " per block");
+    // volume() gives SIZE_MAX when x·y·z overflows: too many for any device,
+    // even one whose max_block_size is SIZE_MAX.
+    const std::size_t threads = g.block.volume();
+    if (threads == SIZE_MAX || threads > l.max_block_size)
+        fail("block has " + (threads == SIZE_MAX ? std::string("more threads than a size_t counts") :
+                             std::to_string(threads) + " threads") +
+             "; this device allows at most " + std::to_string(l.max_block_size) + " per block");
     const char* axis[] = {"x", "y", "z"};
     const std::size_t b[] = {g.block.x, g.block.y, g.block.z}, mb[] = {l.max_block_dims.x, l.max_block_dims.y,
                                                                         l.max_block_dims.z};

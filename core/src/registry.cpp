@@ -2,11 +2,14 @@
 #include <accel/plugin.hpp>
 #include <accel/registry.hpp>
 
+#include "text.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -15,19 +18,12 @@ namespace accel {
 
 namespace {
 
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-}
-
-std::string trim(const std::string& s) {
-    auto b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string::npos) return "";
-    auto e = s.find_last_not_of(" \t\r\n");
-    return s.substr(b, e - b + 1);
-}
+using detail::echo;
 
 const char* kGrammar = "auto | host | opencl[:N] | kokkos[:N] | cuda[:N] (N = device index, 0-based)";
+
+// A probe reporting more devices than this is broken (garbage in the count).
+constexpr int kMaxDevices = 4096;
 
 // The directory holding libaccel itself, found through a symbol of ours.
 std::string own_directory() {
@@ -52,18 +48,76 @@ std::vector<std::string> plugin_dirs() {
     return dirs;
 }
 
+// What the exception in flight says, whatever its type (plugins are
+// untrusted: they may throw anything). Call only inside a catch block.
+std::string thrown() {
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return "'" + echo(e.what(), 512) + "'";
+    } catch (...) {
+        return "a non-standard exception";
+    }
+}
+
 // One plugin, loaded at most once per process and never unloaded (objects
 // of its classes may live until exit).
 struct Plugin {
     bool tried = false;
-    Backend* backend = nullptr;
+    Backend* backend = nullptr;  // null: unusable, `error` says why
     std::string path;   // loaded file, or the files tried
-    std::string error;  // why it could not be loaded
+    std::string error;  // why it cannot be used
 };
 
 std::mutex& registry_mutex() {
     static std::mutex m;
     return m;
+}
+
+// Loads the file p.path as the plugin of backend `name` and checks all it
+// hands over. On any defect p.error says what was wrong (and what would be
+// right) and p.backend stays null; nothing a plugin returns is trusted.
+void start_plugin(Plugin& p, const std::string& name) {
+    auto fail = [&](const std::string& why) { p.error = "plugin " + p.path + " " + why; };
+    void* h = dlopen(p.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char* e = dlerror();
+        return fail(std::string("could not be loaded: ") + (e ? e : "unknown loader error"));
+    }
+    auto entry = reinterpret_cast<accel_plugin_entry_fn>(dlsym(h, "accel_backend_plugin"));
+    if (!entry) return fail("does not export accel_backend_plugin(); it is not an accel plugin");
+    const accel_plugin_info* info = nullptr;
+    try {
+        info = entry();
+    } catch (...) {
+        return fail("is broken: accel_backend_plugin() threw " + thrown());
+    }
+    if (!info)
+        return fail("is broken: accel_backend_plugin() returned no plugin info (null); "
+                    "a plugin returns its accel_plugin_info (ACCEL_DEFINE_PLUGIN)");
+    // The ABI first: the other fields are laid out as this ABI says.
+    if (info->abi_version != ACCEL_PLUGIN_ABI)
+        return fail("was built for plugin ABI " + std::to_string(info->abi_version) + " but this libaccel needs ABI " +
+                    std::to_string(ACCEL_PLUGIN_ABI) + "; rebuild the plugin with this accel");
+    if (!info->backend_name || !*info->backend_name)
+        return fail(std::string("names no backend (") + (info->backend_name ? "empty" : "null") +
+                    " backend_name); it must name '" + name + "'");
+    if (name != info->backend_name)
+        return fail("says it implements '" + echo(info->backend_name) + "', not '" + name + "'");
+    if (!info->backend)
+        return fail("has no backend() function (null in its accel_plugin_info); rebuild it with ACCEL_DEFINE_PLUGIN");
+    Backend* backend = nullptr;
+    std::string self;
+    try {
+        backend = info->backend();
+        if (!backend) return fail("failed to start: backend() returned null instead of its Backend object");
+        self = backend->name();
+    } catch (...) {
+        return fail(std::string("failed to start: ") + (backend ? "Backend::name()" : "backend()") + " threw " +
+                    thrown());
+    }
+    if (self != name) return fail("is inconsistent: its Backend calls itself '" + echo(self) + "', not '" + name + "'");
+    p.backend = backend;
 }
 
 Plugin& load_plugin(const std::string& name) {
@@ -82,33 +136,7 @@ Plugin& load_plugin(const std::string& name) {
             continue;
         }
         p.path = full;
-        void* h = dlopen(full.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            const char* e = dlerror();
-            p.error = "plugin " + full + " could not be loaded: " + (e ? e : "unknown loader error");
-            return p;
-        }
-        auto entry = reinterpret_cast<accel_plugin_entry_fn>(dlsym(h, "accel_backend_plugin"));
-        if (!entry) {
-            p.error = "plugin " + full + " does not export accel_backend_plugin(); it is not an accel plugin";
-            return p;
-        }
-        const accel_plugin_info* info = entry();
-        if (!info || info->abi_version != ACCEL_PLUGIN_ABI) {
-            p.error = "plugin " + full + " was built for plugin ABI " +
-                      std::to_string(info ? info->abi_version : -1) + " but this libaccel needs ABI " +
-                      std::to_string(ACCEL_PLUGIN_ABI) + "; rebuild the plugin with this accel";
-            return p;
-        }
-        if (name != info->backend_name) {
-            p.error = "plugin " + full + " says it implements '" + info->backend_name + "', not '" + name + "'";
-            return p;
-        }
-        try {
-            p.backend = info->backend();
-        } catch (const std::exception& e) {
-            p.error = "plugin " + full + " failed to start: " + e.what();
-        }
+        start_plugin(p, name);
         return p;
     }
     std::string list;
@@ -129,15 +157,26 @@ BackendStatus status_locked(const std::string& name) {
         st.availability.reason = p.error;
         return st;
     }
+    Availability& a = st.availability;
+    const std::string self = "plugin " + p.path + ": probe()";
     try {
-        st.availability = p.backend->probe();
-    } catch (const std::exception& e) {
-        st.availability = Availability{};
-        st.availability.reason = std::string("probe failed: ") + e.what();
+        a = p.backend->probe();
+    } catch (...) {
+        a = Availability{};
+        a.reason = self + " threw " + thrown() + "; a probe reports failures in Availability::reason";
     }
-    if (st.availability.available && st.availability.device_count == 0) {
-        st.availability.available = false;
-        if (st.availability.reason.empty()) st.availability.reason = "no device found";
+    if (a.available && a.device_count == 0) {
+        a.available = false;
+        if (a.reason.empty()) a.reason = "no device found";
+    } else if (a.available && (a.device_count < 0 || a.device_count > kMaxDevices)) {
+        a.available = false;
+        a.reason = self + " reports available with " + std::to_string(a.device_count) + " device(s); a count in 1.." +
+                   std::to_string(kMaxDevices) + " is expected";
+    }
+    if (!a.available) {
+        a.device_count = 0;
+        a.has_gpu = false;
+        if (a.reason.empty()) a.reason = self + " reports unavailable without a reason";
     }
     return st;
 }
@@ -160,9 +199,10 @@ const std::vector<std::string>& known_backends() {
 }
 
 Selector parse_selector(const std::string& text) {
-    const std::string t = lower(trim(text));
+    const std::string t = detail::lower(detail::trim(text));
+    // The text is echoed once, shortened: it may be anything a user typed.
     auto bad = [&](const std::string& why) {
-        throw InvalidArgument("backend selector '" + text + "' " + why + "; expected " + kGrammar);
+        throw InvalidArgument("backend selector '" + echo(text) + "' " + why + "; expected " + kGrammar);
     };
     if (t.empty()) bad("is empty");
     Selector sel;
@@ -170,12 +210,13 @@ Selector parse_selector(const std::string& text) {
     sel.backend = t.substr(0, colon);
     const auto& names = known_backends();
     if (sel.backend != "auto" && std::find(names.begin(), names.end(), sel.backend) == names.end())
-        bad("names unknown backend '" + sel.backend + "'");
+        throw InvalidArgument("backend selector names unknown backend '" + echo(sel.backend) + "'; expected " +
+                              kGrammar);
     if (colon == std::string::npos) return sel;
     if (sel.backend == "auto") bad("gives a device index to 'auto', which picks the device itself");
     const std::string idx = t.substr(colon + 1);
     if (idx.empty() || idx.size() > 6 || !std::all_of(idx.begin(), idx.end(), [](unsigned char c) { return std::isdigit(c); }))
-        bad("has device index '" + idx + "', which is not a non-negative whole number");
+        bad("has a device index that is not a non-negative whole number");
     sel.index = std::stoi(idx);
     return sel;
 }
@@ -197,7 +238,7 @@ std::vector<BackendStatus> backend_statuses() {
 Backend& get_backend(const std::string& name) {
     const auto& names = known_backends();
     if (std::find(names.begin(), names.end(), name) == names.end())
-        throw InvalidArgument("unknown backend '" + name + "'; expected one of cuda, opencl, kokkos, host");
+        throw InvalidArgument("unknown backend '" + echo(name) + "'; expected one of cuda, opencl, kokkos, host");
     std::lock_guard<std::mutex> lock(registry_mutex());
     Plugin& p = load_plugin(name);
     if (!p.backend) throw BackendUnavailable("backend '" + name + "' cannot be used: " + p.error);
@@ -225,7 +266,7 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
             }
     }
     const BackendStatus& st = *std::find_if(all.begin(), all.end(), [&](const BackendStatus& s) { return s.name == chosen; });
-    const std::string asked = "backend selector '" + selector + "'";
+    const std::string asked = "backend selector '" + echo(selector) + "'";
     if (!st.availability.available)
         throw BackendUnavailable(asked + ": backend '" + chosen + "' cannot be used: " + st.availability.reason +
                                  "\n" + status_table(all));
@@ -239,22 +280,43 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
     static std::map<std::string, std::weak_ptr<Device>> cache;
     const std::string key = chosen + ":" + std::to_string(index);
     if (auto d = cache[key].lock()) return d;
-    std::shared_ptr<Device> d = load_plugin(chosen).backend->create_device(index);
+    Plugin& p = load_plugin(chosen);
+    const std::string call = "plugin " + p.path + ": create_device(" + std::to_string(index) + ")";
+    std::shared_ptr<Device> d;
+    try {
+        d = p.backend->create_device(index);
+    } catch (const Error&) {
+        throw;  // the backend's own report (DeviceError, OutOfMemory, ...)
+    } catch (...) {
+        throw BackendUnavailable(asked + ": " + call + " threw " + thrown());
+    }
+    if (!d) {
+        // A broken plugin: no further use of it, and every status says why.
+        p.error = call + " returned null instead of a device";
+        p.backend = nullptr;
+        for (auto& s : all)
+            if (s.name == chosen) s = status_locked(chosen);
+        throw BackendUnavailable(asked + ": backend '" + chosen + "' cannot be used: " + p.error + "\n" +
+                                 status_table(all));
+    }
     cache[key] = d;
     return d;
 }
 
 std::string selector_from_env() {
     const char* env = std::getenv("ACCEL_BACKEND");
-    return (env && *trim(env).c_str()) ? std::string(env) : std::string("auto");
+    return (env && !detail::trim(env).empty()) ? std::string(env) : std::string("auto");
 }
 
 std::shared_ptr<Device> default_device() {
     const std::string sel = selector_from_env();
+    // open_device's message quotes the selector already.
     try {
         return open_device(sel);
     } catch (const BackendUnavailable& e) {
-        throw BackendUnavailable(std::string("ACCEL_BACKEND=") + sel + ": " + e.what());
+        throw BackendUnavailable(std::string("ACCEL_BACKEND: ") + e.what());
+    } catch (const InvalidArgument& e) {
+        throw InvalidArgument(std::string("ACCEL_BACKEND: ") + e.what());
     }
 }
 

@@ -1,7 +1,7 @@
 #include <accel/error.hpp>
 #include <accel/tensor.hpp>
 
-#include <limits>
+#include <algorithm>
 #include <sstream>
 
 namespace accel {
@@ -55,12 +55,13 @@ Shape::Shape(const std::vector<std::size_t>& dims) : dims_(dims) {
         s << "]; accel tensors have rank 1 ([n]) or rank 2 ([rows, cols])";
         throw InvalidArgument(s.str());
     }
-    std::size_t n = 1;
-    for (std::size_t d : dims_) {
-        if (d != 0 && n > std::numeric_limits<std::size_t>::max() / sizeof(float) / d)
+    // The byte count must fit a size_t; a shape with a 0 extent has none
+    // (a partial product past size_t, as in [2^63, 0], does not count).
+    if (std::find(dims_.begin(), dims_.end(), 0) != dims_.end()) return;
+    std::size_t bytes = sizeof(float);
+    for (std::size_t d : dims_)
+        if (__builtin_mul_overflow(bytes, d, &bytes))
             throw InvalidArgument("Shape: " + to_string() + " holds more elements than a size_t can count in bytes");
-        n *= d;
-    }
 }
 
 std::size_t Shape::operator[](std::size_t i) const {

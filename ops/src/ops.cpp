@@ -2,6 +2,8 @@
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 
+#include "text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -39,6 +41,14 @@ struct Named {
     const char* name;
     const Tensor* t;
 };
+
+// A float for a message: shortest of fixed or exponent form, 6 significant
+// digits (1e-08, not std::to_string's 0.000000).
+std::string num(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
 
 [[noreturn]] void reject(Op op, const std::string& why) {
     throw InvalidArgument(std::string(op_name(op)) + ": " + why);
@@ -115,6 +125,14 @@ void elementwise(Op op, std::initializer_list<Named> ins, Tensor& out, const cha
 
 }  // namespace
 
+PathChoice parse_path_choice(const std::string& text) {
+    const std::string t = detail::lower(detail::trim(text));
+    if (t.empty() || t == "auto") return PathChoice::automatic;
+    if (t == "native") return PathChoice::native;
+    if (t == "vendor") return PathChoice::vendor;
+    throw InvalidArgument("op path '" + detail::echo(text) + "' is not one of native, vendor or auto");
+}
+
 OpPath resolve_path(const Device& device, Op op, const Options& o) {
     if (!has_vendor_path(op)) {
         if (o.path == PathChoice::vendor)
@@ -126,16 +144,13 @@ OpPath resolve_path(const Device& device, Op op, const Options& o) {
     std::string source = "Options::path";
     if (choice == PathChoice::automatic) {
         const char* env = std::getenv("ACCEL_OP_PATH");
-        std::string v = env ? env : "";
-        source = "ACCEL_OP_PATH=" + v;
-        if (v.empty() || v == "auto")
-            choice = PathChoice::automatic;
-        else if (v == "native")
-            choice = PathChoice::native;
-        else if (v == "vendor")
-            choice = PathChoice::vendor;
-        else
-            throw InvalidArgument("ACCEL_OP_PATH is '" + v + "'; expected native, vendor or auto");
+        const std::string v = env ? env : "";
+        source = "ACCEL_OP_PATH=" + detail::echo(v);
+        try {
+            choice = parse_path_choice(v);
+        } catch (const InvalidArgument& e) {
+            throw InvalidArgument(std::string("ACCEL_OP_PATH: ") + e.what());
+        }
     }
     if (choice == PathChoice::native) return OpPath::native;
     const bool vendor = device.supports(op, OpPath::vendor);
@@ -322,9 +337,8 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::siz
     const Op op = Op::adam_step;
     if (step == 0) reject(op, "step is 0; Adam's step count t starts at 1");
     if (!(hp.lr > 0) || !(hp.eps > 0) || !(hp.beta1 >= 0 && hp.beta1 < 1) || !(hp.beta2 >= 0 && hp.beta2 < 1))
-        reject(op, "hyper-parameters lr=" + std::to_string(hp.lr) + " eps=" + std::to_string(hp.eps) + " beta1=" +
-                       std::to_string(hp.beta1) + " beta2=" + std::to_string(hp.beta2) +
-                       " rejected; need lr > 0, eps > 0, 0 <= beta < 1");
+        reject(op, "hyper-parameters lr=" + num(hp.lr) + " eps=" + num(hp.eps) + " beta1=" + num(hp.beta1) +
+                       " beta2=" + num(hp.beta2) + " rejected; need lr > 0, eps > 0, 0 <= beta < 1");
     const double bc1 = 1.0 - std::pow(static_cast<double>(hp.beta1), static_cast<double>(step));
     const double bc2 = 1.0 - std::pow(static_cast<double>(hp.beta2), static_cast<double>(step));
     const float step_size = static_cast<float>(hp.lr / bc1);

@@ -8,6 +8,9 @@ namespace accel {
 namespace reference {
 
 namespace {
+// max(x, 0) keeping NaN, as PyTorch.
+double relu1(double x) { return x <= 0 ? 0.0 : x; }
+
 double sigmoid1(double x) {
     if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
     const double e = std::exp(x);
@@ -29,7 +32,7 @@ Vec sigmoid(const FVec& x) {
 
 Vec relu(const FVec& x) {
     Vec y(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] > 0 ? double(x[i]) : 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) y[i] = relu1(x[i]);
     return y;
 }
 
@@ -62,7 +65,7 @@ Vec dense(const FVec& x, const FVec& w, const FVec& bias, std::size_t batch, std
         for (std::size_t o = 0; o < out; ++o) {
             double& v = y[r * out + o];
             if (!bias.empty()) v += bias[o];
-            if (act == Activation::relu) v = v > 0 ? v : 0.0;
+            if (act == Activation::relu) v = relu1(v);
             if (act == Activation::sigmoid) v = sigmoid1(v);
         }
     return y;

@@ -64,6 +64,27 @@ TEST_CASE("asynchronous copies and ops on a created stream, timed with events") 
     CHECK(ms < 60000.0);
 }
 
+TEST_CASE("elapsed_ms with the events swapped is rejected, not a negative time") {
+    const std::size_t n = 1 << 20;
+    auto a = Tensor::from_host(device(), {n}, std::vector<float>(n, 1.0f));
+    Tensor c(device(), {n});
+    auto stream = device()->create_stream();
+    ops::Options o;
+    o.stream = stream.get();
+    auto start = device()->create_event(), stop = device()->create_event();
+    start->record(*stream);
+    for (int i = 0; i < 20; ++i) ops::add(a, a, c, o);  // enough work for the timer to see
+    stop->record(*stream);
+    stream->synchronize();
+    REQUIRE(device()->elapsed_ms(*start, *stop) > 0.0);
+    try {
+        device()->elapsed_ms(*stop, *start);
+        FAIL("elapsed_ms(end, start) returned a time");
+    } catch (const InvalidArgument& e) {
+        CHECK(std::string(e.what()).find("recorded before the start event") != std::string::npos);
+    }
+}
+
 TEST_CASE("copies past a buffer's end are rejected and write nothing") {
     Buffer a(device(), 64);
     std::vector<char> host(64, 7);

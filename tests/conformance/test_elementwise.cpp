@@ -10,6 +10,8 @@
 //  - adam_step: 1e-10. A dozen float32 operations per element, each ≤ 1 ulp.
 #include "support/check.hpp"
 
+#include <sstream>
+
 using namespace accel;
 using namespace accel_test;
 
@@ -88,6 +90,43 @@ TEST_CASE("relu and its gradient") {
         expect_close(ty.download(), reference::relu(x), 1e-12, "relu");
         expect_close(tdx.download(), reference::relu_backward(dy, x), 1e-12, "relu_backward");
     }
+}
+
+TEST_CASE("relu keeps NaN and maps infinities; relu_backward passes dy only where x > 0") {
+    // Specials at the start, in the middle and at the end, so that vectorized
+    // bodies and remainder loops both see them. Outputs start at a finite
+    // sentinel: a NaN in them must have been written.
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const std::size_t n = 1027;
+    auto g = rng(8);
+    auto x = uniform(g, n), dy = uniform(g, n);
+    const std::vector<std::pair<std::size_t, float>> specials{{0, nan},  {1, inf},       {2, -inf},     {3, -0.0f},
+                                                              {4, nan},  {n / 2, nan},   {n / 2 + 1, inf},
+                                                              {n - 3, -inf}, {n - 2, inf}, {n - 1, nan}};
+    for (const auto& sp : specials) x[sp.first] = sp.second;
+    for (std::size_t i = 0; i < n; i += 5) dy[i] = nan;  // NaN gradients, where x > 0 and where not
+    auto tx = Tensor::from_host(device(), {n}, x), tdy = Tensor::from_host(device(), {n}, dy);
+    auto ty = Tensor::from_host(device(), {n}, std::vector<float>(n, 7.0f));
+    auto tdx = Tensor::from_host(device(), {n}, std::vector<float>(n, 7.0f));
+    ops::relu(tx, ty);
+    ops::relu_backward(tdy, tx, tdx);
+    const auto y = ty.download(), dx = tdx.download();
+    auto same = [](float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+    std::size_t bad_y = 0, bad_dx = 0;
+    std::ostringstream first;  // the first wrong element of each
+    for (std::size_t i = 0; i < n; ++i) {
+        const float want_y = std::isnan(x[i]) ? nan : x[i] > 0 ? x[i] : 0.0f;
+        const float want_dx = x[i] > 0 ? dy[i] : 0.0f;  // x = NaN gives 0, see ops::relu_backward
+        if (!same(y[i], want_y) && bad_y++ == 0)
+            first << "relu(" << x[i] << ") = " << y[i] << " at " << i << ", expected " << want_y << "; ";
+        if (!same(dx[i], want_dx) && bad_dx++ == 0)
+            first << "relu_backward(dy " << dy[i] << ", x " << x[i] << ") = " << dx[i] << " at " << i
+                  << ", expected " << want_dx;
+    }
+    INFO(first.str());
+    CHECK(bad_y == 0);
+    CHECK(std::isnan(reference::relu({nan})[0]));  // the oracle must not hide a NaN either
+    CHECK(bad_dx == 0);
 }
 
 TEST_CASE("sigmoid_backward") {

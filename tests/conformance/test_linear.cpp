@@ -8,6 +8,8 @@
 // CUDA's opt-in TF32 mode (10-bit mantissa) would need 1e-5 and is off here.
 #include "support/check.hpp"
 
+#include <algorithm>
+
 using namespace accel;
 using namespace accel_test;
 
@@ -110,6 +112,39 @@ TEST_CASE("dense matches the reference for every activation, with and without bi
                     expect_close(Y.download(), reference::dense(x, w, b, d.batch, d.in, d.out, act), kLinearNmse,
                                  std::string("dense ") + name(path));
                 }
+}
+
+TEST_CASE("dense with relu keeps a NaN of its input on every path") {
+    // One NaN in row 2 of x makes that row's pre-activations NaN: relu must
+    // leave them NaN, and the other rows must be unaffected.
+    auto g = rng(27);
+    const std::size_t batch = 5, in = 33, out = 17, bad_row = 2;
+    for (auto path : paths(Op::dense)) {
+        CAPTURE(name(path));
+        auto x = uniform(g, batch * in), w = uniform(g, out * in), b = uniform(g, out);
+        x[bad_row * in + 7] = std::numeric_limits<float>::quiet_NaN();
+        auto X = Tensor::from_host(device(), {batch, in}, x), W = Tensor::from_host(device(), {out, in}, w);
+        auto B = Tensor::from_host(device(), {out}, b);
+        auto Y = Tensor::from_host(device(), {batch, out}, std::vector<float>(batch * out, 7.0f));
+        ops::Options o;
+        o.path = path;
+        ops::dense(X, W, &B, Y, Activation::relu, o);
+        const auto y = Y.download();
+        for (std::size_t c = 0; c < out; ++c) {
+            CAPTURE(c);
+            CHECK(std::isnan(y[bad_row * out + c]));
+        }
+        std::fill(x.begin() + bad_row * in, x.begin() + (bad_row + 1) * in, 0.0f);
+        const auto ref = reference::dense(x, w, b, batch, in, out, Activation::relu);
+        std::vector<float> got;
+        reference::Vec want;
+        for (std::size_t r = 0; r < batch; ++r)
+            if (r != bad_row) {
+                got.insert(got.end(), y.begin() + r * out, y.begin() + (r + 1) * out);
+                want.insert(want.end(), ref.begin() + r * out, ref.begin() + (r + 1) * out);
+            }
+        expect_close(got, want, kLinearNmse, std::string("dense relu, finite rows ") + name(path));
+    }
 }
 
 TEST_CASE("dense with a rank-1 input and a large layer") {

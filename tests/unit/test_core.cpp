@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -51,6 +52,35 @@ TEST_CASE("malformed selectors are rejected with the accepted forms") {
         } catch (const InvalidArgument& e) {
             CHECK(contains(e.what(), "auto | host | opencl[:N]"));
         }
+    }
+}
+
+TEST_CASE("a long selector is echoed once, truncated") {
+    const std::string sel(5000, '#');
+    auto hashes = [](const std::string& s) { return std::count(s.begin(), s.end(), '#'); };
+    try {
+        parse_selector(sel);
+        FAIL("accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(contains(e.what(), "(5000 characters)"));
+        CHECK(hashes(e.what()) <= 64);
+        CHECK(hashes(e.what()) > 0);
+    }
+    ScopedEnv env("ACCEL_BACKEND", sel.c_str());  // through default_device(), with the backend table
+    try {
+        default_device();
+        FAIL("accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(hashes(e.what()) <= 64);
+        CHECK(std::string(e.what()).size() < 4096);
+    }
+    const std::string padded = std::string(5000, ' ') + "kokkos:7";  // valid, but no such device
+    try {
+        open_device(padded);
+        FAIL("kokkos:7 opened");
+    } catch (const BackendUnavailable& e) {
+        CHECK(contains(e.what(), "(5008 characters)"));
+        CHECK(std::string(e.what()).size() < 4096);
     }
 }
 
@@ -129,6 +159,52 @@ TEST_CASE("plugins are searched in ACCEL_PLUGIN_PATH first, and a wrong ABI is r
     }
 }
 
+TEST_CASE("a malformed plugin makes only its backend unavailable, with a one-line reason") {
+    // CTest's plugin.<defect> tests point ACCEL_PLUGIN_PATH at a folder holding
+    // one plugin broken in one way (tests/plugins/malformed.cpp) and name the
+    // backend it shadows and a part of the reason expected.
+    const char* bad_env = std::getenv("ACCEL_TEST_MALFORMED");
+    if (!bad_env) return;
+    const std::string bad = bad_env, reason = std::getenv("ACCEL_TEST_MALFORMED_REASON");
+    const std::string file = std::string(std::getenv("ACCEL_PLUGIN_PATH")) + "/libaccel-backend-" + bad + ".so";
+    // Opened first: a defect found only when a device is created must show in
+    // the statuses read after.
+    try {
+        open_device(bad);
+        FAIL("a device of a malformed plugin was opened");
+    } catch (const BackendUnavailable& e) {
+        CHECK(contains(e.what(), file));
+        CHECK(contains(e.what(), reason));
+    }
+    const auto all = backend_statuses();
+    CHECK(all.size() == known_backends().size());
+    for (const auto& s : all) {
+        CAPTURE(s.summary());
+        if (s.name == bad) {
+            CHECK_FALSE(s.availability.available);
+            CHECK(contains(s.availability.reason, file));
+            CHECK(contains(s.availability.reason, reason));
+            CHECK(s.summary().find('\n') == std::string::npos);
+            continue;
+        }
+        if (s.name == "host") CHECK(s.availability.available);
+        if (!s.availability.available) continue;
+        auto d = open_device(s.name);  // every other backend stays usable
+        auto a = Tensor::from_host(d, {3}, std::vector<float>{1, 2, 3});
+        Tensor c(d, {3});
+        ops::add(a, a, c);
+        CHECK(c.download() == std::vector<float>{2, 4, 6});
+    }
+    std::shared_ptr<Device> chosen;
+    try {
+        chosen = default_device();  // auto: CTest sets ACCEL_BACKEND=auto
+    } catch (const BackendUnavailable& e) {
+        CHECK(bad == "host");  // auto falls back to host, which is the broken one
+        CHECK(contains(e.what(), reason));
+    }
+    if (chosen) CHECK(chosen->info().backend != bad);
+}
+
 TEST_CASE("auto prefers a GPU backend and falls back to host only when none has a GPU") {
     auto all = backend_statuses();
     std::string expected = "host";
@@ -176,6 +252,30 @@ TEST_CASE("ceil_div and geometry helpers") {
     CHECK_THROWS_AS(check_geometry({{101, 1, 1}, {1, 1, 1}}, l, "add"), InvalidArgument);
 }
 
+TEST_CASE("a block whose thread count overflows size_t is too large, not empty") {
+    const std::size_t big = std::size_t{1} << 32;  // 2^32 · 2^32 wraps to 0
+    const std::size_t most = std::numeric_limits<std::size_t>::max();
+    CHECK(Dim3{big, big, 1}.volume() == most);
+    LaunchLimits l;  // at most 1024 threads per block
+    for (Dim3 max_dims : {l.max_block_dims, Dim3{most, most, most}}) {
+        l.max_block_dims = max_dims;
+        try {
+            check_geometry({{1, 1, 1}, {big, big, 1}}, l, "add");
+            FAIL("block of 2^64 threads accepted");
+        } catch (const InvalidArgument& e) {
+            CHECK_FALSE(contains(e.what(), "at least 1"));
+            CHECK(contains(e.what(), "at most 1024 per block"));
+        }
+    }
+    l.max_block_size = most;  // no limit on threads per block: 2^65 threads still do not fit
+    try {
+        check_geometry({{1, 1, 1}, {big, big, 2}}, l, "add");
+        FAIL("block of 2^65 threads accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(contains(e.what(), "more threads than a size_t counts"));
+    }
+}
+
 TEST_CASE("shapes: rank 1 or 2, overflow rejected") {
     CHECK(Shape{3, 4}.elements() == 12);
     CHECK(Shape{7}.rows() == 1);
@@ -190,6 +290,12 @@ TEST_CASE("shapes: rank 1 or 2, overflow rejected") {
         CHECK(contains(e.what(), "size_t"));
     }
     CHECK_THROWS_AS(Shape{3}[1], InvalidArgument);
+    // An empty shape holds no bytes, however large its other extent.
+    CHECK(Shape{big, 0}.elements() == 0);
+    CHECK(Shape{0, std::numeric_limits<std::size_t>::max()}.elements() == 0);
+    CHECK_THROWS_AS(Shape({big, 2}), InvalidArgument);
+    CHECK(Shape{big / 2}.elements() == big / 2);  // (2^62 − 1) · 4 bytes fit
+    CHECK_THROWS_AS(Shape{big / 2 + 1}, InvalidArgument);
 }
 
 TEST_CASE("buffers round-trip and reject out-of-range copies") {

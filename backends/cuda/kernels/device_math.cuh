@@ -38,9 +38,12 @@ __device__ __forceinline__ float sigmoid1(float x) {
     return x >= 0.0f ? r : e * r;
 }
 
+/// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
+__device__ __forceinline__ float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+
 /// The activation of a fused epilogue.
 __device__ __forceinline__ float activate(float v, Epilogue act) {
-    if (act == Epilogue::relu) return v > 0.0f ? v : 0.0f;
+    if (act == Epilogue::relu) return relu1(v);
     if (act == Epilogue::sigmoid) return sigmoid1(v);
     return v;
 }

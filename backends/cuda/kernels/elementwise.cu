@@ -42,7 +42,7 @@ struct SigmoidBody {
 struct ReluBody {
     const float* x;
     float* y;
-    __device__ void operator()(std::size_t i) const { y[i] = x[i] > 0.0f ? x[i] : 0.0f; }
+    __device__ void operator()(std::size_t i) const { y[i] = relu1(x[i]); }
 };
 
 struct ReluBackwardBody {

@@ -25,6 +25,10 @@ inline float sigmoid1(float x) {
     return x >= 0.0f ? r : e * r;
 }
 
+/// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
+/// One compare and a select: loops of it vectorize.
+inline float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+
 /// The stable BCE-with-logits term max(z,0) − z·t + log1p(exp(−|z|)).
 inline float bce1(float z, float t) { return std::fmax(z, 0.0f) - z * t + std::log1p(std::exp(-std::fabs(z))); }
 

@@ -48,9 +48,12 @@ KOKKOS_INLINE_FUNCTION float bce1(float z, float t) {
 /// device code needs no accel headers).
 enum ActCode : int { act_none = 0, act_sigmoid = 1, act_relu = 2 };
 
+/// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
+KOKKOS_INLINE_FUNCTION float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+
 /// Applies activation `act` (an ActCode) to v.
 KOKKOS_INLINE_FUNCTION float activate(float v, int act) {
-    if (act == act_relu) return v > 0.0f ? v : 0.0f;
+    if (act == act_relu) return relu1(v);
     if (act == act_sigmoid) return sigmoid1(v);
     return v;
 }

@@ -21,9 +21,12 @@ float sigmoid1(float x) {
     return x >= 0.0f ? r : e * r;
 }
 
+// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
+float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+
 // Activation codes of `dense` (accel::Activation): 0 none, 1 sigmoid, 2 relu.
 float activate(float v, int act) {
     if (act == 1) return sigmoid1(v);
-    if (act == 2) return v > 0.0f ? v : 0.0f;
+    if (act == 2) return relu1(v);
     return v;
 }

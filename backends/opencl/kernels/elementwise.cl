@@ -11,12 +11,12 @@ __kernel void sigmoid(__global const float* x, __global float* y, ulong n) {
     FOR_EACH(i, n) y[i] = sigmoid1(x[i]);
 }
 
-// y[i] = max(x[i], 0); x and y may be the same buffer.
+// y[i] = max(x[i], 0), NaN kept; x and y may be the same buffer.
 __kernel void relu(__global const float* x, __global float* y, ulong n) {
-    FOR_EACH(i, n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    FOR_EACH(i, n) y[i] = relu1(x[i]);
 }
 
-// dx[i] = x[i] > 0 ? dy[i] : 0
+// dx[i] = x[i] > 0 ? dy[i] : 0 (0 where x is NaN)
 __kernel void relu_backward(__global const float* dy, __global const float* x, __global float* dx, ulong n) {
     FOR_EACH(i, n) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
 }

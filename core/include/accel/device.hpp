@@ -190,9 +190,10 @@ public:
     std::unique_ptr<Stream> create_stream();
     /// A new event (not yet recorded).
     std::unique_ptr<Event> create_event();
-    /// Milliseconds between two completed events of this device (end after
-    /// start). Throws InvalidArgument if either was not recorded or belongs
-    /// to another device. Precision: backend timer, see info().timer.
+    /// Milliseconds (≥ 0) between two completed events of this device.
+    /// Throws InvalidArgument if either was not recorded or belongs to another
+    /// device, or if `end` was recorded before `start` (events swapped).
+    /// Precision: backend timer, see info().timer.
     double elapsed_ms(Event& start, Event& end);
     /// Blocks until all work on every stream of this device has finished.
     void synchronize();
@@ -252,10 +253,10 @@ protected:
     /// y[i] = 1 / (1 + exp(-x[i])), stable for large |x|.
     virtual void k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
                            Stream& s) = 0;
-    /// y[i] = max(x[i], 0).
+    /// y[i] = max(x[i], 0), NaN kept (x <= 0 ? 0 : x).
     virtual void k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
                         Stream& s) = 0;
-    /// dx[i] = x[i] > 0 ? dy[i] : 0.
+    /// dx[i] = x[i] > 0 ? dy[i] : 0 (0 where x is NaN).
     virtual void k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
                                  const LaunchGeometry& g, Stream& s) = 0;
     /// dx[i] = dy[i] * y[i] * (1 - y[i]) where y = sigmoid(x).

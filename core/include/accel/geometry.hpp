@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace accel {
@@ -10,8 +11,13 @@ namespace accel {
 /// (in threads / work-items).
 struct Dim3 {
     std::size_t x = 1, y = 1, z = 1;
-    /// Product x*y*z (elements, threads or blocks depending on use).
-    std::size_t volume() const noexcept { return x * y * z; }
+    /// Product x*y*z (elements, threads or blocks depending on use), or
+    /// SIZE_MAX when it does not fit a size_t (never a wrapped, small value).
+    std::size_t volume() const noexcept {
+        std::size_t xy = 0, xyz = 0;
+        if (__builtin_mul_overflow(x, y, &xy) || __builtin_mul_overflow(xy, z, &xyz)) return SIZE_MAX;
+        return xyz;
+    }
     bool operator==(const Dim3& o) const noexcept { return x == o.x && y == o.y && z == o.z; }
     bool operator!=(const Dim3& o) const noexcept { return !(*this == o); }
 };
@@ -44,7 +50,8 @@ std::size_t ceil_div(std::size_t a, std::size_t b);
 /// A 1-D geometry covering n elements with `block` threads per block; the
 /// grid is clamped to limits.max_grid_dims.x (kernels are grid-stride, so a
 /// clamped grid stays correct). n == 0 yields grid 1. Throws InvalidArgument
-/// if block is 0 or above limits.max_block_size.
+/// if block is 0 or above limits.max_block_size, or if the result is outside
+/// `limits` (see check_geometry).
 LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits& limits);
 
 /// A 2-D geometry covering a rows×cols output with block (bx, by) threads,
@@ -54,8 +61,9 @@ LaunchGeometry geometry_2d(std::size_t rows, std::size_t cols, Dim3 block, std::
                            std::size_t tile_y, const LaunchLimits& limits);
 
 /// Throws InvalidArgument naming the offending field and the device's limit
-/// when g has a zero extent, a block volume above max_block_size, or any
-/// block/grid dimension above its maximum. `what` names the op for the message.
+/// when g has a zero extent, a block volume above max_block_size or of
+/// SIZE_MAX (what Dim3::volume() gives on overflow), or any block/grid
+/// dimension above its maximum. `what` names the op for the message. Thread-safe (pure).
 void check_geometry(const LaunchGeometry& g, const LaunchLimits& limits, const std::string& what);
 
 }  // namespace accel

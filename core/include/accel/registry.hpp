@@ -11,6 +11,12 @@
 // the directories in ACCEL_PLUGIN_PATH (colon-separated, searched first) and
 // then the directory holding libaccel itself. A plugin exports
 // accel_backend_plugin() (accel/plugin.hpp) and must match ACCEL_PLUGIN_ABI.
+//
+// Plugins are untrusted input: every field of their accel_plugin_info, every
+// pointer they return and every exception they throw (of any type) is
+// checked. A plugin that breaks its contract makes only its own backend
+// unavailable, with a one-line reason naming the file, what was wrong and
+// what would be right; the process and the other backends carry on.
 #pragma once
 
 #include <accel/device.hpp>
@@ -33,9 +39,11 @@ struct Selector {
 /// The backend names accel knows, in `auto` preference order.
 const std::vector<std::string>& known_backends();
 
-/// Parses a selector. Throws InvalidArgument naming the text received and the
-/// accepted forms for an unknown backend, an index on `auto`, a negative or
-/// non-numeric index, or trailing characters.
+/// Parses a selector. Throws InvalidArgument quoting the text received (its
+/// first 64 characters when longer) and the accepted forms for an unknown
+/// backend, an index on `auto`, a negative or non-numeric index, an index
+/// above 999999, or trailing characters. Accepted selectors round-trip:
+/// parse_selector(s.to_string()) gives s again. Thread-safe.
 Selector parse_selector(const std::string& text);
 
 /// Status of one backend on this machine.
@@ -48,7 +56,9 @@ struct BackendStatus {
     std::string summary() const;
 };
 
-/// Loads (once) and probes every known backend; never throws.
+/// Loads (once) and probes every known backend; never throws. A probe that
+/// throws, or that reports available with a device count outside 1..4096,
+/// makes its backend unavailable with that as the reason.
 std::vector<BackendStatus> backend_statuses();
 
 /// The Backend object of `name` (plugin loaded on first use).
@@ -60,7 +70,11 @@ Backend& get_backend(const std::string& name);
 /// cached: the same selector returns the same Device while it is alive.
 /// Throws InvalidArgument for a malformed selector, BackendUnavailable (with
 /// every backend's status) when the backend cannot be used or the index is
-/// out of range.
+/// out of range. The accel::Error a backend raises opening the device
+/// (DeviceError, OutOfMemory) passes through; anything else it throws, or a
+/// null device, is BackendUnavailable, and a null device marks the backend
+/// unavailable for the rest of the process. Echoed selectors are shortened
+/// to 64 characters. Thread-safe (the registry holds one lock).
 std::shared_ptr<Device> open_device(const std::string& selector);
 
 /// open_device(ACCEL_BACKEND or "auto").

@@ -13,7 +13,7 @@
 // (accel's own kernel) and `vendor` (CPU BLAS on host, CLBlast on OpenCL,
 // cuBLAS on CUDA, Kokkos Kernels on Kokkos). Only matmul and dense have a
 // vendor path. Path choice: Options::path; when `automatic`, the
-// environment variable ACCEL_OP_PATH (native|vendor|auto) decides, and
+// environment variable ACCEL_OP_PATH (native|vendor|auto, any case) decides, and
 // `auto` (default) means vendor where the device supports it, else native.
 // Asking for vendor explicitly where the device has none raises Unsupported.
 #pragma once
@@ -22,6 +22,7 @@
 #include <accel/tensor.hpp>
 
 #include <optional>
+#include <string>
 
 namespace accel {
 namespace ops {
@@ -40,10 +41,17 @@ struct Options {
     Stream* stream = nullptr;
 };
 
+/// Parses an op-path name as ACCEL_OP_PATH holds it: "native", "vendor", or
+/// "auto" / empty (PathChoice::automatic); case-insensitive, surrounding
+/// blanks ignored. Throws InvalidArgument quoting the text (its first 64
+/// characters when longer) and the accepted names for anything else.
+/// Thread-safe (pure).
+PathChoice parse_path_choice(const std::string& text);
+
 /// The path `op` will run on `device` under `options` (see file comment).
 /// Throws Unsupported when vendor is demanded (by Options or ACCEL_OP_PATH=vendor
 /// for an op that has a vendor path) but the device has none, and
-/// InvalidArgument for a bad ACCEL_OP_PATH value.
+/// InvalidArgument for a bad ACCEL_OP_PATH value (see parse_path_choice).
 OpPath resolve_path(const Device& device, Op op, const Options& options = {});
 
 /// Which operands are transposed in matmul.
@@ -57,9 +65,11 @@ void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o = {});
 /// y = 1/(1+exp(-x)) elementwise, evaluated stably for large |x|
 /// (exp of a non-positive argument only). y may alias x.
 void sigmoid(const Tensor& x, Tensor& y, const Options& o = {});
-/// y = max(x, 0) elementwise. y may alias x.
+/// y = max(x, 0) elementwise; NaN stays NaN (as PyTorch), −Inf gives 0. y may alias x.
 void relu(const Tensor& x, Tensor& y, const Options& o = {});
 /// dx = dy where x > 0, else 0 (ReLU's gradient; 0 at x == 0 as in PyTorch).
+/// x = NaN gives 0 (NaN > 0 is false), where PyTorch's threshold_backward
+/// passes dy; a NaN of dy where x > 0 is passed on.
 /// dy, x, dx: one shape.
 void relu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o = {});
 /// dx = dy · y · (1 − y), the sigmoid's gradient given its output y. dy, y, dx: one shape.
@@ -73,7 +83,8 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t = {}, const
 
 /// y[batch,out] = act(x[batch,in]·W[out,in]ᵀ + bias[out]), W laid out as
 /// PyTorch's nn.Linear.weight. bias may be null (no bias). x may be rank 1
-/// [in] (batch 1; y then [out]). y must not alias x, W or bias.
+/// [in] (batch 1; y then [out]). y must not alias x, W or bias. relu keeps
+/// NaN, as ops::relu.
 void dense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, Activation act = Activation::none,
            const Options& o = {});
 

@@ -1,0 +1,44 @@
+// Text helpers shared by libaccel's sources (internal: not installed).
+#pragma once
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace accel {
+namespace detail {
+
+/// `s` without leading and trailing blanks (space, tab, CR, LF).
+inline std::string trim(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+/// `s` with ASCII letters in lower case.
+inline std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+/// `s` as an error message may echo it: control characters become '?' (a
+/// message stays one line), and past `keep` characters only the first `keep`
+/// are kept, followed by "… (N characters)" (a huge input must not make a
+/// huge message). Characters are UTF-8 code points; a cut never splits one.
+inline std::string echo(const std::string& s, std::size_t keep = 64) {
+    auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
+    std::string out;
+    std::size_t chars = 0;
+    for (char c : s) {
+        if (continuation(c)) {
+            if (chars <= keep) out += c;
+            continue;
+        }
+        if (++chars <= keep) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+    }
+    if (chars > keep) out += "… (" + std::to_string(chars) + " characters)";
+    return out;
+}
+
+}  // namespace detail
+}  // namespace accel
