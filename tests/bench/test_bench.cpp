@@ -94,6 +94,25 @@ TEST_CASE("compare_slower") {
     CHECK(r.output.find("2.00x the base time") != std::string::npos);
 }
 
+TEST_CASE("compare_devices") {
+    // Two runs of one device each (another vendor, another GPU) pair op by op
+    // by default, whatever the devices are called.
+    json j = load(kResults);
+    for (auto& row : j["rows"]) {
+        row["device"] = "another vendor's device";
+        row["selector"] = "opencl:3";
+        row["backend"] = "opencl";
+    }
+    std::ofstream("other_device.json") << j.dump(2);
+    Outcome r = bench("compare " + kResults + " other_device.json");
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(r.output.find("over " + std::to_string(j["rows"].size()) + " rows") != std::string::npos, r.output);
+    // Forced to match by device, nothing pairs: that is an error, not a pass.
+    r = bench("compare " + kResults + " other_device.json --by device");
+    CHECK_MESSAGE(r.code == 2, r.output);
+    CHECK(r.output.find("no rows in common") != std::string::npos);
+}
+
 TEST_CASE("plot") {
     if (!on_path("gnuplot")) {
         MESSAGE("gnuplot is not installed (Debian: gnuplot-nox); skipped");

@@ -17,7 +17,7 @@ namespace {
 
 const char* kUsage = R"(usage:
   accel-bench [run] [options]           time ops on backends
-  accel-bench compare BASE.json NEW.json [--threshold 0.10] [--by device|selector|backend]
+  accel-bench compare BASE.json NEW.json [--threshold 0.10] [--by auto|op|backend|selector|device]
   accel-bench plot RESULTS.json... -o out.png [--op add] [--metric time|rate]
 
 run options:
@@ -40,8 +40,8 @@ run options:
   -o FILE                write there instead of stdout
   --json FILE            also write the run as JSON to FILE (e.g. a table on screen and
                          the record for `compare` from one run)
-exit status: 0 all rows passed; 1 a row exceeded its NMSE threshold or failed; 2 usage error or
-a named backend is unavailable.
+exit status: 0 all rows passed; 1 a row exceeded its NMSE threshold or failed (compare: a row
+slower than --threshold); 2 usage error, a named backend is unavailable, or (compare) no row paired.
 )";
 
 std::vector<std::size_t> counts(const std::string& text, const std::string& what) {
