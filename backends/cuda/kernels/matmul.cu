@@ -13,6 +13,7 @@
 // the one store of C.
 #include "device_math.cuh"
 #include "kernels.hpp"
+#include "launch.cuh"
 
 namespace accel {
 namespace cuda {
@@ -91,8 +92,7 @@ __global__ void __launch_bounds__(kBlock)
 template <bool TA, bool TB>
 cudaError_t run(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
                 const float* bias, Epilogue act, const Launch& l) {
-    matmul_tiled<TA, TB><<<l.grid, l.block, 0, l.stream>>>(a, b, c, m, n, k, bias, act);
-    return cudaGetLastError();
+    return launch_kernel(matmul_tiled<TA, TB>, l, a, b, c, m, n, k, bias, act);
 }
 
 }  // namespace
