@@ -17,8 +17,8 @@
 //   - a stream is an in-order queue run by one thread; events complete when
 //     the stream reaches them; the null stream is one more queue per device.
 //   - a kernel launch runs the kernel on the stream's thread: blocks one after
-//     another, the threads of a block as fibers (ucontext) switched at
-//     __syncthreads. Thread 0 of a block runs first; when it finishes without
+//     another, the threads of a block as fibers (own stacks, switched by a
+//     few lines of x86-64 assembly) at __syncthreads. Thread 0 of a block runs first; when it finishes without
 //     reaching a barrier the other threads are plain calls (no fiber switch).
 //   - cublasSgemm is a reference GEMM summing in float64.
 #include "control.h"
@@ -27,7 +27,6 @@
 #include <cuda_runtime.h>
 
 #include <sys/mman.h>
-#include <ucontext.h>
 
 #include <algorithm>
 #include <atomic>
@@ -84,7 +83,9 @@ struct Device {
     std::atomic<bool> no_kernel_image{false};
     std::mutex mutex;                       // guards the members below
     std::map<std::string, int> fail_call;   // runtime function -> code of its next call
-    std::set<CUstream_st*> streams;         // for cudaDeviceSynchronize
+    // Every stream of the device, for cudaDeviceSynchronize; shared so that a
+    // synchronize never drains a stream another thread is destroying.
+    std::map<CUstream_st*, std::shared_ptr<CUstream_st>> streams;
     CUstream_st* legacy = nullptr;          // the null stream, created on first use
 };
 
@@ -224,8 +225,9 @@ CUstream_st* resolve(cudaStream_t s) {
     Device& v = dev(tl_current);
     std::lock_guard<std::mutex> lock(v.mutex);
     if (!v.legacy) {
-        v.legacy = new CUstream_st(tl_current);  // lives as long as the process
-        v.streams.insert(v.legacy);
+        auto s = std::make_shared<CUstream_st>(tl_current);
+        v.legacy = s.get();
+        v.streams[v.legacy] = std::move(s);  // lives as long as the process
     }
     return v.legacy;
 }
@@ -234,16 +236,58 @@ CUstream_st* resolve(cudaStream_t s) {
 
 constexpr std::size_t kFiberStack = 64 * 1024;
 
+}  // namespace
+
+// Switches stacks: saves the callee-saved registers, MXCSR and the x87
+// control word on the current stack, stores the stack pointer in *from,
+// and resumes the stack `to` saved the same way (System V x86-64 ABI). No
+// system call, unlike swapcontext, which saves the signal mask each time.
+extern "C" void accel_emulation_switch(void** from, void* to);
+asm(R"(
+    .text
+    .globl accel_emulation_switch
+    .hidden accel_emulation_switch
+    .type accel_emulation_switch, @function
+accel_emulation_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size accel_emulation_switch, .-accel_emulation_switch
+)");
+
+namespace {
+
+// One emulated thread of a block: a stack that runs the kernel body, stops at
+// each __syncthreads, and, when the body returns, waits to run it again for
+// the next block (fibers live as long as their OS thread).
 struct Fiber {
-    ucontext_t context;
     char* stack = nullptr;
+    void* sp = nullptr;  // saved stack pointer while switched out
     uint3 index{};
     enum { waiting, done } state = done;
 };
 
 // One block being run on this OS thread.
 struct BlockRun {
-    ucontext_t scheduler;
+    void* scheduler = nullptr;  // the scheduler's saved stack pointer
     std::vector<Fiber>* fibers = nullptr;
     std::size_t current = 0, threads = 0;
     bool direct = false;  // the remaining threads are plain calls
@@ -254,11 +298,26 @@ thread_local BlockRun* tl_block = nullptr;
 
 struct DivergentBarrier {};
 
-void fiber_entry() {
-    BlockRun& r = *tl_block;
-    (*r.body)();
-    (*r.fibers)[r.current].state = Fiber::done;
-}  // returns to uc_link: the scheduler
+[[noreturn]] void fiber_main() {
+    for (;;) {
+        BlockRun& r = *tl_block;
+        (*r.body)();
+        Fiber& f = (*r.fibers)[r.current];
+        f.state = Fiber::done;
+        accel_emulation_switch(&f.sp, r.scheduler);
+    }
+}
+
+// A fresh stack whose first switch-in "returns" into fiber_main with the
+// alignment of a call (rsp ≡ 8 mod 16), default MXCSR and x87 control word.
+void* initial_stack(char* stack) {
+    auto* top = reinterpret_cast<std::uintptr_t*>(stack + kFiberStack);  // 16-byte aligned (mmap)
+    *--top = 0;                                                          // fiber_main's return address: never used
+    *--top = reinterpret_cast<std::uintptr_t>(&fiber_main);
+    for (int reg = 0; reg < 6; ++reg) *--top = 0;  // rbp, rbx, r12..r15
+    *--top = 0x1F80 | (std::uintptr_t{0x037F} << 32);  // MXCSR, x87 control word
+    return top;
+}
 
 // The fibers of one OS thread, their stacks unmapped when the thread ends.
 struct FiberPool {
@@ -275,6 +334,7 @@ std::vector<Fiber>& fiber_pool(std::size_t n) {
         void* p = mmap(nullptr, kFiberStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) throw std::bad_alloc();
         f.stack = static_cast<char*>(p);
+        f.sp = initial_stack(f.stack);
         pool.fibers.push_back(f);
     }
     return pool.fibers;
@@ -289,16 +349,11 @@ void resume(BlockRun& r, std::size_t t) {
     Fiber& f = (*r.fibers)[t];
     r.current = t;
     threadIdx = f.index;
-    swapcontext(&r.scheduler, &f.context);
+    accel_emulation_switch(&r.scheduler, f.sp);
 }
 
 void start(BlockRun& r, std::size_t t) {
     Fiber& f = (*r.fibers)[t];
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = f.stack;
-    f.context.uc_stack.ss_size = kFiberStack;
-    f.context.uc_link = &r.scheduler;
-    makecontext(&f.context, fiber_entry, 0);
     f.index = thread_index(t, blockDim);
     f.state = Fiber::waiting;
     resume(r, t);
@@ -362,7 +417,7 @@ void __syncthreads() {
     if (r->direct) throw DivergentBarrier{};
     Fiber& f = (*r->fibers)[r->current];
     f.state = Fiber::waiting;
-    swapcontext(&f.context, &r->scheduler);
+    accel_emulation_switch(&f.sp, r->scheduler);
 }
 
 namespace accel {
@@ -511,13 +566,13 @@ cudaError_t cudaRuntimeGetVersion(int* v) {
 
 cudaError_t cudaDeviceSynchronize() {
     Device& v = dev(tl_current);
-    std::vector<CUstream_st*> all;
+    std::vector<std::shared_ptr<CUstream_st>> all;
     {
         std::lock_guard<std::mutex> lock(v.mutex);
-        all.assign(v.streams.begin(), v.streams.end());
+        for (const auto& s : v.streams) all.push_back(s.second);
     }
     cudaError_t first = cudaSuccess;
-    for (CUstream_st* s : all) {
+    for (const auto& s : all) {
         const cudaError_t e = s->drain();
         if (e && !first) first = e;
     }
@@ -600,19 +655,24 @@ cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
     const int d = tl_current;
     if (cudaError_t e = enter(d)) return ret(e);
-    *s = new CUstream_st(d);
+    auto created = std::make_shared<CUstream_st>(d);
+    *s = created.get();
     std::lock_guard<std::mutex> lock(dev(d).mutex);
-    dev(d).streams.insert(*s);
+    dev(d).streams[*s] = std::move(created);
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
     if (!s) return ret(cudaErrorInvalidResourceHandle);
+    std::shared_ptr<CUstream_st> owned;
     {
         std::lock_guard<std::mutex> lock(dev(s->device).mutex);
-        dev(s->device).streams.erase(s);
+        auto it = dev(s->device).streams.find(s);
+        if (it == dev(s->device).streams.end()) return ret(cudaErrorInvalidResourceHandle);
+        owned = std::move(it->second);
+        dev(s->device).streams.erase(it);
     }
-    delete s;  // runs what is queued, then ends the stream's thread
+    owned.reset();  // the last owner runs what is queued, then ends the stream's thread
     return cudaSuccess;
 }
 

@@ -161,6 +161,11 @@ cudaError_t launch_add(const float* a, const float* b, float* c, std::size_t n, 
     return run(n, l, AddBody{a, b, c});
 }
 
+cudaError_t elementwise_image_status() {
+    cudaFuncAttributes attr{};
+    return cudaFuncGetAttributes(&attr, empty_kernel);
+}
+
 cudaError_t launch_empty(cudaStream_t stream) { return launch_kernel(empty_kernel, Launch{dim3(1), dim3(1), stream}); }
 
 cudaError_t launch_sigmoid(const float* x, float* y, std::size_t n, const Launch& l) {
