@@ -65,6 +65,7 @@ void add_works(const std::shared_ptr<Device>& dev, Stream* stream = nullptr) {
     ops::Options o;
     o.stream = stream;
     ops::add(ta, tb, tc, o);
+    if (stream) stream->synchronize();  // download() runs on the default stream
     expect_close(tc.download(), reference::add(a, b), kNmseExact, "add on " + dev->selector());
 }
 
