@@ -19,11 +19,11 @@ template <class... Params, class... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), const Launch& l, Args... args) {
     cudaGetLastError();
 #ifdef ACCEL_CUDA_EMULATION
-    return emulation::launch(l.grid, l.block, l.stream, [=] { kernel(args...); });
+    emulation::launch(l.grid, l.block, l.stream, [=] { kernel(args...); });
 #else
     kernel<<<l.grid, l.block, 0, l.stream>>>(args...);
-    return cudaGetLastError();
 #endif
+    return cudaGetLastError();
 }
 
 }  // namespace cuda

@@ -54,8 +54,9 @@ namespace cuda {
 namespace emulation {
 
 /// Enqueues `body` (one emulated thread's work: the kernel called with its
-/// arguments) on `stream` for every thread of `grid` × `block`. Returns, like
-/// a launch followed by cudaGetLastError(): cudaErrorInvalidConfiguration for
+/// arguments) on `stream` for every thread of `grid` × `block`. Like a
+/// <<<>>> launch, it reports a failure in the calling thread's last-error
+/// slot (for cudaGetLastError), and also returns it: cudaErrorInvalidConfiguration for
 /// an empty or oversized grid/block, cudaErrorInvalidResourceHandle for a
 /// stream of another device than the current one, the device's sticky error,
 /// cudaErrorNoKernelImageForDevice under that fault, else cudaSuccess. The
