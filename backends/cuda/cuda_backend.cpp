@@ -423,14 +423,9 @@ void CudaDevice::do_synchronize() {
 }
 
 LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
-    if (op == Op::matmul || op == Op::dense) {
-        // One block per 64×64 tile, row tiles along x; the kernel loops over
-        // the tiles a grid clamped to the limits leaves out.
-        const LaunchLimits& l = info().limits;
-        return LaunchGeometry{{std::max<std::size_t>(1, std::min(ceil_div(rows, kMatmulTile), l.max_grid_dims.x)),
-                               std::max<std::size_t>(1, std::min(ceil_div(cols, kMatmulTile), l.max_grid_dims.y)), 1},
-                              {kMatmulThreads, kMatmulThreads, 1}};
-    }
+    if (op == Op::matmul || op == Op::dense)  // rows along x: geometry_2d's x is the tile count of its first extent
+        return geometry_2d(cols, rows, Dim3{kMatmulThreads, kMatmulThreads, 1}, kMatmulTile, kMatmulTile,
+                           info().limits);
     LaunchGeometry g = geometry_1d(rows * cols, std::min<std::size_t>(256, info().limits.max_block_size), info().limits);
     // Enough blocks to fill every SM several times over; grid-stride loops cover the rest.
     const std::size_t cap = std::max<std::size_t>(1, static_cast<std::size_t>(info().compute_units) * 32);

@@ -13,12 +13,11 @@
 // Launch geometry: elementwise ops and column_sum accept any grid/block within
 // the device limits (grid-stride loops over the whole launch). matmul and
 // dense (native path) accept only block (16,16,1) — the shape the tiled kernel
-// is written for — and grid.z == 1; anything else is an InvalidArgument
-// naming that shape. Any grid.x/grid.y is correct: blocks loop over the 64×64
-// output tiles, row tiles along x (up to 2^31−1 blocks), column tiles along y
-// (up to 65 535), so no output shape is too tall or too wide. The default
-// grid has one block per tile, clamped to the device's limits. The vendor
-// path ignores the geometry: cuBLAS picks its own launches.
+// is written for — with grid.x·64 ≥ rows of the output (row tiles along x,
+// up to 2^31−1 blocks: no output is too tall), grid.y·64 ≥ columns (up to
+// 65 535 blocks: 4 194 240 columns), grid.z == 1; anything else is an
+// InvalidArgument naming that shape. The vendor path ignores the geometry:
+// cuBLAS picks its own launches.
 //
 // Devices: cuda:N is the N-th CUDA device that can run accel's kernels, as
 // found by the backend's first probe (after CUDA_VISIBLE_DEVICES). A device
@@ -232,7 +231,7 @@ protected:
     /// Elementwise and column_sum: blocks of 256 threads, grid covering the
     /// elements but at most 32 blocks per SM (grid-stride loops do the rest).
     /// matmul/dense: block (16,16,1), one block per 64×64 output tile (rows
-    /// along x), the grid clamped to the device's limits.
+    /// along x).
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     /// True when cuBLAS started (matmul and dense then have the vendor path).
     bool do_has_vendor_library() const override;

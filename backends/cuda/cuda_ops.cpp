@@ -32,15 +32,22 @@ Epilogue epilogue(Activation a) {
     return Epilogue::none;
 }
 
-// The tiled kernel is written for one block shape and loops over the tiles
-// whatever the grid: reject any other block, naming what would be accepted.
-void check_tiled(Op op, const LaunchGeometry& g) {
+// The tiled kernel is written for one block shape and does not loop over
+// tiles: reject anything else, naming what would be accepted.
+void check_tiled(Op op, const LaunchGeometry& g, std::size_t rows, std::size_t cols) {
     const Dim3 need_block{kMatmulThreads, kMatmulThreads, 1};
-    if (g.block != need_block || g.grid.z != 1)
+    const std::size_t gx = ceil_div(rows, kMatmulTile), gy = ceil_div(cols, kMatmulTile);
+    const std::string want = "block (" + std::to_string(kMatmulThreads) + "," + std::to_string(kMatmulThreads) +
+                             ",1) and grid of at least (" + std::to_string(gx) + "," + std::to_string(gy) +
+                             ",1) with grid.z = 1 for a " + std::to_string(rows) + "x" + std::to_string(cols) +
+                             " output (one block per 64x64 tile, row tiles along x); leave Options::geometry unset "
+                             "for that default";
+    if (g.block != need_block)
         throw InvalidArgument(std::string(op_name(op)) + ": launch geometry " + g.to_string() +
-                              " rejected: the CUDA tiled kernel accepts only block (" + std::to_string(kMatmulThreads) +
-                              "," + std::to_string(kMatmulThreads) + ",1) and grid.z = 1 (any grid.x, grid.y: " +
-                              "blocks loop over the 64x64 output tiles); leave Options::geometry unset for the default");
+                              " rejected: the CUDA tiled kernel accepts only " + want);
+    if (g.grid.x < gx || g.grid.y < gy || g.grid.z != 1)
+        throw InvalidArgument(std::string(op_name(op)) + ": launch geometry " + g.to_string() +
+                              " does not cover the output: the CUDA tiled kernel needs " + want);
 }
 
 }  // namespace
@@ -80,7 +87,7 @@ void CudaDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::s
         cublas_matmul(blas_, in(a), in(b), out(c), m, n, k, ta, tb, static_cast<CudaStream&>(s).handle());
         return;
     }
-    check_tiled(Op::matmul, g);
+    check_tiled(Op::matmul, g, m, n);
     ACCEL_CUDA_CHECK(launch_matmul(in(a), in(b), out(c), m, n, k, ta, tb, nullptr, Epilogue::none, launch(g, s)));
 }
 
@@ -97,7 +104,7 @@ void CudaDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, Devi
                                                     launch(default_geometry(Op::add, batch, out_f), s)));
         return;
     }
-    check_tiled(Op::dense, g);
+    check_tiled(Op::dense, g, batch, out_f);
     ACCEL_CUDA_CHECK(
         launch_matmul(in(x), in(w), out(y), batch, out_f, in_f, false, true, in(bias), epilogue(act), launch(g, s)));
 }

@@ -78,9 +78,8 @@ constexpr unsigned kMatmulThreads = 16;
 /// C[m,n] = act(op(A)·op(B) + bias[col]) with op(A) = A[m,k] or, when ta, the
 /// transpose of A[k,m]; op(B) = B[k,n] or, when tb, the transpose of B[n,k].
 /// bias (length n) may be null; k == 0 gives act(bias) (zeros for matmul).
-/// Needs block (16,16,1) and grid.z == 1 (checked by the caller); row tiles
-/// go along grid.x, column tiles along grid.y, and blocks loop over the tiles
-/// when the grid is smaller than the tile count (extra blocks do nothing).
+/// Needs block (16,16,1) and a grid with grid.x·64 ≥ m (row tiles along x),
+/// grid.y·64 ≥ n, grid.z == 1 (checked by the caller); extra blocks exit at once.
 cudaError_t launch_matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
                           bool ta, bool tb, const float* bias, Epilogue act, const Launch& l);
 

@@ -35,63 +35,60 @@ __global__ void __launch_bounds__(kBlock)
     __shared__ float as[kSlice][kTile + 1];  // as[kk][i] = op(A)[row0 + i][k0 + kk]
     __shared__ float bs[kSlice][kTile + 1];  // bs[kk][j] = op(B)[k0 + kk][col0 + j]
     const unsigned tx = threadIdx.x, ty = threadIdx.y, t = ty * kThreads + tx;
-    // Row tiles along grid.x (up to 2^31-1 blocks), column tiles along grid.y
-    // (up to 65535); a grid smaller than the tile count loops, a larger one
-    // leaves blocks idle. Both loops are uniform across the block, so every
-    // thread reaches the same barriers.
-    for (std::size_t row0 = static_cast<std::size_t>(blockIdx.x) * kTile; row0 < m;
-         row0 += static_cast<std::size_t>(gridDim.x) * kTile)
-        for (std::size_t col0 = static_cast<std::size_t>(blockIdx.y) * kTile; col0 < n;
-             col0 += static_cast<std::size_t>(gridDim.y) * kTile) {
-            float acc[kPer][kPer] = {};
-            for (std::size_t k0 = 0; k0 < k; k0 += kSlice) {
+    // Row tiles along grid.x (up to 2^31-1 blocks: no output is too tall),
+    // column tiles along grid.y (up to 65535, so at most 4 194 240 columns).
+    const std::size_t row0 = static_cast<std::size_t>(blockIdx.x) * kTile;
+    const std::size_t col0 = static_cast<std::size_t>(blockIdx.y) * kTile;
+    if (row0 >= m || col0 >= n) return;  // a block past C (grid larger than needed): the whole block leaves
+
+    float acc[kPer][kPer] = {};
+    for (std::size_t k0 = 0; k0 < k; k0 += kSlice) {
 #pragma unroll
-                for (unsigned l = 0; l < kLoads; ++l) {
-                    const unsigned e = t + kBlock * l;
-                    // A is [k, m] when transposed (consecutive rows i adjacent in
-                    // memory), else [m, k] (consecutive kk adjacent).
-                    const unsigned i = TA ? e % kTile : e / kSlice, kk = TA ? e / kTile : e % kSlice;
-                    const std::size_t r = row0 + i, p = k0 + kk;
-                    as[kk][i] = (r < m && p < k) ? (TA ? a[p * m + r] : a[r * k + p]) : 0.0f;
-                }
+        for (unsigned l = 0; l < kLoads; ++l) {
+            const unsigned e = t + kBlock * l;
+            // A is [k, m] when transposed (consecutive rows i adjacent in
+            // memory), else [m, k] (consecutive kk adjacent).
+            const unsigned i = TA ? e % kTile : e / kSlice, kk = TA ? e / kTile : e % kSlice;
+            const std::size_t r = row0 + i, p = k0 + kk;
+            as[kk][i] = (r < m && p < k) ? (TA ? a[p * m + r] : a[r * k + p]) : 0.0f;
+        }
 #pragma unroll
-                for (unsigned l = 0; l < kLoads; ++l) {
-                    const unsigned e = t + kBlock * l;
-                    // B is [n, k] when transposed (consecutive kk adjacent), else
-                    // [k, n] (consecutive columns j adjacent).
-                    const unsigned j = TB ? e / kSlice : e % kTile, kk = TB ? e % kSlice : e / kTile;
-                    const std::size_t col = col0 + j, p = k0 + kk;
-                    bs[kk][j] = (col < n && p < k) ? (TB ? b[col * k + p] : b[p * n + col]) : 0.0f;
-                }
-                __syncthreads();
+        for (unsigned l = 0; l < kLoads; ++l) {
+            const unsigned e = t + kBlock * l;
+            // B is [n, k] when transposed (consecutive kk adjacent), else
+            // [k, n] (consecutive columns j adjacent).
+            const unsigned j = TB ? e / kSlice : e % kTile, kk = TB ? e % kSlice : e / kTile;
+            const std::size_t col = col0 + j, p = k0 + kk;
+            bs[kk][j] = (col < n && p < k) ? (TB ? b[col * k + p] : b[p * n + col]) : 0.0f;
+        }
+        __syncthreads();
 #pragma unroll
-                for (unsigned kk = 0; kk < kSlice; ++kk) {
-                    float av[kPer], bv[kPer];
+        for (unsigned kk = 0; kk < kSlice; ++kk) {
+            float av[kPer], bv[kPer];
 #pragma unroll
-                    for (unsigned r = 0; r < kPer; ++r) av[r] = as[kk][ty + kThreads * r];
+            for (unsigned r = 0; r < kPer; ++r) av[r] = as[kk][ty + kThreads * r];
 #pragma unroll
-                    for (unsigned q = 0; q < kPer; ++q) bv[q] = bs[kk][tx + kThreads * q];
+            for (unsigned q = 0; q < kPer; ++q) bv[q] = bs[kk][tx + kThreads * q];
 #pragma unroll
-                    for (unsigned r = 0; r < kPer; ++r)
+            for (unsigned r = 0; r < kPer; ++r)
 #pragma unroll
-                        for (unsigned q = 0; q < kPer; ++q) acc[r][q] = fmaf(av[r], bv[q], acc[r][q]);
-                }
-                __syncthreads();  // the slice is overwritten by the next step
-            }
+                for (unsigned q = 0; q < kPer; ++q) acc[r][q] = fmaf(av[r], bv[q], acc[r][q]);
+        }
+        __syncthreads();  // the slice is overwritten by the next step
+    }
 
 #pragma unroll
-            for (unsigned r = 0; r < kPer; ++r) {
-                const std::size_t row = row0 + ty + kThreads * r;
-                if (row >= m) continue;
+    for (unsigned r = 0; r < kPer; ++r) {
+        const std::size_t row = row0 + ty + kThreads * r;
+        if (row >= m) continue;
 #pragma unroll
-                for (unsigned q = 0; q < kPer; ++q) {
-                    const std::size_t col = col0 + tx + kThreads * q;
-                    if (col >= n) continue;
-                    const float v = bias ? acc[r][q] + bias[col] : acc[r][q];
-                    c[row * n + col] = activate(v, act);
-                }
-            }
+        for (unsigned q = 0; q < kPer; ++q) {
+            const std::size_t col = col0 + tx + kThreads * q;
+            if (col >= n) continue;
+            const float v = bias ? acc[r][q] + bias[col] : acc[r][q];
+            c[row * n + col] = activate(v, act);
         }
+    }
 }
 
 template <bool TA, bool TB>
