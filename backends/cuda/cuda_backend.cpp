@@ -34,10 +34,20 @@ bool is_sticky(cudaError_t e) {
         case cudaErrorInvalidAddressSpace:
         case cudaErrorInvalidPc:
         case cudaErrorLaunchFailure:
+        // Added by CUDA 12/13, documented the same way.
+        case cudaErrorContained:            // 226: an error contained by the hardware (H100 error containment)
+        case cudaErrorTensorMemoryLeak:     // 721
+        case cudaErrorMpsClientTerminated:  // 810
+        case cudaErrorExternalDevice:       // 911
             return true;
         default:
             return false;
     }
+}
+
+cudaError_t cleared(cudaError_t e) noexcept {
+    if (e != cudaSuccess && !is_sticky(e)) cudaGetLastError();
+    return e;
 }
 
 namespace {
@@ -77,15 +87,15 @@ int attribute(cudaDeviceAttr a, int index) {
     return v;
 }
 
-DeviceInfo cuda_info(int index) {
+DeviceInfo cuda_info(int index, int ordinal) {
     cudaDeviceProp p{};
-    ACCEL_CUDA_CHECK(cudaGetDeviceProperties(&p, index));
+    ACCEL_CUDA_CHECK(cudaGetDeviceProperties(&p, ordinal));
     int driver = 0, runtime = 0;
     ACCEL_CUDA_CHECK(cudaDriverGetVersion(&driver));
     ACCEL_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
     // Clocks come from attributes: CUDA 13 removed them from cudaDeviceProp.
-    const int sm_khz = attribute(cudaDevAttrClockRate, index);
-    const int mem_khz = attribute(cudaDevAttrMemoryClockRate, index);
+    const int sm_khz = attribute(cudaDevAttrClockRate, ordinal);
+    const int mem_khz = attribute(cudaDevAttrMemoryClockRate, ordinal);
 
     DeviceInfo i;
     i.backend = "cuda";
@@ -104,6 +114,7 @@ DeviceInfo cuda_info(int index) {
                               static_cast<std::size_t>(p.maxGridSize[2])};
     i.timer = "cudaEvent";
     char buf[96];
+    i.extra.push_back({"CUDA device ordinal", std::to_string(ordinal)});
     i.extra.push_back({"compute capability", std::to_string(p.major) + "." + std::to_string(p.minor)});
     i.extra.push_back({"SM clock", std::to_string(sm_khz / 1000) + " MHz"});
     i.extra.push_back({"memory clock", std::to_string(mem_khz / 1000) + " MHz"});
@@ -123,19 +134,51 @@ class CudaBackend final : public Backend {
 public:
     std::string name() const override { return "cuda"; }
 
+    /// The first probe that finds devices checks each one (unusable_reason)
+    /// and fixes the list of usable ones for the process; later probes
+    /// report that list.
     Availability probe() override {
-        int count = 0;
-        const cudaError_t e = cudaGetDeviceCount(&count);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!probed_) {
+            int count = 0;
+            const cudaError_t e = cleared(cudaGetDeviceCount(&count));
             // No driver: cudaErrorInsufficientDriver; stub libcuda on the path: cudaErrorStubLibrary.
-            return Availability{false, "cudaGetDeviceCount failed: " + describe(e), 0, false};
+            if (e != cudaSuccess) return Availability{false, "cudaGetDeviceCount failed: " + describe(e), 0, false};
+            if (count == 0) return Availability{false, "no CUDA device found (cudaGetDeviceCount returned 0)", 0, false};
+            for (int ordinal = 0; ordinal < count; ++ordinal) {
+                const std::string why = unusable_reason(ordinal);
+                if (why.empty())
+                    usable_.push_back(ordinal);
+                else
+                    left_out_ += (left_out_.empty() ? "" : "; ") + std::string("CUDA device ") +
+                                 std::to_string(ordinal) + ": " + why;
+            }
+            probed_ = true;
         }
-        if (count == 0) return Availability{false, "no CUDA device found (cudaGetDeviceCount returned 0)", 0, false};
-        return Availability{true, "", count, true};
+        if (usable_.empty()) return Availability{false, "no usable CUDA device: " + left_out_, 0, false};
+        return Availability{true, "", static_cast<int>(usable_.size()), true};
     }
 
-    std::shared_ptr<Device> create_device(int index) override { return std::make_shared<CudaDevice>(index); }
+    /// Checks the device again (it may have been taken since the probe):
+    /// BackendUnavailable naming why it cannot be used.
+    std::shared_ptr<Device> create_device(int index) override {
+        int ordinal = 0;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            ordinal = usable_.at(static_cast<std::size_t>(index));  // the registry checked the index
+        }
+        const std::string why = unusable_reason(ordinal);
+        if (!why.empty())
+            throw BackendUnavailable("cuda:" + std::to_string(index) + " (CUDA device " + std::to_string(ordinal) +
+                                     ") cannot be used: " + why);
+        return std::make_shared<CudaDevice>(index, ordinal);
+    }
+
+private:
+    std::mutex mutex_;
+    bool probed_ = false;
+    std::vector<int> usable_;  // accel index -> CUDA ordinal
+    std::string left_out_;     // the devices left out, and why
 };
 
 // Copies staged device→host data into the caller's memory; runs on the
@@ -160,6 +203,46 @@ struct StagingLease {
 };
 
 }  // namespace
+
+// ---- devices: current, usable -----------------------------------------------------
+
+CurrentDevice::CurrentDevice(int ordinal) {
+    ACCEL_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ == ordinal) return;
+    ACCEL_CUDA_CHECK(cudaSetDevice(ordinal));
+    changed_ = true;
+}
+
+CurrentDevice::~CurrentDevice() {
+    if (changed_) cleared(cudaSetDevice(previous_));
+}
+
+std::string unusable_reason(int ordinal) {
+    int mode = cudaComputeModeDefault;
+    cudaError_t e = cleared(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, ordinal));
+    if (e != cudaSuccess) return "cudaDeviceGetAttribute(cudaDevAttrComputeMode) failed: " + describe(e);
+    if (mode == cudaComputeModeProhibited)
+        return "its compute mode is Prohibited (no process may use it; nvidia-smi -c DEFAULT allows it)";
+    int previous = 0;
+    cleared(cudaGetDevice(&previous));
+    // cudaSetDevice creates the primary context (CUDA 12 and later); cudaFree(0) makes sure.
+    e = cleared(cudaSetDevice(ordinal));
+    if (e == cudaSuccess) e = cleared(cudaFree(nullptr));
+    std::string why;
+    if (e == cudaErrorDevicesUnavailable)
+        why = (mode == cudaComputeModeExclusiveProcess ? "it is in exclusive-process compute mode and in use by another "
+                                                         "process: "
+                                                       : "it is busy or unavailable: ") +
+              describe(e);
+    else if (e != cudaSuccess)
+        why = "no CUDA context can be created on it: " + describe(e);
+    else if ((e = cleared(elementwise_image_status())) != cudaSuccess ||
+             (e = cleared(matmul_image_status())) != cudaSuccess)
+        why = "accel's kernels cannot run on it (built for " ACCEL_CUDA_ARCHS "): " + describe(e) +
+              "; rebuild with CMAKE_CUDA_ARCHITECTURES naming its architecture";
+    if (previous != ordinal) cleared(cudaSetDevice(previous));
+    return why;
+}
 
 // ---- streams, events ------------------------------------------------------------
 
@@ -191,7 +274,9 @@ void* StagingPool::acquire(std::size_t bytes) {
             const cudaError_t q = cudaEventQuery(b.done);
             if (q == cudaSuccess)
                 b.busy = false;
-            else if (q != cudaErrorNotReady)
+            else if (q == cudaErrorNotReady)
+                cleared(q);  // still in use: not an error
+            else
                 ACCEL_CUDA_CHECK(q);
         }
         if (!b.busy && b.bytes >= bytes && (!best || b.bytes < best->bytes)) best = &b;
@@ -207,14 +292,14 @@ void* StagingPool::acquire(std::size_t bytes) {
         Block nb{nullptr, bytes, nullptr, false, false};
         const cudaError_t e = cudaMallocHost(&nb.ptr, bytes);
         if (e == cudaErrorMemoryAllocation) {
-            cudaGetLastError();
+            cleared(e);
             throw OutOfMemory("copy staging: cudaMallocHost refused " + std::to_string(bytes) +
                               " bytes of pinned host memory for an asynchronous copy; use the blocking copy, or "
                               "copy in smaller pieces");
         }
         ACCEL_CUDA_CHECK(e);
         const cudaError_t ev = cudaEventCreateWithFlags(&nb.done, cudaEventDisableTiming);
-        if (ev != cudaSuccess) cudaFreeHost(nb.ptr);
+        if (ev != cudaSuccess) cleared(cudaFreeHost(nb.ptr));
         ACCEL_CUDA_CHECK(ev);
         blocks_.push_back(nb);
         best = &blocks_.back();
@@ -227,49 +312,56 @@ void* StagingPool::acquire(std::size_t bytes) {
 void StagingPool::release_after(void* p, cudaStream_t stream) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& b : blocks_)
-        if (b.ptr == p) b.recorded = cudaEventRecord(b.done, stream) == cudaSuccess;
+        if (b.ptr == p) b.recorded = cleared(cudaEventRecord(b.done, stream)) == cudaSuccess;
 }
 
 // ---- the device -------------------------------------------------------------------
 
-CudaDevice::CudaDevice(int index) : Device(cuda_info(index)), index_(index) {
-    activate();
+CudaDevice::CudaDevice(int index, int ordinal) : Device(cuda_info(index, ordinal)), ordinal_(ordinal) {
+    const CurrentDevice current(ordinal_);
     cublas_start(blas_);
     mutable_info().extra.push_back({"vendor BLAS", blas_.description});
 }
 
 CudaDevice::~CudaDevice() {
     // At process exit the runtime may already be gone: then leak, never crash.
-    if (cudaSetDevice(index_) == cudaErrorCudartUnloading) return;
-    cudaDeviceSynchronize();  // no copy may still use a staging buffer
+    int previous = 0;
+    if (cleared(cudaGetDevice(&previous)) == cudaErrorCudartUnloading ||
+        cleared(cudaSetDevice(ordinal_)) == cudaErrorCudartUnloading)
+        return;
+    cleared(cudaDeviceSynchronize());  // no copy may still use a staging buffer
     cublas_stop(blas_);
+    if (previous != ordinal_) cleared(cudaSetDevice(previous));
 }
 
-void CudaDevice::activate() const { ACCEL_CUDA_CHECK(cudaSetDevice(index_)); }
-
 DeviceHandle CudaDevice::do_allocate(std::size_t bytes) {
-    activate();
+    const CurrentDevice current(ordinal_);
     void* p = nullptr;
     const cudaError_t e = cudaMalloc(&p, bytes);
     if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
+        cleared(e);
         std::size_t free_bytes = 0, total = 0;
-        cudaMemGetInfo(&free_bytes, &total);
+        const std::string free_text = cleared(cudaMemGetInfo(&free_bytes, &total)) == cudaSuccess
+                                          ? std::to_string(free_bytes) + " bytes free"
+                                          : std::string("free memory unknown");
         throw OutOfMemory("allocate: cudaMalloc refused " + std::to_string(bytes) + " bytes on " + selector() + " (" +
-                          info().name + "): cudaErrorMemoryAllocation; " + std::to_string(free_bytes) +
-                          " bytes free of " + std::to_string(info().global_memory_bytes) + " in total");
+                          info().name + "): cudaErrorMemoryAllocation; " + free_text + " of " +
+                          std::to_string(info().global_memory_bytes) + " in total");
     }
     ACCEL_CUDA_CHECK(e);
     return p;
 }
 
 void CudaDevice::do_deallocate(DeviceHandle h) noexcept {
-    if (cudaSetDevice(index_) == cudaSuccess) cudaFree(h);
+    int previous = 0;
+    if (cleared(cudaGetDevice(&previous)) != cudaSuccess || cleared(cudaSetDevice(ordinal_)) != cudaSuccess) return;
+    cleared(cudaFree(h));  // nothing to do about a failure here, and it is not the next launch's
+    if (previous != ordinal_) cleared(cudaSetDevice(previous));
 }
 
 void CudaDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
                              bool blocking) {
-    activate();
+    const CurrentDevice current(ordinal_);
     char* d = static_cast<char*>(dst) + off;
     if (blocking) {
         ACCEL_CUDA_CHECK(cudaMemcpyAsync(d, src, bytes, cudaMemcpyHostToDevice, native(s)));
@@ -283,7 +375,7 @@ void CudaDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src,
 
 void CudaDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
                              bool blocking) {
-    activate();
+    const CurrentDevice current(ordinal_);
     const char* from = static_cast<const char*>(src) + off;
     if (blocking) {
         ACCEL_CUDA_CHECK(cudaMemcpyAsync(dst, from, bytes, cudaMemcpyDeviceToHost, native(s)));
@@ -299,19 +391,19 @@ void CudaDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::
 
 void CudaDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff,
                              std::size_t bytes, Stream& s, bool blocking) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + doff, static_cast<const char*>(src) + soff, bytes,
                                      cudaMemcpyDeviceToDevice, native(s)));
     if (blocking) s.synchronize();
 }
 
 std::unique_ptr<Stream> CudaDevice::do_create_stream() {
-    activate();
+    const CurrentDevice current(ordinal_);
     return std::make_unique<CudaStream>(*this);
 }
 
 std::unique_ptr<Event> CudaDevice::do_create_event() {
-    activate();
+    const CurrentDevice current(ordinal_);
     return std::make_unique<CudaEvent>(*this);
 }
 
@@ -326,13 +418,13 @@ double CudaDevice::do_elapsed_ms(Event& start, Event& end) {
 }
 
 void CudaDevice::do_synchronize() {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
-    if (op == Op::matmul || op == Op::dense)
-        return geometry_2d(rows, cols, Dim3{kMatmulThreads, kMatmulThreads, 1}, kMatmulTile, kMatmulTile,
+    if (op == Op::matmul || op == Op::dense)  // rows along x: geometry_2d's x is the tile count of its first extent
+        return geometry_2d(cols, rows, Dim3{kMatmulThreads, kMatmulThreads, 1}, kMatmulTile, kMatmulTile,
                            info().limits);
     LaunchGeometry g = geometry_1d(rows * cols, std::min<std::size_t>(256, info().limits.max_block_size), info().limits);
     // Enough blocks to fill every SM several times over; grid-stride loops cover the rest.

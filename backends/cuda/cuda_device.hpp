@@ -13,9 +13,30 @@
 // Launch geometry: elementwise ops and column_sum accept any grid/block within
 // the device limits (grid-stride loops over the whole launch). matmul and
 // dense (native path) accept only block (16,16,1) — the shape the tiled kernel
-// is written for — with grid.x·64 ≥ columns of the output, grid.y·64 ≥ rows,
-// grid.z == 1; anything else is an InvalidArgument naming that shape. The
-// vendor path ignores the geometry: cuBLAS picks its own launches.
+// is written for — with grid.x·64 ≥ rows of the output (row tiles along x,
+// up to 2^31−1 blocks: no output is too tall), grid.y·64 ≥ columns (up to
+// 65 535 blocks: 4 194 240 columns), grid.z == 1; anything else is an
+// InvalidArgument naming that shape. The vendor path ignores the geometry:
+// cuBLAS picks its own launches.
+//
+// Devices: cuda:N is the N-th CUDA device that can run accel's kernels, as
+// found by the backend's first probe (after CUDA_VISIBLE_DEVICES). A device
+// in Prohibited compute mode, one in exclusive-process mode held by another
+// process (cudaErrorDevicesUnavailable), one that cannot create a context,
+// and one for which this build has no kernel image (cudaFuncGetAttributes
+// fails: no SASS for its architecture and a PTX JIT failure) are left out;
+// when none is left the backend is unavailable and its reason names each
+// device and why, so that `auto` moves on.
+//
+// Current device: every call into the runtime is made with the device
+// current (cudaSetDevice), and the calling thread's previous current device
+// is restored afterwards (CurrentDevice), so that accel never changes the
+// state of a caller's own CUDA code.
+//
+// The last-error slot: a launch is checked with cudaGetLastError(), which
+// also returns what any earlier failed call of the thread left there. Every
+// call whose result is handled without throwing clears it (cleared()), and
+// every launch clears the slot before launching (kernels/launch.cuh).
 //
 // Asynchronous host copies go through pinned staging buffers
 // (cudaMallocHost), so the DMA engine runs them truly asynchronously:
@@ -37,9 +58,10 @@
 //     unavailable in one line (cudaErrorInsufficientDriver (35) with no
 //     driver; cudaErrorStubLibrary (34) with the stub libcuda on the library
 //     path), and conformance.cuda is reported skipped.
-//   - the kernels were checked by reading them against backends/host and the
-//     math in accel/device.hpp; runs of the conformance suite on a GPU are
-//     pending.
+//   - the plugin's own sources, kernels included, pass the conformance,
+//     training and reliability suites on accel's CUDA emulation
+//     (emulation/, tests *.cuda-emulated) and its fault-injection tests
+//     (cuda-emulated.*); runs on a GPU (tools/verify-gpu.sh) are pending.
 #pragma once
 
 #include <accel/device.hpp>
@@ -59,9 +81,38 @@ namespace cuda {
 std::string describe(cudaError_t e);
 
 /// Errors after which the CUDA context is unusable and every later call fails
-/// the same way (illegal address, launch failure, kernel assert, ...): the
-/// process must be restarted.
+/// the same way (illegal address, launch failure, kernel assert, error
+/// containment, tensor-memory leak, MPS client terminated, external device,
+/// ...): the process must be restarted.
 bool is_sticky(cudaError_t e);
+
+/// For a call whose failure is handled without an exception (an event still
+/// pending, a free during shutdown): clears a non-sticky `e` from the calling
+/// thread's last-error slot, so that the next launch does not report it.
+/// Returns e. Never throws.
+cudaError_t cleared(cudaError_t e) noexcept;
+
+/// Makes CUDA device `ordinal` current for the calling thread for the
+/// object's lifetime, then restores the thread's previous current device.
+/// Not copyable; use on one thread.
+class CurrentDevice {
+public:
+    /// Throws DeviceError when cudaGetDevice or cudaSetDevice fails.
+    explicit CurrentDevice(int ordinal);
+    /// Restores the previous device; a failure is cleared, never thrown.
+    ~CurrentDevice();
+    CurrentDevice(const CurrentDevice&) = delete;
+    CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+private:
+    int previous_ = 0;
+    bool changed_ = false;
+};
+
+/// Why CUDA device `ordinal` cannot run accel's kernels (compute mode,
+/// context creation, kernel image), or an empty string when it can. Leaves
+/// the calling thread's current device as it was. Never throws.
+std::string unusable_reason(int ordinal);
 
 /// Throws DeviceError when e != cudaSuccess. The message names `call`, the
 /// call site (file:line), the code's name, number and text, and, for sticky
@@ -165,12 +216,12 @@ void cublas_stop(Cublas& blas) noexcept;
 void cublas_matmul(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
                    std::size_t k, bool ta, bool tb, cudaStream_t stream);
 
-/// One CUDA device (cudaSetDevice(index) before each call that needs it).
+/// One CUDA device (made current around each call that needs it).
 class CudaDevice final : public Device {
 public:
-    /// Opens device `index`: reads its properties, starts cuBLAS. Throws
-    /// DeviceError when the runtime fails.
-    explicit CudaDevice(int index);
+    /// Opens CUDA device `ordinal` as accel's cuda:`index`: reads its
+    /// properties, starts cuBLAS. Throws DeviceError when the runtime fails.
+    CudaDevice(int index, int ordinal);
     /// Synchronizes the device, then frees cuBLAS and the staging buffers;
     /// errors are ignored, and nothing is freed once the CUDA runtime is being
     /// unloaded at process exit.
@@ -180,7 +231,8 @@ protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     /// Elementwise and column_sum: blocks of 256 threads, grid covering the
     /// elements but at most 32 blocks per SM (grid-stride loops do the rest).
-    /// matmul/dense: block (16,16,1), one block per 64×64 output tile.
+    /// matmul/dense: block (16,16,1), one block per 64×64 output tile (rows
+    /// along x).
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     /// True when cuBLAS started (matmul and dense then have the vendor path).
     bool do_has_vendor_library() const override;
@@ -188,10 +240,7 @@ protected:
     ACCEL_DEVICE_KERNEL_OVERRIDES
 
 private:
-    /// Makes this device current for the calling thread. Throws DeviceError.
-    void activate() const;
-
-    int index_;
+    int ordinal_;  // the CUDA device ordinal (cudaSetDevice)
     StagingPool staging_;
     Cublas blas_;
 };

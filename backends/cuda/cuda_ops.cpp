@@ -36,11 +36,12 @@ Epilogue epilogue(Activation a) {
 // tiles: reject anything else, naming what would be accepted.
 void check_tiled(Op op, const LaunchGeometry& g, std::size_t rows, std::size_t cols) {
     const Dim3 need_block{kMatmulThreads, kMatmulThreads, 1};
-    const std::size_t gx = ceil_div(cols, kMatmulTile), gy = ceil_div(rows, kMatmulTile);
+    const std::size_t gx = ceil_div(rows, kMatmulTile), gy = ceil_div(cols, kMatmulTile);
     const std::string want = "block (" + std::to_string(kMatmulThreads) + "," + std::to_string(kMatmulThreads) +
                              ",1) and grid of at least (" + std::to_string(gx) + "," + std::to_string(gy) +
                              ",1) with grid.z = 1 for a " + std::to_string(rows) + "x" + std::to_string(cols) +
-                             " output (one block per 64x64 tile); leave Options::geometry unset for that default";
+                             " output (one block per 64x64 tile, row tiles along x); leave Options::geometry unset "
+                             "for that default";
     if (g.block != need_block)
         throw InvalidArgument(std::string(op_name(op)) + ": launch geometry " + g.to_string() +
                               " rejected: the CUDA tiled kernel accepts only " + want);
@@ -53,35 +54,35 @@ void check_tiled(Op op, const LaunchGeometry& g, std::size_t rows, std::size_t c
 
 void CudaDevice::k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
                        Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_add(in(a), in(b), out(c), n, launch(g, s)));
 }
 
 void CudaDevice::k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_sigmoid(in(x), out(y), n, launch(g, s)));
 }
 
 void CudaDevice::k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_relu(in(x), out(y), n, launch(g, s)));
 }
 
 void CudaDevice::k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
                                  const LaunchGeometry& g, Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_relu_backward(in(dy), in(x), out(dx), n, launch(g, s)));
 }
 
 void CudaDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
                                     const LaunchGeometry& g, Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_sigmoid_backward(in(dy), in(y), out(dx), n, launch(g, s)));
 }
 
 void CudaDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                           std::size_t k, bool ta, bool tb, OpPath path, const LaunchGeometry& g, Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     if (path == OpPath::vendor) {
         cublas_matmul(blas_, in(a), in(b), out(c), m, n, k, ta, tb, static_cast<CudaStream&>(s).handle());
         return;
@@ -93,7 +94,7 @@ void CudaDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::s
 void CudaDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
                          std::size_t in_f, std::size_t out_f, Activation act, OpPath path, const LaunchGeometry& g,
                          Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     if (path == OpPath::vendor) {
         // y = x·Wᵀ by sgemm, then one in-place epilogue kernel for bias and activation.
         cublas_matmul(blas_, in(x), in(w), out(y), batch, out_f, in_f, false, true,
@@ -110,38 +111,38 @@ void CudaDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, Devi
 
 void CudaDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
                               const LaunchGeometry& g, Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_column_sum(in(x), out(y), rows, cols, launch(g, s)));
 }
 
 void CudaDevice::k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n,
                                    const LaunchGeometry& g, Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_bce_with_logits(in(z), in(t), out(l), n, launch(g, s)));
 }
 
 void CudaDevice::k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n,
                                             float scale, const LaunchGeometry& g, Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_bce_with_logits_backward(in(z), in(t), out(dz), n, scale, launch(g, s)));
 }
 
 void CudaDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n,
                              float beta1, float beta2, float eps, float step_size, float bc2_sqrt,
                              const LaunchGeometry& g, Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(
         launch_adam_step(out(p), in(grad), out(m), out(v), n, beta1, beta2, eps, step_size, bc2_sqrt, launch(g, s)));
 }
 
 void CudaDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
                                   Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_fma_throughput(out(y), n, iterations, launch(g, s)));
 }
 
 void CudaDevice::do_launch_empty(Stream& s) {
-    activate();
+    const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(cuda::launch_empty(launch(LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s).stream));
 }
 

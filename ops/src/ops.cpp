@@ -108,6 +108,15 @@ LaunchGeometry geometry_of(Op op, Device& d, const Options& o, std::size_t rows,
     return *o.geometry;
 }
 
+// matmul/dense: the native kernel's geometry. The vendor path picks its own
+// launches, so there the default (which may not fit a native launch of a
+// very tall or wide output) is neither computed nor checked; a caller's
+// geometry is still checked against the limits.
+LaunchGeometry linear_geometry(Op op, Device& d, const Options& o, OpPath path, std::size_t rows, std::size_t cols) {
+    if (path == OpPath::vendor && !o.geometry) return LaunchGeometry{};
+    return geometry_of(op, d, o, rows, cols);
+}
+
 // Shared checks and launch for the one-input, one-output elementwise ops.
 template <class Launch>
 void elementwise(Op op, std::initializer_list<Named> ins, Tensor& out, const char* out_name, const Options& o,
@@ -214,7 +223,7 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
     no_alias(op, {"c", &c}, {{"a", &a}, {"b", &b}});
     const OpPath path = resolve_path(d, op, o);
     Stream& s = stream_of(op, d, o);
-    const LaunchGeometry g = geometry_of(op, d, o, m, n);
+    const LaunchGeometry g = linear_geometry(op, d, o, path, m, n);
     if (m && n) K::matmul(d, a.handle(), b.handle(), c.handle(), m, n, ka, t.a, t.b, path, g, s);
 }
 
@@ -238,7 +247,7 @@ void dense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, Acti
     no_alias(op, {"y", &y}, {{"x", &x}, {"w", &w}, {"bias", bias}});
     const OpPath path = resolve_path(d, op, o);
     Stream& s = stream_of(op, d, o);
-    const LaunchGeometry g = geometry_of(op, d, o, batch, out);
+    const LaunchGeometry g = linear_geometry(op, d, o, path, batch, out);
     if (batch && out)
         K::dense(d, x.handle(), w.handle(), bias ? bias->handle() : nullptr, y.handle(), batch, in, out, act, path, g, s);
 }

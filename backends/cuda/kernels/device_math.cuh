@@ -10,6 +10,8 @@
 
 #include "kernels.hpp"
 
+#include <cuda_runtime.h>  // the kernel language (explicit for the CUDA emulation)
+
 #include <cstddef>
 
 namespace accel {

@@ -6,6 +6,7 @@
 // keeps register use low enough for the largest block a device allows.
 #include "device_math.cuh"
 #include "kernels.hpp"
+#include "launch.cuh"
 
 #include <cstdint>
 
@@ -21,8 +22,7 @@ __global__ void __launch_bounds__(1024) each_element(std::size_t n, Body body) {
 
 template <class Body>
 cudaError_t run(std::size_t n, const Launch& l, Body body) {
-    each_element<<<l.grid, l.block, 0, l.stream>>>(n, body);
-    return cudaGetLastError();
+    return launch_kernel(each_element<Body>, l, n, body);
 }
 
 // ---- per-element bodies (the math of accel/device.hpp) -----------------------
@@ -155,18 +155,18 @@ constexpr std::size_t kVectorMinElements = 4096;
 
 cudaError_t launch_add(const float* a, const float* b, float* c, std::size_t n, const Launch& l) {
     if (n >= kVectorMinElements && aligned16(a) && aligned16(b) && aligned16(c)) {
-        add_vec4<<<l.grid, l.block, 0, l.stream>>>(reinterpret_cast<const float4*>(a),
-                                                   reinterpret_cast<const float4*>(b), reinterpret_cast<float4*>(c),
-                                                   n / 4, a, b, c, n);
-        return cudaGetLastError();
+        return launch_kernel(add_vec4, l, reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b),
+                             reinterpret_cast<float4*>(c), n / 4, a, b, c, n);
     }
     return run(n, l, AddBody{a, b, c});
 }
 
-cudaError_t launch_empty(cudaStream_t stream) {
-    empty_kernel<<<1, 1, 0, stream>>>();
-    return cudaGetLastError();
+cudaError_t elementwise_image_status() {
+    cudaFuncAttributes attr{};
+    return cudaFuncGetAttributes(&attr, empty_kernel);
 }
+
+cudaError_t launch_empty(cudaStream_t stream) { return launch_kernel(empty_kernel, Launch{dim3(1), dim3(1), stream}); }
 
 cudaError_t launch_sigmoid(const float* x, float* y, std::size_t n, const Launch& l) {
     return run(n, l, SigmoidBody{x, y});

@@ -48,6 +48,13 @@ cudaError_t launch_bce_with_logits_backward(const float* z, const float* t, floa
 /// PyTorch's Adam per element (see Device::k_adam_step); updates p, m, v in place.
 cudaError_t launch_adam_step(float* p, const float* g, float* m, float* v, std::size_t n, float beta1, float beta2,
                              float eps, float step_size, float bias_correction2_sqrt, const Launch& l);
+/// cudaFuncGetAttributes of a kernel of elementwise.cu on the current device:
+/// cudaErrorNoKernelImageForDevice (or a PTX JIT error) when this build's
+/// kernels cannot run there. Loads the module, which lazy loading would
+/// otherwise do only at the first launch.
+cudaError_t elementwise_image_status();
+/// The same for matmul.cu.
+cudaError_t matmul_image_status();
 /// An empty kernel, one block of one thread: the bare cost of a launch.
 cudaError_t launch_empty(cudaStream_t stream);
 /// The peak-FMA probe (see Device::k_fma_throughput); item i is the element index.
@@ -71,8 +78,8 @@ constexpr unsigned kMatmulThreads = 16;
 /// C[m,n] = act(op(A)·op(B) + bias[col]) with op(A) = A[m,k] or, when ta, the
 /// transpose of A[k,m]; op(B) = B[k,n] or, when tb, the transpose of B[n,k].
 /// bias (length n) may be null; k == 0 gives act(bias) (zeros for matmul).
-/// Needs block (16,16,1) and a grid with grid.x·64 ≥ n, grid.y·64 ≥ m,
-/// grid.z == 1 (checked by the caller); extra blocks exit at once.
+/// Needs block (16,16,1) and a grid with grid.x·64 ≥ m (row tiles along x),
+/// grid.y·64 ≥ n, grid.z == 1 (checked by the caller); extra blocks exit at once.
 cudaError_t launch_matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
                           bool ta, bool tb, const float* bias, Epilogue act, const Launch& l);
 

@@ -13,6 +13,7 @@
 // the one store of C.
 #include "device_math.cuh"
 #include "kernels.hpp"
+#include "launch.cuh"
 
 namespace accel {
 namespace cuda {
@@ -34,8 +35,10 @@ __global__ void __launch_bounds__(kBlock)
     __shared__ float as[kSlice][kTile + 1];  // as[kk][i] = op(A)[row0 + i][k0 + kk]
     __shared__ float bs[kSlice][kTile + 1];  // bs[kk][j] = op(B)[k0 + kk][col0 + j]
     const unsigned tx = threadIdx.x, ty = threadIdx.y, t = ty * kThreads + tx;
-    const std::size_t row0 = static_cast<std::size_t>(blockIdx.y) * kTile;
-    const std::size_t col0 = static_cast<std::size_t>(blockIdx.x) * kTile;
+    // Row tiles along grid.x (up to 2^31-1 blocks: no output is too tall),
+    // column tiles along grid.y (up to 65535, so at most 4 194 240 columns).
+    const std::size_t row0 = static_cast<std::size_t>(blockIdx.x) * kTile;
+    const std::size_t col0 = static_cast<std::size_t>(blockIdx.y) * kTile;
     if (row0 >= m || col0 >= n) return;  // a block past C (grid larger than needed): the whole block leaves
 
     float acc[kPer][kPer] = {};
@@ -91,11 +94,15 @@ __global__ void __launch_bounds__(kBlock)
 template <bool TA, bool TB>
 cudaError_t run(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
                 const float* bias, Epilogue act, const Launch& l) {
-    matmul_tiled<TA, TB><<<l.grid, l.block, 0, l.stream>>>(a, b, c, m, n, k, bias, act);
-    return cudaGetLastError();
+    return launch_kernel(matmul_tiled<TA, TB>, l, a, b, c, m, n, k, bias, act);
 }
 
 }  // namespace
+
+cudaError_t matmul_image_status() {
+    cudaFuncAttributes attr{};
+    return cudaFuncGetAttributes(&attr, matmul_tiled<false, false>);
+}
 
 cudaError_t launch_matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
                           bool ta, bool tb, const float* bias, Epilogue act, const Launch& l) {

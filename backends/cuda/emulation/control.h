@@ -1,0 +1,42 @@
+// Fault injection in accel's CUDA emulation, switched by test code.
+//
+// The emulated plugin (emulated-plugins/libaccel-backend-cuda.so) exports
+// these C functions; a test dlopen()s the same file the registry loads
+// (RTLD_NOLOAD or first) and dlsym()s them. Not thread-safe against calls the
+// emulated runtime is making at the same moment: set faults while the
+// emulated devices are idle.
+#pragma once
+
+extern "C" {
+
+/// Sets fault `name` of emulated device `device` (ignored where a fault is
+/// process-wide) to `value`. Returns 0, or -1 for an unknown name or a device
+/// index out of range. Faults:
+///   "devices"          process-wide: the number of emulated devices (default 1;
+///                      takes effect at the plugin's first probe)
+///   "event_not_ready"  the next `value` cudaEventQuery calls on the device
+///                      answer cudaErrorNotReady (and leave it in the calling
+///                      thread's last-error slot, as every failed call does)
+///   "malloc_fail"      the next `value` cudaMalloc calls on the device fail
+///                      with cudaErrorMemoryAllocation
+///   "launch_error"     the next kernel on the device fails asynchronously with
+///                      code `value` (e.g. 700); codes the CUDA documentation
+///                      calls unrecoverable make the device return it from then
+///                      on (sticky), others only from that stream's synchronize
+///   "fail_call:<name>" the next call of runtime function <name> (cudaFree,
+///                      cudaEventRecord, cudaMemGetInfo) on the device returns
+///                      code `value` without doing anything
+///   "compute_mode"     cudaDevAttrComputeMode of the device (0 default,
+///                      2 prohibited, 3 exclusive-process)
+///   "busy"             1: another process holds the device (exclusive mode):
+///                      creating a context there fails with
+///                      cudaErrorDevicesUnavailable
+///   "no_kernel_image"  1: the build has no kernel image for the device:
+///                      launches and cudaFuncGetAttributes fail with
+///                      cudaErrorNoKernelImageForDevice
+int accel_cuda_emulation_fault(const char* name, int device, long value);
+
+/// The calling thread's current emulated device (cudaGetDevice), so that a
+/// test can check that accel leaves it as it found it.
+int accel_cuda_emulation_current_device();
+}

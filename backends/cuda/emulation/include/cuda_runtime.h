@@ -1,0 +1,79 @@
+// The CUDA C++ kernel language, as far as the CUDA backend's kernels use it,
+// for compiling those kernels as host C++ in accel's CUDA emulation.
+//
+// Test infrastructure (see cuda_runtime_api.h). Mapping:
+//   __global__, __device__, __host__, __launch_bounds__  nothing (plain functions)
+//   __forceinline__                                      inline
+//   __shared__                                           static thread_local: every
+//       thread of a block runs on one OS thread (as fibers), so the block's
+//       threads share it and blocks on other OS threads have their own
+//   threadIdx, blockIdx, blockDim, gridDim               thread_local, set by the
+//       emulation before it resumes each emulated thread
+//   __syncthreads()                                      a barrier of the block's
+//       threads (runtime.cpp)
+//   kernel launches                                      emulation::launch(), reached
+//       through accel::cuda::launch_kernel (kernels/launch.cuh)
+#pragma once
+
+#include "cuda_runtime_api.h"
+
+#include <math.h>
+
+#include <functional>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static thread_local
+
+/// A thread or block index (x fastest).
+struct uint3 {
+    unsigned x, y, z;
+};
+
+extern thread_local uint3 threadIdx;  ///< index of the running thread in its block
+extern thread_local uint3 blockIdx;   ///< index of the running block in the grid
+extern thread_local dim3 blockDim;    ///< threads per block of the running launch
+extern thread_local dim3 gridDim;     ///< blocks of the running launch
+
+/// Waits until every thread of the block still running has reached it.
+/// Reached by only some threads of a block (a divergent barrier, undefined in
+/// CUDA), it fails the launch with cudaErrorIllegalInstruction.
+void __syncthreads();
+
+/// Four floats, 16-byte aligned, as CUDA's vector type.
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+
+namespace accel {
+namespace cuda {
+namespace emulation {
+
+/// Enqueues `body` (one emulated thread's work: the kernel called with its
+/// arguments) on `stream` for every thread of `grid` × `block`. Like a
+/// <<<>>> launch, it reports a failure in the calling thread's last-error
+/// slot (for cudaGetLastError), and also returns it: cudaErrorInvalidConfiguration for
+/// an empty or oversized grid/block, cudaErrorInvalidResourceHandle for a
+/// stream of another device than the current one, the device's sticky error,
+/// cudaErrorNoKernelImageForDevice under that fault, else cudaSuccess. The
+/// kernel runs later on the stream's thread; blocks run one after another,
+/// the threads of a block as fibers on that thread.
+cudaError_t launch(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> body);
+
+/// cudaFuncGetAttributes of any kernel: cudaErrorNoKernelImageForDevice on a
+/// device with that fault (see control.h), else fixed attributes.
+cudaError_t func_attributes(cudaFuncAttributes* attr);
+
+}  // namespace emulation
+}  // namespace cuda
+}  // namespace accel
+
+/// As CUDA's template overload: attributes of `kernel` on the current device.
+template <class F>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, F* /*kernel*/) {
+    return accel::cuda::emulation::func_attributes(attr);
+}

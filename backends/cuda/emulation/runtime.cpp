@@ -1,0 +1,848 @@
+// accel's CUDA emulation: the CUDA runtime and cuBLAS calls of the CUDA
+// backend, answered on the CPU, with fault injection (control.h).
+//
+// Test infrastructure. The CUDA plugin's sources, compiled as host C++
+// against include/ (instead of the toolkit's headers) and linked with this
+// file, make an emulated `cuda` plugin: the same backend code and the same
+// kernel source, run end to end without a GPU.
+//
+// Model (after the CUDA Runtime API reference):
+//   - devices: "devices" of them (control.h), each 4 GiB of host memory;
+//     cudaMalloc/cudaMallocHost are aligned host allocations.
+//   - the current device is per host thread (cudaSetDevice), default 0.
+//   - every call that fails leaves its code in the calling thread's
+//     last-error slot (cudaGetLastError returns and clears it); an
+//     unrecoverable (sticky) error makes every later call on its device
+//     return it.
+//   - a stream is an in-order queue run by one thread; events complete when
+//     the stream reaches them; the null stream is one more queue per device.
+//   - a kernel launch runs the kernel on the stream's thread: blocks one after
+//     another, the threads of a block as fibers (own stacks, switched by a
+//     few lines of x86-64 assembly) at __syncthreads. Thread 0 of a block runs first; when it finishes without
+//     reaching a barrier the other threads are plain calls (no fiber switch).
+//   - cublasSgemm is a reference GEMM summing in float64.
+#include "control.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+thread_local uint3 threadIdx;
+thread_local uint3 blockIdx;
+thread_local dim3 blockDim;
+thread_local dim3 gridDim;
+
+struct CUstream_st;
+struct CUevent_st;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kMaxDevices = 8;
+constexpr std::size_t kDeviceMemory = std::size_t{4} << 30;  // bytes per emulated device
+
+bool is_sticky_code(int e) {
+    // The codes the CUDA documentation says leave the process unusable.
+    switch (e) {
+        case cudaErrorContained: case cudaErrorIllegalAddress: case cudaErrorLaunchTimeout: case cudaErrorAssert:
+        case cudaErrorHardwareStackError: case cudaErrorIllegalInstruction: case cudaErrorMisalignedAddress:
+        case cudaErrorInvalidAddressSpace: case cudaErrorInvalidPc: case cudaErrorLaunchFailure:
+        case cudaErrorTensorMemoryLeak: case cudaErrorMpsClientTerminated: case cudaErrorExternalDevice:
+            return true;
+        default:
+            return false;
+    }
+}
+
+struct Device {
+    std::atomic<int> sticky{0};            // an unrecoverable error, returned by every later call
+    std::atomic<std::size_t> used{0};      // bytes allocated with cudaMalloc
+    std::atomic<long> event_not_ready{0};  // faults, see control.h
+    std::atomic<long> malloc_fail{0};
+    std::atomic<long> launch_error{0};
+    std::atomic<int> compute_mode{cudaComputeModeDefault};
+    std::atomic<bool> busy{false};
+    std::atomic<bool> no_kernel_image{false};
+    std::mutex mutex;                       // guards the members below
+    std::map<std::string, int> fail_call;   // runtime function -> code of its next call
+    // Every stream of the device, for cudaDeviceSynchronize; shared so that a
+    // synchronize never drains a stream another thread is destroying.
+    std::map<CUstream_st*, std::shared_ptr<CUstream_st>> streams;
+    CUstream_st* legacy = nullptr;          // the null stream, created on first use
+};
+
+struct State {
+    std::atomic<int> device_count{1};
+    Device devices[kMaxDevices];
+    std::mutex alloc_mutex;
+    std::map<void*, std::pair<std::size_t, int>> allocations;  // device pointer -> bytes, device
+};
+
+// Never destroyed: stream threads and late frees at process exit may still use it.
+State& state() {
+    static State* s = new State;
+    return *s;
+}
+
+thread_local int tl_current = 0;
+thread_local cudaError_t tl_last = cudaSuccess;
+
+cudaError_t ret(cudaError_t e) {
+    if (e != cudaSuccess) tl_last = e;
+    return e;
+}
+
+bool valid_device(int d) { return d >= 0 && d < state().device_count.load(); }
+Device& dev(int d) { return state().devices[d]; }
+
+// The sticky error of device d, or an injected failure of `call`, or success.
+cudaError_t enter(int d, const char* call = nullptr) {
+    Device& v = dev(d);
+    if (int s = v.sticky.load()) return static_cast<cudaError_t>(s);
+    if (call) {
+        std::lock_guard<std::mutex> lock(v.mutex);
+        auto it = v.fail_call.find(call);
+        if (it != v.fail_call.end()) {
+            const int code = it->second;
+            v.fail_call.erase(it);
+            return static_cast<cudaError_t>(code);
+        }
+    }
+    return cudaSuccess;
+}
+
+// Creating a context: what cudaSetDevice/cudaInitDevice/cudaFree(0) do first.
+cudaError_t context_error(int d) {
+    Device& v = dev(d);
+    if (int s = v.sticky.load()) return static_cast<cudaError_t>(s);
+    if (v.compute_mode.load() == cudaComputeModeProhibited) return cudaErrorDevicesUnavailable;
+    if (v.busy.load()) return cudaErrorDevicesUnavailable;
+    return cudaSuccess;
+}
+
+}  // namespace
+
+// ---- streams ------------------------------------------------------------------
+
+struct CUstream_st {
+    explicit CUstream_st(int d) : device(d), worker([this] { loop(); }) {}
+    ~CUstream_st() {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            stop = true;
+        }
+        wake.notify_all();
+        worker.join();
+    }
+    void push(std::function<void()> task) {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            queue.push_back(std::move(task));
+        }
+        wake.notify_all();
+    }
+    // Waits until the queue is empty and idle; returns (and clears) an
+    // asynchronous error of this stream, or the device's sticky error.
+    cudaError_t drain() {
+        std::unique_lock<std::mutex> lock(mutex);
+        idle.wait(lock, [this] { return queue.empty() && !running; });
+        if (int s = dev(device).sticky.load()) return static_cast<cudaError_t>(s);
+        const cudaError_t e = error;
+        error = cudaSuccess;
+        return e;
+    }
+    void fail(cudaError_t e) {
+        if (is_sticky_code(e)) {
+            int zero = 0;
+            dev(device).sticky.compare_exchange_strong(zero, e);
+        } else {
+            std::lock_guard<std::mutex> lock(mutex);
+            error = e;
+        }
+    }
+
+    const int device;
+
+private:
+    void loop() {
+        tl_current = device;
+        std::unique_lock<std::mutex> lock(mutex);
+        for (;;) {
+            wake.wait(lock, [this] { return stop || !queue.empty(); });
+            if (queue.empty()) return;  // stop, and nothing left
+            std::function<void()> task = std::move(queue.front());
+            queue.pop_front();
+            running = true;
+            lock.unlock();
+            // After an unrecoverable error the device runs nothing more.
+            if (!dev(device).sticky.load()) task();
+            lock.lock();
+            running = false;
+            if (queue.empty()) idle.notify_all();
+        }
+    }
+
+    std::mutex mutex;
+    std::condition_variable wake, idle;
+    std::deque<std::function<void()>> queue;
+    bool running = false, stop = false;
+    cudaError_t error = cudaSuccess;
+    std::thread worker;
+};
+
+struct CUevent_st {
+    explicit CUevent_st(int d) : device(d) {}
+    const int device;
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    std::uint64_t recorded = 0, completed = 0;  // generations: complete when equal
+    Clock::time_point when{};
+};
+
+namespace {
+
+// The stream a call means: `s`, or the current device's null stream.
+CUstream_st* resolve(cudaStream_t s) {
+    if (s) return s;
+    Device& v = dev(tl_current);
+    std::lock_guard<std::mutex> lock(v.mutex);
+    if (!v.legacy) {
+        auto s = std::make_shared<CUstream_st>(tl_current);
+        v.legacy = s.get();
+        v.streams[v.legacy] = std::move(s);  // lives as long as the process
+    }
+    return v.legacy;
+}
+
+// ---- kernels: blocks and their threads ------------------------------------------
+
+constexpr std::size_t kFiberStack = 64 * 1024;
+
+}  // namespace
+
+// Switches stacks: saves the callee-saved registers, MXCSR and the x87
+// control word on the current stack, stores the stack pointer in *from,
+// and resumes the stack `to` saved the same way (System V x86-64 ABI). No
+// system call, unlike swapcontext, which saves the signal mask each time.
+extern "C" void accel_emulation_switch(void** from, void* to);
+asm(R"(
+    .text
+    .globl accel_emulation_switch
+    .hidden accel_emulation_switch
+    .type accel_emulation_switch, @function
+accel_emulation_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size accel_emulation_switch, .-accel_emulation_switch
+)");
+
+namespace {
+
+// One emulated thread of a block: a stack that runs the kernel body, stops at
+// each __syncthreads, and, when the body returns, waits to run it again for
+// the next block (fibers live as long as their OS thread).
+struct Fiber {
+    char* stack = nullptr;
+    void* sp = nullptr;  // saved stack pointer while switched out
+    uint3 index{};
+    enum { waiting, done } state = done;
+};
+
+// One block being run on this OS thread.
+struct BlockRun {
+    void* scheduler = nullptr;  // the scheduler's saved stack pointer
+    std::vector<Fiber>* fibers = nullptr;
+    std::size_t current = 0, threads = 0;
+    bool direct = false;  // the remaining threads are plain calls
+    const std::function<void()>* body = nullptr;
+};
+
+thread_local BlockRun* tl_block = nullptr;
+
+struct DivergentBarrier {};
+
+[[noreturn]] void fiber_main() {
+    for (;;) {
+        BlockRun& r = *tl_block;
+        (*r.body)();
+        Fiber& f = (*r.fibers)[r.current];
+        f.state = Fiber::done;
+        accel_emulation_switch(&f.sp, r.scheduler);
+    }
+}
+
+// A fresh stack whose first switch-in "returns" into fiber_main with the
+// alignment of a call (rsp ≡ 8 mod 16), default MXCSR and x87 control word.
+void* initial_stack(char* stack) {
+    auto* top = reinterpret_cast<std::uintptr_t*>(stack + kFiberStack);  // 16-byte aligned (mmap)
+    *--top = 0;                                                          // fiber_main's return address: never used
+    *--top = reinterpret_cast<std::uintptr_t>(&fiber_main);
+    for (int reg = 0; reg < 6; ++reg) *--top = 0;  // rbp, rbx, r12..r15
+    *--top = 0x1F80 | (std::uintptr_t{0x037F} << 32);  // MXCSR, x87 control word
+    return top;
+}
+
+// The fibers of one OS thread, their stacks unmapped when the thread ends.
+struct FiberPool {
+    std::vector<Fiber> fibers;
+    ~FiberPool() {
+        for (Fiber& f : fibers) munmap(f.stack, kFiberStack);
+    }
+};
+
+std::vector<Fiber>& fiber_pool(std::size_t n) {
+    thread_local FiberPool pool;
+    while (pool.fibers.size() < n) {
+        Fiber f;
+        void* p = mmap(nullptr, kFiberStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        f.stack = static_cast<char*>(p);
+        f.sp = initial_stack(f.stack);
+        pool.fibers.push_back(f);
+    }
+    return pool.fibers;
+}
+
+uint3 thread_index(std::size_t t, dim3 b) {
+    return uint3{static_cast<unsigned>(t % b.x), static_cast<unsigned>(t / b.x % b.y),
+                 static_cast<unsigned>(t / (static_cast<std::size_t>(b.x) * b.y))};
+}
+
+void resume(BlockRun& r, std::size_t t) {
+    Fiber& f = (*r.fibers)[t];
+    r.current = t;
+    threadIdx = f.index;
+    accel_emulation_switch(&r.scheduler, f.sp);
+}
+
+void start(BlockRun& r, std::size_t t) {
+    Fiber& f = (*r.fibers)[t];
+    f.index = thread_index(t, blockDim);
+    f.state = Fiber::waiting;
+    resume(r, t);
+}
+
+// Runs every thread of the current block (blockIdx set).
+void run_block(const std::function<void()>& body, std::size_t threads) {
+    BlockRun r;
+    r.fibers = &fiber_pool(threads);
+    r.threads = threads;
+    r.body = &body;
+    tl_block = &r;
+    start(r, 0);
+    if ((*r.fibers)[0].state == Fiber::done) {
+        // No barrier on thread 0's path, so (barriers being block-uniform) on none.
+        r.direct = true;
+        for (std::size_t t = 1; t < threads; ++t) {
+            threadIdx = thread_index(t, blockDim);
+            body();
+        }
+    } else {
+        for (std::size_t t = 1; t < threads; ++t) start(r, t);
+        // Every live thread now waits at the barrier: release them, in turn, to the next one.
+        for (bool live = true; live;) {
+            live = false;
+            for (std::size_t t = 0; t < threads; ++t)
+                if ((*r.fibers)[t].state == Fiber::waiting) {
+                    live = true;
+                    resume(r, t);
+                }
+        }
+    }
+    tl_block = nullptr;
+}
+
+void run_grid(CUstream_st* s, dim3 grid, dim3 block, const std::function<void()>& body) {
+    gridDim = grid;
+    blockDim = block;
+    const std::size_t threads = static_cast<std::size_t>(block.x) * block.y * block.z;
+    try {
+        for (unsigned z = 0; z < grid.z; ++z)
+            for (unsigned y = 0; y < grid.y; ++y)
+                for (unsigned x = 0; x < grid.x; ++x) {
+                    blockIdx = uint3{x, y, z};
+                    run_block(body, threads);
+                }
+    } catch (const DivergentBarrier&) {
+        tl_block = nullptr;
+        std::fprintf(stderr, "accel CUDA emulation: __syncthreads() reached by only some threads of block "
+                             "(%u,%u,%u): the launch fails with cudaErrorIllegalInstruction\n",
+                     blockIdx.x, blockIdx.y, blockIdx.z);
+        s->fail(cudaErrorIllegalInstruction);
+    }
+}
+
+}  // namespace
+
+void __syncthreads() {
+    BlockRun* r = tl_block;
+    if (!r || r->threads == 1) return;
+    if (r->direct) throw DivergentBarrier{};
+    Fiber& f = (*r->fibers)[r->current];
+    f.state = Fiber::waiting;
+    accel_emulation_switch(&f.sp, r->scheduler);
+}
+
+namespace accel {
+namespace cuda {
+namespace emulation {
+
+cudaError_t launch(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> body) {
+    const int d = tl_current;
+    CUstream_st* s = resolve(stream);
+    if (s->device != d) return ret(cudaErrorInvalidResourceHandle);
+    if (cudaError_t e = enter(d)) return ret(e);
+    if (dev(d).no_kernel_image.load()) return ret(cudaErrorNoKernelImageForDevice);
+    const std::size_t threads = static_cast<std::size_t>(block.x) * block.y * block.z;
+    if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 || grid.x == 0 ||
+        grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+        return ret(cudaErrorInvalidConfiguration);
+    if (const long code = dev(d).launch_error.exchange(0)) {
+        s->push([s, code] { s->fail(static_cast<cudaError_t>(code)); });
+        return cudaSuccess;
+    }
+    s->push([s, grid, block, body = std::move(body)] { run_grid(s, grid, block, body); });
+    return cudaSuccess;
+}
+
+cudaError_t func_attributes(cudaFuncAttributes* attr) {
+    if (cudaError_t e = enter(tl_current)) return ret(e);
+    if (dev(tl_current).no_kernel_image.load()) return ret(cudaErrorNoKernelImageForDevice);
+    *attr = cudaFuncAttributes{32, 90, 90, 1024};
+    return cudaSuccess;
+}
+
+}  // namespace emulation
+}  // namespace cuda
+}  // namespace accel
+
+// ---- errors -------------------------------------------------------------------
+
+const char* cudaGetErrorName(cudaError_t e) {
+    switch (e) {
+#define ACCEL_EMU_NAME(x) case x: return #x;
+        ACCEL_EMU_NAME(cudaSuccess) ACCEL_EMU_NAME(cudaErrorInvalidValue) ACCEL_EMU_NAME(cudaErrorMemoryAllocation)
+        ACCEL_EMU_NAME(cudaErrorInitializationError) ACCEL_EMU_NAME(cudaErrorCudartUnloading)
+        ACCEL_EMU_NAME(cudaErrorInvalidConfiguration) ACCEL_EMU_NAME(cudaErrorStubLibrary)
+        ACCEL_EMU_NAME(cudaErrorInsufficientDriver) ACCEL_EMU_NAME(cudaErrorDevicesUnavailable)
+        ACCEL_EMU_NAME(cudaErrorNoDevice) ACCEL_EMU_NAME(cudaErrorInvalidDevice)
+        ACCEL_EMU_NAME(cudaErrorNoKernelImageForDevice) ACCEL_EMU_NAME(cudaErrorInvalidPtx)
+        ACCEL_EMU_NAME(cudaErrorJitCompilerNotFound) ACCEL_EMU_NAME(cudaErrorUnsupportedPtxVersion)
+        ACCEL_EMU_NAME(cudaErrorContained) ACCEL_EMU_NAME(cudaErrorInvalidResourceHandle)
+        ACCEL_EMU_NAME(cudaErrorNotReady) ACCEL_EMU_NAME(cudaErrorIllegalAddress) ACCEL_EMU_NAME(cudaErrorLaunchTimeout)
+        ACCEL_EMU_NAME(cudaErrorAssert) ACCEL_EMU_NAME(cudaErrorHardwareStackError)
+        ACCEL_EMU_NAME(cudaErrorIllegalInstruction) ACCEL_EMU_NAME(cudaErrorMisalignedAddress)
+        ACCEL_EMU_NAME(cudaErrorInvalidAddressSpace) ACCEL_EMU_NAME(cudaErrorInvalidPc)
+        ACCEL_EMU_NAME(cudaErrorLaunchFailure) ACCEL_EMU_NAME(cudaErrorTensorMemoryLeak)
+        ACCEL_EMU_NAME(cudaErrorMpsClientTerminated) ACCEL_EMU_NAME(cudaErrorExternalDevice)
+        ACCEL_EMU_NAME(cudaErrorUnknown)
+#undef ACCEL_EMU_NAME
+    }
+    return "cudaErrorUnknown";
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+    switch (e) {
+        case cudaSuccess: return "no error";
+        case cudaErrorMemoryAllocation: return "out of memory";
+        case cudaErrorDevicesUnavailable: return "CUDA-capable device(s) is/are busy or unavailable";
+        case cudaErrorNoKernelImageForDevice: return "no kernel image is available for execution on the device";
+        case cudaErrorNotReady: return "device not ready";
+        case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+        case cudaErrorContained: return "uncorrectable error contained by the hardware";
+        case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+        case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+        default: return "error reported by the accel CUDA emulation";
+    }
+}
+
+cudaError_t cudaGetLastError() {
+    if (int s = dev(tl_current).sticky.load()) return static_cast<cudaError_t>(s);
+    const cudaError_t e = tl_last;
+    tl_last = cudaSuccess;
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError() {
+    if (int s = dev(tl_current).sticky.load()) return static_cast<cudaError_t>(s);
+    return tl_last;
+}
+
+// ---- devices ------------------------------------------------------------------
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    *count = state().device_count.load();
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int d) {
+    if (!valid_device(d)) return ret(cudaErrorInvalidDevice);
+    // As CUDA 12+: cudaSetDevice initializes the device's primary context.
+    if (cudaError_t e = context_error(d)) return ret(e);
+    tl_current = d;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int* d) {
+    *d = tl_current;
+    return cudaSuccess;
+}
+
+cudaError_t cudaInitDevice(int d, unsigned, unsigned) {
+    if (!valid_device(d)) return ret(cudaErrorInvalidDevice);
+    return ret(context_error(d));
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
+    if (!valid_device(d)) return ret(cudaErrorInvalidDevice);
+    std::memset(p, 0, sizeof *p);
+    std::snprintf(p->name, sizeof p->name, "accel CUDA emulation (CPU)");
+    p->totalGlobalMem = kDeviceMemory;
+    p->sharedMemPerBlock = 48 * 1024;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
+    p->major = 9, p->minor = 0;
+    p->multiProcessorCount = 2;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr a, int d) {
+    if (!valid_device(d)) return ret(cudaErrorInvalidDevice);
+    switch (a) {
+        case cudaDevAttrComputeMode: *value = dev(d).compute_mode.load(); return cudaSuccess;
+        case cudaDevAttrClockRate:
+        case cudaDevAttrMemoryClockRate: *value = 0; return cudaSuccess;
+    }
+    return ret(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaDriverGetVersion(int* v) {
+    *v = 13000;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int* v) {
+    *v = 13000;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize() {
+    Device& v = dev(tl_current);
+    std::vector<std::shared_ptr<CUstream_st>> all;
+    {
+        std::lock_guard<std::mutex> lock(v.mutex);
+        for (const auto& s : v.streams) all.push_back(s.second);
+    }
+    cudaError_t first = cudaSuccess;
+    for (const auto& s : all) {
+        const cudaError_t e = s->drain();
+        if (e && !first) first = e;
+    }
+    if (int s = v.sticky.load()) first = static_cast<cudaError_t>(s);
+    return ret(first);
+}
+
+// ---- memory -------------------------------------------------------------------
+
+cudaError_t cudaMalloc(void** p, std::size_t bytes) {
+    const int d = tl_current;
+    *p = nullptr;
+    if (cudaError_t e = enter(d, "cudaMalloc")) return ret(e);
+    Device& v = dev(d);
+    if (v.malloc_fail.load() > 0 && v.malloc_fail.fetch_sub(1) > 0) return ret(cudaErrorMemoryAllocation);
+    if (bytes == 0) return cudaSuccess;
+    if (bytes > kDeviceMemory - std::min(kDeviceMemory, v.used.load())) return ret(cudaErrorMemoryAllocation);
+    void* q = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    if (!q) return ret(cudaErrorMemoryAllocation);
+    v.used += bytes;
+    std::lock_guard<std::mutex> lock(state().alloc_mutex);
+    state().allocations[q] = {bytes, d};
+    *p = q;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void* p) {
+    const int d = tl_current;
+    if (cudaError_t e = enter(d, "cudaFree")) return ret(e);
+    if (!p) return ret(context_error(d));  // cudaFree(0): the idiom that creates the context
+    std::pair<std::size_t, int> a;
+    {
+        std::lock_guard<std::mutex> lock(state().alloc_mutex);
+        auto it = state().allocations.find(p);
+        if (it == state().allocations.end()) return ret(cudaErrorInvalidValue);
+        a = it->second;
+        state().allocations.erase(it);
+    }
+    // cudaFree waits for the device's work, which may still use the memory.
+    cudaDeviceSynchronize();
+    dev(a.second).used -= a.first;
+    std::free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void** p, std::size_t bytes) {
+    if (cudaError_t e = enter(tl_current, "cudaMallocHost")) return ret(e);
+    *p = std::aligned_alloc(4096, (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096);
+    return *p ? cudaSuccess : ret(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaFreeHost(void* p) {
+    std::free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) {
+    if (cudaError_t e = enter(tl_current, "cudaMemGetInfo")) return ret(e);
+    *total_bytes = kDeviceMemory;
+    *free_bytes = kDeviceMemory - std::min(kDeviceMemory, dev(tl_current).used.load());
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind, cudaStream_t stream) {
+    CUstream_st* s = resolve(stream);
+    if (cudaError_t e = enter(s->device, "cudaMemcpyAsync")) return ret(e);
+    s->push([=] { std::memcpy(dst, src, bytes); });
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t stream) {
+    CUstream_st* s = resolve(stream);
+    if (cudaError_t e = enter(s->device, "cudaMemsetAsync")) return ret(e);
+    s->push([=] { std::memset(p, value, bytes); });
+    return cudaSuccess;
+}
+
+// ---- streams, events ------------------------------------------------------------
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
+    const int d = tl_current;
+    if (cudaError_t e = enter(d)) return ret(e);
+    auto created = std::make_shared<CUstream_st>(d);
+    *s = created.get();
+    std::lock_guard<std::mutex> lock(dev(d).mutex);
+    dev(d).streams[*s] = std::move(created);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    if (!s) return ret(cudaErrorInvalidResourceHandle);
+    std::shared_ptr<CUstream_st> owned;
+    {
+        std::lock_guard<std::mutex> lock(dev(s->device).mutex);
+        auto it = dev(s->device).streams.find(s);
+        if (it == dev(s->device).streams.end()) return ret(cudaErrorInvalidResourceHandle);
+        owned = std::move(it->second);
+        dev(s->device).streams.erase(it);
+    }
+    owned.reset();  // the last owner runs what is queued, then ends the stream's thread
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s) { return ret(resolve(s)->drain()); }
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* data) {
+    CUstream_st* s = resolve(stream);
+    if (cudaError_t e = enter(s->device, "cudaLaunchHostFunc")) return ret(e);
+    s->push([=] { fn(data); });
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
+    if (cudaError_t r = enter(tl_current)) return ret(r);
+    *e = new CUevent_st(tl_current);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    if (!e) return ret(cudaErrorInvalidResourceHandle);
+    // Destroying an event whose record is still queued is allowed in CUDA:
+    // wait for it here so that the queued task never touches freed memory.
+    cudaEventSynchronize(e);
+    delete e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream) {
+    CUstream_st* s = resolve(stream);
+    if (!e || e->device != s->device) return ret(cudaErrorInvalidResourceHandle);
+    if (cudaError_t r = enter(s->device, "cudaEventRecord")) return ret(r);
+    std::uint64_t gen;
+    {
+        std::lock_guard<std::mutex> lock(e->mutex);
+        gen = ++e->recorded;
+    }
+    s->push([e, gen] {
+        std::lock_guard<std::mutex> lock(e->mutex);
+        e->when = Clock::now();
+        e->completed = std::max(e->completed, gen);
+        e->done_cv.notify_all();
+    });
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+    if (cudaError_t r = enter(e->device)) return ret(r);
+    Device& v = dev(e->device);
+    if (v.event_not_ready.load() > 0 && v.event_not_ready.fetch_sub(1) > 0) return ret(cudaErrorNotReady);
+    std::lock_guard<std::mutex> lock(e->mutex);
+    return e->completed >= e->recorded ? cudaSuccess : ret(cudaErrorNotReady);
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+    std::unique_lock<std::mutex> lock(e->mutex);
+    // An event on a device that failed for good never completes: report that instead.
+    e->done_cv.wait_for(lock, std::chrono::hours(24), [e] { return e->completed >= e->recorded || dev(e->device).sticky.load(); });
+    if (int s = dev(e->device).sticky.load()) return ret(static_cast<cudaError_t>(s));
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    std::scoped_lock lock(start->mutex, end->mutex);
+    if (start->completed < start->recorded || end->completed < end->recorded) return ret(cudaErrorNotReady);
+    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+    return cudaSuccess;
+}
+
+// ---- cuBLAS -------------------------------------------------------------------
+
+struct cublasContext {
+    int device;
+    cudaStream_t stream = nullptr;
+};
+
+cublasStatus_t cublasCreate(cublasHandle_t* h) {
+    if (enter(tl_current)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    *h = new cublasContext{tl_current};
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy(cublasHandle_t h) {
+    delete h;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) { return CUBLAS_STATUS_SUCCESS; }
+
+cublasStatus_t cublasGetVersion(cublasHandle_t, int* v) {
+    *v = 130000;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
+    h->stream = s;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                           const float* alpha, const float* a, int lda, const float* b, int ldb, const float* beta,
+                           float* c, int ldc) {
+    if (m < 0 || n < 0 || k < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    CUstream_st* s = h->stream ? h->stream : resolve(nullptr);
+    if (s->device != h->device || enter(h->device)) return CUBLAS_STATUS_EXECUTION_FAILED;
+    const double al = *alpha, be = *beta;  // host pointer mode: read at the call
+    s->push([=] {
+        // op(A) as a contiguous column-major m×k copy, then column j of C is
+        // Σ_p op(A)[:,p]·op(B)[p,j], accumulated in float64.
+        const std::size_t M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n),
+                          K = static_cast<std::size_t>(k);
+        std::vector<double> opa(M * K), acc(M);
+        for (std::size_t p = 0; p < K; ++p)
+            for (std::size_t i = 0; i < M; ++i) opa[i + p * M] = ta == CUBLAS_OP_N ? a[i + p * lda] : a[p + i * lda];
+        for (std::size_t j = 0; j < N; ++j) {
+            std::fill(acc.begin(), acc.end(), 0.0);
+            for (std::size_t p = 0; p < K; ++p) {
+                const double bv = tb == CUBLAS_OP_N ? b[p + j * ldb] : b[j + p * ldb];
+                const double* col = &opa[p * M];
+                for (std::size_t i = 0; i < M; ++i) acc[i] += col[i] * bv;
+            }
+            for (std::size_t i = 0; i < M; ++i) {
+                float& out = c[i + j * ldc];
+                out = static_cast<float>(al * acc[i] + (be == 0.0 ? 0.0 : be * out));
+            }
+        }
+    });
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+const char* cublasGetStatusName(cublasStatus_t s) {
+    switch (s) {
+        case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+        case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+        case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+        case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+        case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    }
+    return "CUBLAS_STATUS_UNKNOWN";
+}
+
+const char* cublasGetStatusString(cublasStatus_t s) {
+    return s == CUBLAS_STATUS_SUCCESS ? "success" : "failure reported by the accel CUDA emulation";
+}
+
+// ---- fault injection (control.h) -------------------------------------------------
+
+extern "C" __attribute__((visibility("default"))) int accel_cuda_emulation_fault(const char* name, int device,
+                                                                               long value) {
+    const std::string n = name ? name : "";
+    if (n == "devices") {
+        if (value < 1 || value > kMaxDevices) return -1;
+        state().device_count = static_cast<int>(value);
+        return 0;
+    }
+    if (device < 0 || device >= kMaxDevices) return -1;
+    Device& v = dev(device);
+    if (n == "event_not_ready") v.event_not_ready = value;
+    else if (n == "malloc_fail") v.malloc_fail = value;
+    else if (n == "launch_error") v.launch_error = value;
+    else if (n == "compute_mode") v.compute_mode = static_cast<int>(value);
+    else if (n == "busy") v.busy = value != 0;
+    else if (n == "no_kernel_image") v.no_kernel_image = value != 0;
+    else if (n.rfind("fail_call:", 0) == 0) {
+        std::lock_guard<std::mutex> lock(v.mutex);
+        v.fail_call[n.substr(10)] = static_cast<int>(value);
+    } else
+        return -1;
+    return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int accel_cuda_emulation_current_device() { return tl_current; }
