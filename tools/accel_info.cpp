@@ -1,6 +1,8 @@
-// accel-info: every backend (available, or why not) and each device's facts.
-// Exit status: 0, or 1 when a device of a backend reported available cannot
-// be opened (the line of that device says why).
+// accel-info: every backend (available, or why not), each device's facts and
+// stable selector, and the device the current ACCEL_BACKEND opens.
+// Exit status: 0; 1 when a device of a backend reported available cannot be
+// opened (the line of that device says why); 2 when ACCEL_BACKEND (or `auto`
+// when it is unset) opens no device (the last line says why).
 #include <accel/accel.hpp>
 
 #include <cstdio>
@@ -19,6 +21,8 @@ int main() {
                 auto d = accel::open_device(st.name + ":" + std::to_string(i));
                 const auto& info = d->info();
                 std::printf("  [%s] %s\n", d->selector().c_str(), info.name.c_str());
+                if (!info.stable_selector.empty())
+                    std::printf("      stable selector %s\n", info.stable_selector.c_str());
                 std::printf("      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
                 std::printf("      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
                 std::printf("      compute units %d, global memory %.2f GiB\n", info.compute_units,
@@ -37,6 +41,15 @@ int main() {
                 ++failures;
             }
         }
+    }
+    const std::string selector = accel::selector_from_env();
+    try {
+        const auto d = accel::default_device();
+        std::printf("\nACCEL_BACKEND=%s opens %s (%s)\n", selector.c_str(), d->selector().c_str(),
+                    d->info().name.c_str());
+    } catch (const accel::Error& e) {
+        std::printf("\nACCEL_BACKEND=%s opens no device: %s\n", selector.c_str(), e.what());
+        return 2;
     }
     return failures ? 1 : 0;
 }

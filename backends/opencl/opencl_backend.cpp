@@ -8,6 +8,7 @@
 #include <CL/cl_ext.h>
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <utility>
 
@@ -105,6 +106,7 @@ namespace {
 struct DeviceRef {
     cl_platform_id platform;
     cl_device_id device;
+    int within_platform;  ///< index among its platform's devices
 };
 
 std::vector<DeviceRef> all_devices() {
@@ -120,7 +122,7 @@ std::vector<DeviceRef> all_devices() {
         check_cl(err, "clGetDeviceIDs");
         std::vector<cl_device_id> ids(nd);
         check_cl(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ids.data(), nullptr), "clGetDeviceIDs");
-        for (cl_device_id d : ids) out.push_back({p, d});
+        for (cl_uint i = 0; i < nd; ++i) out.push_back({p, ids[i], static_cast<int>(i)});
     }
     return out;
 }
@@ -159,6 +161,75 @@ std::string platform_text(cl_platform_id p, cl_platform_info what, const char* n
 #define ACCEL_DEVICE_VALUE(T, d, what) device_value<T>(d, what, #what)
 #define ACCEL_DEVICE_TEXT(d, what) device_text(d, what, #what)
 
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// "Portable Computing Language" + "The pocl project", lower-cased: what a
+// platform part of a selector is matched against.
+std::string platform_identity(cl_platform_id p) {
+    return lower(platform_text(p, CL_PLATFORM_NAME, "CL_PLATFORM_NAME") + " " +
+                 platform_text(p, CL_PLATFORM_VENDOR, "CL_PLATFORM_VENDOR"));
+}
+
+// The platform's short name in stable selectors: "pocl" for PoCL (whose
+// name says nothing of it), else the first word of its name: "intel" for
+// "Intel(R) OpenCL", "oclgrind", "rusticl", "nvidia", "amd", "clover".
+std::string platform_key(cl_platform_id p) {
+    const std::string id = platform_identity(p);
+    if (id.find("pocl") != std::string::npos) return "pocl";
+    std::string word;
+    for (char c : id) {
+        if (std::isalnum(static_cast<unsigned char>(c))) word += c;
+        else if (!word.empty()) break;
+    }
+    return word.empty() ? "platform" : word;
+}
+
+// Simulators (Oclgrind reports itself as every device type at once) never
+// count as a GPU for `auto`; they are opened only when named.
+bool is_simulator(cl_platform_id p) { return platform_identity(p).find("oclgrind") != std::string::npos; }
+
+bool is_real_gpu(const DeviceRef& r) {
+    return (ACCEL_DEVICE_VALUE(cl_device_type, r.device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) && !is_simulator(r.platform);
+}
+
+// opencl:SPEC, SPEC = gpu | cpu | accelerator | PLATFORM[:I] (see registry.hpp).
+int find_device_in(const std::vector<DeviceRef>& devices, const std::string& spec) {
+    std::string listing;
+    for (std::size_t i = 0; i < devices.size(); ++i)
+        listing += (listing.empty() ? "" : ", ") + std::string("opencl:") + platform_key(devices[i].platform) + ":" +
+                   std::to_string(devices[i].within_platform) + " (" +
+                   ACCEL_DEVICE_TEXT(devices[i].device, CL_DEVICE_NAME) + ")";
+    const std::string here = "; the devices here: " + (listing.empty() ? std::string("none") : listing);
+    const cl_device_type type = spec == "gpu" ? CL_DEVICE_TYPE_GPU : spec == "cpu" ? CL_DEVICE_TYPE_CPU
+                                : spec == "accelerator" ? CL_DEVICE_TYPE_ACCELERATOR : 0;
+    if (type) {
+        for (std::size_t i = 0; i < devices.size(); ++i)
+            if ((ACCEL_DEVICE_VALUE(cl_device_type, devices[i].device, CL_DEVICE_TYPE) & type) &&
+                !is_simulator(devices[i].platform))
+                return static_cast<int>(i);
+        throw BackendUnavailable("opencl: no " + spec + " device (simulators are opened only by platform name)" + here);
+    }
+    const auto colon = spec.find(':');
+    const std::string name = spec.substr(0, colon);
+    const int within = colon == std::string::npos ? 0 : std::stoi(spec.substr(colon + 1));
+    std::vector<cl_platform_id> matched;
+    for (const auto& r : devices)
+        if ((platform_key(r.platform) == name || platform_identity(r.platform).find(name) != std::string::npos) &&
+            std::find(matched.begin(), matched.end(), r.platform) == matched.end())
+            matched.push_back(r.platform);
+    if (matched.empty()) throw BackendUnavailable("opencl: no platform matches '" + name + "'" + here);
+    if (matched.size() > 1)
+        throw BackendUnavailable("opencl: '" + name + "' matches " + std::to_string(matched.size()) +
+                                 " platforms; name one by a longer piece of its name" + here);
+    for (std::size_t i = 0; i < devices.size(); ++i)
+        if (devices[i].platform == matched[0] && devices[i].within_platform == within) return static_cast<int>(i);
+    throw BackendUnavailable("opencl: platform '" + platform_key(matched[0]) + "' has no device " +
+                             std::to_string(within) + here);
+}
+
 std::string type_name(cl_device_type t) {
     if (t & CL_DEVICE_TYPE_GPU) return "gpu";
     if (t & CL_DEVICE_TYPE_CPU) return "cpu";
@@ -173,10 +244,11 @@ std::size_t matmul_block_for(const LaunchLimits& l) {
     return b;
 }
 
-DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d) {
+DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_platform) {
     DeviceInfo i;
     i.backend = "opencl";
     i.index = index;
+    i.stable_selector = "opencl:" + platform_key(p) + ":" + std::to_string(within_platform);
     i.name = ACCEL_DEVICE_TEXT(d, CL_DEVICE_NAME);
     i.vendor = ACCEL_DEVICE_TEXT(d, CL_DEVICE_VENDOR);
     i.type = type_name(ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE));
@@ -227,8 +299,11 @@ public:
         try {
             const auto devices = all_devices();
             a.device_count = static_cast<int>(devices.size());
-            for (const auto& r : devices)
-                if (ACCEL_DEVICE_VALUE(cl_device_type, r.device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) a.has_gpu = true;
+            for (std::size_t i = 0; i < devices.size() && !a.has_gpu; ++i)
+                if (is_real_gpu(devices[i])) {
+                    a.has_gpu = true;
+                    a.preferred_index = static_cast<int>(i);
+                }
             a.available = a.device_count > 0;
             if (!a.available) a.reason = "the OpenCL platforms report no device";
         } catch (const DeviceError& e) {
@@ -254,8 +329,10 @@ public:
                                   std::to_string(devices.size()) + " device(s)",
                               CL_DEVICE_NOT_FOUND, cl_error_name(CL_DEVICE_NOT_FOUND));
         const DeviceRef& r = devices[static_cast<std::size_t>(index)];
-        return std::make_shared<OpenclDevice>(index, r.platform, r.device);
+        return std::make_shared<OpenclDevice>(index, r.platform, r.device, r.within_platform);
     }
+
+    int find_device(const std::string& spec) override { return find_device_in(all_devices(), spec); }
 };
 
 cl_mem mem(DeviceHandle h) { return static_cast<cl_mem>(h); }
@@ -309,8 +386,8 @@ cl_ulong OpenclEvent::end_ns() {
 
 // ---- the device -----------------------------------------------------------
 
-OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id)
-    : Device(make_info(index, platform, id)), platform_(platform), id_(id) {
+OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, int within_platform)
+    : Device(make_info(index, platform, id, within_platform)), platform_(platform), id_(id) {
     max_alloc_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     mm_block_ = matmul_block_for(info().limits);
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};

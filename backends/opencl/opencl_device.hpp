@@ -2,6 +2,11 @@
 // through the ICD loader. Devices are numbered across all platforms in
 // platform order: opencl:N is the N-th device of the concatenated lists.
 //
+// Devices are also named stably as opencl:PLATFORM[:I] (the platform's short
+// name — pocl, intel, oclgrind, ... — and the index within it) or
+// opencl:gpu|cpu|accelerator; `auto` takes the first real GPU, never a
+// simulator such as Oclgrind (see accel/registry.hpp).
+//
 // Kernels are the .cl files in kernels/, embedded at build time and built
 // into one cl_program per device (context) on first use.
 //
@@ -139,9 +144,11 @@ std::string vendor_blas_description();
 /// Timing: OpenCL profiling events (CL_PROFILING_COMMAND_END of markers).
 class OpenclDevice final : public Device {
 public:
-    /// Opens device `id` of `platform` as opencl:`index`: creates its context
-    /// (the program is built on first kernel use). Throws DeviceError.
-    OpenclDevice(int index, cl_platform_id platform, cl_device_id id);
+    /// Opens device `id` of `platform` as opencl:`index`, the
+    /// `within_platform`-th device of its platform (for its stable selector):
+    /// creates its context (the program is built on first kernel use).
+    /// Throws DeviceError.
+    OpenclDevice(int index, cl_platform_id platform, cl_device_id id, int within_platform);
     ~OpenclDevice() override;
 
     /// Work-items per side of the matmul/dense work-group (block = (B, B, 1)).

@@ -160,6 +160,11 @@ LaunchGeometry Device::do_default_geometry(Op op, std::size_t rows, std::size_t 
     return geometry_1d(rows * cols, std::min<std::size_t>(256, info_.limits.max_block_size), info_.limits);
 }
 
+int Backend::find_device(const std::string& spec) {
+    throw InvalidArgument("backend '" + name() + "' names its devices by index only (" + name() + ":N), not by '" +
+                          spec.substr(0, 64) + "'");
+}
+
 bool has_vendor_path(Op op) noexcept { return op == Op::matmul || op == Op::dense; }
 
 }  // namespace accel

@@ -20,7 +20,20 @@ namespace {
 
 using detail::echo;
 
-const char* kGrammar = "auto | host | opencl[:N] | kokkos[:N] | cuda[:N] (N = device index, 0-based)";
+const char* kGrammar =
+    "auto | host | opencl[:N] | kokkos[:N] | cuda[:N] (N = device index, 0-based) | "
+    "opencl:PLATFORM[:I] (e.g. opencl:pocl, opencl:intel:1) | opencl:gpu|cpu|accelerator";
+
+bool all_digits(const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// A word of a device name: a letter, then [a-z0-9_.-]* (the text is lower-cased already).
+bool is_word(const std::string& s) {
+    return !s.empty() && std::islower(static_cast<unsigned char>(s[0])) && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+        return std::islower(c) || std::isdigit(c) || c == '_' || c == '.' || c == '-';
+    });
+}
 
 // A probe reporting more devices than this is broken (garbage in the count).
 constexpr int kMaxDevices = 4096;
@@ -190,7 +203,8 @@ std::string status_table(const std::vector<BackendStatus>& all) {
 }  // namespace
 
 std::string Selector::to_string() const {
-    return index < 0 ? backend : backend + ":" + std::to_string(index);
+    if (index >= 0) return backend + ":" + std::to_string(index);
+    return device.empty() ? backend : backend + ":" + device;
 }
 
 const std::vector<std::string>& known_backends() {
@@ -213,11 +227,22 @@ Selector parse_selector(const std::string& text) {
         throw InvalidArgument("backend selector names unknown backend '" + echo(sel.backend) + "'; expected " +
                               kGrammar);
     if (colon == std::string::npos) return sel;
-    if (sel.backend == "auto") bad("gives a device index to 'auto', which picks the device itself");
-    const std::string idx = t.substr(colon + 1);
-    if (idx.empty() || idx.size() > 6 || !std::all_of(idx.begin(), idx.end(), [](unsigned char c) { return std::isdigit(c); }))
-        bad("has a device index that is not a non-negative whole number");
-    sel.index = std::stoi(idx);
+    if (sel.backend == "auto") bad("gives a device to 'auto', which picks the device itself");
+    const std::string rest = t.substr(colon + 1);
+    if (all_digits(rest)) {
+        if (rest.size() > 6) bad("has a device index above 999999");
+        sel.index = std::stoi(rest);
+        return sel;
+    }
+    // A device named otherwise: WORD or WORD:INDEX.
+    const auto second = rest.find(':');
+    const std::string word = rest.substr(0, second);
+    const std::string within = second == std::string::npos ? "" : rest.substr(second + 1);
+    if (rest.size() > 64 || !is_word(word) ||
+        (second != std::string::npos && (!all_digits(within) || within.size() > 6)))
+        bad("names a device neither by index (N, a non-negative whole number) nor as NAME or NAME:I (NAME of "
+            "a letter, then letters, digits, '_', '.', '-'; I a non-negative whole number)");
+    sel.device = rest;
     return sel;
 }
 
@@ -270,7 +295,24 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
     if (!st.availability.available)
         throw BackendUnavailable(asked + ": backend '" + chosen + "' cannot be used: " + st.availability.reason +
                                  "\n" + status_table(all));
-    const int index = sel.index < 0 ? 0 : sel.index;
+    int index = sel.index < 0 ? 0 : sel.index;
+    if (sel.backend == "auto" && st.availability.preferred_index > 0 &&
+        st.availability.preferred_index < st.availability.device_count)
+        index = st.availability.preferred_index;
+    if (!sel.device.empty()) {
+        const std::string call = "plugin " + load_plugin(chosen).path + ": find_device(\"" + sel.device + "\")";
+        try {
+            index = load_plugin(chosen).backend->find_device(sel.device);
+        } catch (const InvalidArgument& e) {
+            throw InvalidArgument(asked + ": " + e.what());
+        } catch (const BackendUnavailable& e) {
+            throw BackendUnavailable(asked + ": " + e.what() + "\n" + status_table(all));
+        } catch (...) {
+            throw BackendUnavailable(asked + ": " + call + " threw " + thrown());
+        }
+        if (index < 0)
+            throw BackendUnavailable(asked + ": " + call + " returned the invalid index " + std::to_string(index));
+    }
     if (index >= st.availability.device_count)
         throw BackendUnavailable(asked + ": device index " + std::to_string(index) + " is out of range; backend '" +
                                  chosen + "' has " + std::to_string(st.availability.device_count) +

@@ -127,3 +127,33 @@ TEST_CASE("empty kernel launches are ordered with ops on a stream") {
     auto other = get_backend("host").create_device(0);
     if (other.get() != device().get()) CHECK_THROWS_AS(device()->launch_empty(other->default_stream()), InvalidArgument);
 }
+
+TEST_CASE("the device's stable selector opens the same device") {
+    const auto& d = device();
+    const std::string stable = d->info().stable_selector.empty() ? d->selector() : d->info().stable_selector;
+    INFO("stable selector " << stable << " of " << d->selector());
+    CHECK(open_device(stable).get() == d.get());
+    CHECK(open_device(parse_selector(stable).to_string()).get() == d.get());
+}
+
+TEST_CASE("devices named by platform or type resolve, or say what there is") {
+    const auto& d = device();
+    if (d->info().backend != "opencl") {
+        // Other backends name devices by index only: a name is the user's error.
+        CHECK_THROWS_AS(open_device(d->info().backend + ":gpu"), InvalidArgument);
+        return;
+    }
+    const Selector stable = parse_selector(d->info().stable_selector);
+    const std::string platform = stable.device.substr(0, stable.device.find(':'));
+    CHECK(open_device("opencl:" + platform + ":" + std::to_string(0))->info().stable_selector ==
+          "opencl:" + platform + ":0");
+    if (d->info().type == "cpu") CHECK(open_device("opencl:cpu")->info().type == "cpu");
+    try {
+        open_device("opencl:no-such-platform");
+        FAIL("a platform nobody has was opened");
+    } catch (const BackendUnavailable& e) {
+        CHECK(std::string(e.what()).find("no platform matches 'no-such-platform'") != std::string::npos);
+        CHECK(std::string(e.what()).find(d->info().stable_selector) != std::string::npos);  // lists what there is
+    }
+    CHECK_THROWS_AS(open_device("opencl:" + platform + ":999"), BackendUnavailable);
+}

@@ -1,6 +1,7 @@
 // Fuzzes accel::parse_selector with any text: it is either refused with
 // accel::InvalidArgument (a short, one-line message) or accepted as a known
-// backend and an index that round-trip through Selector::to_string().
+// backend and an index or device name that round-trip through
+// Selector::to_string().
 #include "fuzz.hpp"
 
 #include <accel/error.hpp>
@@ -22,9 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& names = accel::known_backends();
     ACCEL_FUZZ_CHECK(sel.backend == "auto" || std::find(names.begin(), names.end(), sel.backend) != names.end());
     ACCEL_FUZZ_CHECK(sel.index >= -1);
-    ACCEL_FUZZ_CHECK(sel.backend != "auto" || sel.index == -1);
+    ACCEL_FUZZ_CHECK(sel.backend != "auto" || (sel.index == -1 && sel.device.empty()));
+    ACCEL_FUZZ_CHECK(sel.index == -1 || sel.device.empty());
+    ACCEL_FUZZ_CHECK(sel.device.size() <= 64);
     const accel::Selector again = accel::parse_selector(sel.to_string());
-    ACCEL_FUZZ_CHECK(again.backend == sel.backend && again.index == sel.index);
+    ACCEL_FUZZ_CHECK(again.backend == sel.backend && again.index == sel.index && again.device == sel.device);
     ACCEL_FUZZ_CHECK(again.to_string() == sel.to_string());
     return 0;
 }

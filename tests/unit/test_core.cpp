@@ -43,7 +43,7 @@ TEST_CASE("selectors parse case-insensitively with optional device index") {
 }
 
 TEST_CASE("malformed selectors are rejected with the accepted forms") {
-    for (const char* bad : {"", "bogus", "cuda:", "cuda:-1", "cuda:x", "opencl:1:2", "auto:0", "host 1", ":0",
+    for (const char* bad : {"", "bogus", "cuda:", "cuda:-1", "cuda:x:y", "opencl:1:2", "auto:0", "host 1", ":0",
                             "cuda:99999999999"}) {
         CAPTURE(bad);
         try {
@@ -347,4 +347,20 @@ TEST_CASE("events of another device and unrecorded events are rejected") {
     e2->record(d->default_stream());
     CHECK(d->elapsed_ms(*e1, *e2) >= 0.0);
     CHECK_THROWS_AS(e3->record(d->default_stream()), InvalidArgument);
+}
+
+TEST_CASE("selectors name devices by index, or by platform and type, and round-trip") {
+    const Selector a = parse_selector(" OpenCL:PoCL:1 ");
+    CHECK(a.backend == "opencl");
+    CHECK(a.index == -1);
+    CHECK(a.device == "pocl:1");
+    CHECK(a.to_string() == "opencl:pocl:1");
+    CHECK(parse_selector("opencl:gpu").device == "gpu");
+    CHECK(parse_selector("opencl:intel").to_string() == "opencl:intel");
+    CHECK(parse_selector("cuda:3").index == 3);
+    CHECK(parse_selector("cuda:3").device.empty());
+    for (const char* bad : {"opencl:", "opencl:pocl:", "opencl:pocl:x", "opencl:a:1:2", "opencl:-1", "opencl:a b",
+                            "auto:gpu", "opencl:1234567", "opencl:1abc", "opencl:_x"})
+        CHECK_THROWS_AS(parse_selector(bad), InvalidArgument);
+    CHECK_THROWS_AS(parse_selector("opencl:" + std::string(65, 'x')), InvalidArgument);
 }

@@ -128,6 +128,11 @@ struct DeviceInfo {
     std::uint64_t global_memory_bytes = 0;  ///< device memory, bytes
     LaunchLimits limits;          ///< launch-geometry limits
     std::string timer;            ///< how kernel_ms is measured, e.g. "cudaEvent"
+    /// A selector naming this device that survives a reordering of the
+    /// runtime's device list, e.g. "opencl:pocl:0" (platform, index within
+    /// it) where "opencl:2" depends on which ICDs are installed; empty where
+    /// the index is stable already (Device::selector() then serves).
+    std::string stable_selector;
     std::vector<std::pair<std::string, std::string>> extra;  ///< backend-specific key/value facts
 };
 
@@ -307,7 +312,9 @@ struct Availability {
     bool available = false;
     std::string reason;     ///< why not (driver text, no device, ...); empty when available
     int device_count = 0;   ///< devices this backend can open
-    bool has_gpu = false;   ///< at least one device is a GPU (used by `auto`)
+    bool has_gpu = false;   ///< at least one device is a real GPU (not a simulator; used by `auto`)
+    /// The device `auto` opens on this backend: its first real GPU, else 0.
+    int preferred_index = 0;
 };
 
 /// One backend (host, opencl, kokkos, cuda), implemented by a plugin.
@@ -321,6 +328,13 @@ public:
     /// Opens device `index` (0-based, < probe().device_count). Called by the
     /// registry after the index was checked. Throws DeviceError on failure.
     virtual std::shared_ptr<Device> create_device(int index) = 0;
+    /// The index of the device a selector names by something other than its
+    /// index: `spec` is the lower-case text after "<backend>:", e.g. "pocl",
+    /// "intel:1" or "gpu" on OpenCL. Called by the registry (under its lock)
+    /// before create_device. Default: every device is named by its index
+    /// only, so this throws InvalidArgument saying so. Throws
+    /// BackendUnavailable when no device matches, naming what there is.
+    virtual int find_device(const std::string& spec);
 };
 
 }  // namespace accel

@@ -2,9 +2,15 @@
 //
 // Selector grammar (case-insensitive, surrounding blanks ignored):
 //   auto | host | opencl[:N] | kokkos[:N] | cuda[:N]      N = device index ≥ 0
+//   opencl:PLATFORM[:I] | opencl:gpu|cpu|accelerator      stable names
+// PLATFORM is the platform's short name (pocl, intel, oclgrind, rusticl,
+// nvidia, amd, ...) or a piece of its name or vendor; I is the device index
+// within that platform (default 0). Unlike opencl:N, these survive a change
+// in which ICDs are installed; accel-info prints each device's stable form.
 // The environment variable ACCEL_BACKEND holds a selector (default "auto").
-// `auto` prefers a GPU: the first available backend in the order cuda,
-// opencl, kokkos whose probe reports a GPU device, else host.
+// `auto` prefers a real GPU: the first available backend in the order cuda,
+// opencl, kokkos whose probe reports one (simulators such as Oclgrind do not
+// count), and on it that GPU; else host.
 // A named backend that cannot be used raises BackendUnavailable: no fallback.
 //
 // Backends are plugins `libaccel-backend-<name>.so`, loaded with dlopen from
@@ -28,11 +34,15 @@
 namespace accel {
 
 /// A parsed selector: backend name ("auto", "host", ...) and device index
-/// (-1 when not given: device 0).
+/// (-1 when not given: device 0), or a device named otherwise.
 struct Selector {
     std::string backend;
     int index = -1;
-    /// Canonical text, e.g. "opencl:1" or "host".
+    /// A device named by something other than its index, lower-case, e.g.
+    /// "pocl", "intel:1" or "gpu" (resolved by Backend::find_device); empty
+    /// when index names it or nothing does. Never set together with index.
+    std::string device;
+    /// Canonical text, e.g. "opencl:1", "opencl:pocl:0" or "host".
     std::string to_string() const;
 };
 
@@ -41,8 +51,10 @@ const std::vector<std::string>& known_backends();
 
 /// Parses a selector. Throws InvalidArgument quoting the text received (its
 /// first 64 characters when longer) and the accepted forms for an unknown
-/// backend, an index on `auto`, a negative or non-numeric index, an index
-/// above 999999, or trailing characters. Accepted selectors round-trip:
+/// backend, an index on `auto`, a negative index, an index above 999999, a
+/// device name that is not NAME or NAME:I (NAME a letter then [a-z0-9_.-]*,
+/// I an index), or one longer than 64 characters.
+/// Whether a named device exists is decided when it is opened. Accepted selectors round-trip:
 /// parse_selector(s.to_string()) gives s again. Thread-safe.
 Selector parse_selector(const std::string& text);
 
