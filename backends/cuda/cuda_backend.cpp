@@ -126,7 +126,7 @@ DeviceInfo cuda_info(int index, int ordinal) {
     i.extra.push_back({"L2 cache", std::to_string(p.l2CacheSize / 1024) + " KiB"});
     i.extra.push_back({"shared memory per block", std::to_string(p.sharedMemPerBlock / 1024) + " KiB"});
     i.extra.push_back({"kernels built for", ACCEL_CUDA_ARCHS});
-    i.extra.push_back({"async host copies", "staged through pinned buffers (cudaMallocHost)"});
+    i.extra.push_back({"async host copies", "pinned staging buffers (at most 256 MiB); device-to-host into pinned memory direct"});
     return i;
 }
 
@@ -193,6 +193,17 @@ void CUDART_CB finish_host_copy(void* p) {
     std::memcpy(job->dst, job->src, job->bytes);
 }
 
+// True when [p, p + bytes) is page-locked host memory CUDA knows (both ends:
+// cudaPointerGetAttributes has no extent), so a DMA may land there directly.
+// Any failure answers false (the staged path is always correct).
+bool pinned(const void* p, std::size_t bytes) noexcept {
+    const auto host = [](const void* q) {
+        cudaPointerAttributes a{};
+        return cleared(cudaPointerGetAttributes(&a, q)) == cudaSuccess && a.type == cudaMemoryTypeHost;
+    };
+    return host(p) && (bytes <= 1 || host(static_cast<const char*>(p) + bytes - 1));
+}
+
 // Returns a staging buffer to the pool after the work enqueued so far, on
 // every path out of a copy.
 struct StagingLease {
@@ -246,16 +257,124 @@ std::string unusable_reason(int ordinal) {
 
 // ---- streams, events ------------------------------------------------------------
 
-CudaStream::CudaStream(Device& d) : Stream(d) {
+CudaStream::CudaStream(Device& d, std::shared_ptr<DeviceMemory> memory) : Stream(d), memory_(std::move(memory)) {
     ACCEL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    memory_->add_stream(stream_);
 }
-CudaStream::~CudaStream() { cudaStreamDestroy(stream_); }
+CudaStream::~CudaStream() {
+    cleared(cudaStreamSynchronize(stream_));  // no block freed later may still be in use here
+    memory_->remove_stream(stream_);
+    cleared(cudaStreamDestroy(stream_));
+}
 void CudaStream::synchronize() { ACCEL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
 CudaEvent::CudaEvent(Device& d) : Event(d) { ACCEL_CUDA_CHECK(cudaEventCreate(&event_)); }
 CudaEvent::~CudaEvent() { cudaEventDestroy(event_); }
 void CudaEvent::do_record(Stream& stream) { ACCEL_CUDA_CHECK(cudaEventRecord(event_, native(stream))); }
 void CudaEvent::do_synchronize() { ACCEL_CUDA_CHECK(cudaEventSynchronize(event_)); }
+
+// ---- device memory ----------------------------------------------------------------
+
+namespace {
+// Size classes: 512 B steps up to 1 MiB, 1 MiB steps above (waste under 1 MiB per block).
+std::size_t size_class(std::size_t bytes) {
+    const std::size_t step = bytes <= (std::size_t{1} << 20) ? 512 : (std::size_t{1} << 20);
+    return (bytes + step - 1) / step * step;
+}
+}  // namespace
+
+bool DeviceMemory::ready(const Cached& c) noexcept {
+    for (cudaEvent_t e : c.pending)
+        if (cleared(cudaEventQuery(e)) != cudaSuccess) return false;  // NotReady, or a failure: do not reuse
+    return true;
+}
+
+cudaError_t DeviceMemory::allocate(void** p, std::size_t bytes) noexcept {
+    const std::size_t size = size_class(bytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto range = idle_.equal_range(size);
+    for (auto it = range.first; it != range.second; ++it) {
+        if (!ready(it->second)) continue;
+        *p = it->second.ptr;
+        spare_events_.insert(spare_events_.end(), it->second.pending.begin(), it->second.pending.end());
+        idle_.erase(it);
+        in_use_[*p] = size;
+        return cudaSuccess;
+    }
+    cudaError_t e = cudaMalloc(p, size);
+    // Refused: cached blocks may be what fills the device. Free them (cudaFree waits) and try once more.
+    if (e == cudaErrorMemoryAllocation && !idle_.empty()) {
+        cleared(e);
+        release_idle();
+        e = cudaMalloc(p, size);
+    }
+    if (e == cudaSuccess) in_use_[*p] = size;
+    return e;
+}
+
+void DeviceMemory::free(void* p) noexcept {
+    if (!p) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = in_use_.find(p);
+    if (it == in_use_.end()) return;  // not ours: nothing sane to do
+    Cached c{p, {}};
+    c.pending.reserve(streams_.size());
+    bool recorded = true;
+    for (cudaStream_t s : streams_) {
+        cudaEvent_t e = nullptr;
+        if (!spare_events_.empty()) {
+            e = spare_events_.back();
+            spare_events_.pop_back();
+        } else if (cleared(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)) != cudaSuccess) {
+            recorded = false;
+            break;
+        }
+        c.pending.push_back(e);
+        if (cleared(cudaEventRecord(e, s)) != cudaSuccess) {
+            recorded = false;
+            break;
+        }
+    }
+    const std::size_t size = it->second;
+    in_use_.erase(it);
+    if (recorded) {
+        idle_.emplace(size, std::move(c));
+        return;
+    }
+    // Without an event per stream reuse could not be proven safe: free now (cudaFree waits).
+    spare_events_.insert(spare_events_.end(), c.pending.begin(), c.pending.end());
+    cleared(cudaFree(p));
+}
+
+void DeviceMemory::add_stream(cudaStream_t s) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    streams_.push_back(s);
+}
+
+void DeviceMemory::remove_stream(cudaStream_t s) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    streams_.erase(std::remove(streams_.begin(), streams_.end(), s), streams_.end());
+}
+
+std::size_t DeviceMemory::release_idle() noexcept {
+    std::size_t freed = 0;
+    for (auto& kv : idle_) {
+        cleared(cudaFree(kv.second.ptr));
+        freed += kv.first;
+        spare_events_.insert(spare_events_.end(), kv.second.pending.begin(), kv.second.pending.end());
+    }
+    idle_.clear();
+    return freed;
+}
+
+std::size_t DeviceMemory::release_all(bool everything) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::size_t freed = release_idle();
+    for (cudaEvent_t e : spare_events_) cleared(cudaEventDestroy(e));
+    spare_events_.clear();
+    if (everything) in_use_.clear();
+    return freed;
+}
 
 // ---- pinned staging -------------------------------------------------------------
 
@@ -266,29 +385,43 @@ StagingPool::~StagingPool() {
     }
 }
 
+void StagingPool::free_idle() {
+    auto idle = std::stable_partition(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.busy; });
+    for (auto it = idle; it != blocks_.end(); ++it) {
+        cleared(cudaEventDestroy(it->done));
+        cleared(cudaFreeHost(it->ptr));
+        held_ -= it->bytes;
+    }
+    blocks_.erase(idle, blocks_.end());
+}
+
 void* StagingPool::acquire(std::size_t bytes) {
+    if (bytes > cap_) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     Block* best = nullptr;
-    for (auto& b : blocks_) {
-        if (b.busy && b.recorded) {
-            const cudaError_t q = cudaEventQuery(b.done);
-            if (q == cudaSuccess)
-                b.busy = false;
-            else if (q == cudaErrorNotReady)
-                cleared(q);  // still in use: not an error
-            else
-                ACCEL_CUDA_CHECK(q);
+    for (;;) {
+        for (auto& b : blocks_) {
+            if (b.busy && b.recorded) {
+                const cudaError_t q = cudaEventQuery(b.done);
+                if (q == cudaSuccess)
+                    b.busy = false;
+                else if (q == cudaErrorNotReady)
+                    cleared(q);  // still in use: not an error
+                else
+                    ACCEL_CUDA_CHECK(q);
+            }
+            if (!b.busy && b.bytes >= bytes && (!best || b.bytes < best->bytes)) best = &b;
         }
-        if (!b.busy && b.bytes >= bytes && (!best || b.bytes < best->bytes)) best = &b;
+        if (best) break;
+        free_idle();  // the idle buffers are all too small
+        if (held_ + bytes <= cap_) break;
+        // A new buffer would pass the cap: wait until a busy one (the oldest recorded) is done.
+        const auto waitable = std::find_if(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.recorded; });
+        if (waitable == blocks_.end()) return nullptr;  // none can come back: the caller copies unstaged
+        ACCEL_CUDA_CHECK(cudaEventSynchronize(waitable->done));
+        waitable->busy = false;
     }
     if (!best) {
-        // The idle buffers are all too small: free them, then allocate one that fits.
-        auto idle = std::stable_partition(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.busy; });
-        for (auto it = idle; it != blocks_.end(); ++it) {
-            cudaEventDestroy(it->done);
-            cudaFreeHost(it->ptr);
-        }
-        blocks_.erase(idle, blocks_.end());
         Block nb{nullptr, bytes, nullptr, false, false};
         const cudaError_t e = cudaMallocHost(&nb.ptr, bytes);
         if (e == cudaErrorMemoryAllocation) {
@@ -302,6 +435,7 @@ void* StagingPool::acquire(std::size_t bytes) {
         if (ev != cudaSuccess) cleared(cudaFreeHost(nb.ptr));
         ACCEL_CUDA_CHECK(ev);
         blocks_.push_back(nb);
+        held_ += bytes;
         best = &blocks_.back();
     }
     best->busy = true;
@@ -329,15 +463,16 @@ CudaDevice::~CudaDevice() {
     if (cleared(cudaGetDevice(&previous)) == cudaErrorCudartUnloading ||
         cleared(cudaSetDevice(ordinal_)) == cudaErrorCudartUnloading)
         return;
-    cleared(cudaDeviceSynchronize());  // no copy may still use a staging buffer
+    cleared(cudaDeviceSynchronize());  // no copy may still use a staging buffer or a cached block
     cublas_stop(blas_);
+    memory_->release_all(true);
     if (previous != ordinal_) cleared(cudaSetDevice(previous));
 }
 
 DeviceHandle CudaDevice::do_allocate(std::size_t bytes) {
     const CurrentDevice current(ordinal_);
     void* p = nullptr;
-    const cudaError_t e = cudaMalloc(&p, bytes);
+    const cudaError_t e = memory_->allocate(&p, bytes);
     if (e == cudaErrorMemoryAllocation) {
         cleared(e);
         std::size_t free_bytes = 0, total = 0;
@@ -355,7 +490,7 @@ DeviceHandle CudaDevice::do_allocate(std::size_t bytes) {
 void CudaDevice::do_deallocate(DeviceHandle h) noexcept {
     int previous = 0;
     if (cleared(cudaGetDevice(&previous)) != cudaSuccess || cleared(cudaSetDevice(ordinal_)) != cudaSuccess) return;
-    cleared(cudaFree(h));  // nothing to do about a failure here, and it is not the next launch's
+    memory_->free(h);  // cached for reuse; never stalls the device
     if (previous != ordinal_) cleared(cudaSetDevice(previous));
 }
 
@@ -368,7 +503,12 @@ void CudaDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src,
         s.synchronize();
         return;
     }
-    StagingLease lease{staging_, staging_.acquire(bytes), native(s)};
+    void* staged = staging_.acquire(bytes);
+    if (!staged) {  // beyond the staging cap: the runtime takes the pageable bytes before returning
+        ACCEL_CUDA_CHECK(cudaMemcpyAsync(d, src, bytes, cudaMemcpyHostToDevice, native(s)));
+        return;
+    }
+    StagingLease lease{staging_, staged, native(s)};
     std::memcpy(lease.ptr, src, bytes);
     ACCEL_CUDA_CHECK(cudaMemcpyAsync(d, lease.ptr, bytes, cudaMemcpyHostToDevice, native(s)));
 }
@@ -382,7 +522,12 @@ void CudaDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::
         s.synchronize();
         return;
     }
-    StagingLease lease{staging_, staging_.acquire(bytes), native(s)};
+    void* staged = pinned(dst, bytes) ? nullptr : staging_.acquire(bytes);
+    if (!staged) {  // pinned: one DMA, no second memcpy; beyond the cap: synchronous pageable copy
+        ACCEL_CUDA_CHECK(cudaMemcpyAsync(dst, from, bytes, cudaMemcpyDeviceToHost, native(s)));
+        return;
+    }
+    StagingLease lease{staging_, staged, native(s)};
     ACCEL_CUDA_CHECK(cudaMemcpyAsync(lease.ptr, from, bytes, cudaMemcpyDeviceToHost, native(s)));
     auto job = std::make_unique<HostCopy>(HostCopy{dst, lease.ptr, bytes});
     ACCEL_CUDA_CHECK(cudaLaunchHostFunc(native(s), finish_host_copy, job.get()));
@@ -399,7 +544,7 @@ void CudaDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle sr
 
 std::unique_ptr<Stream> CudaDevice::do_create_stream() {
     const CurrentDevice current(ordinal_);
-    return std::make_unique<CudaStream>(*this);
+    return std::make_unique<CudaStream>(*this, memory_);
 }
 
 std::unique_ptr<Event> CudaDevice::do_create_event() {
@@ -426,7 +571,10 @@ LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::siz
     if (op == Op::matmul || op == Op::dense)  // rows along x: geometry_2d's x is the tile count of its first extent
         return geometry_2d(cols, rows, Dim3{kMatmulThreads, kMatmulThreads, 1}, kMatmulTile, kMatmulTile,
                            info().limits);
-    LaunchGeometry g = geometry_1d(rows * cols, std::min<std::size_t>(256, info().limits.max_block_size), info().limits);
+    const std::size_t block = std::min<std::size_t>(256, info().limits.max_block_size);
+    // column_sum: one block per chunk of kColumnSumWidth columns (its rows split over the block's threads).
+    const std::size_t items = op == Op::column_sum ? ceil_div(cols, kColumnSumWidth) * block : rows * cols;
+    LaunchGeometry g = geometry_1d(items, block, info().limits);
     // Enough blocks to fill every SM several times over; grid-stride loops cover the rest.
     const std::size_t cap = std::max<std::size_t>(1, static_cast<std::size_t>(info().compute_units) * 32);
     g.grid.x = std::min(g.grid.x, cap);

@@ -10,8 +10,13 @@
 //   kernels/*.cu      the kernels (elementwise.cu, matmul.cu); kernels.hpp
 //                     declares their launchers for plain C++
 //
-// Launch geometry: elementwise ops and column_sum accept any grid/block within
-// the device limits (grid-stride loops over the whole launch). matmul and
+// Launch geometry: elementwise ops accept any grid/block within the device
+// limits (grid-stride loops over the whole launch). column_sum accepts any
+// grid/block within the limits and at most 1024 threads per block: each block
+// takes chunks of min(32, threads, cols) columns (grid-stride over chunks) and
+// splits their rows over its threads (see launch_column_sum); blocks past the
+// last chunk idle, so the default gives one block of 256 threads per 32
+// columns. matmul and
 // dense (native path) accept only block (16,16,1) — the shape the tiled kernel
 // is written for — with grid.x·64 ≥ rows of the output (row tiles along x,
 // up to 2^31−1 blocks: no output is too tall), grid.y·64 ≥ columns (up to
@@ -38,16 +43,33 @@
 // call whose result is handled without throwing clears it (cleared()), and
 // every launch clears the slot before launching (kernels/launch.cuh).
 //
-// Asynchronous host copies go through pinned staging buffers
-// (cudaMallocHost), so the DMA engine runs them truly asynchronously:
-//   host→device: the caller's bytes are copied into a staging buffer before
-//     copy_host_to_device_async returns; the caller's memory may be reused at
-//     once (stronger than Device's contract).
-//   device→host: the DMA lands in a staging buffer, then a stream callback
-//     (cudaLaunchHostFunc) copies it into the caller's memory; that memory
-//     must stay valid until the stream is synchronized, as Device documents.
-//   A staging buffer returns to the pool when an event recorded after its last
-//   use completes. Blocking copies use the caller's pageable memory directly.
+// Memory: device memory comes from a per-device cache (DeviceMemory), so
+// that freeing a temporary (dense_backward, the bce loss) never waits for the
+// whole device as cudaFree does; a freed block is reused only after every
+// stream's work enqueued before the free has completed.
+//
+// Asynchronous host copies:
+//   host→device: the caller's bytes are copied into a pinned staging buffer
+//     (cudaMallocHost) before copy_host_to_device_async returns, so the DMA
+//     runs asynchronously; the caller's memory may be reused at once
+//     (stronger than Device's contract).
+//   device→host into page-locked memory (cudaMallocHost, cudaHostAlloc,
+//     cudaHostRegister: cudaPointerGetAttributes says cudaMemoryTypeHost at
+//     both ends of the range): one DMA straight into it, no extra copy.
+//   device→host into pageable memory: the DMA lands in a staging buffer, then
+//     a stream callback (cudaLaunchHostFunc) copies it into the caller's
+//     memory. That second memcpy runs on CUDA's one callback thread (shared by
+//     all streams; about the bytes / host memcpy bandwidth, and later
+//     callbacks wait for it); pass pinned memory to avoid it.
+//   Either way the caller's memory must stay valid until the stream is
+//   synchronized, as Device documents.
+//   Staging buffers return to the pool when an event recorded after their
+//   last use completes; the pool holds at most StagingPool::kDefaultCapBytes
+//   (256 MiB) per device and waits for busy buffers rather than grow past it.
+//   A copy larger than the cap (or one finding only buffers it cannot wait
+//   for) is a cudaMemcpyAsync on the caller's pageable memory: host→device
+//   returns once the runtime has taken the bytes, device→host only once the
+//   copy is done. Blocking copies use the caller's memory directly.
 //
 // Verification status
 //   - compiled and linked with nvcc 13.0 for sm_75..sm_90 plus sm_90 PTX, host
@@ -70,8 +92,11 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace accel {
@@ -127,12 +152,77 @@ void check(cublasStatus_t s, const char* call, const char* file, int line);
 /// Checks one CUDA runtime or cuBLAS call (see check()).
 #define ACCEL_CUDA_CHECK(call) ::accel::cuda::check((call), #call, __FILE__, __LINE__)
 
+/// Device memory of one CUDA device, kept for reuse when freed, so that a
+/// free never stalls the device (cudaFree waits for all of the device's work,
+/// on every stream, before it returns).
+///
+/// Guarantee: a freed block is handed out again only once all the work that
+/// any stream of the device had been given before the free has completed.
+/// At free() an event is recorded on every registered stream; the block is
+/// reused only when cudaEventQuery reports each of them complete (never
+/// waiting for them). Work enqueued after the free cannot use the block: its
+/// owner gave it up. So every stream that may use device memory must be
+/// registered while it lives, and its owner synchronizes it before
+/// unregistering it (CudaStream does both).
+///
+/// Blocks are reused only for requests of the same size class (bytes rounded
+/// up to 512 B up to 1 MiB, to 1 MiB above). Cached blocks stay allocated
+/// (cudaMemGetInfo counts them as used) until an allocation is refused, when
+/// every idle one is freed with cudaFree (which waits for the device) and the
+/// allocation is tried once more, or until release_all(). Thread-safe.
+class DeviceMemory {
+public:
+    DeviceMemory() = default;
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+    /// Frees nothing: the owner calls release_all() while the runtime is alive.
+    ~DeviceMemory() = default;
+
+    /// `bytes` (> 0) of device memory in *p, on the current device: a cached
+    /// block that no earlier work can still use, else cudaMalloc. Returns
+    /// cudaSuccess or cudaMalloc's error (cudaErrorMemoryAllocation when
+    /// refused even after the cache was emptied), left in the last-error slot
+    /// for the caller to check or clear. Never throws.
+    cudaError_t allocate(void** p, std::size_t bytes) noexcept;
+    /// Gives back `p` from allocate() (nullptr is ignored), on the current
+    /// device: cached for reuse after the events described above. If an
+    /// event cannot be created or recorded it is freed at once with cudaFree
+    /// (waiting for the device) instead; errors are cleared. Never throws.
+    void free(void* p) noexcept;
+    /// Registers / unregisters a stream whose work may use device memory.
+    /// Never throw (a registration that cannot grow the list terminates, as
+    /// any allocation failure under noexcept).
+    void add_stream(cudaStream_t s) noexcept;
+    void remove_stream(cudaStream_t s) noexcept;
+    /// Frees every cached block (cudaFree) and event, on the current device;
+    /// with `everything`, also forgets the blocks still handed out. Returns
+    /// the bytes freed. Errors are cleared. Never throws.
+    std::size_t release_all(bool everything = false) noexcept;
+
+private:
+    struct Cached {
+        void* ptr;
+        std::vector<cudaEvent_t> pending;  // one per stream at free time
+    };
+    bool ready(const Cached& c) noexcept;
+    std::size_t release_idle() noexcept;  // caller holds mutex_
+    std::mutex mutex_;
+    std::vector<cudaStream_t> streams_;
+    std::multimap<std::size_t, Cached> idle_;        // size class -> freed blocks
+    std::unordered_map<void*, std::size_t> in_use_;  // handed-out block -> size class
+    std::vector<cudaEvent_t> spare_events_;
+};
+
 /// A non-blocking CUDA stream (cudaStreamNonBlocking: no implicit ordering
-/// with the legacy NULL stream).
+/// with the legacy NULL stream), registered with its device's DeviceMemory.
 class CudaStream final : public Stream {
 public:
     /// Creates the stream on the current CUDA device. Throws DeviceError.
-    explicit CudaStream(Device& d);
+    /// Shares `memory` (the device's default stream may outlive the
+    /// CudaDevice members).
+    CudaStream(Device& d, std::shared_ptr<DeviceMemory> memory);
+    /// Synchronizes the stream (DeviceMemory must see no work of an
+    /// unregistered stream), unregisters and destroys it; errors are cleared.
     ~CudaStream() override;
     /// cudaStreamSynchronize. Throws DeviceError on a failed call or a failed
     /// kernel earlier on the stream.
@@ -141,6 +231,7 @@ public:
     cudaStream_t handle() const noexcept { return stream_; }
 
 private:
+    std::shared_ptr<DeviceMemory> memory_;
     cudaStream_t stream_ = nullptr;
 };
 
@@ -163,18 +254,27 @@ private:
 };
 
 /// Pinned host buffers for asynchronous copies, reused once the copies that
-/// used them have completed. Thread-safe.
+/// used them have completed, holding at most cap_bytes() in all.
+/// Thread-safe.
 class StagingPool {
 public:
-    StagingPool() = default;
+    /// The default cap: 256 MiB of page-locked host memory per device.
+    static constexpr std::size_t kDefaultCapBytes = std::size_t{256} << 20;
+    /// A pool that holds at most `cap_bytes` of pinned memory.
+    explicit StagingPool(std::size_t cap_bytes = kDefaultCapBytes) : cap_(cap_bytes) {}
+    std::size_t cap_bytes() const noexcept { return cap_; }
     StagingPool(const StagingPool&) = delete;
     StagingPool& operator=(const StagingPool&) = delete;
     /// Frees every buffer; the owner synchronizes the device first.
     ~StagingPool();
-    /// A pinned buffer of at least `bytes` bytes, marked busy. Reuses the
-    /// smallest idle one that fits; otherwise frees the idle ones (too small)
-    /// and allocates. Throws OutOfMemory when cudaMallocHost refuses, DeviceError
-    /// on other failures.
+    /// A pinned buffer of at least `bytes` bytes, marked busy, or nullptr
+    /// when bytes > cap_bytes() or the pool is full of buffers it cannot wait
+    /// for (their event could not be recorded): the caller then copies
+    /// unstaged. Reuses the smallest idle buffer that fits; otherwise frees
+    /// the idle ones (too small) and allocates, first waiting
+    /// (cudaEventSynchronize, blocking the calling thread) for busy buffers
+    /// to come back while a new one would pass the cap. Throws OutOfMemory
+    /// when cudaMallocHost refuses, DeviceError on other failures.
     void* acquire(std::size_t bytes);
     /// Makes `p` (from acquire) idle once the work now enqueued on `stream`
     /// has completed, by recording an event there. Never throws: if the event
@@ -189,8 +289,11 @@ private:
         bool busy;
         bool recorded;
     };
+    void free_idle();  // caller holds mutex_
+    const std::size_t cap_;
     std::mutex mutex_;
     std::vector<Block> blocks_;
+    std::size_t held_ = 0;  // bytes of all blocks
 };
 
 /// cuBLAS state of one device: one handle, bound to each call's stream.
@@ -229,8 +332,10 @@ public:
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
-    /// Elementwise and column_sum: blocks of 256 threads, grid covering the
-    /// elements but at most 32 blocks per SM (grid-stride loops do the rest).
+    /// Elementwise: blocks of 256 threads, grid covering the elements but at
+    /// most 32 blocks per SM (grid-stride loops do the rest). column_sum
+    /// (rows ignored): blocks of 256 threads, one per 32-column chunk, with the
+    /// same cap.
     /// matmul/dense: block (16,16,1), one block per 64×64 output tile (rows
     /// along x).
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
@@ -241,6 +346,7 @@ protected:
 
 private:
     int ordinal_;  // the CUDA device ordinal (cudaSetDevice)
+    std::shared_ptr<DeviceMemory> memory_ = std::make_shared<DeviceMemory>();
     StagingPool staging_;
     Cublas blas_;
 };

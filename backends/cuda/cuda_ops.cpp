@@ -111,6 +111,10 @@ void CudaDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, Devi
 
 void CudaDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
                               const LaunchGeometry& g, Stream& s) {
+    const std::size_t threads = g.block.x * g.block.y * g.block.z;
+    if (threads > kColumnSumMaxThreads)  // partial sums live in a shared array of that size
+        throw InvalidArgument("column_sum: launch geometry " + g.to_string() + " rejected: the CUDA kernel accepts at "
+                              "most " + std::to_string(kColumnSumMaxThreads) + " threads per block");
     const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_column_sum(in(x), out(y), rows, cols, launch(g, s)));
 }

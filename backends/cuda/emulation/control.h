@@ -24,7 +24,8 @@ extern "C" {
 ///                      calls unrecoverable make the device return it from then
 ///                      on (sticky), others only from that stream's synchronize
 ///   "fail_call:<name>" the next call of runtime function <name> (cudaFree,
-///                      cudaEventRecord, cudaMemGetInfo) on the device returns
+///                      cudaEventRecord, cudaMemGetInfo, cudaPointerGetAttributes,
+///                      ...) on the device returns
 ///                      code `value` without doing anything
 ///   "compute_mode"     cudaDevAttrComputeMode of the device (0 default,
 ///                      2 prohibited, 3 exclusive-process)
@@ -35,6 +36,28 @@ extern "C" {
 ///                      launches and cudaFuncGetAttributes fail with
 ///                      cudaErrorNoKernelImageForDevice
 int accel_cuda_emulation_fault(const char* name, int device, long value);
+
+/// Counter `name` of emulated device `device`, or -1 for an unknown name or a
+/// device index out of range:
+///   "cudaMalloc"          successful cudaMalloc calls on the device
+///   "cudaFree"            cudaFree calls that freed memory of the device
+///                         (not cudaFree(0)); each waits for all its work
+///   "cudaLaunchHostFunc"  host callbacks enqueued on the device's streams
+///   "pinned_bytes"        process-wide (device ignored): bytes now held
+///                         through cudaMallocHost
+///   "pinned_peak_bytes"   process-wide: the most "pinned_bytes" has been
+///                         since the process started or the last
+///                         accel_cuda_emulation_reset_pinned_peak()
+long accel_cuda_emulation_counter(const char* name, int device);
+
+/// Sets "pinned_peak_bytes" to "pinned_bytes".
+void accel_cuda_emulation_reset_pinned_peak();
+
+/// cudaMallocHost(bytes) / cudaFreeHost(p) on behalf of a test (page-locked
+/// host memory as a CUDA application would pass it to accel); null when
+/// refused.
+void* accel_cuda_emulation_host_alloc(unsigned long bytes);
+void accel_cuda_emulation_host_free(void* p);
 
 /// The calling thread's current emulated device (cudaGetDevice), so that a
 /// test can check that accel leaves it as it found it.

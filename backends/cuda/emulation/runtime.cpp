@@ -81,6 +81,7 @@ struct Device {
     std::atomic<int> compute_mode{cudaComputeModeDefault};
     std::atomic<bool> busy{false};
     std::atomic<bool> no_kernel_image{false};
+    std::atomic<long> mallocs{0}, frees{0}, host_funcs{0};  // counters, see control.h
     std::mutex mutex;                       // guards the members below
     std::map<std::string, int> fail_call;   // runtime function -> code of its next call
     // Every stream of the device, for cudaDeviceSynchronize; shared so that a
@@ -94,12 +95,24 @@ struct State {
     Device devices[kMaxDevices];
     std::mutex alloc_mutex;
     std::map<void*, std::pair<std::size_t, int>> allocations;  // device pointer -> bytes, device
+    std::map<const char*, std::size_t, std::less<>> pinned;   // cudaMallocHost pointer -> bytes
+    std::size_t pinned_bytes = 0, pinned_peak = 0;              // guarded by alloc_mutex
 };
 
 // Never destroyed: stream threads and late frees at process exit may still use it.
 State& state() {
     static State* s = new State;
     return *s;
+}
+
+// The pinned allocation that holds p, or null; the caller holds alloc_mutex.
+const std::pair<const char* const, std::size_t>* pinned_at(const void* p) {
+    const char* c = static_cast<const char*>(p);
+    auto& pinned = state().pinned;
+    auto it = pinned.upper_bound(c);
+    if (it == pinned.begin()) return nullptr;
+    --it;
+    return c < it->first + it->second ? &*it : nullptr;
 }
 
 thread_local int tl_current = 0;
@@ -593,6 +606,7 @@ cudaError_t cudaMalloc(void** p, std::size_t bytes) {
     void* q = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
     if (!q) return ret(cudaErrorMemoryAllocation);
     v.used += bytes;
+    ++v.mallocs;
     std::lock_guard<std::mutex> lock(state().alloc_mutex);
     state().allocations[q] = {bytes, d};
     *p = q;
@@ -614,18 +628,54 @@ cudaError_t cudaFree(void* p) {
     // cudaFree waits for the device's work, which may still use the memory.
     cudaDeviceSynchronize();
     dev(a.second).used -= a.first;
+    ++dev(a.second).frees;
     std::free(p);
     return cudaSuccess;
 }
 
 cudaError_t cudaMallocHost(void** p, std::size_t bytes) {
     if (cudaError_t e = enter(tl_current, "cudaMallocHost")) return ret(e);
-    *p = std::aligned_alloc(4096, (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096);
-    return *p ? cudaSuccess : ret(cudaErrorMemoryAllocation);
+    const std::size_t size = (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096;
+    *p = std::aligned_alloc(4096, size);
+    if (!*p) return ret(cudaErrorMemoryAllocation);
+    State& st = state();
+    std::lock_guard<std::mutex> lock(st.alloc_mutex);
+    st.pinned[static_cast<const char*>(*p)] = size;
+    st.pinned_bytes += size;
+    st.pinned_peak = std::max(st.pinned_peak, st.pinned_bytes);
+    return cudaSuccess;
 }
 
 cudaError_t cudaFreeHost(void* p) {
+    if (!p) return cudaSuccess;
+    {
+        State& st = state();
+        std::lock_guard<std::mutex> lock(st.alloc_mutex);
+        auto it = st.pinned.find(static_cast<const char*>(p));
+        if (it == st.pinned.end()) return ret(cudaErrorInvalidValue);
+        st.pinned_bytes -= it->second;
+        st.pinned.erase(it);
+    }
     std::free(p);
+    return cudaSuccess;
+}
+
+// Since CUDA 11: success for any pointer, cudaMemoryTypeUnregistered for memory CUDA does not know.
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
+    if (cudaError_t e = enter(tl_current, "cudaPointerGetAttributes")) return ret(e);
+    *a = cudaPointerAttributes{cudaMemoryTypeUnregistered, -1, nullptr, nullptr};
+    std::lock_guard<std::mutex> lock(state().alloc_mutex);
+    if (pinned_at(p)) {
+        *a = cudaPointerAttributes{cudaMemoryTypeHost, tl_current, const_cast<void*>(p), const_cast<void*>(p)};
+        return cudaSuccess;
+    }
+    auto& all = state().allocations;
+    auto it = all.upper_bound(const_cast<void*>(p));
+    if (it != all.begin()) {
+        --it;
+        if (static_cast<const char*>(p) < static_cast<const char*>(it->first) + it->second.first)
+            *a = cudaPointerAttributes{cudaMemoryTypeDevice, it->second.second, const_cast<void*>(p), nullptr};
+    }
     return cudaSuccess;
 }
 
@@ -681,6 +731,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) { return ret(resolve(s)->drain
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* data) {
     CUstream_st* s = resolve(stream);
     if (cudaError_t e = enter(s->device, "cudaLaunchHostFunc")) return ret(e);
+    ++dev(s->device).host_funcs;
     s->push([=] { fn(data); });
     return cudaSuccess;
 }
@@ -846,3 +897,30 @@ extern "C" __attribute__((visibility("default"))) int accel_cuda_emulation_fault
 }
 
 extern "C" __attribute__((visibility("default"))) int accel_cuda_emulation_current_device() { return tl_current; }
+
+extern "C" __attribute__((visibility("default"))) long accel_cuda_emulation_counter(const char* name, int device) {
+    const std::string n = name ? name : "";
+    State& st = state();
+    if (n == "pinned_bytes" || n == "pinned_peak_bytes") {
+        std::lock_guard<std::mutex> lock(st.alloc_mutex);
+        return static_cast<long>(n == "pinned_bytes" ? st.pinned_bytes : st.pinned_peak);
+    }
+    if (device < 0 || device >= kMaxDevices) return -1;
+    Device& v = dev(device);
+    if (n == "cudaMalloc") return v.mallocs.load();
+    if (n == "cudaFree") return v.frees.load();
+    if (n == "cudaLaunchHostFunc") return v.host_funcs.load();
+    return -1;
+}
+
+extern "C" __attribute__((visibility("default"))) void accel_cuda_emulation_reset_pinned_peak() {
+    std::lock_guard<std::mutex> lock(state().alloc_mutex);
+    state().pinned_peak = state().pinned_bytes;
+}
+
+extern "C" __attribute__((visibility("default"))) void* accel_cuda_emulation_host_alloc(unsigned long bytes) {
+    void* p = nullptr;
+    return cudaMallocHost(&p, bytes) == cudaSuccess ? p : nullptr;
+}
+
+extern "C" __attribute__((visibility("default"))) void accel_cuda_emulation_host_free(void* p) { cudaFreeHost(p); }

@@ -17,19 +17,32 @@
 namespace accel {
 namespace cuda {
 
+/// Index of this block in the grid, numbered x-fastest.
+__device__ __forceinline__ std::size_t flat_block_index() {
+    return blockIdx.x + static_cast<std::size_t>(gridDim.x) * (blockIdx.y + static_cast<std::size_t>(gridDim.y) * blockIdx.z);
+}
+
+/// Blocks in the grid.
+__device__ __forceinline__ std::size_t flat_block_count() {
+    return static_cast<std::size_t>(gridDim.x) * gridDim.y * gridDim.z;
+}
+
+/// Index of this thread in its block, x-fastest.
+__device__ __forceinline__ unsigned block_thread_index() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+/// Threads per block.
+__device__ __forceinline__ unsigned block_thread_count() { return blockDim.x * blockDim.y * blockDim.z; }
+
 /// Index of this thread in the flattened launch: blocks numbered x-fastest
 /// over the grid, threads x-fastest within a block.
 __device__ __forceinline__ std::size_t flat_thread_index() {
-    const std::size_t block = blockIdx.x + static_cast<std::size_t>(gridDim.x) *
-                                               (blockIdx.y + static_cast<std::size_t>(gridDim.y) * blockIdx.z);
-    const unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    return block * (blockDim.x * blockDim.y * blockDim.z) + thread;
+    return flat_block_index() * block_thread_count() + block_thread_index();
 }
 
 /// Threads in the whole launch: the stride of a grid-stride loop.
-__device__ __forceinline__ std::size_t flat_thread_count() {
-    return static_cast<std::size_t>(gridDim.x) * gridDim.y * gridDim.z * (blockDim.x * blockDim.y * blockDim.z);
-}
+__device__ __forceinline__ std::size_t flat_thread_count() { return flat_block_count() * block_thread_count(); }
 
 /// Stable logistic 1/(1+e^-x): expf only of a non-positive argument, so it
 /// never overflows (expf: max 2 ulp; the division is correctly rounded).

@@ -109,19 +109,6 @@ struct FmaBody {
     }
 };
 
-// One thread per column: adjacent threads read adjacent columns of a row
-// (coalesced); each column is summed in row order, as on the host backend.
-struct ColumnSumBody {
-    const float* x;
-    float* y;
-    std::size_t rows, cols;
-    __device__ void operator()(std::size_t c) const {
-        float s = 0.0f;
-        for (std::size_t r = 0; r < rows; ++r) s += x[r * cols + c];
-        y[c] = s;
-    }
-};
-
 struct BiasActivationBody {
     float* y;
     const float* bias;
@@ -142,6 +129,39 @@ __global__ void __launch_bounds__(1024) add_vec4(const float4* a, const float4* 
         c[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
     }
     for (std::size_t i = 4 * n4 + first; i < n; i += stride) cs[i] = as[i] + bs[i];
+}
+
+// column_sum: each block owns chunks of `width` adjacent columns (grid-stride
+// over chunks) and splits the rows of a chunk over its threads: thread t is
+// column lane t % width and row lane t / width, and sums rows lane, lane +
+// lanes, ... of its column. When width == cols a warp reads consecutive
+// addresses, otherwise runs of `width` floats. The row lanes' partial sums
+// meet in shared memory and one thread per column adds them in lane order, so
+// a given launch geometry always gives the same bits, and no atomics are
+// needed (one block writes each column).
+__global__ void __launch_bounds__(1024) column_sum_kernel(const float* __restrict__ x, float* __restrict__ y,
+                                                          std::size_t rows, std::size_t cols) {
+    __shared__ float partial[kColumnSumMaxThreads];
+    const unsigned threads = block_thread_count(), t = block_thread_index();
+    unsigned width = threads < kColumnSumWidth ? threads : kColumnSumWidth;
+    if (cols < width) width = static_cast<unsigned>(cols);
+    const unsigned lanes = threads / width, col_lane = t % width, row_lane = t / width;
+    const std::size_t chunks = (cols + width - 1) / width;
+    // The trip count is the same for every thread of a block: the barriers are uniform.
+    for (std::size_t chunk = flat_block_index(); chunk < chunks; chunk += flat_block_count()) {
+        const std::size_t c = chunk * width + col_lane;
+        float s = 0.0f;
+        if (row_lane < lanes && c < cols)
+            for (std::size_t r = row_lane; r < rows; r += lanes) s += x[r * cols + c];
+        partial[t] = s;
+        __syncthreads();
+        if (row_lane == 0 && c < cols) {
+            float total = 0.0f;
+            for (unsigned l = 0; l < lanes; ++l) total += partial[l * width + col_lane];
+            y[c] = total;
+        }
+        __syncthreads();  // the next chunk overwrites partial[]
+    }
 }
 
 __global__ void empty_kernel() {}
@@ -201,7 +221,7 @@ cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iteration
 }
 
 cudaError_t launch_column_sum(const float* x, float* y, std::size_t rows, std::size_t cols, const Launch& l) {
-    return run(cols, l, ColumnSumBody{x, y, rows, cols});
+    return launch_kernel(column_sum_kernel, l, x, y, rows, cols);
 }
 
 cudaError_t launch_bias_activation(float* y, const float* bias, std::size_t rows, std::size_t cols, Epilogue act,

@@ -59,8 +59,19 @@ cudaError_t matmul_image_status();
 cudaError_t launch_empty(cudaStream_t stream);
 /// The peak-FMA probe (see Device::k_fma_throughput); item i is the element index.
 cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iterations, const Launch& l);
-/// y[c] = Σ_r x[r,c] for x[rows,cols], one thread per column (grid-stride over
-/// columns), rows summed in order.
+/// Columns one block of column_sum covers at a time (a warp's width).
+constexpr unsigned kColumnSumWidth = 32;
+/// The largest block column_sum is written for (its shared array): every
+/// device's limit.
+constexpr unsigned kColumnSumMaxThreads = 1024;
+/// y[c] = Σ_r x[r,c] for x[rows,cols] (cols ≥ 1), float32 accumulation. Any
+/// grid and block within the device limits (≤ 1024 threads per block): a
+/// block of T threads takes chunks of w = min(32, T, cols) adjacent columns
+/// (grid-stride over the ⌈cols/w⌉ chunks) and splits each chunk's rows over
+/// L = ⌊T/w⌋ row lanes; lane l sums rows l, l+L, ... in order, and the L
+/// partial sums of a column are added in lane order by one thread. Rounding
+/// error thus grows with rows/L + L, not rows; the result is the same bits
+/// for the same geometry (no atomics).
 cudaError_t launch_column_sum(const float* x, float* y, std::size_t rows, std::size_t cols, const Launch& l);
 /// In place: y[r,c] = act(y[r,c] + bias[c]) for y[rows,cols]; bias may be null.
 /// The epilogue of dense on the vendor path.

@@ -88,6 +88,22 @@ typedef struct CUstream_st* cudaStream_t;  ///< an emulated stream (null: the de
 typedef struct CUevent_st* cudaEvent_t;    ///< an emulated event
 typedef void (*cudaHostFn_t)(void* userData);
 
+/// What memory a pointer points to (cudaPointerGetAttributes).
+enum cudaMemoryType {
+    cudaMemoryTypeUnregistered = 0,  ///< pageable host memory CUDA does not know
+    cudaMemoryTypeHost = 1,          ///< page-locked host memory (cudaMallocHost)
+    cudaMemoryTypeDevice = 2,        ///< device memory (cudaMalloc)
+    cudaMemoryTypeManaged = 3,
+};
+
+/// cudaPointerGetAttributes's answer (the fields the plugin reads).
+struct cudaPointerAttributes {
+    cudaMemoryType type;
+    int device;
+    void* devicePointer;
+    void* hostPointer;
+};
+
 /// The device properties the plugin reads.
 struct cudaDeviceProp {
     char name[256];
@@ -128,6 +144,7 @@ cudaError_t cudaMalloc(void** p, std::size_t bytes);
 cudaError_t cudaFree(void* p);
 cudaError_t cudaMallocHost(void** p, std::size_t bytes);
 cudaError_t cudaFreeHost(void* p);
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* p);
 cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes);
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s);
 cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t s);
