@@ -197,12 +197,14 @@ bool is_real_gpu(const DeviceRef& r) {
 
 // opencl:SPEC, SPEC = gpu | cpu | accelerator | PLATFORM[:I] (see registry.hpp).
 int find_device_in(const std::vector<DeviceRef>& devices, const std::string& spec) {
-    std::string listing;
-    for (std::size_t i = 0; i < devices.size(); ++i)
-        listing += (listing.empty() ? "" : ", ") + std::string("opencl:") + platform_key(devices[i].platform) + ":" +
-                   std::to_string(devices[i].within_platform) + " (" +
-                   ACCEL_DEVICE_TEXT(devices[i].device, CL_DEVICE_NAME) + ")";
-    const std::string here = "; the devices here: " + (listing.empty() ? std::string("none") : listing);
+    // For the error messages only: every device by its stable selector.
+    auto here = [&] {
+        std::string listing;
+        for (const auto& r : devices)
+            listing += (listing.empty() ? "" : ", ") + std::string("opencl:") + platform_key(r.platform) + ":" +
+                       std::to_string(r.within_platform) + " (" + ACCEL_DEVICE_TEXT(r.device, CL_DEVICE_NAME) + ")";
+        return "; the devices here: " + (listing.empty() ? std::string("none") : listing);
+    };
     const cl_device_type type = spec == "gpu" ? CL_DEVICE_TYPE_GPU : spec == "cpu" ? CL_DEVICE_TYPE_CPU
                                 : spec == "accelerator" ? CL_DEVICE_TYPE_ACCELERATOR : 0;
     if (type) {
@@ -210,7 +212,7 @@ int find_device_in(const std::vector<DeviceRef>& devices, const std::string& spe
             if ((ACCEL_DEVICE_VALUE(cl_device_type, devices[i].device, CL_DEVICE_TYPE) & type) &&
                 !is_simulator(devices[i].platform))
                 return static_cast<int>(i);
-        throw BackendUnavailable("opencl: no " + spec + " device (simulators are opened only by platform name)" + here);
+        throw BackendUnavailable("opencl: no " + spec + " device (simulators are opened only by platform name)" + here());
     }
     const auto colon = spec.find(':');
     const std::string name = spec.substr(0, colon);
@@ -220,14 +222,14 @@ int find_device_in(const std::vector<DeviceRef>& devices, const std::string& spe
         if ((platform_key(r.platform) == name || platform_identity(r.platform).find(name) != std::string::npos) &&
             std::find(matched.begin(), matched.end(), r.platform) == matched.end())
             matched.push_back(r.platform);
-    if (matched.empty()) throw BackendUnavailable("opencl: no platform matches '" + name + "'" + here);
+    if (matched.empty()) throw BackendUnavailable("opencl: no platform matches '" + name + "'" + here());
     if (matched.size() > 1)
         throw BackendUnavailable("opencl: '" + name + "' matches " + std::to_string(matched.size()) +
-                                 " platforms; name one by a longer piece of its name" + here);
+                                 " platforms; name one by a longer piece of its name" + here());
     for (std::size_t i = 0; i < devices.size(); ++i)
         if (devices[i].platform == matched[0] && devices[i].within_platform == within) return static_cast<int>(i);
     throw BackendUnavailable("opencl: platform '" + platform_key(matched[0]) + "' has no device " +
-                             std::to_string(within) + here);
+                             std::to_string(within) + here());
 }
 
 std::string type_name(cl_device_type t) {

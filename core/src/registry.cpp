@@ -299,10 +299,11 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
     if (sel.backend == "auto" && st.availability.preferred_index > 0 &&
         st.availability.preferred_index < st.availability.device_count)
         index = st.availability.preferred_index;
+    Plugin& p = load_plugin(chosen);
     if (!sel.device.empty()) {
-        const std::string call = "plugin " + load_plugin(chosen).path + ": find_device(\"" + sel.device + "\")";
+        const std::string call = "plugin " + p.path + ": find_device(\"" + sel.device + "\")";
         try {
-            index = load_plugin(chosen).backend->find_device(sel.device);
+            index = p.backend->find_device(sel.device);
         } catch (const InvalidArgument& e) {
             throw InvalidArgument(asked + ": " + e.what());
         } catch (const BackendUnavailable& e) {
@@ -322,7 +323,6 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
     static std::map<std::string, std::weak_ptr<Device>> cache;
     const std::string key = chosen + ":" + std::to_string(index);
     if (auto d = cache[key].lock()) return d;
-    Plugin& p = load_plugin(chosen);
     const std::string call = "plugin " + p.path + ": create_device(" + std::to_string(index) + ")";
     std::shared_ptr<Device> d;
     try {
