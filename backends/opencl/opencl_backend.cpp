@@ -260,7 +260,8 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
     i.type = type_name(ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE));
     i.driver_version = ACCEL_DEVICE_TEXT(d, CL_DRIVER_VERSION);
     const std::string platform = platform_text(p, CL_PLATFORM_NAME, "CL_PLATFORM_NAME");
-    i.runtime_version = platform + " / " + ACCEL_DEVICE_TEXT(d, CL_DEVICE_VERSION);
+    // The implementation and its version: what tells two vendors' runtimes on one device apart.
+    i.runtime_version = platform + " " + i.driver_version;
     i.compute_units = static_cast<int>(ACCEL_DEVICE_VALUE(cl_uint, d, CL_DEVICE_MAX_COMPUTE_UNITS));
     i.global_memory_bytes = ACCEL_DEVICE_VALUE(cl_ulong, d, CL_DEVICE_GLOBAL_MEM_SIZE);
 

@@ -162,3 +162,49 @@ TEST_CASE("table_and_json") {
     CHECK(j["rows"].size() == table_rows);
     CHECK(table_rows > 0);
 }
+
+TEST_CASE("timer_check") {
+    // A device timer that does not advance, or reads 1000 times the host
+    // clock, is rejected and host time used; a right one is kept.
+#ifdef ACCEL_EMULATED_PLUGINS
+    const std::string args = "--quick --backends cuda --ops add,matmul --add-sizes 1e5 --matmul-sizes 64 --format json -o t.json";
+    for (const char* scale : {"0", "1000", "1"}) {
+        CAPTURE(scale);
+        const bool right = std::string(scale) == "1";
+        REQUIRE(setenv("ACCEL_CUDA_EMULATION_EVENT_SCALE", scale, 1) == 0);
+        REQUIRE(setenv("ACCEL_PLUGIN_PATH", ACCEL_EMULATED_PLUGINS, 1) == 0);
+        const Outcome r = bench(args);
+        unsetenv("ACCEL_CUDA_EMULATION_EVENT_SCALE");
+        unsetenv("ACCEL_PLUGIN_PATH");
+        REQUIRE_MESSAGE(r.code == 0, r.output);
+        const json j = load("t.json");
+        REQUIRE(j["devices"].size() == 1);
+        CHECK(j["devices"][0]["device_timer_ok"].get<bool>() == right);
+        CHECK(j["devices"][0].contains("timer_note") == !right);
+        for (const auto& row : j["rows"]) {
+            INFO(row.dump());
+            CHECK((row["timer"].get<std::string>().rfind("host clock", 0) == 0) == !right);
+            CHECK(row["kernel_ms"]["median"].get<double>() > 0);
+        }
+    }
+#else
+    MESSAGE("no emulated CUDA plugin in this build: nothing to check");
+#endif
+}
+
+TEST_CASE("side_by_side") {
+    // Two devices in one run: one table with a rate column per device.
+    const Outcome r = bench("--quick --backends host,opencl --ops add,matmul --add-sizes 1e5 --matmul-sizes 64");
+    if (r.code == 2 && r.output.find("opencl") != std::string::npos) {
+        MESSAGE("opencl unavailable: " << r.output);
+        std::exit(77);
+    }
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const auto at = r.output.find("side by side");
+    REQUIRE_MESSAGE(at != std::string::npos, r.output);
+    const std::string table = r.output.substr(at);
+    CHECK(table.find("host:0") != std::string::npos);
+    CHECK(table.find("opencl:") != std::string::npos);
+    CHECK(table.find(" / host:0") != std::string::npos);
+    for (const char* line : {"add     100000", "matmul  64x64x64"}) CHECK_MESSAGE(table.find(line) != std::string::npos, line);
+}

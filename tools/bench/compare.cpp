@@ -37,7 +37,8 @@ Times kernel_times(const json& doc, const std::string& by, const std::string& fi
         Key k{str(row, "op"), str(row, "shape"), str(row, "path"),
               row.value("default_geometry", true) ? "" : str(row, "block"), ""};
         if (by == "backend") k.device = str(row, "backend");
-        else if (by == "selector") k.device = str(row, "selector");
+        else if (by == "selector")  // the stable form where the run has it: "opencl:pocl:0" survives reordering
+            k.device = str(row, "stable_selector").empty() ? str(row, "selector") : str(row, "stable_selector");
         else if (by == "device") k.device = str(row, "backend") + " " + str(row, "device");
         const json* ms = row.contains("kernel_ms") ? &row["kernel_ms"] : nullptr;
         if (!ms || !ms->contains("median") || !(*ms)["median"].is_number() || (*ms)["median"].get<double>() <= 0) {

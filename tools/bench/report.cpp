@@ -68,13 +68,22 @@ json device_json(const DeviceReport& d) {
            {"max_block_size", i.limits.max_block_size},
            {"timer", i.timer},
            {"vendor_path", {{"matmul", d.vendor_matmul}, {"dense", d.vendor_dense}}},
+           {"stable_selector", i.stable_selector},
            {"copy_gbps", d.copy_gbps},
            {"copy_bytes", d.copy_bytes},
+           {"add_probe_gbps", d.add_gbps},
+           {"add_probe_elements", d.add_elements},
+           {"fma_probe_gflops", d.probe_gflops},
+           {"bandwidth_ceiling_gbps", d.bandwidth_gbps},
            {"peak_fma_gflops", d.peak_gflops},
+           {"ceiling_source", d.ceiling_source},
+           {"last_level_cache_bytes", d.cache_bytes},
+           {"device_timer_ok", d.device_timer_ok},
            {"bare_launch_us", d.bare_launch_us},
            {"add1_launch_us", d.add1_launch_us},
            {"launch_overhead_us", d.add1_launch_us - d.bare_launch_us}};
     for (const auto& kv : i.extra) j["extra"][kv.first] = kv.second;
+    if (!d.timer_note.empty()) j["timer_note"] = d.timer_note;
     if (!d.error.empty()) j["ceiling_error"] = d.error;
     return j;
 }
@@ -83,6 +92,8 @@ json row_json(const Row& r) {
     json j{{"backend", r.backend},
            {"device", r.device},
            {"selector", r.selector},
+           {"stable_selector", r.stable_selector},
+           {"runtime", r.runtime},
            {"timer", r.timer},
            {"op", accel::op_name(r.problem.op)},
            {"shape", r.problem.shape()},
@@ -104,12 +115,11 @@ json row_json(const Row& r) {
     if (r.gbps) j["gbps"] = *r.gbps;
     if (r.gflops) j["gflops"] = *r.gflops;
     if (r.fraction) j["fraction_of_ceiling"] = *r.fraction;
+    if (r.gbps) j["cache_resident"] = r.cache_resident;
     j["nmse"] = r.nmse;
     j["oracle"] = r.oracle;
     return j;
 }
-
-std::string truncate(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
 
 }  // namespace
 
@@ -176,11 +186,51 @@ void write_native_vs_vendor(std::ostream& out, const Results& r) {
         for (const auto& ven : r.rows)
             if (ven.path == "vendor" && ven.gflops && ven.error.empty() && ven.selector == nat.selector &&
                 ven.problem.op == nat.problem.op && ven.problem.shape() == nat.problem.shape() && ven.block == nat.block)
-                t.add({nat.selector, accel::op_name(nat.problem.op), nat.problem.shape(), num(*nat.gflops),
+                t.add({nat.stable_selector, accel::op_name(nat.problem.op), nat.problem.shape(), num(*nat.gflops),
                        num(*ven.gflops), format("%.2f", *nat.gflops / *ven.gflops)});
     }
     if (t.empty()) return;
     out << "\nnative kernels against the vendor library, same run:\n";
+    t.write(out);
+}
+
+std::string shown_selector(const DeviceReport& d) {
+    return d.info.stable_selector.empty() ? d.selector : d.info.stable_selector;
+}
+
+// Several devices in one run: one line per (op, shape, path, block), one
+// rate column per device and each device's ratio to the first.
+void write_side_by_side(std::ostream& out, const Results& r) {
+    if (r.devices.size() < 2) return;
+    std::vector<std::string> header{"op", "shape", "path", "block", "unit"};
+    for (const auto& d : r.devices) header.push_back(shown_selector(d));
+    for (std::size_t i = 1; i < r.devices.size(); ++i)
+        header.push_back(shown_selector(r.devices[i]) + " / " + shown_selector(r.devices[0]));
+    TextTable t(header, 5);
+    std::vector<std::string> done;
+    for (const auto& row : r.rows) {
+        const std::string key = std::string(accel::op_name(row.problem.op)) + "|" + row.problem.shape() + "|" +
+                                row.path + "|" + (row.default_geometry ? "" : row.block);
+        if (std::find(done.begin(), done.end(), key) != done.end()) continue;
+        done.push_back(key);
+        std::vector<std::string> line{accel::op_name(row.problem.op), row.problem.shape(), row.path,
+                                      row.default_geometry ? "default" : row.block, row.gflops ? "GFLOP/s" : "GB/s"};
+        std::vector<double> rate;
+        for (const auto& d : r.devices) {
+            double v = 0;
+            for (const auto& x : r.rows)
+                if (x.selector == d.selector && x.error.empty() && x.problem.op == row.problem.op &&
+                    x.problem.shape() == row.problem.shape() && x.path == row.path &&
+                    x.default_geometry == row.default_geometry && (row.default_geometry || x.block == row.block))
+                    v = x.gflops ? *x.gflops : x.gbps ? *x.gbps : 0;
+            rate.push_back(v);
+            line.push_back(v > 0 ? num(v) : "-");
+        }
+        for (std::size_t i = 1; i < rate.size(); ++i)
+            line.push_back(rate[i] > 0 && rate[0] > 0 ? format("%.2f", rate[i] / rate[0]) : "-");
+        t.add(std::move(line));
+    }
+    out << "\nside by side (rates of the same rows on each device, and each device's ratio to the first):\n";
     t.write(out);
 }
 
@@ -190,20 +240,30 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
            "op + download output (median)\n";
     out << "launch us: host time per empty kernel launch; add(1) us: per 1-element ops::add (both back to back, "
            "one sync)\n";
-    out << "% ceil: GB/s of copy bandwidth (memory-bound ops) or GFLOP/s of peak FMA (matmul, dense); nmse vs the "
+    out << "% ceil: GB/s of the bandwidth ceiling (memory-bound ops) or GFLOP/s of the peak-FMA ceiling (matmul, "
+           "dense); * marks operands within twice the last-level cache (may pass the DRAM ceiling); nmse vs the "
            "float64 oracle\n\n";
-    TextTable dev({"device", "name", "timer", "copy GB/s", "peak FMA GFLOP/s", "launch us", "add(1) us",
-                   "vendor path"},
-                  3);
+    TextTable dev({"device", "name", "runtime", "timer", "ceiling GB/s", "own add GB/s", "ceiling GFLOP/s",
+                   "own FMA GFLOP/s", "launch us", "add(1) us", "vendor path"},
+                  4);
     for (const auto& d : r.devices) {
         const bool ok = d.error.empty();
-        dev.add({d.selector, d.info.name, d.info.timer, ok ? num(d.copy_gbps) : "error",
-                 ok ? num(d.peak_gflops) : "error", ok ? num(d.bare_launch_us) : "error",
-                 ok ? num(d.add1_launch_us) : "error", d.vendor_matmul ? "yes" : "no"});
+        auto v = [&](double x) { return ok ? num(x) : std::string("error"); };
+        dev.add({shown_selector(d), d.info.name, d.info.runtime_version,
+                 d.device_timer_ok ? d.info.timer : "host clock (device timer rejected)", v(d.bandwidth_gbps),
+                 v(d.add_gbps), v(d.peak_gflops), v(d.probe_gflops), v(d.bare_launch_us), v(d.add1_launch_us),
+                 d.vendor_matmul ? "yes" : "no"});
     }
     dev.write(out);
-    for (const auto& d : r.devices)
+    for (const auto& d : r.devices) {
         if (!d.error.empty()) out << "ceilings of " << d.selector << " failed: " << d.error << "\n";
+        if (!d.timer_note.empty()) out << "timer of " << shown_selector(d) << ": " << d.timer_note << "\n";
+        if (d.error.empty())
+            out << "ceilings of " << shown_selector(d) << ": " << d.ceiling_source << "; add probe on "
+                << d.add_elements << " elements (" << num(12.0 * double(d.add_elements) / (1 << 20)) << " MiB)"
+                << (d.cache_bytes ? ", last-level cache " + num(double(d.cache_bytes) / (1 << 20)) + " MiB" : "")
+                << "; device-to-device copy " << num(d.copy_gbps) << " GB/s\n";
+    }
     for (const auto& u : r.unavailable) out << "not run: " << u << "\n";
     out << "\n";
 
@@ -211,12 +271,13 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
                  "GFLOP/s", "% ceil", "nmse", "limit", "ok"},
                 5);
     for (const auto& row : r.rows) {
-        std::vector<std::string> c{row.selector, truncate(row.device, 28), accel::op_name(row.problem.op),
+        std::vector<std::string> c{row.stable_selector, row.device, accel::op_name(row.problem.op),
                                    row.problem.shape(), row.path, row.block};
         if (row.error.empty()) {
             for (double v : {row.kernel_ms_median, row.kernel_ms_min, row.kernel_ms_max, row.end_to_end_ms})
                 c.push_back(num(v));
-            c.insert(c.end(), {opt(row.gbps), opt(row.gflops), opt(row.fraction, 100), format("%.1e", row.nmse)});
+            c.insert(c.end(), {opt(row.gbps), opt(row.gflops), opt(row.fraction, 100) + (row.cache_resident ? "*" : ""),
+                               format("%.1e", row.nmse)});
         } else {
             c.insert(c.end(), 8, "-");
         }
@@ -229,6 +290,7 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
             out << "error: " << accel::op_name(row.problem.op) << " " << row.problem.shape() << " on " << row.selector
                 << ": " << row.error << "\n";
     write_native_vs_vendor(out, r);
+    write_side_by_side(out, r);
     for (const auto& n : r.notes) out << "note: " << n << "\n";
 }
 
@@ -239,18 +301,21 @@ void write_csv(std::ostream& out, const Results& r) {
         for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
         return o + "\"";
     };
-    out << "backend,device,selector,timer,op,shape,size,size_unit,path,block,geometry,runs,kernel_ms_median,"
-           "kernel_ms_min,kernel_ms_max,end_to_end_ms,gbps,gflops,fraction_of_ceiling,nmse,nmse_threshold,pass,error\n";
+    out << "backend,device,selector,stable_selector,runtime,timer,op,shape,size,size_unit,path,block,geometry,runs,"
+           "kernel_ms_median,kernel_ms_min,kernel_ms_max,end_to_end_ms,gbps,gflops,fraction_of_ceiling,cache_resident,"
+           "nmse,nmse_threshold,pass,error\n";
     for (const auto& row : r.rows) {
         const bool ok = row.error.empty();
         auto val = [&](double v) { return ok ? format("%.6g", v) : std::string(); };
         auto ov = [&](const std::optional<double>& v) { return ok && v ? format("%.6g", *v) : std::string(); };
-        out << q(row.backend) << "," << q(row.device) << "," << q(row.selector) << "," << q(row.timer) << ","
+        out << q(row.backend) << "," << q(row.device) << "," << q(row.selector) << "," << q(row.stable_selector) << ","
+            << q(row.runtime) << "," << q(row.timer) << ","
             << accel::op_name(row.problem.op) << "," << row.problem.shape() << "," << format("%.6g", row.problem.size())
             << "," << row.problem.size_unit() << "," << row.path << "," << row.block << "," << q(row.geometry) << ","
             << (ok ? std::to_string(row.runs) : "") << "," << val(row.kernel_ms_median) << "," << val(row.kernel_ms_min)
             << "," << val(row.kernel_ms_max) << "," << val(row.end_to_end_ms) << "," << ov(row.gbps) << ","
-            << ov(row.gflops) << "," << ov(row.fraction) << "," << (ok ? format("%.3e", row.nmse) : "") << ","
+            << ov(row.gflops) << "," << ov(row.fraction) << "," << (ok && row.gbps ? (row.cache_resident ? "true" : "false") : "")
+            << "," << (ok ? format("%.3e", row.nmse) : "") << ","
             << format("%.0e", row.threshold) << "," << (row.passed() ? "true" : "false") << "," << q(row.error)
             << "\n";
     }

@@ -23,14 +23,17 @@ Machine this_machine();
 
 /// The run as a JSON document: {"accel_version", "machine", "settings",
 /// "devices": [...with ceilings...], "rows": [...], "notes", "unavailable"}.
-/// Row keys: backend, device, selector, timer, op, shape, size, size_unit,
-/// path, block, geometry, runs, kernel_ms {median,min,max}, end_to_end_ms,
-/// gbps or gflops, fraction_of_ceiling, nmse, nmse_threshold, oracle, pass,
-/// and error when the row could not run.
+/// Row keys: backend, device, selector, stable_selector, runtime (the
+/// implementation and its version), timer, op, shape, size, size_unit, path,
+/// block, geometry, runs, kernel_ms {median,min,max}, end_to_end_ms, gbps or
+/// gflops, fraction_of_ceiling, cache_resident (memory-bound rows), nmse,
+/// nmse_threshold, oracle, pass, and error when the row could not run.
 nlohmann::json to_json(const Settings& s, const Results& r, const Machine& m);
 
-/// Aligned table for people: a header (version, machine, devices with timer
-/// and ceilings, notes) and one line per row, units in the column headers.
+/// Aligned table for people: a header (version, machine, devices with
+/// runtime, timer and ceilings, notes) and one line per row, units in the
+/// column headers; then native against vendor, and with two or more devices
+/// a side-by-side table (one rate column per device, ratios to the first).
 void write_table(std::ostream& out, const Results& r, const Machine& m);
 
 /// CSV with a header line; one line per row (the JSON row keys, flattened).

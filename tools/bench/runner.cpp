@@ -1,9 +1,11 @@
 #include "runner.hpp"
 
+#include "report.hpp"
 #include "workload.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cstdio>
 #include <functional>
 #include <numeric>
@@ -33,11 +35,21 @@ double median(std::vector<double> v) {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// Kernel time of `fn` between two events on the device's default stream, in ms.
+// Kernel time of `fn` in ms: between two events on the device's default
+// stream, or, for a device whose timer failed check_timer(), host time
+// between two synchronizations.
 class EventTimer {
 public:
-    explicit EventTimer(accel::Device& d) : d_(d), start_(d.create_event()), end_(d.create_event()) {}
+    EventTimer(accel::Device& d, bool device_timer = true)
+        : d_(d), device_timer_(device_timer), start_(d.create_event()), end_(d.create_event()) {}
     double time(const std::function<void()>& fn) {
+        if (!device_timer_) {
+            d_.synchronize();
+            const auto t0 = Clock::now();
+            fn();
+            d_.synchronize();
+            return ms_since(t0);
+        }
         start_->record(d_.default_stream());
         fn();
         end_->record(d_.default_stream());
@@ -57,16 +69,76 @@ public:
 
 private:
     accel::Device& d_;
+    bool device_timer_;
     std::unique_ptr<accel::Event> start_, end_;
 };
 
-// Copy bandwidth (read + write bytes) and peak FMA rate, with accel's own kernels.
+// Host time a probe may take before it stops growing (calibration loops are
+// bounded by this, whatever the device's timer says).
+constexpr double kProbeBudgetMs = 2000;
+// A device timer is trusted when, around kernels that keep the device busy
+// for at least kTimerCheckMs of host time, it reads between kTimerLow and
+// kTimerHigh of the host time (launch and synchronization make host time a
+// little longer; a timer in the wrong unit, or one that does not advance, is
+// off by orders of magnitude).
+constexpr double kTimerCheckMs = 20, kTimerLow = 0.5, kTimerHigh = 1.1;
+
+// The device's timer against the host clock (see kTimerLow/kTimerHigh).
+void check_timer(DeviceReport& r, const std::shared_ptr<accel::Device>& dp) {
+    accel::Device& d = *dp;
+    const std::size_t n = std::size_t{1} << 20;
+    accel::Tensor a(dp, accel::Shape{n}), c(dp, accel::Shape{n});
+    a.upload(std::vector<float>(n, 1.0f));
+    EventTimer timer(d);
+    int launches = 1;
+    for (;;) {
+        d.synchronize();
+        const auto t0 = Clock::now();
+        const double device_ms = timer.time([&] {
+            for (int i = 0; i < launches; ++i) accel::ops::add(a, a, c);
+        });
+        const double host_ms = ms_since(t0);
+        if (host_ms < kTimerCheckMs && host_ms < kProbeBudgetMs / 8 && launches < 4096) {
+            launches *= 2;
+            continue;
+        }
+        if (!(device_ms >= kTimerLow * host_ms && device_ms <= kTimerHigh * host_ms)) {
+            r.device_timer_ok = false;
+            r.timer_note = format("device timer read %.4g ms where the host clock read %.4g ms (%d launches of add "
+                                  "on %zu elements; trusted between %.2g and %.2g of host time); host time "
+                                  "between synchronizations used instead",
+                                  device_ms, host_ms, launches, n, kTimerLow, kTimerHigh);
+        }
+        return;
+    }
+}
+
+// Last-level cache of the host processor (largest cache of cpu0 in sysfs), bytes; 0 when unknown.
+std::size_t host_last_level_cache() {
+    std::size_t best = 0;
+    for (int i = 0; i < 8; ++i) {
+        std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+        std::size_t v = 0;
+        std::string unit;
+        if (!(f >> v)) continue;
+        f >> unit;
+        if (!unit.empty() && (unit[0] == 'K' || unit[0] == 'k')) v <<= 10;
+        if (!unit.empty() && unit[0] == 'M') v <<= 20;
+        best = std::max(best, v);
+    }
+    return best;
+}
+
+// Bandwidth (add, bytes as the add rows count them), peak FMA and launch
+// costs with accel's own kernels; every loop bounded by kProbeBudgetMs.
 void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, const Settings& s) {
     accel::Device& d = *dp;
-    EventTimer timer(d);
+    check_timer(r, dp);
+    EventTimer timer(d, r.device_timer_ok);
     const int runs = std::max(3, s.repeats);
+    const std::size_t mem = d.info().global_memory_bytes;
+    auto best = [](const std::vector<double>& t) { return *std::min_element(t.begin(), t.end()); };
     {
-        const std::size_t mem = d.info().global_memory_bytes;
         r.copy_bytes = mem ? std::min(s.copy_bytes, std::size_t(mem / 8)) : s.copy_bytes;
         accel::Buffer src(dp, r.copy_bytes), dst(dp, r.copy_bytes);
         auto copy = [&] { d.copy_device_to_device(dst, 0, src, 0, r.copy_bytes); };
@@ -76,40 +148,114 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
         r.copy_gbps = 2.0 * double(r.copy_bytes) / (median(t) * 1e6);
     }
     {
+        // add c = a + b with a working set (12 bytes per element) of 4× the
+        // last-level cache, at least 1 GiB, at most an eighth of the device's
+        // memory; smaller on a device too slow to run it within the budget.
+        const double target = s.quick ? double(std::size_t{12} << 20)
+                                      : std::max(4.0 * double(r.cache_bytes), double(std::size_t{1} << 30));
+        std::size_t n = std::size_t(std::min(target, mem ? double(mem) / 8 : target) / 12);
+        std::size_t trial = std::min<std::size_t>(n, std::size_t{1} << 20);
+        double trial_ms = 0;
+        {
+            accel::Tensor a(dp, accel::Shape{trial}), c(dp, accel::Shape{trial});
+            accel::ops::add(a, a, c);
+            d.synchronize();
+            const auto t0 = Clock::now();
+            accel::ops::add(a, a, c);
+            d.synchronize();
+            trial_ms = std::max(ms_since(t0), 1e-3);
+        }
+        const double fit = kProbeBudgetMs / (2.0 * runs) / trial_ms * double(trial);
+        n = std::max(trial, std::min(n, std::size_t(fit)));
+        accel::Tensor a(dp, accel::Shape{n}), b(dp, accel::Shape{n}), c(dp, accel::Shape{n});
+        auto add = [&] { accel::ops::add(a, b, c); };
+        add();  // first touch
+        std::vector<double> t;
+        timer.fill(t, add, runs, 0);
+        r.add_elements = n;
+        r.add_gbps = 12.0 * double(n) / (best(t) * 1e6);
+    }
+    {
         // Enough work-items to fill every compute unit many times over; the
-        // iteration count grows until one run takes fma_target_ms.
+        // iteration count grows until one run takes fma_target_ms (host time
+        // bounds the growth too, whatever the device timer reads).
         const std::size_t n = std::size_t(std::max(1, d.info().compute_units)) * 16384;
         accel::Tensor y(dp, accel::Shape{n});
         std::size_t iterations = 64;
         double flops = 0, ms = 0;
         for (;;) {
+            const auto t0 = Clock::now();
             ms = timer.time([&] { flops = accel::ops::fma_throughput(y, iterations); });
-            if (ms >= s.fma_target_ms || iterations >= (std::size_t{1} << 24)) break;
-            const double grow = ms > 0 ? std::min(16.0, std::max(2.0, s.fma_target_ms / ms)) : 16.0;
+            const double host_ms = ms_since(t0);
+            if (ms >= s.fma_target_ms || host_ms >= s.fma_target_ms || host_ms * 16 > kProbeBudgetMs ||
+                iterations >= (std::size_t{1} << 24))
+                break;
+            const double basis = std::max(ms, host_ms);
+            const double grow = basis > 0 ? std::min(16.0, std::max(2.0, s.fma_target_ms / basis)) : 16.0;
             iterations = std::size_t(double(iterations) * grow);
         }
         std::vector<double> t{ms};
         timer.fill(t, [&] { flops = accel::ops::fma_throughput(y, iterations); }, runs, 0);
-        r.peak_gflops = flops / (median(t) * 1e6);
+        r.probe_gflops = flops / (best(t) * 1e6);
     }
+    r.bandwidth_gbps = r.add_gbps;
+    r.peak_gflops = r.probe_gflops;
+    r.ceiling_source = "own probes";
     {
         // Launch cost: back-to-back submissions, one synchronize, host clock.
         // The difference between the two is what accel's front-end and a
-        // 1-element kernel body add to the runtime's bare launch.
-        const int launches = s.quick ? 200 : 5000;
+        // 1-element kernel body add to the runtime's bare launch. The count
+        // (5000, 200 with --quick) shrinks to fit the probe budget.
         accel::Stream& stream = d.default_stream();
         accel::Tensor a(dp, accel::Shape{1}), c(dp, accel::Shape{1});
         a.upload(std::vector<float>{1.0f});
         auto per_launch_us = [&](const auto& submit) {
-            submit();
-            d.synchronize();
-            const auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < launches; ++i) submit();
-            d.synchronize();
-            return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / launches;
+            auto batch_us = [&](int count) {
+                d.synchronize();
+                const auto t0 = Clock::now();
+                for (int i = 0; i < count; ++i) submit();
+                d.synchronize();
+                return ms_since(t0) * 1e3 / count;
+            };
+            const double first = batch_us(10);
+            const int fit = int(std::min(5000.0, kProbeBudgetMs * 1e3 / 4 / std::max(first, 1e-3)));
+            const int launches = std::max(10, std::min(s.quick ? 200 : 5000, fit));
+            return batch_us(launches);
         };
         r.bare_launch_us = per_launch_us([&] { d.launch_empty(stream); });
         r.add1_launch_us = per_launch_us([&] { accel::ops::add(a, a, c); });
+    }
+}
+
+// CPU devices of other backends run on the host's processor: their ceilings
+// become the machine's (the host backend's probes) where those are higher.
+void use_machine_ceilings(std::vector<DeviceReport>& devices, const Settings& s) {
+    auto is_other_cpu = [](const DeviceReport& d) { return d.info.type == "cpu" && d.info.backend != "host"; };
+    if (std::none_of(devices.begin(), devices.end(), is_other_cpu)) return;
+    DeviceReport host;
+    auto it = std::find_if(devices.begin(), devices.end(), [](const DeviceReport& d) { return d.info.backend == "host"; });
+    if (it != devices.end()) {
+        host = *it;
+    } else {
+        try {
+            auto hd = accel::open_device("host");
+            host.info = hd->info();
+            host.cache_bytes = host_last_level_cache();
+            measure_ceilings(host, hd, s);
+        } catch (const accel::Error&) {
+            return;  // no machine figures: each device keeps its own probes
+        }
+    }
+    if (!host.error.empty()) return;
+    for (auto& d : devices) {
+        if (!is_other_cpu(d) || !d.error.empty()) continue;
+        const bool bw = host.add_gbps > d.bandwidth_gbps, fma = host.probe_gflops > d.peak_gflops;
+        d.bandwidth_gbps = std::max(d.bandwidth_gbps, host.add_gbps);
+        d.peak_gflops = std::max(d.peak_gflops, host.probe_gflops);
+        d.ceiling_source = bw && fma ? "machine (host probes)"
+                           : bw      ? "bandwidth: machine (host add); FMA: own probe"
+                           : fma     ? "bandwidth: own add; FMA: machine (host probe)"
+                                     : "own probes";
     }
 }
 
@@ -157,7 +303,8 @@ void upload(const Workload& w, Bound& b) {
     for (std::size_t i = 0; i < w.inputs.size(); ++i) b.in[i].upload(w.inputs[i]);
 }
 
-void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item& it, const Settings& s) {
+void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item& it, const Settings& s,
+             bool device_timer) {
     accel::ops::Options o;
     o.path = it.path == OpPath::vendor ? accel::ops::PathChoice::vendor : accel::ops::PathChoice::native;
     o.geometry = it.geometry;
@@ -168,7 +315,7 @@ void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item
         d.synchronize();
     }
     // Full rounds: host clock around upload + op + download, events around the op.
-    EventTimer timer(d);
+    EventTimer timer(d, device_timer);
     std::vector<double> kernel, e2e;
     accel::reference::FVec got(b.output().elements());
     for (int i = 0; i < std::max(1, s.repeats); ++i) {
@@ -198,7 +345,9 @@ void fill_rates(Row& row, const Workload& w, const DeviceReport& dev) {
         if (dev.peak_gflops > 0) row.fraction = *row.gflops / dev.peak_gflops;
     } else {
         row.gbps = w.bytes / seconds * 1e-9;
-        if (dev.copy_gbps > 0) row.fraction = *row.gbps / dev.copy_gbps;
+        if (dev.bandwidth_gbps > 0) row.fraction = *row.gbps / dev.bandwidth_gbps;
+        // Operands within twice the last-level cache are served partly from it.
+        row.cache_resident = dev.cache_bytes > 0 && w.bytes <= 2.0 * double(dev.cache_bytes);
     }
 }
 
@@ -322,6 +471,7 @@ Results run(const Settings& s) {
         DeviceReport r;
         r.selector = d->selector();
         r.info = d->info();
+        if (r.info.type == "cpu") r.cache_bytes = host_last_level_cache();
         r.vendor_matmul = d->supports(Op::matmul, OpPath::vendor);
         r.vendor_dense = d->supports(Op::dense, OpPath::vendor);
         if (s.progress) std::fprintf(stderr, "\r\033[Kmeasuring ceilings of %s ...", r.selector.c_str());
@@ -332,6 +482,7 @@ Results run(const Settings& s) {
         }
         res.devices.push_back(std::move(r));
     }
+    use_machine_ceilings(res.devices, s);
 
     std::vector<Problem> problems;
     for (Op op : s.ops)
@@ -352,7 +503,9 @@ Results run(const Settings& s) {
         row.backend = dev.info.backend;
         row.device = dev.info.name;
         row.selector = dev.selector;
-        row.timer = dev.info.timer;
+        row.stable_selector = dev.info.stable_selector.empty() ? dev.selector : dev.info.stable_selector;
+        row.runtime = dev.info.runtime_version;
+        row.timer = dev.device_timer_ok ? dev.info.timer : "host clock between synchronizations (device timer rejected)";
         row.problem = p;
         row.path = path_name(it.path);
         row.threshold = nmse_threshold(p.op);
@@ -374,7 +527,7 @@ Results run(const Settings& s) {
                 bound_device = it.device;
             }
             row.oracle = w->oracle_text();
-            measure(row, *w, *bound, d, it, s);
+            measure(row, *w, *bound, d, it, s, dev.device_timer_ok);
             fill_rates(row, *w, dev);
         } catch (const accel::Error& e) {
             bound.reset();

@@ -57,22 +57,43 @@ struct Settings {
 };
 
 /// A device's facts and its measured ceilings.
+///
+/// Ceilings are the limits a row's rate is divided by: bandwidth is the best
+/// rate of accel's `add` (12 bytes per element, as the add rows count them)
+/// at a working set well past the last-level cache; peak FMA is the best
+/// rate of accel's FMA probe. On CPU devices (OpenCL CPU runtimes, Kokkos'
+/// host spaces) the machine's own limits are used when higher: the host
+/// backend's probes, which are vectorized and use every core, run on the same
+/// processor. The device's own probe results are kept beside them.
 struct DeviceReport {
     std::string selector;
     accel::DeviceInfo info;
     bool vendor_matmul = false;  ///< has a vendor path for matmul
     bool vendor_dense = false;   ///< has a vendor path for dense
-    double copy_gbps = 0;        ///< device-to-device copy, (read + write bytes) / kernel time
+    double copy_gbps = 0;        ///< device-to-device copy, (read + write bytes) / kernel time (information)
     std::size_t copy_bytes = 0;  ///< buffer size used for copy_gbps
-    double peak_gflops = 0;      ///< ops::fma_throughput FLOPs / kernel time
+    double add_gbps = 0;         ///< this device's add probe at add_elements, best run, GB/s
+    std::size_t add_elements = 0;  ///< elements of each add operand in the bandwidth probe
+    double probe_gflops = 0;     ///< this device's FMA probe, GFLOP/s
+    double bandwidth_gbps = 0;   ///< bandwidth ceiling: max(add_gbps, machine's on CPU devices)
+    double peak_gflops = 0;      ///< FMA ceiling: max(probe_gflops, machine's on CPU devices)
+    std::string ceiling_source;  ///< where the ceilings come from, e.g. "own probes" or "machine (host)"
+    std::size_t cache_bytes = 0; ///< last-level cache of a CPU device (sysfs), 0 when unknown
     double bare_launch_us = 0;   ///< host µs per Device::launch_empty (many back to back, then one sync)
     double add1_launch_us = 0;   ///< host µs per ops::add on 1 element, measured the same way
+    /// Whether the device's own timer (events) agrees with the host clock.
+    /// When not, every kernel time of this device is host time between
+    /// synchronizations, and timer_note says why.
+    bool device_timer_ok = true;
+    std::string timer_note;
     std::string error;           ///< non-empty when the ceilings could not be measured
 };
 
 /// One measured (op, shape, path, geometry, device) combination.
 struct Row {
     std::string backend, device, selector, timer;
+    std::string stable_selector;           ///< survives device reordering, e.g. "opencl:pocl:0" (or = selector)
+    std::string runtime;                   ///< implementation and version (DeviceInfo::runtime_version)
     Problem problem;
     std::string path;                      ///< "native" or "vendor"
     std::string block;                     ///< block extents, e.g. "256" or "16x16"
@@ -84,6 +105,7 @@ struct Row {
     std::optional<double> gbps;            ///< memory-bound ops: bytes moved / kernel time
     std::optional<double> gflops;          ///< matmul, dense: 2·M·N·K / kernel time
     std::optional<double> fraction;        ///< rate / the device's matching ceiling
+    bool cache_resident = false;           ///< memory-bound row whose operands fit in the last-level cache
     double nmse = 0;                       ///< against the float64 oracle
     double threshold = 0;                  ///< nmse limit (the conformance suite's)
     std::string oracle;                    ///< "full" or "rows i,j,..." when sampled

@@ -5,6 +5,12 @@
 // (RTLD_NOLOAD or first) and dlsym()s them. Not thread-safe against calls the
 // emulated runtime is making at the same moment: set faults while the
 // emulated devices are idle.
+//
+// One fault is set from the environment instead, for tests of whole tools
+// (a process the test cannot call into): ACCEL_CUDA_EMULATION_EVENT_SCALE=F
+// multiplies every cudaEventElapsedTime by F (0: a timer that does not
+// advance, as some OpenCL runtimes' profiling counters read; 1000: a timer in
+// the wrong unit). Read once, at the first cudaEventElapsedTime.
 #pragma once
 
 extern "C" {

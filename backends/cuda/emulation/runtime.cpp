@@ -787,10 +787,19 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     return cudaSuccess;
 }
 
+// ACCEL_CUDA_EMULATION_EVENT_SCALE (see control.h): event times multiplied by it.
+float event_time_scale() {
+    static const float scale = [] {
+        const char* e = std::getenv("ACCEL_CUDA_EMULATION_EVENT_SCALE");
+        return e ? std::strtof(e, nullptr) : 1.0f;
+    }();
+    return scale;
+}
+
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
     std::scoped_lock lock(start->mutex, end->mutex);
     if (start->completed < start->recorded || end->completed < end->recorded) return ret(cudaErrorNotReady);
-    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count() * event_time_scale();
     return cudaSuccess;
 }
 
