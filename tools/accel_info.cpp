@@ -1,5 +1,7 @@
 // accel-info: every backend (available, or why not), each device's facts and
 // stable selector, and the device the current ACCEL_BACKEND opens.
+// Matmul/dense: which path PathChoice::automatic takes, where recorded;
+// `--measure-paths` measures it first where it is not recorded yet.
 // Exit status: 0; 1 when a device of a backend reported available cannot be
 // opened (the line of that device says why); 2 when ACCEL_BACKEND (or `auto`
 // when it is unset) opens no device (the last line says why).
@@ -7,8 +9,18 @@
 
 #include <cstdio>
 #include <iostream>
+#include <string>
 
-int main() {
+int main(int argc, char** argv) {
+    bool measure_paths = false;
+    for (int a = 1; a < argc; ++a) {
+        if (std::string(argv[a]) == "--measure-paths") {
+            measure_paths = true;
+        } else {
+            std::fprintf(stderr, "accel-info: unknown argument '%s'\nusage: accel-info [--measure-paths]\n", argv[a]);
+            return 2;
+        }
+    }
     std::cout << "accel " << ACCEL_VERSION << "\n";
     const char* env = std::getenv("ACCEL_BACKEND");
     std::cout << "ACCEL_BACKEND=" << (env ? env : "(unset: auto)") << "\n\n";
@@ -35,6 +47,17 @@ int main() {
                 std::printf("      paths: matmul %s, dense %s\n",
                             d->supports(accel::Op::matmul, accel::OpPath::vendor) ? "native+vendor" : "native",
                             d->supports(accel::Op::dense, accel::OpPath::vendor) ? "native+vendor" : "native");
+                if (d->supports(accel::Op::matmul, accel::OpPath::vendor)) {
+                    // Reads the record only, unless asked to measure.
+                    if (measure_paths) accel::ops::path_evidence(*d);
+                    if (const auto ev = accel::ops::recorded_path_evidence(*d))
+                        std::printf("      auto path: %s (matmul %zu^3: native %.3g, vendor %.3g GFLOP/s; %s)\n",
+                                    accel::path_name(ev->path), ev->n, ev->native_gflops, ev->vendor_gflops,
+                                    ev->source.c_str());
+                    else
+                        std::printf("      auto path: the faster of native and vendor, measured at the first "
+                                    "automatic matmul or dense (no record for this device yet)\n");
+                }
                 for (const auto& kv : info.extra) std::printf("      %s: %s\n", kv.first.c_str(), kv.second.c_str());
             } catch (const accel::Error& e) {
                 std::printf("  [%s:%d] cannot be opened: %s\n", st.name.c_str(), i, e.what());

@@ -166,7 +166,8 @@ OpPath resolve_path(const Device& device, Op op, const Options& o) {
     if (choice == PathChoice::vendor && !vendor)
         throw Unsupported(std::string(op_name(op)) + ": the vendor path was asked for (" + source + ") but " +
                           device.selector() + " has none (built without its vendor library); use native");
-    return vendor ? OpPath::vendor : OpPath::native;
+    if (!vendor) return OpPath::native;
+    return choice == PathChoice::vendor ? OpPath::vendor : path_evidence(device).path;
 }
 
 void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o) {

@@ -3,7 +3,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
+
+#include <unistd.h>
 
 using namespace accel;
 
@@ -156,4 +161,67 @@ TEST_CASE("column_sum and dense_backward check their shapes") {
     CHECK(contains(error_of([&] { ops::dense_backward(xb, w, out, out, Activation::none, nullptr, dw, &db_bad); }),
                    "db has shape [8]"));
     CHECK(untouched(dw, 5));
+}
+
+namespace {
+// A fresh, empty cache directory for path evidence (ACCEL_CACHE_DIR).
+std::string fresh_cache_dir(const char* name) {
+    const std::string dir = std::string("path-evidence-") + name + "-" + std::to_string(::getpid());
+    std::system(("rm -rf '" + dir + "'").c_str());
+    setenv("ACCEL_CACHE_DIR", dir.c_str(), 1);
+    return dir;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::system(("mkdir -p \"$(dirname '" + path + "')\"").c_str());
+    std::ofstream(path) << text;
+}
+}  // namespace
+
+TEST_CASE("automatic path: the faster path by measurement, recorded once, a record followed") {
+    unsetenv("ACCEL_OP_PATH");
+    auto d = host();
+    if (!d->supports(Op::matmul, OpPath::vendor)) {
+        MESSAGE("host has no vendor BLAS in this build: automatic is native, nothing to measure");
+        CHECK(ops::resolve_path(*d, Op::matmul) == OpPath::native);
+        return;
+    }
+    const std::string dir = fresh_cache_dir("measure");
+    CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
+    const auto ev = ops::path_evidence(*d);
+    CHECK(ev.n == 256);
+    CHECK(ev.native_gflops > 0);
+    CHECK(ev.vendor_gflops > 0);
+    CHECK(ev.path == (ev.native_gflops >= 1.2 * ev.vendor_gflops ? OpPath::native : OpPath::vendor));
+    const auto again = ops::recorded_path_evidence(*d);
+    REQUIRE(again.has_value());
+    CHECK(again->path == ev.path);
+    std::ifstream file(dir + "/paths.json");
+    std::stringstream text;
+    text << file.rdbuf();
+    CHECK(contains(text.str(), "\"native_gflops\""));
+
+    // A record in the file decides, whichever way it points.
+    for (const char* path : {"native", "vendor"}) {
+        CAPTURE(path);
+        const std::string forged = fresh_cache_dir(path);
+        write_file(forged + "/paths.json", std::string("{\"version\": 1, \"entries\": {\"") + ev.key +
+                                               "\": {\"path\": \"" + path +
+                                               "\", \"native_gflops\": 1, \"vendor_gflops\": 1, \"n\": 256}}}");
+        CHECK(ops::resolve_path(*d, Op::matmul) == (std::string(path) == "native" ? OpPath::native : OpPath::vendor));
+        CHECK(ops::resolve_path(*d, Op::dense) == (std::string(path) == "native" ? OpPath::native : OpPath::vendor));
+    }
+    // The file is untrusted: what does not parse is no record, and never an error.
+    for (const char* bad : {"not json", "{\"entries\": 3}", "[]"}) {
+        CAPTURE(bad);
+        const std::string broken = fresh_cache_dir("broken");
+        write_file(broken + "/paths.json", bad);
+        CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
+    }
+    const std::string odd = fresh_cache_dir("odd");
+    write_file(odd + "/paths.json", std::string("{\"entries\": {\"") + ev.key +
+                                        "\": {\"path\": \"sideways\", \"native_gflops\": 1, \"vendor_gflops\": 1, "
+                                        "\"n\": 256}}}");
+    CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
+    unsetenv("ACCEL_CACHE_DIR");
 }

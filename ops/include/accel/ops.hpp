@@ -14,7 +14,9 @@
 // cuBLAS on CUDA, Kokkos Kernels on Kokkos). Only matmul and dense have a
 // vendor path. Path choice: Options::path; when `automatic`, the
 // environment variable ACCEL_OP_PATH (native|vendor|auto, any case) decides, and
-// `auto` (default) means vendor where the device supports it, else native.
+// `auto` (default) means native where the device has no vendor path, else the
+// path that ran matmul faster on this device (path_evidence(): measured once
+// per device, driver and library version, then recorded).
 // Asking for vendor explicitly where the device has none raises Unsupported.
 #pragma once
 
@@ -53,6 +55,37 @@ PathChoice parse_path_choice(const std::string& text);
 /// for an op that has a vendor path) but the device has none, and
 /// InvalidArgument for a bad ACCEL_OP_PATH value (see parse_path_choice).
 OpPath resolve_path(const Device& device, Op op, const Options& options = {});
+
+/// Why PathChoice::automatic takes the path it takes for matmul and dense on
+/// a device (both ops share the decision: dense's vendor path is the same
+/// GEMM).
+struct PathEvidence {
+    OpPath path = OpPath::native;  ///< the path `automatic` takes
+    double native_gflops = 0;      ///< accel's kernel: matmul n×n×n, best of 3 runs, GFLOP/s (host clock)
+    double vendor_gflops = 0;      ///< the vendor library, measured the same way (0: none, or it failed)
+    std::size_t n = 0;             ///< the matmul size measured (0: nothing measured)
+    std::string key;               ///< what the record is for: accel version, backend, device, driver, runtime, library
+    std::string source;            ///< "measured now", "recorded in FILE", or why nothing was measured
+};
+
+/// The evidence recorded for `device` in this process or in the cache file
+/// (ACCEL_CACHE_DIR, else $XDG_CACHE_HOME/accel, else ~/.cache/accel;
+/// file paths.json), without measuring; nullopt when there is none. The file
+/// is untrusted: an entry that does not parse is ignored. Thread-safe;
+/// never throws.
+std::optional<PathEvidence> recorded_path_evidence(const Device& device);
+
+/// The evidence for `device`: native when it has no vendor path; else the
+/// recorded evidence; else measured now (matmul 256×256×256: one untimed run
+/// per path, then three rounds alternating the paths, best run of each, host
+/// clock between synchronizations; native is taken when it ran at least 1.2×
+/// as fast as vendor; a device where matmul 16³ takes 50 ms or more, a
+/// simulator, is not measured and takes native) and recorded (in memory, and in the cache file when its
+/// directory can be written). One measurement per device at a time; other
+/// threads wait for it. A vendor path that throws during the measurement is
+/// not chosen (and not recorded). Throws what the native matmul throws
+/// (DeviceError, OutOfMemory) if the native path fails.
+PathEvidence path_evidence(const Device& device);
 
 /// Which operands are transposed in matmul.
 struct Transpose {
