@@ -2,23 +2,32 @@
 // memory — the portable form of the CUDA shared-memory tiling algorithm.
 //
 // One team computes one tile of by × bx outputs of C at a time (the block of
-// the launch geometry: one logical thread per output, as in CUDA). Team
-// threads take the tile's rows and vector lanes its columns — Kokkos' own
-// mapping of a CUDA block (threadIdx.y → team rank, threadIdx.x → lane) — and
-// stride over them when the space offers fewer (Serial: 1 × 1). For each
+// the launch geometry: one logical thread per output, as in CUDA). For each
 // slice of kTileK along K, the team loads an A tile [by × kTileK] and a B
-// tile [kTileK × bx] into scratch, then each row's thread adds kTileK
-// products to the row's accumulators (in scratch, since a thread may own
-// several rows); the lanes run over the columns, which also lets a CPU
-// compiler vectorize that loop. Tiles are walked grid-stride by league rank,
-// so any league size ≥ 1 is correct. Each output is a float32 sum over k in
-// increasing order; K == 0 gives the epilogue of zero (bias, activation),
-// i.e. zeros for matmul.
+// tile [kTileK × bx] into scratch, then adds the kTileK products to the
+// tile's accumulators (in scratch). Tiles are walked grid-stride by league
+// rank, so any league size ≥ 1 is correct. Each output is a float32 sum over
+// k in increasing order; K == 0 gives the epilogue of zero (bias,
+// activation), i.e. zeros for matmul.
+//
+// Two bodies, chosen at compile time by the kind of the default space:
+//  - Device spaces (CUDA, HIP, SYCL): team threads take the tile's rows and
+//    vector lanes its columns — Kokkos' own mapping of a CUDA block
+//    (threadIdx.y → team rank, threadIdx.x → lane) — striding over them when
+//    the space offers fewer; team barriers separate loading and use.
+//  - Host spaces (Serial, OpenMP, Threads): a team is ONE thread, which
+//    computes whole tiles alone with plain loops over raw scratch pointers
+//    (host_tile_slice, compiled for AVX-512 / AVX2+FMA / baseline). A team
+//    of several CPU threads would meet a barrier twice per K slice (about
+//    130 per 32×32 tile at K = 1024) and, on OpenMP, one team would hold
+//    every thread: one tile at a time, 4.5 GFLOP/s on 2 threads against
+//    4.3 on 1. With one-thread teams the tiles are spread over all threads.
 #pragma once
 
 #include "views.hpp"
 
 #include <cstddef>
+#include <type_traits>
 
 namespace accel {
 namespace kokkos {
@@ -27,10 +36,17 @@ namespace kokkos {
 /// 32×32 block at 8 KiB, inside every space's level-0 scratch.
 constexpr int kTileK = 16;
 
+/// Host spaces only: sc[by × bx] += sa[by × kTileK] · sb[kTileK × bx], all
+/// row-major and contiguous (one K slice of a tile). Defined in
+/// kernels/host_loops.cpp, multi-versioned; not callable from device code.
+void host_tile_slice(float* sc, const float* sa, const float* sb, int by, int bx);
+
 /// C[M,N] = act(op(A)·op(B) + bias) with row-major A, B, C; op transposes
 /// when ta / tb (A stored [K,M], B stored [N,K]). bias (may be empty) is
-/// indexed by the column of C. See the file comment for the algorithm.
-struct TiledMatmulFn {
+/// indexed by the column of C. See the file comment for the algorithm; Host
+/// selects the host body, which must be launched with a team size of 1.
+template <bool Host>
+struct TiledMatmul {
     using Policy = Kokkos::TeamPolicy<ExecSpace>;
     using Member = Policy::member_type;
     using Scratch = Kokkos::View<float*, ExecSpace::scratch_memory_space, Unmanaged>;
@@ -60,6 +76,52 @@ struct TiledMatmulFn {
     }
 
     KOKKOS_INLINE_FUNCTION void operator()(const Member& t) const {
+        if constexpr (Host)
+            host_body(t);
+        else
+            team_body(t);
+    }
+
+    /// Host spaces, one thread per team: whole tiles with plain loops.
+    void host_body(const Member& t) const {
+        const int area = bx * by;
+        Scratch sa(t.team_scratch(scratch_level), static_cast<std::size_t>(by) * kTileK);
+        Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kTileK) * bx);
+        Scratch sc(t.team_scratch(scratch_level), static_cast<std::size_t>(area));
+        float* const pa = sa.data();
+        float* const pb = sb.data();
+        float* const pc = sc.data();
+        for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
+            const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
+            for (int i = 0; i < area; ++i) pc[i] = 0.0f;
+            for (Index k0 = 0; k0 < k; k0 += kTileK) {
+                for (int r = 0; r < by; ++r)
+                    for (int kk = 0; kk < kTileK; ++kk) {
+                        const Index row = row0 + r, kx = k0 + kk;
+                        pa[r * kTileK + kk] = row < m && kx < k ? load_a(row, kx) : 0.0f;
+                    }
+                for (int kk = 0; kk < kTileK; ++kk)
+                    for (int cc = 0; cc < bx; ++cc) {
+                        const Index kx = k0 + kk, col = col0 + cc;
+                        pb[kk * bx + cc] = kx < k && col < n ? load_b(kx, col) : 0.0f;
+                    }
+                host_tile_slice(pc, pa, pb, by, bx);
+            }
+            for (int r = 0; r < by; ++r) {
+                const Index row = row0 + r;
+                if (row >= m) break;
+                for (int cc = 0; cc < bx; ++cc) {
+                    const Index col = col0 + cc;
+                    if (col >= n) break;
+                    const float v = pc[r * bx + cc] + (bias.data() ? bias(col) : 0.0f);
+                    c(row * n + col) = activate(v, act);
+                }
+            }
+        }
+    }
+
+    /// Device spaces: the CUDA block mapping (rows → team threads, columns → lanes).
+    KOKKOS_INLINE_FUNCTION void team_body(const Member& t) const {
         const int area = bx * by;
         Scratch sa(t.team_scratch(scratch_level), static_cast<std::size_t>(by) * kTileK);
         Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kTileK) * bx);
@@ -98,6 +160,9 @@ struct TiledMatmulFn {
         }
     }
 };
+
+/// The tiled functor of the default execution space.
+using TiledMatmulFn = TiledMatmul<kHostSpace>;
 
 }  // namespace kokkos
 }  // namespace accel
