@@ -266,7 +266,8 @@ DeviceInfo kokkos_info() {
         {"Kokkos library", library_kind()},
         {"Kokkos initialized by", runtime().owned() ? "accel (finalized at exit)" : "the application (never finalized by accel)"},
         {"streams", streams_text()},
-        {"team size max (matmul)", std::to_string(team_max)},
+        {"team size (matmul)", host_space() ? "1 (host space: one thread per team)"
+                                            : "min(block.y, " + std::to_string(team_max) + ")"},
         {"vector length max", std::to_string(TiledMatmulFn::Policy::vector_length_max())},
         {"team scratch level 0", std::to_string(TiledMatmulFn::Policy::scratch_size_max(0)) + " bytes"},
         {"launch geometry",
