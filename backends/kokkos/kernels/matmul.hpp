@@ -36,10 +36,17 @@ namespace kokkos {
 /// 32×32 block at 8 KiB, inside every space's level-0 scratch.
 constexpr int kTileK = 16;
 
-/// Host spaces only: sc[by × bx] += sa[by × kTileK] · sb[kTileK × bx], all
-/// row-major and contiguous (one K slice of a tile). Defined in
-/// kernels/host_loops.cpp, multi-versioned; not callable from device code.
-void host_tile_slice(float* sc, const float* sa, const float* sb, int by, int bx);
+/// Depth of the K slice of B packed per step by the host body (floats):
+/// 128 × 32 columns is 16 KiB, which stays in L1 beside the tile's accumulators.
+constexpr int kHostTileK = 128;
+
+/// Host spaces only: c[rows × cols] += A·B over `depth` products, summed in
+/// increasing order, where c is row-major with row stride ldc, A's element
+/// (r, kk) is a[r·ars + kk·aks] (any layout), and B's element (kk, j) is
+/// b[kk·ldb + j] (rows contiguous). Defined in kernels/host_loops.cpp,
+/// multi-versioned; not callable from device code.
+void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index ldb, int rows, int cols,
+               Index depth);
 
 /// C[M,N] = act(op(A)·op(B) + bias) with row-major A, B, C; op transposes
 /// when ta / tb (A stored [K,M], B stored [N,K]). bias (may be empty) is
@@ -47,8 +54,11 @@ void host_tile_slice(float* sc, const float* sa, const float* sb, int by, int bx
 /// selects the host body, which must be launched with a team size of 1.
 template <bool Host>
 struct TiledMatmul {
-    using Policy = Kokkos::TeamPolicy<ExecSpace>;
-    using Member = Policy::member_type;
+    /// Host spaces hand tiles out dynamically: a thread that the OS
+    /// preempts (a loaded machine) does not hold the others back.
+    using Policy = std::conditional_t<Host, Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>,
+                                      Kokkos::TeamPolicy<ExecSpace>>;
+    using Member = typename Policy::member_type;
     using Scratch = Kokkos::View<float*, ExecSpace::scratch_memory_space, Unmanaged>;
 
     ConstView a, b, bias;
@@ -63,6 +73,9 @@ struct TiledMatmul {
 
     /// Scratch bytes one team needs for a by × bx tile.
     static std::size_t scratch_bytes(int bx, int by) {
+        if (Host)
+            return Scratch::shmem_size(static_cast<std::size_t>(kHostTileK) * bx) +
+                   Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
         return Scratch::shmem_size(static_cast<std::size_t>(by) * kTileK) +
                Scratch::shmem_size(static_cast<std::size_t>(kTileK) * bx) +
                Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
@@ -82,41 +95,40 @@ struct TiledMatmul {
             team_body(t);
     }
 
-    /// Host spaces, one thread per team: whole tiles with plain loops.
+    /// Host spaces, one thread per team: whole tiles with plain loops. The
+    /// tile's accumulators (rows × cols valid outputs) sit in scratch; A is
+    /// read in place; B is packed by slices of kHostTileK rows into scratch
+    /// (contiguous vector loads, reused by every row of the tile, and no
+    /// cache-set conflicts from walking B's columns with a stride of N).
     void host_body(const Member& t) const {
-        const int area = bx * by;
-        Scratch sa(t.team_scratch(scratch_level), static_cast<std::size_t>(by) * kTileK);
-        Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kTileK) * bx);
-        Scratch sc(t.team_scratch(scratch_level), static_cast<std::size_t>(area));
-        float* const pa = sa.data();
+        Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kHostTileK) * bx);
+        Scratch sc(t.team_scratch(scratch_level), static_cast<std::size_t>(bx) * by);
         float* const pb = sb.data();
         float* const pc = sc.data();
+        const Index ars = ta ? 1 : k, aks = ta ? m : 1;  // A(row, kk) = a[row·ars + kk·aks]
         for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
             const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
-            for (int i = 0; i < area; ++i) pc[i] = 0.0f;
-            for (Index k0 = 0; k0 < k; k0 += kTileK) {
-                for (int r = 0; r < by; ++r)
-                    for (int kk = 0; kk < kTileK; ++kk) {
-                        const Index row = row0 + r, kx = k0 + kk;
-                        pa[r * kTileK + kk] = row < m && kx < k ? load_a(row, kx) : 0.0f;
+            const int rows = static_cast<int>(m - row0 < by ? m - row0 : by);
+            const int cols = static_cast<int>(n - col0 < bx ? n - col0 : bx);
+            for (int i = 0; i < rows * bx; ++i) pc[i] = 0.0f;
+            for (Index k0 = 0; k0 < k; k0 += kHostTileK) {
+                const int depth = static_cast<int>(k - k0 < kHostTileK ? k - k0 : kHostTileK);
+                if (tb) {
+                    for (int kk = 0; kk < depth; ++kk)
+                        for (int cc = 0; cc < cols; ++cc) pb[kk * bx + cc] = b((col0 + cc) * k + k0 + kk);
+                } else {
+                    for (int kk = 0; kk < depth; ++kk) {
+                        const float* src = b.data() + (k0 + kk) * n + col0;
+                        for (int cc = 0; cc < cols; ++cc) pb[kk * bx + cc] = src[cc];
                     }
-                for (int kk = 0; kk < kTileK; ++kk)
-                    for (int cc = 0; cc < bx; ++cc) {
-                        const Index kx = k0 + kk, col = col0 + cc;
-                        pb[kk * bx + cc] = kx < k && col < n ? load_b(kx, col) : 0.0f;
-                    }
-                host_tile_slice(pc, pa, pb, by, bx);
-            }
-            for (int r = 0; r < by; ++r) {
-                const Index row = row0 + r;
-                if (row >= m) break;
-                for (int cc = 0; cc < bx; ++cc) {
-                    const Index col = col0 + cc;
-                    if (col >= n) break;
-                    const float v = pc[r * bx + cc] + (bias.data() ? bias(col) : 0.0f);
-                    c(row * n + col) = activate(v, act);
                 }
+                host_tile(pc, bx, a.data() + row0 * ars + k0 * aks, ars, aks, pb, bx, rows, cols, depth);
             }
+            for (int r = 0; r < rows; ++r)
+                for (int cc = 0; cc < cols; ++cc) {
+                    const float v = pc[r * bx + cc] + (bias.data() ? bias(col0 + cc) : 0.0f);
+                    c((row0 + r) * n + col0 + cc) = activate(v, act);
+                }
         }
     }
 
