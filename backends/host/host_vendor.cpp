@@ -5,10 +5,12 @@
 // recognize recent Xeons (e.g. family 6 model 207) and falls back to its
 // Prescott (SSE3) kernels: sgemm N=1024 measured ~70 GFLOP/s instead of ~344
 // with OPENBLAS_CORETYPE=SkylakeX. The variable must be set before the library
-// loads, so accel loads it itself: when the user has not set
-// OPENBLAS_CORETYPE, it is set from the CPU's features (AVX-512 F/BW/DQ/VL →
-// SkylakeX, AVX2+FMA → Haswell) before dlopen. A user's own setting is never
-// changed. The library used, its version and its core are in accel-info.
+// loads — before ANY plugin loads, since another plugin may link an OpenBLAS
+// (Kokkos Kernels does) — so the registry sets it from the CPU's features
+// before it loads the first plugin, when the user has not set it
+// (accel::openblas_coretype_note(), accel/registry.hpp). A user's own setting
+// is never changed. The library used, its version and its core are in
+// accel-info.
 //
 // Threads: host kernels run on OpenMP's thread team, so the OpenMP build of
 // OpenBLAS (Debian: libopenblas0-openmp) is preferred — it shares that team.
@@ -23,6 +25,8 @@
 // libcblas/libblas.
 #include "host_device.hpp"
 
+#include <accel/registry.hpp>
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -34,15 +38,6 @@ namespace accel {
 namespace host {
 
 namespace {
-
-const char* coretype_for_this_cpu() {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-        return "SkylakeX";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
-    return nullptr;
-}
 
 Cblas load() {
     Cblas out;
@@ -66,15 +61,8 @@ Cblas load() {
 
     std::string errors;
     for (const auto& lib : candidates) {
-        std::string note;
-        if (lib.find("openblas") != std::string::npos) {
-            if (std::getenv("OPENBLAS_CORETYPE")) {
-                note = "OPENBLAS_CORETYPE=" + std::string(std::getenv("OPENBLAS_CORETYPE")) + " from the environment";
-            } else if (const char* core = coretype_for_this_cpu()) {
-                setenv("OPENBLAS_CORETYPE", core, 0);
-                note = std::string("OPENBLAS_CORETYPE=") + core + " set by accel from the CPU's features";
-            }
-        }
+        // OPENBLAS_CORETYPE was settled by the registry before any plugin loaded.
+        const std::string note = lib.find("openblas") != std::string::npos ? openblas_coretype_note() : "";
         void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!h) {
             const char* e = dlerror();

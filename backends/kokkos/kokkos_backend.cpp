@@ -27,30 +27,57 @@
 namespace accel {
 namespace kokkos {
 
+#if defined(KOKKOS_ENABLE_HIP)
+/// The HIP execution space: Kokkos::HIP since Kokkos 4.0, Kokkos::Experimental::HIP before.
+#if KOKKOS_VERSION >= 40000
+using HipSpace = Kokkos::HIP;
+#else
+using HipSpace = Kokkos::Experimental::HIP;
+#endif
+#endif
+
 namespace {
 
-// Set when the plugin finalized Kokkos (or began to). Constant-initialized
-// and trivially destructible, so it is readable during and after static
-// destruction, when device destructors may still run.
+// Set at the start of whichever Kokkos::finalize comes first once the plugin
+// uses Kokkos: the application's (g_finalized only) or the plugin's own at
+// exit (g_accel_finalized too). Constant-initialized and trivially
+// destructible, so they are readable during and after static destruction,
+// when device destructors may still run.
 std::atomic<bool> g_finalized{false};
+std::atomic<bool> g_accel_finalized{false};
+// Set once the Runtime below was constructed (create_device); probe() reads
+// its error without constructing it.
+std::atomic<bool> g_runtime_made{false};
 
 class Runtime;
 Runtime& runtime();
 
-/// Owns the plugin's use of Kokkos: initializes it when nobody has, tracks
-/// live allocations and frees them at the start of whichever finalize comes
-/// first (a Kokkos finalize hook: the application's Kokkos::finalize, or the
-/// plugin's own at exit, only if it initialized Kokkos). Constructed on first
-/// use, so it is destroyed before the Kokkos library's own static objects.
+// Whether Kokkos itself says it was finalized (Kokkos >= 3.7 tells; 3.4 to
+// 3.6 cannot, and there only finalizes the plugin saw are known).
+bool kokkos_says_finalized() noexcept {
+#if KOKKOS_VERSION >= 30700
+    return Kokkos::is_finalized();
+#else
+    return false;
+#endif
+}
+
+/// Owns the plugin's use of Kokkos, from create_device on (never from a
+/// probe): initializes Kokkos when nobody has, else uses the application's
+/// without ever finalizing it; tracks live allocations and frees them at the
+/// start of whichever finalize comes first (a Kokkos finalize hook: the
+/// application's Kokkos::finalize, or the plugin's own at exit, only if it
+/// initialized Kokkos). Constructed on first use, so it is destroyed before
+/// the Kokkos library's own static objects.
 class Runtime {
 public:
     Runtime() {
-#if KOKKOS_VERSION >= 30700
-        if (Kokkos::is_finalized()) {
-            error_ = "Kokkos was already finalized in this process and cannot be initialized again";
+        g_runtime_made = true;
+        if (kokkos_says_finalized()) {
+            error_ = "Kokkos was finalized by the application before kokkos:0 was opened, and Kokkos cannot be "
+                     "initialized twice in one process; open kokkos:0 before Kokkos::finalize";
             return;
         }
-#endif
         if (!Kokkos::is_initialized()) {
             try {
                 // Default settings: Kokkos reads the user's KOKKOS_* variables itself.
@@ -69,14 +96,19 @@ public:
     }
 
     ~Runtime() {
-        if (owned_ && Kokkos::is_initialized())
+        if (owned_ && Kokkos::is_initialized() && !g_finalized) {
+            g_accel_finalized = true;
             Kokkos::finalize();  // runs before_finalize()
-        else
+        } else {
             before_finalize();  // the application's Kokkos, if still up, finalizes later
+        }
     }
 
-    /// Frees every live allocation (once); afterwards the plugin leaves Kokkos alone.
+    /// Frees every live allocation (once); afterwards the plugin leaves Kokkos
+    /// alone. Holds the dispatch lock, so a dispatch of another thread either
+    /// completes before Kokkos goes or sees g_finalized and throws.
     static void before_finalize() {
+        std::lock_guard<std::mutex> dispatch(dispatch_mutex());
         if (g_finalized.exchange(true)) return;
         Runtime& r = runtime();
         std::lock_guard<std::mutex> lock(r.mu_);
@@ -110,6 +142,16 @@ Runtime& runtime() {
     return r;
 }
 
+// Why Kokkos can no longer be used, for BackendUnavailable.
+std::string finalized_message() {
+    if (g_accel_finalized)
+        return "kokkos: Kokkos was finalized by accel at process exit; kokkos:0 cannot be used during static "
+               "destruction";
+    return "kokkos: Kokkos was finalized by the application (Kokkos::finalize, or the end of a "
+           "Kokkos::ScopeGuard); kokkos:0 and its tensors, streams and events cannot be used afterwards: finish "
+           "with them before finalizing Kokkos";
+}
+
 std::string version_text() {
     return std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
            std::to_string(KOKKOS_VERSION % 100);
@@ -133,6 +175,20 @@ std::string enabled_backends() {
             if (name == k) list += (list.empty() ? "" : ", ") + name;
     }
     return list.empty() ? "unknown (no KOKKOS_ENABLE_<backend>: yes in Kokkos::print_configuration)" : list;
+}
+
+// How the plugin links Kokkos (ACCEL_KOKKOS_STATIC comes from CMake).
+std::string library_kind() {
+#if defined(ACCEL_KOKKOS_STATIC)
+    return "static (PIC), inside this plugin: an application's own Kokkos would be a second runtime";
+#else
+    return "shared (one Kokkos runtime with the application's)";
+#endif
+}
+
+std::string streams_text() {
+    return independent_streams() ? "one execution-space instance per stream (partition_space)"
+                                 : "the default instance for every stream (host space or Kokkos 3)";
 }
 
 std::string cpu_model() {
@@ -172,7 +228,7 @@ void describe_hardware(DeviceInfo& i) {
     }
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
-    if (std::is_same<ExecSpace, Kokkos::Experimental::HIP>::value) {
+    if (std::is_same<ExecSpace, HipSpace>::value) {
         int id = 0;
         hipDeviceProp_t p{};
         if (hipGetDevice(&id) == hipSuccess && hipGetDeviceProperties(&p, id) == hipSuccess) {
@@ -207,35 +263,76 @@ DeviceInfo kokkos_info() {
         {"concurrency", std::to_string(concurrency)},
         {"Kokkos version", version_text()},
         {"Kokkos backends", enabled_backends()},
-        {"Kokkos initialized by", runtime().owned() ? "accel (finalized at exit)" : "the application"},
-        {"team size max (matmul)", std::to_string(team_max)},
+        {"Kokkos library", library_kind()},
+        {"Kokkos initialized by", runtime().owned() ? "accel (finalized at exit)" : "the application (never finalized by accel)"},
+        {"streams", streams_text()},
+        {"team size (matmul)", host_space() ? "1 (host space: one thread per team)"
+                                            : "min(block.y, " + std::to_string(team_max) + ")"},
         {"vector length max", std::to_string(TiledMatmulFn::Policy::vector_length_max())},
         {"team scratch level 0", std::to_string(TiledMatmulFn::Policy::scratch_size_max(0)) + " bytes"},
-        {"launch geometry", "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x "
-                            "block.x, team size = min(block.y, team size max), lanes = pow2 <= block.x"},
-        {"vendor BLAS", have_vendor_blas() ? "Kokkos Kernels (KokkosBlas::gemm)"
-                                           : "none (built without Kokkos Kernels)"},
+        {"launch geometry",
+         host_space() ? "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x block.x, "
+                        "one thread per team (host spaces)"
+                      : "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x block.x, "
+                        "team size = min(block.y, team size max), lanes = pow2 <= block.x"},
+        {"vendor BLAS", have_vendor_blas() ? vendor_text() : "none (built without Kokkos Kernels)"},
     };
     return i;
+}
+
+// Devices the default execution space could run on, asked without
+// initializing Kokkos: host spaces have the CPU; CUDA and HIP ask their
+// runtime for the device count (no context is created); other device spaces
+// (SYCL, OpenMPTarget, OpenACC) are reported present and fail in
+// create_device if Kokkos cannot initialize on them.
+Availability devices_without_init() {
+    if (host_space()) return Availability{true, "", 1, false};
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+        int n = 0;
+        const cudaError_t e = cudaGetDeviceCount(&n);
+        if (e != cudaSuccess)
+            return Availability{false, std::string("kokkos (Kokkos::Cuda): cudaGetDeviceCount failed: ") +
+                                           cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")",
+                                0, false};
+        if (n < 1) return Availability{false, "kokkos (Kokkos::Cuda): no CUDA device", 0, false};
+        return Availability{true, "", 1, true};
+    }
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+    if (std::is_same<ExecSpace, HipSpace>::value) {
+        int n = 0;
+        const hipError_t e = hipGetDeviceCount(&n);
+        if (e != hipSuccess)
+            return Availability{false, std::string("kokkos (Kokkos::HIP): hipGetDeviceCount failed: ") +
+                                           hipGetErrorName(e) + " (" + hipGetErrorString(e) + ")",
+                                0, false};
+        if (n < 1) return Availability{false, "kokkos (Kokkos::HIP): no HIP device", 0, false};
+        return Availability{true, "", 1, true};
+    }
+#endif
+    return Availability{true, "", 1, true};
 }
 
 class KokkosBackend final : public Backend {
 public:
     std::string name() const override { return "kokkos"; }
+    /// Never initializes Kokkos (see devices_without_init); unavailable once
+    /// Kokkos was finalized or failed to initialize in create_device.
     Availability probe() override {
         try {
-            ensure_runtime();
-            return Availability{true, "", 1, !host_space()};
+            if (g_finalized || kokkos_says_finalized()) return Availability{false, finalized_message(), 0, false};
+            if (g_runtime_made && !runtime().error().empty())
+                return Availability{false, "kokkos: " + runtime().error(), 0, false};
+            return devices_without_init();
         } catch (const std::exception& e) {
-            return Availability{false, e.what(), 0, false};
+            return Availability{false, std::string("kokkos: ") + e.what(), 0, false};
         }
     }
+    /// Initializes Kokkos unless the application has (ensure_runtime).
+    /// Throws BackendUnavailable when Kokkos cannot be used.
     std::shared_ptr<Device> create_device(int) override {
-        try {
-            ensure_runtime();
-        } catch (const BackendUnavailable& e) {
-            throw DeviceError(std::string("kokkos:0 cannot be opened: ") + e.what(), 0, "KokkosUnavailable");
-        }
+        ensure_runtime();
         return std::make_shared<KokkosDevice>();
     }
 };
@@ -249,6 +346,7 @@ using ConstHostBytes = Kokkos::View<const char*, Kokkos::HostSpace, Unmanaged>;
 // a blocking copy then fences that instance.
 template <class Dst, class Src>
 void copy_on(Stream& s, const Dst& dst, const Src& src, bool blocking) {
+    require_runtime();
     const ExecSpace& space = instance_of(s);
     {
         auto lock = dispatch_lock();
@@ -261,20 +359,56 @@ char* bytes_at(DeviceHandle h, std::size_t off) { return static_cast<char*>(h) +
 
 }  // namespace
 
+std::mutex& dispatch_mutex() {
+    static std::mutex m;  // constant-initialized, never destroyed in practice (trivial destructor)
+    return m;
+}
+
 std::unique_lock<std::mutex> dispatch_lock() {
-    static std::mutex m;
-    return std::unique_lock<std::mutex>(m);
+    std::unique_lock<std::mutex> lock(dispatch_mutex());
+    if (!runtime_alive()) throw BackendUnavailable(finalized_message());
+    return lock;
 }
 
 void ensure_runtime() {
+    if (g_finalized) throw BackendUnavailable(finalized_message());
     Runtime& r = runtime();
     if (!r.error().empty()) throw BackendUnavailable("kokkos: " + r.error());
-    if (g_finalized || !Kokkos::is_initialized())
-        throw BackendUnavailable("kokkos: Kokkos was finalized in this process (by the application or at exit); "
-                                 "open the device before Kokkos::finalize");
+    require_runtime();
+}
+
+void require_runtime() {
+    if (!runtime_alive()) throw BackendUnavailable(finalized_message());
 }
 
 bool runtime_alive() noexcept { return !g_finalized && Kokkos::is_initialized(); }
+
+namespace {
+// A new instance for a stream: an independent one (its own CUDA/HIP stream or
+// SYCL queue) on device spaces with Kokkos >= 4; the default instance on host
+// spaces (see kokkos_device.hpp) and on Kokkos 3. A template so that the
+// partition_space call is compiled only where it is used.
+template <bool Host = kHostSpace>
+ExecSpace new_instance() {
+#if KOKKOS_VERSION >= 40000
+    if constexpr (!Host) return Kokkos::Experimental::partition_space(ExecSpace(), 1)[0];
+#endif
+    return ExecSpace();
+}
+}  // namespace
+
+bool independent_streams() noexcept {
+#if KOKKOS_VERSION >= 40000
+    return !kHostSpace;
+#else
+    return false;
+#endif
+}
+
+KokkosStream::KokkosStream(Device& d) : Stream(d) {
+    auto lock = dispatch_lock();
+    space_ = std::make_unique<ExecSpace>(new_instance());
+}
 
 KokkosStream::~KokkosStream() {
     // After finalize an instance must not be destroyed through Kokkos: leak it.
@@ -282,9 +416,12 @@ KokkosStream::~KokkosStream() {
 }
 
 void KokkosStream::synchronize() {
+    require_runtime();
     try {
         auto lock = fence_lock();
         space_->fence();
+    } catch (const BackendUnavailable&) {
+        throw;
     } catch (const std::exception& e) {
         throw DeviceError(std::string("kokkos: fence of the execution-space instance failed: ") + e.what(), 0,
                           "KokkosFenceFailed");
@@ -299,6 +436,7 @@ void KokkosEvent::do_record(Stream& s) {
 KokkosDevice::KokkosDevice() : Device(kokkos_info()) {}
 
 DeviceHandle KokkosDevice::do_allocate(std::size_t bytes) {
+    require_runtime();
     void* p = nullptr;
     try {
         p = Kokkos::kokkos_malloc<MemSpace>("accel::buffer", bytes);
@@ -334,23 +472,36 @@ void KokkosDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle 
 }
 
 std::unique_ptr<Stream> KokkosDevice::do_create_stream() { return std::make_unique<KokkosStream>(*this); }
-std::unique_ptr<Event> KokkosDevice::do_create_event() { return std::make_unique<KokkosEvent>(*this); }
+
+std::unique_ptr<Event> KokkosDevice::do_create_event() {
+    require_runtime();
+    return std::make_unique<KokkosEvent>(*this);
+}
 
 double KokkosDevice::do_elapsed_ms(Event& start, Event& end) {
+    require_runtime();
     const auto& a = static_cast<KokkosEvent&>(start);
     const auto& b = static_cast<KokkosEvent&>(end);
     return std::chrono::duration<double, std::milli>(b.time - a.time).count();
 }
 
 void KokkosDevice::do_synchronize() {
+    require_runtime();
     auto lock = fence_lock();
     Kokkos::fence();
 }
 
 LaunchGeometry KokkosDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     if (op == Op::matmul || op == Op::dense) {
+        // One tile per block, except that grid.y stops at the device's limit:
+        // the teams walk the tiles grid-stride, so a tall output still runs.
         const std::size_t t = host_space() ? 32 : 16;
-        return geometry_2d(rows, cols, Dim3{t, t, 1}, t, t, info().limits);
+        LaunchGeometry g;
+        g.block = Dim3{t, t, 1};
+        g.grid = Dim3{std::max<std::size_t>(1, (cols + t - 1) / t),
+                      std::min(std::max<std::size_t>(1, (rows + t - 1) / t), info().limits.max_grid_dims.y), 1};
+        check_geometry(g, info().limits, "default geometry of kokkos:0");
+        return g;
     }
     return geometry_1d(rows * cols, host_space() ? 1024 : 256, info().limits);
 }

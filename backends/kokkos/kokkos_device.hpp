@@ -2,19 +2,31 @@
 // space and its memory space, so the same plugin runs on Serial, OpenMP,
 // Threads, CUDA, HIP ... whichever backends the Kokkos it is built against has.
 //
-// Lifetime of Kokkos. The plugin initializes Kokkos on first use (the
-// backend's probe or create_device) with Kokkos' own defaults, so the user's
-// KOKKOS_* environment variables (KOKKOS_NUM_THREADS, KOKKOS_DEVICE_ID, ...)
-// apply. If the application initialized Kokkos itself, the plugin never
-// initializes nor finalizes it. Otherwise Kokkos is finalized exactly once at
-// process exit, from the destructor of a function-local static object (an
-// __attribute__((destructor)) runs too late and crashed). Memory still
-// allocated when Kokkos is finalized — by the plugin at exit or by the
-// application — is freed at the start of that finalize (a Kokkos finalize
-// hook), so tensors alive past main or past the application's finalize never
-// crash; deallocate() afterwards is a no-op. A stream destroyed after
-// finalize drops its execution-space handle without destroying it (a few
-// bytes, never a call into a finalized Kokkos).
+// Lifetime of Kokkos. Probing never touches Kokkos: probe() reports the
+// device from the execution spaces the plugin was compiled for (host spaces:
+// the CPU; CUDA/HIP: the runtime's device count, which needs no Kokkos
+// initialization), so a program that selects another backend never starts
+// Kokkos' threads or a GPU context. create_device initializes Kokkos with
+// Kokkos' own defaults (the user's KOKKOS_* environment variables apply) when
+// nobody has; if the application initialized Kokkos itself (before opening
+// kokkos:0), the plugin uses that runtime and never finalizes it. Otherwise
+// Kokkos is finalized exactly once at process exit, from the destructor of a
+// function-local static object (an __attribute__((destructor)) runs too late
+// and crashed). Memory still allocated when Kokkos is finalized — by the
+// plugin at exit or by the application — is freed at the start of that
+// finalize (a Kokkos finalize hook), so tensors alive past main or past the
+// application's finalize never crash; deallocate() afterwards is a no-op.
+// After the application finalized Kokkos every other entry point (ops,
+// copies, allocation, streams, events, synchronize, open_device) throws
+// BackendUnavailable ("Kokkos was finalized by the application") instead of
+// calling into a finalized Kokkos. A stream destroyed after finalize drops
+// its execution-space handle without destroying it (a few bytes).
+//
+// Linking. The plugin must share the application's Kokkos: Kokkos is found
+// as a shared library (or a PIC static one, which the plugin then carries as
+// its own copy — an application linking another Kokkos would get two
+// runtimes; CMake warns). A static non-PIC Kokkos cannot go into a shared
+// plugin and is refused at configure time.
 //
 // Devices. Kokkos runs on one device per process, chosen when it initializes,
 // so the backend has exactly one device, kokkos:0: the default execution
@@ -24,12 +36,26 @@
 //
 // Thread-safety (the contract of accel/device.hpp). Kokkos 3.x does not allow
 // two host threads to dispatch into one execution-space instance at once (the
-// Serial and OpenMP instances share their team scratch and thread pool), and
-// every stream here uses such an instance. So every dispatch of the plugin —
-// parallel_for, deep_copy, Kokkos Kernels' gemm — runs under one process-wide
-// lock (dispatch_lock()); on host spaces fences take it too. Threads sharing
-// kokkos:0 therefore submit in some serial order; on host spaces their ops run
-// one at a time, each on all of Kokkos' threads.
+// Serial and OpenMP instances share their team scratch and thread pool). So
+// every dispatch of the plugin — parallel_for, deep_copy, Kokkos Kernels'
+// gemm, creating an instance — runs under one process-wide lock
+// (dispatch_lock(), which also checks that Kokkos is still up); on host
+// spaces fences take it too. Threads sharing kokkos:0 therefore submit in
+// some serial order; on host spaces their ops run one at a time, each on all
+// of Kokkos' threads.
+//
+// Streams. Where the space has independent instances (CUDA, HIP, SYCL with
+// Kokkos >= 4), each stream is a new instance (Kokkos::Experimental::
+// partition_space: its own CUDA/HIP stream or SYCL queue), so work on two
+// streams may overlap on the device; the vendor gemm runs on the stream's
+// instance (Kokkos Kernels >= 4). On host spaces (Serial, OpenMP, Threads)
+// every stream is the default instance, by choice: host kernels run to
+// completion while the dispatching thread holds the lock, so separate
+// instances could not overlap, and an OpenMP partition owns a fixed share of
+// the threads (threads / streams), which would leave each op on a fraction
+// of the CPU and, with more streams than threads, cannot be made at all
+// (Kokkos aborts). The plugin never partitions a host space, so any number
+// of streams works. On Kokkos 3 every stream is the default instance.
 //
 // Launch geometry (LaunchGeometry in CUDA terms) on Kokkos:
 //  - Elementwise ops and column_sum run a RangePolicy over [0, n) on the
@@ -40,14 +66,21 @@
 //    (capped at the number of output tiles: extra teams would have no work),
 //    each team computes tiles of block.y rows × block.x columns of the output,
 //    one logical thread per output element, walking the tiles grid-stride.
-//    As Kokkos maps a CUDA block (threadIdx.x → vector lane, threadIdx.y →
-//    team rank): vector length = the largest power of two ≤ min(block.x,
-//    TeamPolicy::vector_length_max()), team size = min(block.y,
-//    TeamPolicy::team_size_max) for the space (Serial: 1 × 1; CUDA: up to
-//    32 lanes × 1024/32 threads). Team threads and lanes stride over the
-//    tile's rows and columns, so the tile the user gave is honoured whatever
-//    the space can run at once (only the parallelism inside a team changes);
-//    nothing is clamped silently in the result. block.z must be 1.
+//    Device spaces, as Kokkos maps a CUDA block (threadIdx.x → vector lane,
+//    threadIdx.y → team rank): vector length = the largest power of two ≤
+//    min(block.x, TeamPolicy::vector_length_max()), team size = min(block.y,
+//    TeamPolicy::team_size_max) (CUDA: up to 32 lanes × 1024/32 threads).
+//    Team threads and lanes stride over the tile's rows and columns, so the
+//    tile the user gave is honoured whatever the space can run at once (only
+//    the parallelism inside a team changes); nothing is clamped silently in
+//    the result. Host spaces: one thread per team, which computes its tiles
+//    alone with vectorized loops (kernels/matmul.hpp), so the league's tiles
+//    are spread over all of Kokkos' threads. block.z must be 1.
+//  - fma_throughput on host spaces runs kFmaLanes (16) elements per index
+//    (vector instructions) with a chunk of block.x / 16 indices.
+//  - Default geometry: 32×32 tiles on host spaces, 16×16 on device spaces,
+//    one per block, grid.y capped at the grid limit (tiles are walked
+//    grid-stride, so tall outputs still run).
 //  - Limits: at most 1024 logical threads per block (a CUDA block's size,
 //    and its scratch fits level 0 or level 1 of every space); grids as CUDA's.
 //    check_geometry() in the op front-end rejects anything beyond them.
@@ -66,40 +99,56 @@
 namespace accel {
 namespace kokkos {
 
-/// Initializes Kokkos if nobody has (thread-safe, once per process) and
-/// arranges its finalization at exit (see the file comment). Throws
-/// BackendUnavailable when Kokkos cannot be initialized (e.g. it was already
-/// finalized in this process, or Kokkos threw).
+/// Initializes Kokkos if nobody has (thread-safe, once per process; called
+/// by create_device only, never by a probe) and arranges its finalization at
+/// exit (see the file comment). Throws BackendUnavailable when Kokkos cannot
+/// be used: it was finalized (by the application, or already at exit), or
+/// Kokkos::initialize threw.
 void ensure_runtime();
 
+/// Throws BackendUnavailable ("Kokkos was finalized by the application")
+/// unless runtime_alive(). Called first by every entry point of the plugin.
+void require_runtime();
+
 /// Whether Kokkos may still be used by the plugin: false after the plugin's
-/// exit-time finalize or after the application finalized its own Kokkos.
+/// exit-time finalize or after the application finalized Kokkos.
 bool runtime_alive() noexcept;
 
 /// Whether the default execution space's memory is host memory (Serial,
 /// OpenMP, Threads) rather than device memory (CUDA, HIP, SYCL).
-constexpr bool host_space() { return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible; }
+constexpr bool host_space() { return kHostSpace; }
 
-/// The lock every dispatch into Kokkos holds (see the file comment).
-/// Never throws beyond std::system_error from the mutex.
+/// The mutex behind dispatch_lock() (the finalize hook takes it bare).
+std::mutex& dispatch_mutex();
+
+/// Locks dispatch_mutex() (see the file comment), then checks that Kokkos
+/// is still up: throws BackendUnavailable (lock released) if it was
+/// finalized, so no dispatch can reach a finalized Kokkos.
 std::unique_lock<std::mutex> dispatch_lock();
 
-/// dispatch_lock() on host spaces, where a fence must not overlap a dispatch;
-/// an empty lock on device spaces, whose instances fence independently.
+/// Whether each stream gets an independent execution-space instance (device
+/// spaces with Kokkos >= 4) rather than the default instance.
+bool independent_streams() noexcept;
+
+/// dispatch_lock() on host spaces, where a fence must not overlap a dispatch
+/// (throws BackendUnavailable as it does); an empty lock on device spaces,
+/// whose instances fence independently.
 inline std::unique_lock<std::mutex> fence_lock() {
     return host_space() ? dispatch_lock() : std::unique_lock<std::mutex>();
 }
 
-/// A stream: an instance of the default execution space. Kokkos 3.4 gives
-/// every default-constructed instance the same underlying queue (CUDA's
-/// default stream, the one Serial/OpenMP instance), so streams are in order
-/// with respect to each other too; synchronize() fences the instance.
+/// A stream: an execution-space instance of the default space — a new,
+/// independent one where independent_streams(), else the default instance
+/// (see the file comment); synchronize() fences it. Thread-safety: as any
+/// Stream (accel/device.hpp).
 class KokkosStream final : public Stream {
 public:
-    explicit KokkosStream(Device& d) : Stream(d), space_(std::make_unique<ExecSpace>()) {}
+    /// Creates the instance. Throws BackendUnavailable once Kokkos was finalized.
+    explicit KokkosStream(Device& d);
     /// Releases the instance without touching Kokkos once Kokkos is gone.
     ~KokkosStream() override;
-    /// instance().fence(); DeviceError if Kokkos reports a failure.
+    /// instance().fence(); BackendUnavailable once Kokkos was finalized,
+    /// DeviceError if Kokkos reports a failure.
     void synchronize() override;
     /// The execution-space instance kernels and copies are enqueued on.
     const ExecSpace& instance() const noexcept { return *space_; }
@@ -147,9 +196,15 @@ inline const ExecSpace& instance_of(Stream& s) { return static_cast<KokkosStream
 /// Whether the plugin was built with Kokkos Kernels (the vendor path).
 bool have_vendor_blas() noexcept;
 
+/// The vendor path for accel-info: Kokkos Kernels' version and which
+/// instance the gemm runs on, or "none (...)".
+std::string vendor_text();
+
 /// Vendor path: C[M,N] = op(A)·op(B) + beta·C with KokkosBlas::gemm on
-/// row-major (LayoutRight) views; K == 0 is handled by the caller. Throws
-/// Unsupported when built without Kokkos Kernels.
+/// row-major (LayoutRight) views on the stream's instance `space` (Kokkos
+/// Kernels >= 4; the default instance before); K == 0 is handled by the
+/// caller. Throws Unsupported when built without Kokkos Kernels,
+/// BackendUnavailable once Kokkos was finalized.
 void gemm_vendor(const ExecSpace& space, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
                  std::size_t k, bool ta, bool tb, float beta);
 

@@ -1,6 +1,8 @@
 // Kokkos backend: the op kernels (arguments already validated by ops/).
 // Elementwise ops: RangePolicy functors (kernels/elementwise.hpp); matmul and
-// dense: the team-scratch tiled functor (kernels/matmul.hpp).
+// dense: the team-scratch tiled functor (kernels/matmul.hpp). Every kernel
+// first checks that Kokkos is still up (require_runtime, BackendUnavailable
+// once the application finalized it) and dispatches under dispatch_lock().
 #include "kokkos_device.hpp"
 
 #include <accel/error.hpp>
@@ -26,6 +28,7 @@ int act_code(Activation a) {
 // parallel_for over [0, n) on the stream's instance, chunks of block.x.
 template <class F>
 void range(const char* label, std::size_t n, const LaunchGeometry& g, Stream& s, const F& f) {
+    require_runtime();
     Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>> policy(instance_of(s), 0, static_cast<Index>(n));
     policy.set_chunk_size(static_cast<int>(g.block.x));
     auto lock = dispatch_lock();
@@ -35,6 +38,7 @@ void range(const char* label, std::size_t n, const LaunchGeometry& g, Stream& s,
 // Launches the tiled functor f (operands, sizes, epilogue set) with the
 // geometry's tile and league size (see kokkos_device.hpp).
 void tiled(const char* label, TiledMatmulFn f, const LaunchGeometry& g, Stream& s) {
+    require_runtime();
     using Policy = TiledMatmulFn::Policy;
     f.bx = static_cast<int>(g.block.x);
     f.by = static_cast<int>(g.block.y);
@@ -52,13 +56,17 @@ void tiled(const char* label, TiledMatmulFn f, const LaunchGeometry& g, Stream& 
                               " offers at most " + std::to_string(scratch_max(1)) +
                               "; use a smaller block");
     const Index league = std::min<Index>({static_cast<Index>(g.grid.volume()), f.tiles, Index{INT_MAX}});
-    // Lanes: the largest power of two <= block.x the space allows (CUDA: 32).
-    int lanes = 1;
-    while (lanes * 2 <= std::min(f.bx, Policy::vector_length_max())) lanes *= 2;
     const auto scratch = Kokkos::PerTeam(bytes);
-    const Policy probe = Policy(instance_of(s), static_cast<int>(league), Kokkos::AUTO, lanes)
-                             .set_scratch_size(f.scratch_level, scratch);
-    const int team = std::max(1, std::min(f.by, probe.team_size_max(f, Kokkos::ParallelForTag())));
+    // Host spaces: one thread per team (the host body; see kernels/matmul.hpp).
+    // Device spaces: lanes = the largest power of two <= block.x the space
+    // allows (CUDA: 32), team size = min(block.y, team_size_max).
+    int lanes = 1, team = 1;
+    if (!kHostSpace) {
+        while (lanes * 2 <= std::min(f.bx, Policy::vector_length_max())) lanes *= 2;
+        const Policy probe = Policy(instance_of(s), static_cast<int>(league), Kokkos::AUTO, lanes)
+                                 .set_scratch_size(f.scratch_level, scratch);
+        team = std::max(1, std::min(f.by, probe.team_size_max(f, Kokkos::ParallelForTag())));
+    }
     const Policy policy =
         Policy(instance_of(s), static_cast<int>(league), team, lanes).set_scratch_size(f.scratch_level, scratch);
     auto lock = dispatch_lock();
@@ -158,9 +166,28 @@ void KokkosDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m
           AdamFn{fv(p, n), cv(grad, n), fv(m, n), fv(v, n), beta1, beta2, eps, step_size, bc2_sqrt});
 }
 
+namespace {
+// The probe: on host spaces blocks of kFmaLanes elements per index (vector
+// instructions), the chunk block.x / kFmaLanes blocks (at least 1); on device
+// spaces one element per index. A template so that device builds never
+// instantiate the host functor.
+template <bool Host = kHostSpace>
+void fma_probe(FloatView y, std::size_t n, std::size_t iterations, const LaunchGeometry& g, Stream& s) {
+    if constexpr (Host) {
+        LaunchGeometry blocks = g;
+        blocks.block.x = std::max<std::size_t>(1, g.block.x / kFmaLanes);
+        const std::size_t count = (n + kFmaLanes - 1) / kFmaLanes;
+        range("accel::fma_throughput", count, blocks, s,
+              FmaProbeHostFn{y, static_cast<Index>(n), static_cast<Index>(iterations)});
+    } else {
+        range("accel::fma_throughput", n, g, s, FmaProbeFn{y, static_cast<Index>(iterations)});
+    }
+}
+}  // namespace
+
 void KokkosDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
                                     Stream& s) {
-    range("accel::fma_throughput", n, g, s, FmaProbeFn{fv(y, n), static_cast<Index>(iterations)});
+    fma_probe(fv(y, n), n, iterations, g, s);
 }
 
 // Does nothing: accel-bench times it as the bare cost of one launch.
@@ -169,6 +196,7 @@ struct EmptyFn {
 };
 
 void KokkosDevice::do_launch_empty(Stream& s) {
+    require_runtime();
     auto lock = dispatch_lock();
     Kokkos::parallel_for("accel::empty", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(instance_of(s), 0, 1),
                          EmptyFn{});

@@ -5,6 +5,12 @@
 #include "kokkos_device.hpp"
 
 #include <accel/error.hpp>
+#include <accel/registry.hpp>
+
+#include <dlfcn.h>
+
+#include <string>
+#include <type_traits>
 
 #if defined(ACCEL_KOKKOS_HAVE_KERNELS)
 #include <KokkosBlas3_gemm.hpp>
@@ -21,19 +27,64 @@ bool have_vendor_blas() noexcept {
 #endif
 }
 
+namespace {
+// The OpenBLAS that Kokkos Kernels loaded, if any: its configuration and
+// core, and a hint when a pthreads OpenBLAS sits beside Kokkos' OpenMP
+// threads (they spin after each Kokkos kernel and slow the BLAS' own
+// threads down: measured 36 GFLOP/s instead of 82-150 at N = 1024 on 2 cores).
+std::string openblas_text() {
+    void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return "";
+    using CharFn = char* (*)();
+    std::string text;
+    if (auto cfg = reinterpret_cast<CharFn>(dlsym(h, "openblas_get_config"))) text = cfg();
+    if (auto core = reinterpret_cast<CharFn>(dlsym(h, "openblas_get_corename"))) text += ", core " + std::string(core());
+    const std::string note = openblas_coretype_note();
+    if (!note.empty()) text += "; " + note;
+#if defined(KOKKOS_ENABLE_OPENMP)
+    if (std::is_same<ExecSpace, Kokkos::OpenMP>::value && text.find("USE_OPENMP") == std::string::npos)
+        text += "; a pthreads OpenBLAS beside Kokkos' OpenMP threads: use its OpenMP build (Debian: "
+                "libopenblas0-openmp via update-alternatives) or OMP_WAIT_POLICY=passive";
+#endif
+    dlclose(h);
+    return text.empty() ? "" : " with OpenBLAS (" + text + ")";
+}
+}  // namespace
+
+std::string vendor_text() {
+#if defined(ACCEL_KOKKOS_HAVE_KERNELS) && defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40000
+    return "Kokkos Kernels " + std::to_string(KOKKOSKERNELS_VERSION / 10000) + "." +
+           std::to_string(KOKKOSKERNELS_VERSION / 100 % 100) + "." + std::to_string(KOKKOSKERNELS_VERSION % 100) +
+           " (KokkosBlas::gemm on the stream's execution-space instance)" + openblas_text();
+#elif defined(ACCEL_KOKKOS_HAVE_KERNELS)
+    return "Kokkos Kernels < 4 (KokkosBlas::gemm on the default instance, which every stream uses there)" +
+           openblas_text();
+#else
+    return "none (built without Kokkos Kernels)";
+#endif
+}
+
 #if defined(ACCEL_KOKKOS_HAVE_KERNELS)
-void gemm_vendor(const ExecSpace&, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
+void gemm_vendor(const ExecSpace& space, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
                  std::size_t k, bool ta, bool tb, float beta) {
-    // KokkosBlas::gemm of Kokkos Kernels 3.x runs on the default instance of
-    // the views' execution space; the backend's streams are default
-    // instances too, so the gemm stays in order with the stream's work.
+    require_runtime();
     using In = Kokkos::View<const float**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
     using Out = Kokkos::View<float**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
     const In A = ta ? In(a, k, m) : In(a, m, k);
     const In B = tb ? In(b, n, k) : In(b, k, n);
     const Out C(c, m, n);
     auto lock = dispatch_lock();
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40000
+    // Kokkos Kernels 4 takes the instance: the gemm is ordered with the
+    // stream's other work and runs on its CUDA/HIP stream or SYCL queue.
+    KokkosBlas::gemm(space, ta ? "T" : "N", tb ? "T" : "N", 1.0f, A, B, beta, C);
+#else
+    // Kokkos Kernels 3 runs on the default instance of the views' space; on
+    // Kokkos 3 every stream is that default instance (see KokkosStream), so
+    // the gemm stays in order with the stream's work.
+    (void)space;
     KokkosBlas::gemm(ta ? "T" : "N", tb ? "T" : "N", 1.0f, A, B, beta, C);
+#endif
 }
 #else
 void gemm_vendor(const ExecSpace&, const float*, const float*, float*, std::size_t, std::size_t, std::size_t, bool,

@@ -87,6 +87,46 @@ std::mutex& registry_mutex() {
     return m;
 }
 
+// The OpenBLAS core type for this CPU, or null when the CPU has neither
+// AVX-512 (F/BW/DQ/VL) nor AVX2+FMA or is not x86.
+const char* openblas_coretype_for_this_cpu() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+    return nullptr;
+}
+
+std::mutex& coretype_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+std::string& coretype_note() {
+    static std::string note;
+    return note;
+}
+
+// Before the first plugin is loaded (see openblas_coretype_note()); called
+// under the registry lock. setenv runs before any plugin can start threads.
+void prepare_blas_environment() {
+    static bool done = false;
+    if (done) return;
+    done = true;
+    std::string note;
+    if (const char* own = std::getenv("OPENBLAS_CORETYPE")) {
+        note = std::string("OPENBLAS_CORETYPE=") + own + " from the environment";
+    } else if (const char* core = openblas_coretype_for_this_cpu()) {
+        if (setenv("OPENBLAS_CORETYPE", core, 0) == 0)
+            note = std::string("OPENBLAS_CORETYPE=") + core + " set by accel from the CPU's features";
+    }
+    std::lock_guard<std::mutex> lock(coretype_mutex());
+    coretype_note() = note;
+}
+
 // Loads the file p.path as the plugin of backend `name` and checks all it
 // hands over. On any defect p.error says what was wrong (and what would be
 // right) and p.backend stays null; nothing a plugin returns is trusted.
@@ -138,6 +178,7 @@ Plugin& load_plugin(const std::string& name) {
     Plugin& p = plugins[name];
     if (p.tried) return p;
     p.tried = true;
+    prepare_blas_environment();
     const std::string file = "libaccel-backend-" + name + ".so";
     std::vector<std::string> tried;
     for (const auto& dir : plugin_dirs()) {
@@ -343,6 +384,11 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
     }
     cache[key] = d;
     return d;
+}
+
+std::string openblas_coretype_note() {
+    std::lock_guard<std::mutex> lock(coretype_mutex());
+    return coretype_note();
 }
 
 std::string selector_from_env() {

@@ -254,11 +254,6 @@ TEST_CASE("matmul and dense with more output rows than 65535 tiles of 64 (a tall
     auto Bias = Tensor::from_host(device(), {n}, bias);
     for (auto path : paths(Op::matmul)) {
         CAPTURE(name(path));
-        if (device()->info().backend == "kokkos" && path == ops::PathChoice::native) {
-            // Its default geometry puts 32-row tiles on grid.y (limit 65535): a known limit of that backend.
-            MESSAGE("kokkos native path skipped: its default geometry cannot launch this many rows yet");
-            continue;
-        }
         ops::Options o;
         o.path = path;
         auto C = poisoned(device(), {m, n});

@@ -67,11 +67,31 @@ void expect_close(const std::vector<float>& got, const std::vector<double>& ref,
     CHECK(e <= threshold);
 }
 
+bool backend_available_but_index_out_of_range() {
+    try {
+        const accel::Selector sel = accel::parse_selector(accel::selector_from_env());
+        if (sel.backend == "auto" || sel.index < 0) return false;
+        for (const auto& st : accel::backend_statuses())
+            if (st.name == sel.backend)
+                return st.availability.available && sel.index >= st.availability.device_count;
+    } catch (const accel::Error&) {
+    }
+    return false;
+}
+
 int run_suite(int argc, char** argv, const char* suite, bool hold_device) {
     try {
         const auto d = hold_device ? device() : accel::default_device();
         std::cout << suite << " on " << d->selector() << " (" << d->info().name << "), seed " << seed() << "\n";
     } catch (const accel::BackendUnavailable& e) {
+        // A device index the backend does not have (e.g. kokkos:1) is the
+        // user's error, not an absent backend: fail instead of skipping.
+        if (backend_available_but_index_out_of_range()) {
+            std::cout << "ERROR: " << e.what()
+                      << "\n(the backend is available, but ACCEL_BACKEND names a device it does not have: "
+                         "fix the device index; this is not a skip)\n";
+            return 1;
+        }
         std::cout << "SKIPPED: " << e.what() << "\n";
         return 77;
     }

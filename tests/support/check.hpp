@@ -75,9 +75,14 @@ inline std::vector<std::size_t> within_work_cap(const std::vector<std::size_t>& 
     return within_work_cap(sizes, [](std::size_t n) { return n; }, what);
 }
 
+/// Whether ACCEL_BACKEND names a device index (e.g. kokkos:1) that its
+/// backend, available here, does not have. Never throws.
+bool backend_available_but_index_out_of_range();
+
 /// The entry of a per-backend suite: prints the device under test and the
 /// seed, then runs doctest; returns 77 (CTest's SKIPPED) with the reason when
-/// the backend named by ACCEL_BACKEND is unavailable. With hold_device the
+/// the backend named by ACCEL_BACKEND is unavailable, and 1 (a failure) when
+/// the backend is available but the selector's device index is out of range. With hold_device the
 /// device stays open for the whole run (device()); without, it is released
 /// before the tests start, so that tests can open and release it themselves.
 int run_suite(int argc, char** argv, const char* suite, bool hold_device = true);

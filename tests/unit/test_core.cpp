@@ -108,6 +108,31 @@ TEST_CASE("every backend has a status line; host is always available") {
     CHECK(host);
 }
 
+TEST_CASE("OPENBLAS_CORETYPE is settled before any plugin loads, and a user's own value is kept") {
+    // The variable as the process started (before any plugin was loaded by this test program).
+    static const char* at_start = std::getenv("OPENBLAS_CORETYPE");
+    static const std::string start_value = at_start ? at_start : "";
+    (void)backend_statuses();  // loads every plugin
+    const std::string note = openblas_coretype_note();
+    const char* now = std::getenv("OPENBLAS_CORETYPE");
+    if (!start_value.empty() && contains(note, "from the environment")) {
+        CHECK(std::string(now) == start_value);
+        CHECK(note == "OPENBLAS_CORETYPE=" + start_value + " from the environment");
+    } else if (contains(note, "set by accel")) {
+        REQUIRE(now != nullptr);
+        CHECK(note == "OPENBLAS_CORETYPE=" + std::string(now) + " set by accel from the CPU's features");
+        CHECK((std::string(now) == "SkylakeX" || std::string(now) == "Haswell"));
+    } else {
+        // A CPU without AVX2+FMA, or not x86: nothing was set.
+        CHECK(note.empty());
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (start_value.empty() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        CHECK_MESSAGE(contains(note, "set by accel"), "OPENBLAS_CORETYPE was not set on a CPU with AVX2+FMA");
+#endif
+}
+
 TEST_CASE("device index out of range names the count and lists the backends") {
     try {
         open_device("host:5");

@@ -83,6 +83,24 @@ struct FmaProbeFn {
     }
 };
 
+/// Elements per call of the host-space fma_throughput probe (FmaProbeHostFn).
+constexpr int kFmaLanes = 16;
+
+/// Host spaces only: the probe for elements [begin, min(end, begin +
+/// kFmaLanes)) with the FmaProbeFn recurrence, the lanes as vector lanes.
+/// Defined in kernels/host_loops.cpp (multi-versioned).
+void host_fma_block(float* y, Index begin, Index end, Index iterations);
+
+/// The fma_throughput probe on host spaces: index b covers the kFmaLanes
+/// elements from b·kFmaLanes, so the 8 chains of 16 neighbouring elements
+/// run as vector instructions (FmaProbeFn's scalar chains reached 10 GFLOP/s
+/// on a CPU whose vector units give 300). Same values as FmaProbeFn.
+struct FmaProbeHostFn {
+    FloatView y;
+    Index n, iterations;
+    void operator()(Index b) const { host_fma_block(y.data(), b * kFmaLanes, n, iterations); }
+};
+
 /// y[c] = Σ_r x[r*cols + c], one column per index, summed in row order.
 struct ColumnSumFn {
     ConstView x;

@@ -2,23 +2,32 @@
 // memory — the portable form of the CUDA shared-memory tiling algorithm.
 //
 // One team computes one tile of by × bx outputs of C at a time (the block of
-// the launch geometry: one logical thread per output, as in CUDA). Team
-// threads take the tile's rows and vector lanes its columns — Kokkos' own
-// mapping of a CUDA block (threadIdx.y → team rank, threadIdx.x → lane) — and
-// stride over them when the space offers fewer (Serial: 1 × 1). For each
+// the launch geometry: one logical thread per output, as in CUDA). For each
 // slice of kTileK along K, the team loads an A tile [by × kTileK] and a B
-// tile [kTileK × bx] into scratch, then each row's thread adds kTileK
-// products to the row's accumulators (in scratch, since a thread may own
-// several rows); the lanes run over the columns, which also lets a CPU
-// compiler vectorize that loop. Tiles are walked grid-stride by league rank,
-// so any league size ≥ 1 is correct. Each output is a float32 sum over k in
-// increasing order; K == 0 gives the epilogue of zero (bias, activation),
-// i.e. zeros for matmul.
+// tile [kTileK × bx] into scratch, then adds the kTileK products to the
+// tile's accumulators (in scratch). Tiles are walked grid-stride by league
+// rank, so any league size ≥ 1 is correct. Each output is a float32 sum over
+// k in increasing order; K == 0 gives the epilogue of zero (bias,
+// activation), i.e. zeros for matmul.
+//
+// Two bodies, chosen at compile time by the kind of the default space:
+//  - Device spaces (CUDA, HIP, SYCL): team threads take the tile's rows and
+//    vector lanes its columns — Kokkos' own mapping of a CUDA block
+//    (threadIdx.y → team rank, threadIdx.x → lane) — striding over them when
+//    the space offers fewer; team barriers separate loading and use.
+//  - Host spaces (Serial, OpenMP, Threads): a team is ONE thread, which
+//    computes whole tiles alone with plain loops over raw scratch pointers
+//    (host_tile_slice, compiled for AVX-512 / AVX2+FMA / baseline). A team
+//    of several CPU threads would meet a barrier twice per K slice (about
+//    130 per 32×32 tile at K = 1024) and, on OpenMP, one team would hold
+//    every thread: one tile at a time, 4.5 GFLOP/s on 2 threads against
+//    4.3 on 1. With one-thread teams the tiles are spread over all threads.
 #pragma once
 
 #include "views.hpp"
 
 #include <cstddef>
+#include <type_traits>
 
 namespace accel {
 namespace kokkos {
@@ -27,12 +36,29 @@ namespace kokkos {
 /// 32×32 block at 8 KiB, inside every space's level-0 scratch.
 constexpr int kTileK = 16;
 
+/// Depth of the K slice of B packed per step by the host body (floats):
+/// 128 × 32 columns is 16 KiB, which stays in L1 beside the tile's accumulators.
+constexpr int kHostTileK = 128;
+
+/// Host spaces only: c[rows × cols] += A·B over `depth` products, summed in
+/// increasing order, where c is row-major with row stride ldc, A's element
+/// (r, kk) is a[r·ars + kk·aks] (any layout), and B's element (kk, j) is
+/// b[kk·ldb + j] (rows contiguous). Defined in kernels/host_loops.cpp,
+/// multi-versioned; not callable from device code.
+void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index ldb, int rows, int cols,
+               Index depth);
+
 /// C[M,N] = act(op(A)·op(B) + bias) with row-major A, B, C; op transposes
 /// when ta / tb (A stored [K,M], B stored [N,K]). bias (may be empty) is
-/// indexed by the column of C. See the file comment for the algorithm.
-struct TiledMatmulFn {
-    using Policy = Kokkos::TeamPolicy<ExecSpace>;
-    using Member = Policy::member_type;
+/// indexed by the column of C. See the file comment for the algorithm; Host
+/// selects the host body, which must be launched with a team size of 1.
+template <bool Host>
+struct TiledMatmul {
+    /// Host spaces hand tiles out dynamically: a thread that the OS
+    /// preempts (a loaded machine) does not hold the others back.
+    using Policy = std::conditional_t<Host, Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>,
+                                      Kokkos::TeamPolicy<ExecSpace>>;
+    using Member = typename Policy::member_type;
     using Scratch = Kokkos::View<float*, ExecSpace::scratch_memory_space, Unmanaged>;
 
     ConstView a, b, bias;
@@ -47,6 +73,9 @@ struct TiledMatmulFn {
 
     /// Scratch bytes one team needs for a by × bx tile.
     static std::size_t scratch_bytes(int bx, int by) {
+        if (Host)
+            return Scratch::shmem_size(static_cast<std::size_t>(kHostTileK) * bx) +
+                   Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
         return Scratch::shmem_size(static_cast<std::size_t>(by) * kTileK) +
                Scratch::shmem_size(static_cast<std::size_t>(kTileK) * bx) +
                Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
@@ -60,6 +89,51 @@ struct TiledMatmulFn {
     }
 
     KOKKOS_INLINE_FUNCTION void operator()(const Member& t) const {
+        if constexpr (Host)
+            host_body(t);
+        else
+            team_body(t);
+    }
+
+    /// Host spaces, one thread per team: whole tiles with plain loops. The
+    /// tile's accumulators (rows × cols valid outputs) sit in scratch; A is
+    /// read in place; B is packed by slices of kHostTileK rows into scratch
+    /// (contiguous vector loads, reused by every row of the tile, and no
+    /// cache-set conflicts from walking B's columns with a stride of N).
+    void host_body(const Member& t) const {
+        Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kHostTileK) * bx);
+        Scratch sc(t.team_scratch(scratch_level), static_cast<std::size_t>(bx) * by);
+        float* const pb = sb.data();
+        float* const pc = sc.data();
+        const Index ars = ta ? 1 : k, aks = ta ? m : 1;  // A(row, kk) = a[row·ars + kk·aks]
+        for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
+            const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
+            const int rows = static_cast<int>(m - row0 < by ? m - row0 : by);
+            const int cols = static_cast<int>(n - col0 < bx ? n - col0 : bx);
+            for (int i = 0; i < rows * bx; ++i) pc[i] = 0.0f;
+            for (Index k0 = 0; k0 < k; k0 += kHostTileK) {
+                const int depth = static_cast<int>(k - k0 < kHostTileK ? k - k0 : kHostTileK);
+                if (tb) {
+                    for (int kk = 0; kk < depth; ++kk)
+                        for (int cc = 0; cc < cols; ++cc) pb[kk * bx + cc] = b((col0 + cc) * k + k0 + kk);
+                } else {
+                    for (int kk = 0; kk < depth; ++kk) {
+                        const float* src = b.data() + (k0 + kk) * n + col0;
+                        for (int cc = 0; cc < cols; ++cc) pb[kk * bx + cc] = src[cc];
+                    }
+                }
+                host_tile(pc, bx, a.data() + row0 * ars + k0 * aks, ars, aks, pb, bx, rows, cols, depth);
+            }
+            for (int r = 0; r < rows; ++r)
+                for (int cc = 0; cc < cols; ++cc) {
+                    const float v = pc[r * bx + cc] + (bias.data() ? bias(col0 + cc) : 0.0f);
+                    c((row0 + r) * n + col0 + cc) = activate(v, act);
+                }
+        }
+    }
+
+    /// Device spaces: the CUDA block mapping (rows → team threads, columns → lanes).
+    KOKKOS_INLINE_FUNCTION void team_body(const Member& t) const {
         const int area = bx * by;
         Scratch sa(t.team_scratch(scratch_level), static_cast<std::size_t>(by) * kTileK);
         Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kTileK) * bx);
@@ -98,6 +172,9 @@ struct TiledMatmulFn {
         }
     }
 };
+
+/// The tiled functor of the default execution space.
+using TiledMatmulFn = TiledMatmul<kHostSpace>;
 
 }  // namespace kokkos
 }  // namespace accel

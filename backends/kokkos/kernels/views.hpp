@@ -21,6 +21,22 @@ using FloatView = Kokkos::View<float*, MemSpace, Unmanaged>;
 /// Read-only form of FloatView.
 using ConstView = Kokkos::View<const float*, MemSpace, Unmanaged>;
 
+/// Whether the default execution space runs on the host CPU (Serial, OpenMP,
+/// Threads, HPX): its memory is host memory. Host spaces get kernel bodies of
+/// their own (one thread per team, multi-versioned vector loops).
+constexpr bool kHostSpace = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+
+/// Compiles a hot host loop for several x86 levels and picks one at load
+/// time (GCC function multi-versioning): AVX-512, AVX2+FMA, baseline x86-64.
+/// Used only in host-space kernel bodies; other compilers and targets get
+/// one plain version.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
+    !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__) && !defined(__SANITIZE_ADDRESS__)
+#define ACCEL_KOKKOS_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ACCEL_KOKKOS_MULTIVERSION
+#endif
+
 /// Kokkos' device-callable math: namespace Kokkos since 3.7,
 /// Kokkos::Experimental before (3.4 to 3.6).
 #if KOKKOS_VERSION >= 30700

@@ -95,4 +95,18 @@ std::shared_ptr<Device> default_device();
 /// The selector in ACCEL_BACKEND, or "auto" when unset or empty.
 std::string selector_from_env();
 
+/// What accel did about OpenBLAS' kernel choice before the first plugin was
+/// loaded. OpenBLAS picks its kernels once, when the library loads, and some
+/// versions do not recognize recent CPUs (Debian's 0.3.21 falls back to SSE3
+/// kernels on recent Xeons, 3-5x slower); any plugin may load an OpenBLAS
+/// (the host backend's dlopen, Kokkos Kernels' or CLBlast's link), so the
+/// registry sets OPENBLAS_CORETYPE from the CPU's features (AVX-512
+/// F/BW/DQ/VL → SkylakeX, AVX2+FMA → Haswell) before it loads any plugin, if
+/// the user has not set it; a user's own setting is never changed. Returns
+/// e.g. "OPENBLAS_CORETYPE=SkylakeX set by accel from the CPU's features",
+/// "OPENBLAS_CORETYPE=Haswell from the environment", or "" when neither
+/// (no plugin loaded yet, or a CPU without those features). Thread-safe;
+/// never throws beyond std::bad_alloc.
+std::string openblas_coretype_note();
+
 }  // namespace accel
