@@ -851,7 +851,11 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     std::unique_lock<std::mutex> lock(e->mutex);
     // An event on a device that failed for good never completes: report that instead.
-    e->done_cv.wait_for(lock, std::chrono::hours(24), [e] { return e->completed >= e->recorded || dev(e->device).sticky.load(); });
+    // The device may fail for good while this waits, without notifying the
+    // event (its stream stops), so the wait looks again every few ms.
+    while (!e->done_cv.wait_for(lock, std::chrono::milliseconds(5),
+                                [e] { return e->completed >= e->recorded || dev(e->device).sticky.load(); })) {
+    }
     if (int s = dev(e->device).sticky.load()) return ret(static_cast<cudaError_t>(s));
     return cudaSuccess;
 }
