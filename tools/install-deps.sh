@@ -3,7 +3,8 @@
 # with sudo available). The CUDA toolkit is not a Debian package: when
 # /usr/local/cuda exists the CUDA backend is built too. clang, libFuzzer's
 # runtime (libclang-rt-14-dev: clang only recommends it) and clang's OpenMP
-# serve the `fuzz` preset.
+# serve the `fuzz` preset. Open MPI (libopenmpi-dev, openmpi-bin) builds
+# accel_mpi and the tools' MPI mode, and runs the `mpi` tests.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -16,5 +17,6 @@ $SUDO apt-get install -y -qq \
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev \
   libopenblas-dev libopenblas0-openmp libblis-dev \
   gnuplot-nox \
+  libopenmpi-dev openmpi-bin \
   clang libclang-rt-14-dev libomp-14-dev
 echo "accel dependencies installed."
