@@ -3,9 +3,26 @@
 # with sudo available). The CUDA toolkit is not a Debian package: when
 # /usr/local/cuda exists the CUDA backend is built too. clang, libFuzzer's
 # runtime (libclang-rt-14-dev: clang only recommends it) and clang's OpenMP
-# serve the `fuzz` preset. Open MPI (libopenmpi-dev, openmpi-bin) builds
-# accel_mpi and the tools' MPI mode, and runs the `mpi` tests.
+# serve the `fuzz` and `tsan` presets. Open MPI (libopenmpi-dev, openmpi-bin)
+# builds accel_mpi and the tools' MPI mode, and runs the `mpi` tests.
+#
+#   --opencl-runtimes  also install the OpenCL implementations the tests
+#                      compare beside PoCL: Oclgrind (Debian; a simulator that
+#                      checks every access) and Intel's OpenCL CPU runtime
+#                      (PyPI intel-opencl-rt with intel-cmplr-lib-rt, which it
+#                      needs but does not declare), into a virtual environment
+#                      at /opt/accel-opencl/intel. Neither is registered with
+#                      the system's ICD loader: the tests register them in a
+#                      private vendors folder (OCL_ICD_VENDORS) of the build.
 set -euo pipefail
+OPENCL_RUNTIMES=0
+for arg in "$@"; do
+  case "$arg" in
+    --opencl-runtimes) OPENCL_RUNTIMES=1 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (known: --opencl-runtimes)" >&2; exit 2 ;;
+  esac
+done
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
@@ -19,4 +36,16 @@ $SUDO apt-get install -y -qq \
   gnuplot-nox \
   libopenmpi-dev openmpi-bin \
   clang libclang-rt-14-dev libomp-14-dev
+if [ "$OPENCL_RUNTIMES" = 1 ]; then
+  $SUDO apt-get install -y -qq oclgrind python3-venv
+  # Intel's wheel also ships a libOpenCL.so.1 (its own ICD loader); it stays in
+  # this folder, off the library path, so the system's loader is the one used.
+  venv=/opt/accel-opencl/intel
+  if [ ! -e "$venv/lib/libintelocl.so" ]; then
+    $SUDO /usr/bin/python3 -m venv "$venv"
+    $SUDO "$venv/bin/pip" install --quiet --disable-pip-version-check \
+      intel-opencl-rt==2026.2.0 intel-cmplr-lib-rt==2026.2.0
+  fi
+  test -e "$venv/lib/libintelocl.so" || { echo "install-deps.sh: $venv/lib/libintelocl.so missing after pip install" >&2; exit 1; }
+fi
 echo "accel dependencies installed."

@@ -8,9 +8,13 @@
 #include <CL/cl_ext.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <limits>
 #include <utility>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 // The kernel sources, embedded from kernels/*.cl by accel_embed_text().
 extern const char accel_cl_common[];
@@ -364,10 +368,35 @@ cl_command_queue queue_of(Stream& s) { return static_cast<OpenclStream&>(s).queu
 
 }  // namespace
 
+// ---- process exit ------------------------------------------------------------
+
+namespace {
+std::atomic<bool> g_main_thread_exiting{false};
+
+// One per thread that touched the runtime; its destructor runs among the
+// thread's thread_local destructors, which on the main thread come before
+// every static destructor.
+struct ThreadExitSentinel {
+    ~ThreadExitSentinel() {
+        if (on_main_thread()) g_main_thread_exiting.store(true);
+    }
+};
+}  // namespace
+
+bool on_main_thread() noexcept { return ::getpid() == static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+void note_runtime_user_thread() noexcept {
+    static thread_local ThreadExitSentinel sentinel;
+    (void)sentinel;
+}
+
+bool runtime_may_be_torn_down() noexcept { return g_main_thread_exiting.load(); }
+
 // ---- streams and events ---------------------------------------------------
 
 OpenclStream::OpenclStream(Device& d, cl_context context, cl_device_id id, std::shared_ptr<QueueList> list)
     : Stream(d), list_(std::move(list)) {
+    note_runtime_user_thread();
     cl_int err = CL_SUCCESS;
     queue_ = clCreateCommandQueue(context, id, CL_QUEUE_PROFILING_ENABLE, &err);
     check_cl(err, "create_stream: clCreateCommandQueue");
@@ -381,6 +410,7 @@ OpenclStream::~OpenclStream() {
         auto& q = list_->queues;
         q.erase(std::remove(q.begin(), q.end(), queue_), q.end());
     }
+    if (runtime_may_be_torn_down()) return;
     clFinish(queue_);  // work still queued must not outlive the host memory it uses
     clReleaseCommandQueue(queue_);
 }
@@ -388,7 +418,7 @@ OpenclStream::~OpenclStream() {
 void OpenclStream::synchronize() { check_cl(clFinish(queue_), "Stream::synchronize: clFinish"); }
 
 OpenclEvent::~OpenclEvent() {
-    if (marker_) clReleaseEvent(marker_);
+    if (marker_ && !runtime_may_be_torn_down()) clReleaseEvent(marker_);
 }
 
 void OpenclEvent::do_record(Stream& stream) {
@@ -412,6 +442,7 @@ cl_ulong OpenclEvent::end_ns() {
 
 OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, int within_platform)
     : Device(make_info(index, platform, id, within_platform)), platform_(platform), id_(id) {
+    note_runtime_user_thread();
     max_alloc_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     mm_block_ = matmul_block_for(info().limits);
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
@@ -423,6 +454,7 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
 OpenclDevice::~OpenclDevice() {
     // Queues (the default stream is destroyed after this body) keep the
     // context alive until they are released, as OpenCL reference counting says.
+    if (runtime_may_be_torn_down()) return;
     for (const auto& set : kernel_sets_)
         for (cl_kernel k : *set)
             if (k) clReleaseKernel(k);
@@ -514,7 +546,9 @@ DeviceHandle OpenclDevice::do_allocate(std::size_t bytes) {
     return m;
 }
 
-void OpenclDevice::do_deallocate(DeviceHandle h) noexcept { clReleaseMemObject(mem(h)); }
+void OpenclDevice::do_deallocate(DeviceHandle h) noexcept {
+    if (!runtime_may_be_torn_down()) clReleaseMemObject(mem(h));
+}
 
 void OpenclDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
                                bool blocking) {

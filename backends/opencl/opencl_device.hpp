@@ -24,7 +24,9 @@
 //
 // Resources: when the last handle to the device goes, its kernels, program,
 // queues and context are released, and CLBlast's caches, which hold programs
-// of this context (and with them the context), are cleared.
+// of this context (and with them the context), are cleared. Objects still
+// alive once the process is exiting (a device held in a static) are left to
+// the operating system instead: see runtime_may_be_torn_down().
 #pragma once
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -125,6 +127,23 @@ bool have_vendor_blas() noexcept;
 /// serializes every CLBlast call. Called when a device is destroyed; devices
 /// still open rebuild what they need on their next vendor call. Never throws.
 void release_vendor_caches() noexcept;
+
+/// Marks the calling thread as one that uses the OpenCL runtime, so that its
+/// exit is noticed (see runtime_may_be_torn_down()). Cheap; called on every
+/// device creation, stream creation and launch.
+void note_runtime_user_thread() noexcept;
+
+/// True once the main thread has begun to exit. At exit the C++ runtime
+/// destroys the main thread's thread_local objects before any static object,
+/// and OpenCL runtimes keep per-thread state that way (Oclgrind's LLVM
+/// contexts), so an OpenCL object released from a static destructor reaches a
+/// runtime that has torn itself down (heap corruption in clReleaseContext).
+/// From that point accel releases no OpenCL object: the process is ending and
+/// the operating system reclaims them. Thread-safe.
+bool runtime_may_be_torn_down() noexcept;
+
+/// True on the process's main thread (Linux: thread id == process id).
+bool on_main_thread() noexcept;
 /// The vendor BLAS for accel-info: "CLBlast 1.5.3 ..." or why there is none.
 std::string vendor_blas_description();
 

@@ -33,6 +33,7 @@ template <class... Args>
 void OpenclDevice::launch(Kernel which, const LaunchGeometry& g, Stream& s, const Args&... args) {
     // A leased kernel set: no other thread sets these kernels' arguments
     // until the enqueue below has captured them.
+    note_runtime_user_thread();
     struct Lease {
         OpenclDevice& device;
         KernelSet* set;

@@ -23,6 +23,20 @@ std::mutex& clblast_mutex() {
     static std::mutex m;
     return m;
 }
+#ifdef ACCEL_HAVE_CLBLAST
+// CLBlast's program cache is a static object: destroyed at exit, it releases
+// its programs into a runtime whose per-thread state is already gone
+// (Oclgrind: heap corruption in clReleaseProgram). It is cleared instead
+// among the main thread's thread_local destructors, which run before any
+// static destructor, by a sentinel made after CLBlast's first call on that
+// thread: made after the runtime's own thread_local objects, it is destroyed
+// before them.
+struct ClblastCacheClearedAtExit {
+    ~ClblastCacheClearedAtExit() {
+        if (on_main_thread()) release_vendor_caches();
+    }
+};
+#endif
 }  // namespace
 
 void release_vendor_caches() noexcept {
@@ -59,6 +73,8 @@ void OpenclDevice::vendor_gemm(cl_mem a, cl_mem b, cl_mem c, std::size_t m, std:
     const auto status = clblast::Gemm<float>(clblast::Layout::kRowMajor, ta ? Transpose::kYes : Transpose::kNo,
                                              tb ? Transpose::kYes : Transpose::kNo, m, n, k, 1.0f, a, 0, ta ? m : k, b,
                                              0, tb ? k : n, beta, c, 0, n, &q, nullptr);
+    static thread_local ClblastCacheClearedAtExit clear_at_exit;
+    (void)clear_at_exit;
     const cl_int code = static_cast<cl_int>(status);
     if (code != CL_SUCCESS) {
         // CLBlast shares OpenCL's codes; its own (-1024 and below) have no CL name.

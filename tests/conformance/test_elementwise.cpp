@@ -28,7 +28,7 @@ std::vector<float> with_extremes(std::vector<float> v) {
 
 TEST_CASE("add matches the reference at odd, empty and large sizes") {
     auto g = rng(1);
-    for (std::size_t n : kSizes) {
+    for (std::size_t n : within_work_cap(kSizes, "sizes")) {
         CAPTURE(n);
         auto a = uniform(g, n), b = uniform(g, n, -100.0f, 100.0f);
         auto ta = Tensor::from_host(device(), {n}, a), tb = Tensor::from_host(device(), {n}, b);
@@ -48,7 +48,7 @@ TEST_CASE("add on a 2-D shape and in place") {
 
 TEST_CASE("add honours a caller-given launch geometry smaller than the problem") {
     auto g = rng(3);
-    const std::size_t n = 100003;
+    const std::size_t n = size_within_cap(100003, 4099, "add with geometry");
     auto a = uniform(g, n), b = uniform(g, n);
     auto ta = Tensor::from_host(device(), {n}, a), tb = Tensor::from_host(device(), {n}, b);
     const std::size_t max_block = device()->info().limits.max_block_size;
@@ -68,7 +68,7 @@ TEST_CASE("add honours a caller-given launch geometry smaller than the problem")
 
 TEST_CASE("sigmoid is accurate and stable for large |x|") {
     auto g = rng(4);
-    for (std::size_t n : kSizes) {
+    for (std::size_t n : within_work_cap(kSizes, "sizes")) {
         CAPTURE(n);
         auto x = with_extremes(uniform(g, n, -12.0f, 12.0f));
         auto tx = Tensor::from_host(device(), {n}, x);
@@ -80,7 +80,7 @@ TEST_CASE("sigmoid is accurate and stable for large |x|") {
 
 TEST_CASE("relu and its gradient") {
     auto g = rng(5);
-    for (std::size_t n : kSizes) {
+    for (std::size_t n : within_work_cap(kSizes, "sizes")) {
         CAPTURE(n);
         auto x = with_extremes(uniform(g, n)), dy = uniform(g, n);
         auto tx = Tensor::from_host(device(), {n}, x), tdy = Tensor::from_host(device(), {n}, dy);
@@ -131,7 +131,7 @@ TEST_CASE("relu keeps NaN and maps infinities; relu_backward passes dy only wher
 
 TEST_CASE("sigmoid_backward") {
     auto g = rng(6);
-    for (std::size_t n : kSizes) {
+    for (std::size_t n : within_work_cap(kSizes, "sizes")) {
         CAPTURE(n);
         auto y = uniform(g, n, 0.0f, 1.0f), dy = uniform(g, n);
         auto ty = Tensor::from_host(device(), {n}, y), tdy = Tensor::from_host(device(), {n}, dy);
@@ -143,7 +143,7 @@ TEST_CASE("sigmoid_backward") {
 
 TEST_CASE("bce_with_logits, its mean and its gradient") {
     auto g = rng(7);
-    for (std::size_t n : kSizes) {
+    for (std::size_t n : within_work_cap(kSizes, "sizes")) {
         CAPTURE(n);
         auto z = with_extremes(uniform(g, n, -8.0f, 8.0f));
         std::vector<float> t(n);
@@ -180,7 +180,7 @@ TEST_CASE("bce_with_logits, its mean and its gradient") {
 
 TEST_CASE("adam_step matches PyTorch's update over several steps") {
     auto g = rng(8);
-    for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1023}, std::size_t{100003}}) {
+    for (std::size_t n : within_work_cap({1, 7, 1023, 100003}, "adam_step")) {
         CAPTURE(n);
         auto p = uniform(g, n);
         reference::Vec rp(p.begin(), p.end()), rm(n, 0.0), rv(n, 0.0);

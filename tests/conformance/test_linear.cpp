@@ -27,7 +27,7 @@ std::vector<float> random_matrix(std::mt19937_64& g, std::size_t r, std::size_t 
 TEST_CASE("matmul matches the reference for every transpose and path") {
     auto g = rng(20);
     for (auto path : paths(Op::matmul)) {
-        for (const auto& s : kShapes) {
+        for (const auto& s : within_work_cap(kShapes, [](const MNK& x) { return x.m * x.n * x.k; }, "matmul")) {
             for (int t = 0; t < 4; ++t) {
                 const bool ta = t & 1, tb = t & 2;
                 CAPTURE(name(path));
@@ -71,6 +71,7 @@ TEST_CASE("matmul with empty operands") {
 TEST_CASE("matmul at a large size") {
     auto g = rng(21);
     const std::size_t m = 1024, n = 1024, k = 1024;
+    if (!runs_at_size(m * n * k, "matmul 1024")) return;
     auto a = random_matrix(g, m, k), b = random_matrix(g, k, n);
     auto A = Tensor::from_host(device(), {m, k}, a), B = Tensor::from_host(device(), {k, n}, b);
     const auto ref = reference::matmul(a, b, m, n, k);
@@ -91,7 +92,7 @@ TEST_CASE("dense matches the reference for every activation, with and without bi
     };
     const std::vector<Dims> dims{{1, 1, 1}, {7, 30, 10}, {40, 30, 10}, {33, 65, 17}, {128, 257, 129}, {255, 64, 1}};
     for (auto path : paths(Op::dense))
-        for (const auto& d : dims)
+        for (const auto& d : within_work_cap(dims, [](const Dims& x) { return x.batch * x.in * x.out; }, "dense"))
             for (Activation act : {Activation::none, Activation::sigmoid, Activation::relu})
                 for (bool with_bias : {true, false}) {
                     CAPTURE(name(path));
@@ -161,6 +162,7 @@ TEST_CASE("dense with a rank-1 input and a large layer") {
         expect_close(Y.download(), reference::dense(x, w, b, 1, 30, 10, Activation::sigmoid), kLinearNmse,
                      "dense rank-1");
         const std::size_t batch = 512, in = 1024, out = 768;
+        if (!runs_at_size(batch * in * out, "dense large")) continue;
         auto xl = uniform(g, batch * in), wl = uniform(g, out * in), bl = uniform(g, out);
         auto XL = Tensor::from_host(device(), {batch, in}, xl), WL = Tensor::from_host(device(), {out, in}, wl);
         auto BL = Tensor::from_host(device(), {out}, bl);
@@ -246,6 +248,7 @@ TEST_CASE("matmul and dense with more output rows than 65535 tiles of 64 (a tall
     // along CUDA's grid.y (at most 65535 blocks) covers; every path must take it.
     auto g = rng(28);
     const std::size_t m = 65535 * 64 + 65, n = 3, k = 2;
+    if (!runs_at_size(m * n * k, "tall matmul and dense")) return;
     auto a = random_matrix(g, m, k), b = random_matrix(g, n, k), bias = uniform(g, n);
     auto A = Tensor::from_host(device(), {m, k}, a), B = Tensor::from_host(device(), {n, k}, b);
     auto Bias = Tensor::from_host(device(), {n}, bias);

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 
 namespace accel_test {
 
@@ -12,6 +13,33 @@ std::uint64_t seed() {
         return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
     }();
     return s;
+}
+
+std::size_t work_cap() {
+    const char* env = std::getenv("ACCEL_TEST_MAX_WORK");
+    if (!env) return std::numeric_limits<std::size_t>::max();
+    char* end = nullptr;
+    const unsigned long long cap = std::strtoull(env, &end, 10);
+    if (end == env || *end != '\0' || cap == 0) {
+        FAIL("ACCEL_TEST_MAX_WORK='" << env << "' is not a positive integer (elements or multiply-adds per case)");
+        return 0;
+    }
+    return static_cast<std::size_t>(cap);
+}
+
+bool runs_at_size(std::size_t work, const std::string& what) {
+    const std::size_t cap = work_cap();
+    if (work <= cap) return true;
+    MESSAGE(what << ": case of " << work << " elements/multiply-adds left out (ACCEL_TEST_MAX_WORK=" << cap << ")");
+    return false;
+}
+
+std::size_t size_within_cap(std::size_t preferred, std::size_t small, const std::string& what) {
+    const std::size_t cap = work_cap();
+    if (preferred <= cap) return preferred;
+    MESSAGE(what << ": run at " << small << " elements instead of " << preferred << " (ACCEL_TEST_MAX_WORK=" << cap
+                 << ")");
+    return small;
 }
 
 std::mt19937_64 rng(std::uint64_t salt) { return std::mt19937_64(seed() ^ (salt * 0x9E3779B97F4A7C15ull)); }

@@ -49,6 +49,32 @@ accel::Tensor poisoned(const std::shared_ptr<accel::Device>& d, accel::Shape s);
 void expect_close(const std::vector<float>& got, const std::vector<double>& ref, double threshold,
                   const std::string& what);
 
+/// Whether a case of `work` elements (or multiply-adds) runs: always, unless
+/// ACCEL_TEST_MAX_WORK caps it. Kernel checkers such as Oclgrind simulate
+/// every work-item, so their runs keep to the small cases. A case left out is
+/// reported (doctest MESSAGE naming `what` and its work), never passed
+/// silently. An ACCEL_TEST_MAX_WORK that is not a positive integer fails the
+/// calling test with a message saying so.
+bool runs_at_size(std::size_t work, const std::string& what);
+
+/// `preferred` when it is within ACCEL_TEST_MAX_WORK, else `small` (the case
+/// still runs, at the smaller size, and says so in a doctest MESSAGE).
+std::size_t size_within_cap(std::size_t preferred, std::size_t small, const std::string& what);
+
+/// The elements of `cases` whose work(case) passes runs_at_size.
+template <class Case, class Work>
+std::vector<Case> within_work_cap(const std::vector<Case>& cases, Work work, const std::string& what) {
+    std::vector<Case> kept;
+    for (const Case& c : cases)
+        if (runs_at_size(work(c), what)) kept.push_back(c);
+    return kept;
+}
+
+/// Sizes (elements) of `sizes` that pass runs_at_size.
+inline std::vector<std::size_t> within_work_cap(const std::vector<std::size_t>& sizes, const std::string& what) {
+    return within_work_cap(sizes, [](std::size_t n) { return n; }, what);
+}
+
 /// The entry of a per-backend suite: prints the device under test and the
 /// seed, then runs doctest; returns 77 (CTest's SKIPPED) with the reason when
 /// the backend named by ACCEL_BACKEND is unavailable. With hold_device the
