@@ -2,6 +2,10 @@
 // stable selector, and the device the current ACCEL_BACKEND opens.
 // Matmul/dense: which path PathChoice::automatic takes, where recorded;
 // `--measure-paths` measures it first where it is not recorded yet.
+// Each device's physical identity (host, UUID, PCI bus id where the runtime
+// reports them) is shown, and one physical device seen through two backends
+// (a GPU through CUDA and OpenCL) is flagged: benchmarking or training on
+// both at once shares one GPU, not two.
 // Exit status: 0; 1 when a device of a backend reported available cannot be
 // opened (the line of that device says why); 2 when ACCEL_BACKEND (or `auto`
 // when it is unset) opens no device (the last line says why).
@@ -10,6 +14,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 int main(int argc, char** argv) {
     bool measure_paths = false;
@@ -25,6 +30,7 @@ int main(int argc, char** argv) {
     const char* env = std::getenv("ACCEL_BACKEND");
     std::cout << "ACCEL_BACKEND=" << (env ? env : "(unset: auto)") << "\n\n";
     int failures = 0;
+    std::vector<accel::DeviceInfo> seen;
     for (const auto& st : accel::backend_statuses()) {
         std::cout << st.summary() << "\n";
         if (!st.availability.available) continue;
@@ -36,6 +42,16 @@ int main(int argc, char** argv) {
                 if (!info.stable_selector.empty())
                     std::printf("      stable selector %s\n", info.stable_selector.c_str());
                 std::printf("      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
+                std::printf("      host %s, UUID %s, PCI bus id %s\n", info.host.c_str(),
+                            info.uuid.empty() ? "(not reported)" : info.uuid.c_str(),
+                            info.pci_bus_id.empty() ? "(not reported)" : info.pci_bus_id.c_str());
+                for (const auto& other : seen)
+                    if (accel::same_physical_device(other, info))
+                        std::printf("      SAME PHYSICAL DEVICE as [%s:%d] (%s): one piece of hardware seen through "
+                                    "two backends; do not count it twice\n",
+                                    other.backend.c_str(), other.index,
+                                    !info.uuid.empty() && info.uuid == other.uuid ? "same UUID" : "same PCI bus id");
+                seen.push_back(info);
                 std::printf("      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
                 std::printf("      compute units %d, global memory %.2f GiB\n", info.compute_units,
                             info.global_memory_bytes / 1073741824.0);

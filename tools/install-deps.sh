@@ -3,7 +3,8 @@
 # with sudo available). The CUDA toolkit is not a Debian package: when
 # /usr/local/cuda exists the CUDA backend is built too. clang, libFuzzer's
 # runtime (libclang-rt-14-dev: clang only recommends it) and clang's OpenMP
-# serve the `fuzz` and `tsan` presets.
+# serve the `fuzz` and `tsan` presets. Open MPI (libopenmpi-dev, openmpi-bin)
+# builds accel_mpi and the tools' MPI mode, and runs the `mpi` tests.
 #
 #   --opencl-runtimes  also install the OpenCL implementations the tests
 #                      compare beside PoCL: Oclgrind (Debian; a simulator that
@@ -18,7 +19,7 @@ OPENCL_RUNTIMES=0
 for arg in "$@"; do
   case "$arg" in
     --opencl-runtimes) OPENCL_RUNTIMES=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$arg' (known: --opencl-runtimes)" >&2; exit 2 ;;
   esac
 done
@@ -33,6 +34,7 @@ $SUDO apt-get install -y -qq \
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev \
   libopenblas-dev libopenblas0-openmp libblis-dev \
   gnuplot-nox \
+  libopenmpi-dev openmpi-bin \
   clang libclang-rt-14-dev libomp-14-dev
 if [ "$OPENCL_RUNTIMES" = 1 ]; then
   $SUDO apt-get install -y -qq oclgrind python3-venv

@@ -113,6 +113,11 @@ DeviceInfo cuda_info(int index, int ordinal) {
     i.limits.max_grid_dims = {static_cast<std::size_t>(p.maxGridSize[0]), static_cast<std::size_t>(p.maxGridSize[1]),
                               static_cast<std::size_t>(p.maxGridSize[2])};
     i.timer = "cudaEvent";
+    unsigned char uuid[16];
+    std::memcpy(uuid, p.uuid.bytes, sizeof uuid);
+    i.uuid = format_uuid(uuid);
+    i.pci_bus_id = format_pci_bus_id(static_cast<unsigned>(p.pciDomainID), static_cast<unsigned>(p.pciBusID),
+                                     static_cast<unsigned>(p.pciDeviceID), 0);
     char buf[96];
     i.extra.push_back({"CUDA device ordinal", std::to_string(ordinal)});
     i.extra.push_back({"compute capability", std::to_string(p.major) + "." + std::to_string(p.minor)});

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -204,7 +205,7 @@ std::string cpu_model() {
 
 // Name, vendor and bytes of memory of the device the default execution space
 // runs on. Host spaces: the CPU and physical RAM. CUDA/HIP: what the runtime
-// reports for the current device. Other device spaces (SYCL, OpenMPTarget):
+// reports for the current device, with its UUID (CUDA) and PCI address. Other device spaces (SYCL, OpenMPTarget):
 // unknown, 0 bytes (the front-end then leaves the size check to Kokkos).
 void describe_hardware(DeviceInfo& i) {
     if (host_space()) {
@@ -224,6 +225,10 @@ void describe_hardware(DeviceInfo& i) {
             i.name += std::string(" on ") + p.name;
             i.vendor = "NVIDIA Corporation";
             i.global_memory_bytes = p.totalGlobalMem;
+            unsigned char uuid[16];
+            std::memcpy(uuid, p.uuid.bytes, sizeof uuid);
+            i.uuid = format_uuid(uuid);
+            i.pci_bus_id = format_pci_bus_id(unsigned(p.pciDomainID), unsigned(p.pciBusID), unsigned(p.pciDeviceID), 0);
         }
     }
 #endif
@@ -235,6 +240,7 @@ void describe_hardware(DeviceInfo& i) {
             i.name += std::string(" on ") + p.name;
             i.vendor = "AMD";
             i.global_memory_bytes = p.totalGlobalMem;
+            i.pci_bus_id = format_pci_bus_id(unsigned(p.pciDomainID), unsigned(p.pciBusID), unsigned(p.pciDeviceID), 0);
         }
     }
 #endif

@@ -250,6 +250,27 @@ std::size_t matmul_block_for(const LaunchLimits& l) {
     return b;
 }
 
+// Whether `extension` is a word of the device's CL_DEVICE_EXTENSIONS.
+bool has_extension(cl_device_id d, const std::string& extension) {
+    const std::string list = " " + ACCEL_DEVICE_TEXT(d, CL_DEVICE_EXTENSIONS) + " ";
+    return list.find(" " + extension + " ") != std::string::npos;
+}
+
+// UUID (cl_khr_device_uuid) and PCI address (cl_khr_pci_bus_info), each
+// queried only when the device lists its extension; empty otherwise.
+void physical_identity(cl_device_id d, DeviceInfo& i) {
+    if (has_extension(d, "cl_khr_device_uuid")) {
+        unsigned char uuid[CL_UUID_SIZE_KHR] = {};
+        static_assert(sizeof uuid == 16, "CL_UUID_SIZE_KHR is 16");
+        check_cl(clGetDeviceInfo(d, CL_DEVICE_UUID_KHR, sizeof uuid, uuid, nullptr), "clGetDeviceInfo(CL_DEVICE_UUID_KHR)");
+        i.uuid = format_uuid(uuid);
+    }
+    if (has_extension(d, "cl_khr_pci_bus_info")) {
+        const auto pci = ACCEL_DEVICE_VALUE(cl_device_pci_bus_info_khr, d, CL_DEVICE_PCI_BUS_INFO_KHR);
+        i.pci_bus_id = format_pci_bus_id(pci.pci_domain, pci.pci_bus, pci.pci_device, pci.pci_function);
+    }
+}
+
 DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_platform) {
     DeviceInfo i;
     i.backend = "opencl";
@@ -279,6 +300,7 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
         static_cast<std::size_t>(std::min<std::uint64_t>(2147483647u, global_max / i.limits.max_block_size));
     i.limits.max_grid_dims = {grid_max, grid_max, grid_max};
     i.timer = "OpenCL profiling events (CL_PROFILING_COMMAND_END of queue markers)";
+    physical_identity(d, i);
 
     const std::size_t mb = matmul_block_for(i.limits), tile = mb * OpenclDevice::kMatmulWork;
     i.extra.push_back({"platform", platform + " (" + platform_text(p, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION") +

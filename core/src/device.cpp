@@ -2,6 +2,10 @@
 #include <accel/error.hpp>
 #include <accel/tensor.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
+
 namespace accel {
 
 const char* op_name(Op op) noexcept {
@@ -44,6 +48,43 @@ void Event::record(Stream& stream) {
 void Event::synchronize() {
     if (!recorded_) throw InvalidArgument("Event::synchronize: the event was never recorded; call record() first");
     do_synchronize();
+}
+
+std::string host_name() {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "unknown";
+    return buf;
+}
+
+std::string format_uuid(const unsigned char (&bytes)[16]) {
+    bool any = false;
+    for (unsigned char b : bytes) any |= b != 0;
+    if (!any) return "";
+    static const char* hex = "0123456789abcdef";
+    std::string s;
+    for (int i = 0; i < 16; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+        s += hex[bytes[i] >> 4];
+        s += hex[bytes[i] & 15];
+    }
+    return s;
+}
+
+std::string format_pci_bus_id(unsigned domain, unsigned bus, unsigned device, unsigned function) {
+    if (!domain && !bus && !device && !function) return "";
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain, bus, device, function);
+    return buf;
+}
+
+bool same_physical_device(const DeviceInfo& a, const DeviceInfo& b) noexcept {
+    if (a.host != b.host) return false;
+    if (a.backend == b.backend && a.index == b.index) return true;
+    return (!a.uuid.empty() && a.uuid == b.uuid) || (!a.pci_bus_id.empty() && a.pci_bus_id == b.pci_bus_id);
+}
+
+Device::Device(DeviceInfo info) : info_(std::move(info)) {
+    if (info_.host.empty()) info_.host = host_name();
 }
 
 Device::~Device() = default;

@@ -22,7 +22,8 @@ using detail::echo;
 
 const char* kGrammar =
     "auto | host | opencl[:N] | kokkos[:N] | cuda[:N] (N = device index, 0-based) | "
-    "opencl:PLATFORM[:I] (e.g. opencl:pocl, opencl:intel:1) | opencl:gpu|cpu|accelerator";
+    "opencl:PLATFORM[:I] (e.g. opencl:pocl, opencl:intel:1) | opencl:gpu|cpu|accelerator | "
+    "BACKEND:local (one device per MPI rank; MPI programs only)";
 
 bool all_digits(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -268,6 +269,10 @@ Selector parse_selector(const std::string& text) {
         throw InvalidArgument("backend selector names unknown backend '" + echo(sel.backend) + "'; expected " +
                               kGrammar);
     if (colon == std::string::npos) return sel;
+    if (sel.backend == "auto" && t.substr(colon + 1) == "local") {
+        sel.device = "local";
+        return sel;
+    }
     if (sel.backend == "auto") bad("gives a device to 'auto', which picks the device itself");
     const std::string rest = t.substr(colon + 1);
     if (all_digits(rest)) {
@@ -322,6 +327,12 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
         throw InvalidArgument(std::string(e.what()) + "\n" + status_table(all));
     }
 
+    if (sel.device == "local")
+        throw InvalidArgument("backend selector '" + echo(selector) + "' binds each MPI rank to its own device, " +
+                              "which needs the rank: it is resolved by the accel_mpi library (accel::mpi::open_local_" +
+                              "device) and by accel-bench, accel-conformance and mlp_train when they are built with " +
+                              "MPI and started by mpirun/srun. In a single process name the device instead, e.g. '" +
+                              sel.backend + (sel.backend == "auto" ? "" : ":0") + "'");
     std::string chosen = sel.backend;
     if (chosen == "auto") {
         chosen = "host";

@@ -1,8 +1,13 @@
 // mlp_train — trains a 30 → H → 1 MLP on the breast-cancer data set on one or
 // more backends from identical initial weights and batch order, and compares
-// loss curves, accuracies and time per epoch. See README.md beside this file.
+// loss curves, accuracies and time per epoch. Under mpirun/srun (when built
+// with MPI) it trains one model data-parallel over the ranks instead: see
+// data_parallel.hpp and README.md beside this file.
 #include "data.hpp"
 #include "mlp.hpp"
+#ifdef ACCEL_HAVE_MPI
+#include "data_parallel.hpp"
+#endif
 
 #include <accel/accel.hpp>
 #include <nlohmann/json.hpp>
@@ -52,7 +57,10 @@ const char* kUsage =
     "  --data PATH          CSV data set (default " MLP_DEFAULT_DATA ")\n"
     "  --init FILE          load initial weights (JSON, see README.md) instead of drawing them\n"
     "  --save-init FILE     write the initial weights as JSON\n"
-    "  --format table|json  output format (default table)\n";
+    "  --format table|json  output format (default table)\n"
+    "under mpirun/srun (built with MPI): one model trained data-parallel over the ranks; --backends\n"
+    "  is one selector or a comma list dealt to ranks by rank (rank r takes item r mod count),\n"
+    "  e.g. host,opencl or cuda:local (one GPU per rank); --batch is the global batch\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
     std::cerr << "mlp_train: " << msg << "\n" << kUsage;
@@ -149,7 +157,14 @@ void print_json(const Options& o, const mlp::Split& s, const std::vector<mlp::Tr
     std::cout << j.dump(2) << "\n";
 }
 
-int run(const Options& o) {
+struct Prepared {
+    mlp::Split split;
+    mlp::Params init;
+    std::size_t features = 0;
+};
+
+// The data split, standardized, and the initial weights (the same on every rank).
+Prepared prepare(const Options& o) {
     auto data = mlp::load_csv(o.data);
     auto sp = mlp::split(data, kTestFraction, o.train.seed);
     const auto standardizer = mlp::Standardizer::fit(sp.train);
@@ -168,6 +183,14 @@ int run(const Options& o) {
     } else {
         init = mlp::init_params(data.features, o.hidden, o.train.seed);
     }
+    return Prepared{std::move(sp), std::move(init), data.features};
+}
+
+int run(const Options& o) {
+    Prepared prep = prepare(o);
+    const auto& sp = prep.split;
+    const auto& init = prep.init;
+    const std::size_t features = prep.features;
     if (!o.save_init_file.empty()) mlp::save_params(init, o.save_init_file);
 
     const auto sels = selectors(o.backends);
@@ -175,7 +198,7 @@ int run(const Options& o) {
     if (!o.json)
         std::printf("data %s: %zu train / %zu test samples, %zu features; network %zu-%zu-1, %zu epochs, batch %zu, "
                     "lr %g, seed %llu\n",
-                    o.data.c_str(), sp.train.samples, sp.test.samples, data.features, init.in, init.hidden,
+                    o.data.c_str(), sp.train.samples, sp.test.samples, features, init.in, init.hidden,
                     o.train.epochs, o.train.batch, static_cast<double>(o.train.lr),
                     static_cast<unsigned long long>(o.train.seed));
 
@@ -204,6 +227,22 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
     const Options o = parse(argc, argv);
+#ifdef ACCEL_HAVE_MPI
+    if (accel::mpi::launched_by_mpi()) return mlp::run_data_parallel(argc, argv, o.backends, o.train, o.json,
+                                                                     [&](int rank) {
+                                                                         auto p = prepare(o);
+                                                                         if (rank == 0 && !o.save_init_file.empty())
+                                                                             mlp::save_params(p.init, o.save_init_file);
+                                                                         return std::make_pair(p.split, p.init);
+                                                                     });
+#else
+    if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE"); size && std::atoi(size) > 1) {
+        std::cerr << "mlp_train: started as one of " << size << " MPI ranks, but this mlp_train was built without "
+                  << "MPI: each rank would train alone. Rebuild with MPI (libopenmpi-dev) for data-parallel "
+                  << "training\n";
+        return 2;
+    }
+#endif
     try {
         return run(o);
     } catch (const std::exception& e) {

@@ -132,6 +132,18 @@ void save_params(const Params& p, const std::string& path) {
     if (!f) throw InvalidArgument("writing weights file \"" + path + "\" failed");
 }
 
+Shard shard_of(std::size_t batch, int rank, int ranks) {
+    if (ranks < 1 || rank < 0 || rank >= ranks)
+        throw InvalidArgument("shard_of: rank " + std::to_string(rank) + " of " + std::to_string(ranks) +
+                              " ranks; expected ranks >= 1 and 0 <= rank < ranks");
+    const std::size_t p = static_cast<std::size_t>(ranks), r = static_cast<std::size_t>(rank);
+    const std::size_t base = batch / p, extra = batch % p;
+    Shard s;
+    s.count = base + (r < extra ? 1 : 0);
+    s.first = r * base + std::min(r, extra);
+    return s;
+}
+
 std::vector<std::size_t> epoch_order(std::size_t n, std::uint64_t seed, std::size_t epoch) {
     auto g = make_rng(seed, Stream::epoch, static_cast<std::uint32_t>(epoch));
     return permutation(n, g);
@@ -189,29 +201,43 @@ double Model::train_epoch(const Dataset& train, const TrainConfig& cfg, std::siz
     accel::ops::AdamParams adam;
     adam.lr = cfg.lr;
     double loss_sum = 0.0;
+    Collective* const coll = cfg.collective;
+    const int rank = coll ? coll->rank() : 0, ranks = coll ? coll->ranks() : 1;
+    accel::Tensor* const grads[4] = {&gw1_, &gb1_, &gw2_, &gb2_};
     for (std::size_t start = 0; start < train.samples; start += cfg.batch) {
-        const std::size_t b = std::min(cfg.batch, train.samples - start);
-        xb_.resize(b * in_);
-        tb_.resize(b);
-        for (std::size_t i = 0; i < b; ++i) {
-            const std::size_t s = order[start + i];
-            std::copy_n(train.x.begin() + static_cast<std::ptrdiff_t>(s * in_), in_,
-                        xb_.begin() + static_cast<std::ptrdiff_t>(i * in_));
-            tb_[i] = train.y[s];
+        const std::size_t global_b = std::min(cfg.batch, train.samples - start);
+        const Shard mine = shard_of(global_b, rank, ranks);
+        const std::size_t b = mine.count;
+        if (b == 0) {
+            // No rows here this batch (global batch < ranks): contribute zeros.
+            for (accel::Tensor* g : grads) g->upload(std::vector<float>(g->elements(), 0.0f));
+        } else {
+            xb_.resize(b * in_);
+            tb_.resize(b);
+            for (std::size_t i = 0; i < b; ++i) {
+                const std::size_t s = order[start + mine.first + i];
+                std::copy_n(train.x.begin() + static_cast<std::ptrdiff_t>(s * in_), in_,
+                            xb_.begin() + static_cast<std::ptrdiff_t>(i * in_));
+                tb_[i] = train.y[s];
+            }
+            Batch& bt = batch_tensors(b);
+            bt.x.upload(xb_);
+            bt.t.upload(tb_);
+            forward(bt.x, bt);
+            loss_sum += static_cast<double>(accel::ops::bce_with_logits_loss(bt.z, bt.t)) * static_cast<double>(b);
+            if (coll)  // this shard's share of the global batch mean
+                accel::ops::bce_with_logits_backward_scaled(bt.z, bt.t, bt.dz, 1.0f / static_cast<float>(global_b));
+            else
+                accel::ops::bce_with_logits_backward(bt.z, bt.t, bt.dz);
+            accel::ops::dense_backward(bt.h, w2_, bt.z, bt.dz, accel::Activation::none, &bt.dh, gw2_, &gb2_);
+            accel::ops::dense_backward(bt.x, w1_, bt.h, bt.dh, accel::Activation::relu, nullptr, gw1_, &gb1_);
         }
-        Batch& bt = batch_tensors(b);
-        bt.x.upload(xb_);
-        bt.t.upload(tb_);
-        forward(bt.x, bt);
-        loss_sum += static_cast<double>(accel::ops::bce_with_logits_loss(bt.z, bt.t)) * static_cast<double>(b);
-        accel::ops::bce_with_logits_backward(bt.z, bt.t, bt.dz);
-        accel::ops::dense_backward(bt.h, w2_, bt.z, bt.dz, accel::Activation::none, &bt.dh, gw2_, &gb2_);
-        accel::ops::dense_backward(bt.x, w1_, bt.h, bt.dh, accel::Activation::relu, nullptr, gw1_, &gb1_);
+        if (coll) coll->sum_gradients(grads, 4);
         ++step_;
         accel::Tensor* params[4] = {&w1_, &b1_, &w2_, &b2_};
-        const accel::Tensor* grads[4] = {&gw1_, &gb1_, &gw2_, &gb2_};
         for (int i = 0; i < 4; ++i) accel::ops::adam_step(*params[i], *grads[i], m_[i], v_[i], step_, adam);
     }
+    if (coll) loss_sum = coll->sum(loss_sum);
     return loss_sum / static_cast<double>(train.samples);
 }
 

@@ -54,12 +54,48 @@ Params load_params(const std::string& path);
 /// Writes `p` as described at load_params (floats printed round-trip exact).
 void save_params(const Params& p, const std::string& path);
 
+/// The ranks of a data-parallel run, as train_epoch needs them: each global
+/// batch is split into contiguous shards, one per rank; every rank computes
+/// the gradient of its shard's share of the batch-mean loss, sum_gradients
+/// adds them up over all ranks, and every rank then takes the same Adam
+/// step. Implemented over MPI by mlp_train when it is built with MPI; this
+/// library has no MPI dependency. Methods are called from one thread, by
+/// every rank in the same order (they are collective).
+class Collective {
+public:
+    virtual ~Collective() = default;
+    /// This rank, 0-based, < ranks().
+    virtual int rank() const = 0;
+    /// Ranks taking part (≥ 1).
+    virtual int ranks() const = 0;
+    /// Replaces each of the `count` gradient tensors by its elementwise sum
+    /// over all ranks. Every rank passes tensors of the same shapes in the
+    /// same order (float32, on this rank's device). Throws on failure.
+    virtual void sum_gradients(accel::Tensor* const* grads, std::size_t count) = 0;
+    /// The sum over all ranks of `value`.
+    virtual double sum(double value) = 0;
+};
+
+/// Rows [first, first + count) of a global batch of `batch` rows that
+/// `rank` of `ranks` computes: contiguous shards whose sizes differ by at
+/// most 1 (the first batch % ranks ranks get one more); count may be 0 when
+/// batch < ranks. Throws accel::InvalidArgument for ranks < 1 or rank
+/// outside [0, ranks).
+struct Shard {
+    std::size_t first = 0, count = 0;
+};
+Shard shard_of(std::size_t batch, int rank, int ranks);
+
 /// Training settings.
 struct TrainConfig {
     std::size_t epochs = 500;
     std::size_t batch = 40;   ///< samples per batch; the last batch of an epoch may be smaller
     float lr = 1e-3f;         ///< Adam learning rate (betas 0.9/0.999, eps 1e-8)
     std::uint64_t seed = 0;   ///< seeds each epoch's batch order (see epoch_order)
+    /// Data-parallel ranks (not owned); null: this process trains alone.
+    /// `batch` stays the global batch: every rank sees the same batch order
+    /// and computes its shard_of() each batch.
+    Collective* collective = nullptr;
 };
 
 /// The sample order of `epoch` (0-based): permutation(n, make_rng(seed,
@@ -85,6 +121,13 @@ public:
     /// mean per-sample loss seen during the epoch (with the weights of the
     /// moment each batch was processed). Batches are gathered on the host
     /// into reused vectors and uploaded (B × in floats per batch).
+    /// With cfg.collective, this rank computes its shard of each batch only
+    /// (dz = (sigmoid(z) − t) / B with B the global batch size, so that the
+    /// summed gradients are the global batch's mean-loss gradient), the
+    /// gradients are summed over the ranks before each Adam step, and the
+    /// returned loss is the global epoch loss (the same on every rank).
+    /// Mathematically the same steps as one process with batch B; in float32
+    /// they differ by summation order only.
     /// Throws accel::InvalidArgument when train.features != in or cfg.batch == 0.
     double train_epoch(const Dataset& train, const TrainConfig& cfg, std::size_t epoch);
 

@@ -306,6 +306,16 @@ void bce_with_logits_backward(const Tensor& z, const Tensor& t, Tensor& dz, cons
                 });
 }
 
+void bce_with_logits_backward_scaled(const Tensor& z, const Tensor& t, Tensor& dz, float scale, const Options& o) {
+    if (!std::isfinite(scale))
+        throw InvalidArgument("bce_with_logits_backward_scaled: scale " + std::to_string(scale) +
+                              " is not finite; pass a finite weight such as 1/B for a batch of B elements");
+    elementwise(Op::bce_with_logits_backward, {{"z", &z}, {"t", &t}}, dz, "dz", o,
+                [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
+                    K::bce_with_logits_backward(d, z.handle(), t.handle(), dz.handle(), n, scale, g, s);
+                });
+}
+
 void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& dy, Activation act, Tensor* dx,
                     Tensor& dw, Tensor* db, const Options& o) {
     const Op op = Op::dense;

@@ -1,6 +1,137 @@
 // The conformance suite's entry: run against the backend named by
 // ACCEL_BACKEND; exit 77 (reported SKIPPED by CTest) when it is unavailable.
+//
+// Under mpirun/srun (when built with MPI; see accel/mpi.hpp) every rank runs
+// the suite on its own device: ACCEL_BACKEND is one selector or a comma list
+// dealt to ranks by rank, BACKEND:local binds each rank to its own device.
+// Rank 0 then prints a pass/fail table per node and rank, and every rank
+// exits with the job's verdict: 0 when every rank passed; 1 when any rank
+// failed or could not open its device while others could (a certification
+// run must not pass with a node missing), each such rank named with its host
+// and device; 77 when no rank found its backend.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "support/check.hpp"
 
-int main(int argc, char** argv) { return accel_test::run_suite(argc, argv, "conformance"); }
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#ifdef ACCEL_HAVE_MPI
+#include <accel/mpi.hpp>
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+namespace {
+
+// One rank's verdict: "pass", "FAIL" (tests failed), "unavailable" (the
+// backend cannot be used there) or "error" (opening the device failed).
+nlohmann::json run_rank(int argc, char** argv) {
+    nlohmann::json me{{"host", accel::host_name()}, {"selector", ""}, {"device", ""}, {"uuid", ""},
+                      {"pci_bus_id", ""}, {"status", "error"}, {"reason", ""}};
+    accel::mpi::Placement where;
+    try {
+        // Collective: every rank calls it, whatever its own selector.
+        where = accel::mpi::resolve(accel::selector_from_env());
+        me["requested"] = where.requested;
+        me["selector"] = where.selector;
+    } catch (const accel::BackendUnavailable& e) {
+        me["status"] = "unavailable";
+        me["reason"] = e.what();
+        return me;
+    } catch (const std::exception& e) {
+        me["reason"] = e.what();
+        return me;
+    }
+    try {
+        setenv("ACCEL_BACKEND", where.selector.c_str(), 1);  // the suite opens this rank's device
+        const auto& d = accel_test::device();
+        me["selector"] = d->selector();
+        me["device"] = d->info().name;
+        me["uuid"] = d->info().uuid;
+        me["pci_bus_id"] = d->info().pci_bus_id;
+    } catch (const accel::BackendUnavailable& e) {
+        me["status"] = "unavailable";
+        me["reason"] = e.what();
+        return me;
+    } catch (const std::exception& e) {
+        me["reason"] = std::string("opening the device failed: ") + e.what();
+        return me;
+    }
+    const int rc = accel_test::run_suite(argc, argv, "conformance");
+    me["status"] = rc == 0 ? "pass" : rc == 77 ? "unavailable" : "FAIL";
+    if (rc != 0 && rc != 77) me["reason"] = "test cases failed (doctest exit status " + std::to_string(rc) + "; see this rank's output above)";
+    return me;
+}
+
+int fleet_main(int argc, char** argv) {
+    accel::mpi::Session session(&argc, &argv);
+    nlohmann::json me = run_rank(argc, argv);
+    me["rank"] = session.rank();
+    std::cout.flush();
+    const auto all = accel::mpi::gather(me.dump());
+    int verdict = 0;
+    if (session.rank() == 0) {
+        int passed = 0, unavailable = 0;
+        std::map<std::string, std::pair<int, int>> per_node;  // host -> passed, ranks
+        std::vector<nlohmann::json> rows;
+        for (const auto& text : all) {
+            rows.push_back(nlohmann::json::parse(text));
+            const auto& r = rows.back();
+            const std::string status = r["status"];
+            passed += status == "pass";
+            unavailable += status == "unavailable";
+            auto& node = per_node[r["host"].get<std::string>()];
+            node.first += status == "pass";
+            node.second += 1;
+        }
+        const int ranks = static_cast<int>(rows.size());
+        verdict = passed == ranks ? 0 : unavailable == ranks ? 77 : 1;
+        std::printf("\nconformance on %d rank(s), %zu node(s):\n", ranks, per_node.size());
+        std::printf("%-20s %5s  %-14s %-34s %-36s %s\n", "host", "rank", "selector", "device", "UUID / PCI bus id",
+                    "result");
+        for (const auto& r : rows) {
+            std::string id = r["uuid"].get<std::string>();
+            if (id.empty()) id = r["pci_bus_id"].get<std::string>();
+            std::printf("%-20.20s %5d  %-14.14s %-34.34s %-36.36s %s\n", r["host"].get<std::string>().c_str(),
+                        r["rank"].get<int>(), r["selector"].get<std::string>().c_str(),
+                        r["device"].get<std::string>().c_str(), id.empty() ? "-" : id.c_str(),
+                        r["status"].get<std::string>().c_str());
+        }
+        for (const auto& [host, counts] : per_node)
+            std::printf("node %s: %d of %d rank(s) passed\n", host.c_str(), counts.first, counts.second);
+        for (const auto& r : rows) {
+            if (r["status"] == "pass") continue;
+            const std::string device = r["device"].get<std::string>();
+            std::printf("%s: rank %d on host %s, device %s%s: %s\n",
+                        r["status"] == "unavailable" ? "UNAVAILABLE" : "FAILED", r["rank"].get<int>(),
+                        r["host"].get<std::string>().c_str(),
+                        r["selector"].get<std::string>().empty() ? r.value("requested", std::string("?")).c_str()
+                                                                 : r["selector"].get<std::string>().c_str(),
+                        device.empty() ? "" : (" (" + device + ")").c_str(), r["reason"].get<std::string>().c_str());
+        }
+        std::printf("conformance verdict: %s\n",
+                    verdict == 0 ? "every rank passed" : verdict == 77 ? "no rank found its backend (skipped)"
+                                                                       : "FAILED (see above)");
+        std::fflush(stdout);
+    }
+    MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return verdict;
+}
+
+}  // namespace
+#endif
+
+int main(int argc, char** argv) {
+#ifdef ACCEL_HAVE_MPI
+    if (accel::mpi::launched_by_mpi()) return fleet_main(argc, argv);
+#else
+    if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE"); size && std::atoi(size) > 1) {
+        std::cerr << "accel-conformance: started as one of " << size << " MPI ranks, but built without MPI: "
+                  << "each rank would test alone and no rank would see the others' verdicts. Rebuild with MPI "
+                  << "(libopenmpi-dev)\n";
+        return 2;
+    }
+#endif
+    return accel_test::run_suite(argc, argv, "conformance");
+}

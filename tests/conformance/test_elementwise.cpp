@@ -157,6 +157,14 @@ TEST_CASE("bce_with_logits, its mean and its gradient") {
         expect_close(tl.download(), ref, 1e-10, "bce_with_logits");
         expect_close(tdz.download(), reference::bce_with_logits_backward(z, t, n ? 1.0 / double(n) : 0.0), 1e-10,
                      "bce_with_logits_backward");
+        // A shard of a batch of 3n elements spread over processes: weight 1/(3n).
+        auto tds = poisoned(device(), {n});
+        const float scale = n ? 1.0f / float(3 * n) : 0.0f;
+        ops::bce_with_logits_backward_scaled(tz, tt, tds, scale);
+        expect_close(tds.download(), reference::bce_with_logits_backward(z, t, double(scale)), 1e-10,
+                     "bce_with_logits_backward_scaled");
+        CHECK_THROWS_AS(ops::bce_with_logits_backward_scaled(tz, tt, tds, std::numeric_limits<float>::infinity()),
+                        InvalidArgument);
         const float mean = ops::bce_with_logits_loss(tz, tt);
         if (n == 0) {
             CHECK(std::isnan(mean));

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& names = accel::known_backends();
     ACCEL_FUZZ_CHECK(sel.backend == "auto" || std::find(names.begin(), names.end(), sel.backend) != names.end());
     ACCEL_FUZZ_CHECK(sel.index >= -1);
-    ACCEL_FUZZ_CHECK(sel.backend != "auto" || (sel.index == -1 && sel.device.empty()));
+    ACCEL_FUZZ_CHECK(sel.backend != "auto" || (sel.index == -1 && (sel.device.empty() || sel.device == "local")));
     ACCEL_FUZZ_CHECK(sel.index == -1 || sel.device.empty());
     ACCEL_FUZZ_CHECK(sel.device.size() <= 64);
     const accel::Selector again = accel::parse_selector(sel.to_string());

@@ -389,3 +389,51 @@ TEST_CASE("selectors name devices by index, or by platform and type, and round-t
         CHECK_THROWS_AS(parse_selector(bad), InvalidArgument);
     CHECK_THROWS_AS(parse_selector("opencl:" + std::string(65, 'x')), InvalidArgument);
 }
+
+TEST_CASE("BACKEND:local parses but a single process refuses it, pointing at the MPI tools") {
+    for (const char* text : {"cuda:local", "host:local", "OpenCL:Local", "auto:local"}) {
+        CAPTURE(text);
+        const Selector s = parse_selector(text);
+        CHECK(s.device == "local");
+        CHECK(parse_selector(s.to_string()).device == "local");
+        try {
+            open_device(text);
+            FAIL("a :local selector opened a device outside MPI");
+        } catch (const InvalidArgument& e) {
+            CHECK(contains(e.what(), "MPI rank"));
+            CHECK(contains(e.what(), "accel_mpi"));
+        }
+    }
+    CHECK_THROWS_AS(parse_selector("auto:local:1"), InvalidArgument);
+}
+
+TEST_CASE("device identity: UUID and PCI text, host name, one physical device through two backends") {
+    const unsigned char zero[16] = {};
+    CHECK(format_uuid(zero).empty());
+    const unsigned char bytes[16] = {0x5e, 0x3a, 0x0c, 0x0e, 0x12, 0x34, 0xab, 0xcd,
+                                     0x00, 0x01, 0xfe, 0xff, 0x10, 0x20, 0x30, 0x40};
+    CHECK(format_uuid(bytes) == "5e3a0c0e-1234-abcd-0001-feff10203040");
+    CHECK(format_pci_bus_id(0, 0, 0, 0).empty());
+    CHECK(format_pci_bus_id(0, 0x65, 0, 0) == "0000:65:00.0");
+    CHECK(format_pci_bus_id(0x10, 0xa3, 0x1f, 7) == "0010:a3:1f.7");
+
+    // The host backend's device carries this machine's name, filled by libaccel.
+    const auto host = open_device("host");
+    CHECK(host->info().host == host_name());
+    CHECK(!host->info().host.empty());
+
+    DeviceInfo cuda, ocl, other, elsewhere;
+    cuda.backend = "cuda", cuda.index = 0, cuda.host = "n1", cuda.uuid = "5e3a0c0e-1234-abcd-0001-feff10203040";
+    cuda.pci_bus_id = "0000:65:00.0";
+    ocl.backend = "opencl", ocl.index = 2, ocl.host = "n1", ocl.pci_bus_id = "0000:65:00.0";  // no UUID extension
+    other = cuda, other.index = 1, other.uuid = "00000000-0000-0000-0000-000000000001", other.pci_bus_id = "0000:66:00.0";
+    elsewhere = cuda, elsewhere.host = "n2";
+    CHECK(same_physical_device(cuda, ocl));        // one PCI address
+    CHECK(!same_physical_device(cuda, other));     // two GPUs
+    CHECK(!same_physical_device(cuda, elsewhere)); // same UUID text on another machine: not the same device
+    ocl.pci_bus_id.clear(), ocl.uuid = cuda.uuid;
+    CHECK(same_physical_device(cuda, ocl));        // one UUID
+    DeviceInfo cpu1, cpu2;                          // nothing known: never "the same"
+    cpu1.backend = "host", cpu2.backend = "kokkos";
+    CHECK(!same_physical_device(cpu1, cpu2));
+}

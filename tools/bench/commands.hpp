@@ -12,8 +12,9 @@ namespace bench {
 /// passed, 1 when a row failed its NMSE threshold or could not run.
 int run_command(const std::vector<std::string>& args);
 
-/// `compare BASE.json NEW.json [--threshold F]`: 0 when no row got slower by
-/// more than F (default 0.10), 1 otherwise.
+/// `compare BASE.json NEW.json [--threshold F] [--by ...]`: 0 when no row got
+/// slower by more than F (default 0.10), 1 otherwise. Reads fleet files (MPI
+/// runs) too: --by rank pairs rows of one host, rank and selector.
 int compare_command(const std::vector<std::string>& args);
 
 /// `plot RESULTS.json -o out.png [--op OP] [--metric time|rate]`: 0 when the

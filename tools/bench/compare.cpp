@@ -40,6 +40,9 @@ Times kernel_times(const json& doc, const std::string& by, const std::string& fi
         else if (by == "selector")  // the stable form where the run has it: "opencl:pocl:0" survives reordering
             k.device = str(row, "stable_selector").empty() ? str(row, "selector") : str(row, "stable_selector");
         else if (by == "device") k.device = str(row, "backend") + " " + str(row, "device");
+        else if (by == "rank")  // fleet files: one device per rank and host
+            k.device = str(row, "host") + " rank " + (row.contains("rank") ? row["rank"].dump() : "0") + " " +
+                       str(row, "selector");
         const json* ms = row.contains("kernel_ms") ? &row["kernel_ms"] : nullptr;
         if (!ms || !ms->contains("median") || !(*ms)["median"].is_number() || (*ms)["median"].get<double>() <= 0) {
             skipped.push_back(k.text() + " (" + file + ": no kernel time)");
@@ -61,7 +64,7 @@ bool unique_keys(const Times& rows) {
 // per key. Two runs of one device each (two vendors, two GPUs) pair by op,
 // shape and path alone; runs of several backends pair backend with backend.
 std::string auto_matching(const json& base, const json& next) {
-    for (const char* by : {"op", "backend", "selector", "device"}) {
+    for (const char* by : {"op", "backend", "selector", "device", "rank"}) {
         std::vector<std::string> ignored;
         if (unique_keys(kernel_times(base, by, "", ignored)) && unique_keys(kernel_times(next, by, "", ignored)))
             return by;
@@ -82,10 +85,11 @@ int compare_command(const std::vector<std::string>& argv) {
         if (name == "--threshold") threshold = parse_number(value, name);
         else if (name == "--by") by = value;
     }
-    if (by != "auto" && by != "op" && by != "device" && by != "selector" && by != "backend")
+    if (by != "auto" && by != "op" && by != "device" && by != "selector" && by != "backend" && by != "rank")
         throw UsageError("--by: unknown value '" + by + "'; valid: auto (default: the coarsest that pairs each "
                          "row with at most one), op (op, shape and path only: two devices compared), backend, "
-                         "selector (e.g. cuda:0 with cuda:0), device (backend + device name)");
+                         "selector (e.g. cuda:0 with cuda:0), device (backend + device name), rank (fleet "
+                         "files of an MPI run: host, rank and selector)");
 
     const std::string& base_file = args.positional[0];
     const std::string& new_file = args.positional[1];

@@ -3,6 +3,7 @@
 // oracle, and compares or plots saved runs.
 #include "cli.hpp"
 #include "commands.hpp"
+#include "fleet.hpp"
 #include "report.hpp"
 #include "runner.hpp"
 
@@ -17,7 +18,8 @@ namespace {
 
 const char* kUsage = R"(usage:
   accel-bench [run] [options]           time ops on backends
-  accel-bench compare BASE.json NEW.json [--threshold 0.10] [--by auto|op|backend|selector|device]
+  accel-bench compare BASE.json NEW.json [--threshold 0.10] [--by auto|op|backend|selector|device|rank]
+  accel-bench fleet RESULTS.json        fleet table of a run (ratios to the best and median, outliers)
   accel-bench plot RESULTS.json... -o out.png [--op add] [--metric time|rate]
 
 run options:
@@ -40,6 +42,10 @@ run options:
   -o FILE                write there instead of stdout
   --json FILE            also write the run as JSON to FILE (e.g. a table on screen and
                          the record for `compare` from one run)
+under mpirun/srun (built with MPI): every rank runs one device: --backends is one selector or a
+  comma list dealt to ranks by rank (rank r takes item r mod count); BACKEND:local gives each rank
+  its own device (default: $ACCEL_BACKEND, else auto:local). Rank 0 writes one JSON (rows carry
+  rank, host, uuid, pci_bus_id) and prints the fleet table.
 exit status: 0 all rows passed; 1 a row exceeded its NMSE threshold or failed (compare: a row
 slower than --threshold); 2 usage error, a named backend is unavailable, or (compare) no row paired.
 )";
@@ -137,6 +143,7 @@ int run_command(const std::vector<std::string>& argv) {
     if (format != "table" && format != "csv" && format != "json")
         throw UsageError("--format: unknown format '" + format + "'; valid formats: table, csv, json");
 
+    if (FleetScope::active()) return fleet_run(s, backends, format, output, json_output);
     const char* env = std::getenv("ACCEL_BACKEND");
     if (backends.empty() && env && *env) s.selectors = {env};
     else if (backends.empty() || backends == "all") s.selectors = all_selectors();
@@ -183,15 +190,17 @@ int run_command(const std::vector<std::string>& argv) {
 }  // namespace bench
 
 int main(int argc, char** argv) {
+    bench::FleetScope fleet(&argc, &argv);  // MPI, when started by mpirun/srun
     std::vector<std::string> args(argv + 1, argv + argc);
     std::string command = "run";
-    if (!args.empty() && (args[0] == "run" || args[0] == "compare" || args[0] == "plot")) {
+    if (!args.empty() && (args[0] == "run" || args[0] == "compare" || args[0] == "plot" || args[0] == "fleet")) {
         command = args[0];
         args.erase(args.begin());
     }
     try {
         if (command == "compare") return bench::compare_command(args);
         if (command == "plot") return bench::plot_command(args);
+        if (command == "fleet") return bench::fleet_command(args);
         return bench::run_command(args);
     } catch (const bench::UsageError& e) {
         std::cerr << "accel-bench " << command << ": " << e.what() << "\n\n" << bench::kUsage;

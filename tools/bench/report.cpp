@@ -84,6 +84,9 @@ json device_json(const DeviceReport& d) {
            {"launch_overhead_us", d.add1_launch_us - d.bare_launch_us}};
     for (const auto& kv : i.extra) j["extra"][kv.first] = kv.second;
     if (!d.timer_note.empty()) j["timer_note"] = d.timer_note;
+    j["host"] = i.host;
+    j["uuid"] = i.uuid;
+    j["pci_bus_id"] = i.pci_bus_id;
     if (!d.error.empty()) j["ceiling_error"] = d.error;
     return j;
 }

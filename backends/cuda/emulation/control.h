@@ -15,6 +15,12 @@
 
 extern "C" {
 
+/// The environment variable ACCEL_CUDA_EMULATION_FAULTS sets faults too, when
+/// the emulation starts: "NAME[@DEVICE]=VALUE;..." (DEVICE default 0), e.g.
+/// "launch_error=700" (device 0's first kernel fails with a sticky illegal
+/// address) or "devices=2;busy@1=1". A malformed entry ends the process
+/// with exit status 2 and a message on stderr.
+///
 /// Sets fault `name` of emulated device `device` (ignored where a fault is
 /// process-wide) to `value`. Returns 0, or -1 for an unknown name or a device
 /// index out of range. Faults:

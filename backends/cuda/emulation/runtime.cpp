@@ -99,9 +99,73 @@ struct State {
     std::size_t pinned_bytes = 0, pinned_peak = 0;              // guarded by alloc_mutex
 };
 
+// Sets a fault of control.h on `st` (accel_cuda_emulation_fault's work).
+int set_fault(State& st, const char* name, int device, long value) {
+    const std::string n = name ? name : "";
+    if (n == "devices") {
+        if (value < 1 || value > kMaxDevices) return -1;
+        st.device_count = static_cast<int>(value);
+        return 0;
+    }
+    if (device < 0 || device >= kMaxDevices) return -1;
+    Device& v = st.devices[device];
+    if (n == "event_not_ready") v.event_not_ready = value;
+    else if (n == "malloc_fail") v.malloc_fail = value;
+    else if (n == "launch_error") v.launch_error = value;
+    else if (n == "compute_mode") v.compute_mode = static_cast<int>(value);
+    else if (n == "busy") v.busy = value != 0;
+    else if (n == "no_kernel_image") v.no_kernel_image = value != 0;
+    else if (n.rfind("fail_call:", 0) == 0) {
+        std::lock_guard<std::mutex> lock(v.mutex);
+        v.fail_call[n.substr(10)] = static_cast<int>(value);
+    } else
+        return -1;
+    return 0;
+}
+
+// Faults from ACCEL_CUDA_EMULATION_FAULTS (see control.h), for tests that run
+// a program they cannot reach into (e.g. one rank of an MPI job). A malformed
+// entry is reported on stderr and ends the process: a test must not run
+// without the fault it asked for.
+void apply_env_faults(State& st) {
+    const char* env = std::getenv("ACCEL_CUDA_EMULATION_FAULTS");
+    if (!env || !*env) return;
+    std::string text = env;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find(';', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string item = text.substr(start, end - start);
+        start = end + 1;
+        if (item.empty()) continue;
+        const auto eq = item.find('=');
+        std::string name = item.substr(0, eq);
+        int device = 0;
+        const auto at = name.find('@');
+        char* stop = nullptr;
+        bool ok = eq != std::string::npos;
+        if (ok && at != std::string::npos) {
+            device = static_cast<int>(std::strtol(name.c_str() + at + 1, &stop, 10));
+            ok = *stop == '\0';
+            name = name.substr(0, at);
+        }
+        const long value = ok ? std::strtol(item.c_str() + eq + 1, &stop, 10) : 0;
+        ok = ok && *stop == '\0' && eq + 1 < item.size();
+        if (!ok || set_fault(st, name.c_str(), device, value) != 0) {
+            std::fprintf(stderr, "ACCEL_CUDA_EMULATION_FAULTS: bad entry '%s'; expected NAME[@DEVICE]=VALUE;... "
+                                 "with a fault name of control.h\n", item.c_str());
+            std::exit(2);
+        }
+    }
+}
+
 // Never destroyed: stream threads and late frees at process exit may still use it.
 State& state() {
-    static State* s = new State;
+    static State* s = [] {
+        auto* st = new State;
+        apply_env_faults(*st);
+        return st;
+    }();
     return *s;
 }
 
@@ -554,6 +618,11 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
     p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
     p->major = 9, p->minor = 0;
     p->multiProcessorCount = 2;
+    // A fixed UUID per emulated device ("accel-emu" + index) and no PCI
+    // address (zeros: unknown), so that identity code sees what it would on
+    // a real GPU without claiming a slot on the bus.
+    std::memcpy(p->uuid.bytes, "accel-emu\0\0\0\0\0\0", 16);
+    p->uuid.bytes[15] = static_cast<char>(d + 1);
     return cudaSuccess;
 }
 
@@ -782,7 +851,11 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     std::unique_lock<std::mutex> lock(e->mutex);
     // An event on a device that failed for good never completes: report that instead.
-    e->done_cv.wait_for(lock, std::chrono::hours(24), [e] { return e->completed >= e->recorded || dev(e->device).sticky.load(); });
+    // The device may fail for good while this waits, without notifying the
+    // event (its stream stops), so the wait looks again every few ms.
+    while (!e->done_cv.wait_for(lock, std::chrono::milliseconds(5),
+                                [e] { return e->completed >= e->recorded || dev(e->device).sticky.load(); })) {
+    }
     if (int s = dev(e->device).sticky.load()) return ret(static_cast<cudaError_t>(s));
     return cudaSuccess;
 }
@@ -883,26 +956,7 @@ const char* cublasGetStatusString(cublasStatus_t s) {
 
 extern "C" __attribute__((visibility("default"))) int accel_cuda_emulation_fault(const char* name, int device,
                                                                                long value) {
-    const std::string n = name ? name : "";
-    if (n == "devices") {
-        if (value < 1 || value > kMaxDevices) return -1;
-        state().device_count = static_cast<int>(value);
-        return 0;
-    }
-    if (device < 0 || device >= kMaxDevices) return -1;
-    Device& v = dev(device);
-    if (n == "event_not_ready") v.event_not_ready = value;
-    else if (n == "malloc_fail") v.malloc_fail = value;
-    else if (n == "launch_error") v.launch_error = value;
-    else if (n == "compute_mode") v.compute_mode = static_cast<int>(value);
-    else if (n == "busy") v.busy = value != 0;
-    else if (n == "no_kernel_image") v.no_kernel_image = value != 0;
-    else if (n.rfind("fail_call:", 0) == 0) {
-        std::lock_guard<std::mutex> lock(v.mutex);
-        v.fail_call[n.substr(10)] = static_cast<int>(value);
-    } else
-        return -1;
-    return 0;
+    return set_fault(state(), name, device, value);
 }
 
 extern "C" __attribute__((visibility("default"))) int accel_cuda_emulation_current_device() { return tl_current; }

@@ -134,7 +134,38 @@ struct DeviceInfo {
     /// the index is stable already (Device::selector() then serves).
     std::string stable_selector;
     std::vector<std::pair<std::string, std::string>> extra;  ///< backend-specific key/value facts
+    // ---- physical identity (what ties a device to one piece of hardware) ----
+    /// The device's UUID as the runtime reports it, 32 lower-case hex digits
+    /// in 8-4-4-4-12 groups ("5e3a0c0e-..."), e.g. CUDA's cudaDeviceProp::uuid
+    /// or OpenCL's CL_DEVICE_UUID_KHR; empty where the runtime has none (the
+    /// host backend, OpenCL without cl_khr_device_uuid).
+    std::string uuid;
+    /// PCI address "DDDD:BB:DD.F" (domain, bus, device, function; lower-case
+    /// hex), e.g. "0000:65:00.0"; empty where unknown (CPUs, OpenCL without
+    /// cl_khr_pci_bus_info).
+    std::string pci_bus_id;
+    /// Name of the machine the device is attached to (gethostname). Filled
+    /// by libaccel when the device is created; backends leave it empty.
+    std::string host;
 };
+
+/// Whether `a` and `b` are one physical device seen twice, e.g. a GPU seen
+/// through CUDA and through OpenCL: both report the same non-empty UUID, or
+/// the same non-empty PCI bus id, and the same host. Devices of one backend
+/// with one index are the same device too. Never throws; thread-safe.
+bool same_physical_device(const DeviceInfo& a, const DeviceInfo& b) noexcept;
+
+/// The DeviceInfo::uuid text of 16 raw UUID bytes (8-4-4-4-12 lower-case hex
+/// groups); "" when every byte is 0 (runtimes report zeros for "unknown").
+/// Never throws beyond std::bad_alloc; thread-safe.
+std::string format_uuid(const unsigned char (&bytes)[16]);
+
+/// The DeviceInfo::pci_bus_id text "DDDD:BB:DD.F" of a PCI address (lower-case
+/// hex); "" when all four parts are 0 (unknown). Thread-safe.
+std::string format_pci_bus_id(unsigned domain, unsigned bus, unsigned device, unsigned function);
+
+/// This machine's host name (gethostname), or "unknown". Thread-safe.
+std::string host_name();
 
 /// One device of one backend. Obtain with accel::open_device(); shared by
 /// every Buffer/Tensor allocated on it, so it lives as long as they do.
@@ -223,7 +254,8 @@ public:
     }
 
 protected:
-    explicit Device(DeviceInfo info) : info_(std::move(info)) {}
+    /// Takes the device's facts; fills DeviceInfo::host when empty.
+    explicit Device(DeviceInfo info);
     DeviceInfo& mutable_info() noexcept { return info_; }
 
     // Backends implement these; arguments are already validated.

@@ -3,8 +3,10 @@
 
 #include <accel/device.hpp>
 
-/// Bumped whenever Device/Backend/Stream/Event change layout or virtuals.
-#define ACCEL_PLUGIN_ABI 2
+/// Bumped whenever Device/Backend/Stream/Event/DeviceInfo change layout or
+/// virtuals. 3: DeviceInfo gained uuid, pci_bus_id and host; Device's
+/// constructor moved into libaccel.
+#define ACCEL_PLUGIN_ABI 3
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check

@@ -3,10 +3,14 @@
 // Selector grammar (case-insensitive, surrounding blanks ignored):
 //   auto | host | opencl[:N] | kokkos[:N] | cuda[:N]      N = device index ≥ 0
 //   opencl:PLATFORM[:I] | opencl:gpu|cpu|accelerator      stable names
+//   BACKEND:local | auto:local                            one device per MPI rank
 // PLATFORM is the platform's short name (pocl, intel, oclgrind, rusticl,
 // nvidia, amd, ...) or a piece of its name or vendor; I is the device index
 // within that platform (default 0). Unlike opencl:N, these survive a change
 // in which ICDs are installed; accel-info prints each device's stable form.
+// BACKEND:local picks device (node-local rank mod device count) for each MPI
+// rank; it needs the rank, so only accel_mpi (accel/mpi.hpp) resolves it:
+// open_device() rejects it with InvalidArgument saying so.
 // The environment variable ACCEL_BACKEND holds a selector (default "auto").
 // `auto` prefers a real GPU: the first available backend in the order cuda,
 // opencl, kokkos whose probe reports one (simulators such as Oclgrind do not

@@ -140,6 +140,13 @@ void bce_with_logits(const Tensor& z, const Tensor& t, Tensor& l, const Options&
 float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o = {});
 /// Gradient of the mean loss: dz = (sigmoid(z) − t) / n, n = elements. One shape.
 void bce_with_logits_backward(const Tensor& z, const Tensor& t, Tensor& dz, const Options& o = {});
+/// dz = (sigmoid(z) − t) · scale, one shape: the gradient of a loss that
+/// weighs each element by `scale`, e.g. 1/B when z holds this process's
+/// shard of a batch of B elements spread over several processes (the
+/// shards' dz then add up to the batch mean's gradient). Throws
+/// InvalidArgument when scale is not finite, and as bce_with_logits_backward.
+void bce_with_logits_backward_scaled(const Tensor& z, const Tensor& t, Tensor& dz, float scale,
+                                     const Options& o = {});
 
 /// Adam hyper-parameters; defaults are torch.optim.Adam's.
 struct AdamParams {

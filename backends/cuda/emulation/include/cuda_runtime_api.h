@@ -104,6 +104,11 @@ struct cudaPointerAttributes {
     void* hostPointer;
 };
 
+/// A device UUID (16 bytes), as cudaUUID_t.
+struct cudaUUID_t {
+    char bytes[16];
+};
+
 /// The device properties the plugin reads.
 struct cudaDeviceProp {
     char name[256];
@@ -116,6 +121,8 @@ struct cudaDeviceProp {
     int multiProcessorCount;
     int memoryBusWidth;
     int l2CacheSize;
+    cudaUUID_t uuid;
+    int pciBusID, pciDeviceID, pciDomainID;
 };
 
 /// What cudaFuncGetAttributes reports (fields the plugin reads).

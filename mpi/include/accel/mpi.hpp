@@ -1,0 +1,131 @@
+// accel/mpi.hpp — accel across MPI ranks: one device per rank, and the few
+// collectives accel's tools use (gathering records at rank 0, agreeing on
+// success). Library accel_mpi, built when CMake finds MPI; libaccel and the
+// backend plugins never link MPI.
+//
+// Rank → device mapping. A selector BACKEND:local (cuda:local, opencl:local,
+// kokkos:local, host:local, or auto:local for the backend `auto` picks)
+// opens, on each rank, device
+//     index = (rank among the ranks of this node using BACKEND) mod (BACKEND's device count)
+// where "this node" is MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). When more
+// ranks of one node use BACKEND than it has devices, resolution fails on all
+// of them with a message saying so, unless ACCEL_OVERSUBSCRIBE=1 allows ranks
+// to share devices (then the index wraps around). Other selectors pass
+// through unchanged (every rank opens the device it names).
+//
+// Several selectors for one job: a comma list ("host,opencl,kokkos") is
+// dealt to ranks round-robin by world rank (rank r takes item r mod count),
+// before the :local step, so ranks may run different backends.
+//
+// Thread-safety: the functions taking an MPI_Comm are collective over it
+// and must be called from the thread that initialized MPI (MPI_THREAD_FUNNELED),
+// by every rank of the communicator, in the same order.
+#pragma once
+
+#include <accel/device.hpp>
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace accel {
+namespace mpi {
+
+/// Whether this process was started by an MPI launcher as one of several
+/// ranks: ACCEL_MPI=1 forces yes, ACCEL_MPI=0 no; otherwise yes when the
+/// environment of mpirun (OMPI_COMM_WORLD_SIZE), PMIx (PMIX_RANK) or PMI
+/// (PMI_SIZE, as srun sets it) is present. Tools call this before deciding
+/// to initialize MPI, so that a plain run needs no MPI runtime. Never throws.
+bool launched_by_mpi() noexcept;
+
+/// Whether ACCEL_OVERSUBSCRIBE is "1" (ranks of one node may share a device).
+bool oversubscribe_allowed() noexcept;
+
+/// MPI initialized for the lifetime of this object (MPI_Init_thread with
+/// MPI_THREAD_FUNNELED when MPI is not initialized yet; MPI_Finalize at
+/// destruction when this object initialized it). One per process, on the
+/// main thread. Throws std::runtime_error when MPI_Init_thread fails.
+class Session {
+public:
+    Session(int* argc, char*** argv);
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    /// Rank in MPI_COMM_WORLD (0-based).
+    int rank() const noexcept { return rank_; }
+    /// Ranks in MPI_COMM_WORLD.
+    int size() const noexcept { return size_; }
+
+private:
+    bool owns_ = false;
+    int rank_ = 0, size_ = 1;
+};
+
+/// Where a rank runs: its place in the job and on its node, and the device
+/// selector it resolved to.
+struct Placement {
+    int rank = 0;                ///< rank in the communicator
+    int ranks = 1;               ///< ranks in the communicator
+    int node_rank = 0;           ///< rank among the ranks of this node (shared-memory domain)
+    int node_ranks = 1;          ///< ranks on this node
+    int backend_rank = 0;        ///< rank among this node's ranks using the same backend (:local only, else 0)
+    int backend_ranks = 1;       ///< ranks of this node using that backend (:local only, else 1)
+    std::string host;            ///< accel::host_name() of this rank's node
+    std::string requested;       ///< the selector this rank was given (after dealing a list)
+    std::string selector;        ///< what it resolved to, e.g. "cuda:1"; equals requested unless :local
+    bool shares_device = false;  ///< :local with more ranks than devices here (ACCEL_OVERSUBSCRIBE=1)
+};
+
+/// Item `rank` mod count of the comma list `selectors` (blanks around items
+/// ignored, empty items dropped). Throws accel::InvalidArgument for a list
+/// with no item. Pure; thread-safe.
+std::string rank_selector(const std::string& selectors, int rank);
+
+/// Resolves this rank's selector (see the file comment), collective over
+/// `comm`. `selectors` is one selector or a comma list dealt by rank.
+/// Every rank takes part in every collective step even when its own input
+/// is bad, so that no rank waits forever; then errors are thrown:
+/// accel::InvalidArgument for a malformed selector, accel::BackendUnavailable
+/// when the backend of a :local selector cannot be used here, or when more
+/// ranks of this node use it than it has devices and ACCEL_OVERSUBSCRIBE is
+/// not 1 (naming the node, the counts and both remedies).
+Placement resolve(const std::string& selectors, MPI_Comm comm = MPI_COMM_WORLD);
+
+/// resolve(), then accel::open_device(placement.selector). Collective over
+/// `comm`; throws what resolve() and open_device() throw.
+std::shared_ptr<Device> open_local_device(const std::string& selectors, Placement* placement = nullptr,
+                                          MPI_Comm comm = MPI_COMM_WORLD);
+
+/// Every rank's `mine`, in rank order, at `root` (other ranks get an empty
+/// vector). Collective over `comm`. Strings may differ in length (up to
+/// 2 GiB in all). Throws std::runtime_error when an MPI call fails.
+std::vector<std::string> gather(const std::string& mine, int root = 0, MPI_Comm comm = MPI_COMM_WORLD);
+
+/// True on every rank when `mine` is true on every rank (MPI_LAND).
+/// Collective over `comm`.
+bool all(bool mine, MPI_Comm comm = MPI_COMM_WORLD);
+
+/// In-place elementwise sum over all ranks of `count` floats at `data`
+/// (MPI_Allreduce, MPI_FLOAT, MPI_SUM): a host pointer, or a CUDA device
+/// pointer when cuda_aware() is true. Collective over `comm`; every rank
+/// passes the same count. The summation order is MPI's (float32 results may
+/// differ from a serial sum in the last bits). Throws std::runtime_error
+/// when MPI reports an error.
+void sum_floats(float* data, std::size_t count, MPI_Comm comm = MPI_COMM_WORLD);
+
+/// Sum over all ranks of one double. Collective over `comm`.
+double sum(double mine, MPI_Comm comm = MPI_COMM_WORLD);
+
+/// Whether MPI accepts CUDA device pointers in communication calls, asked
+/// at run time (Open MPI's MPIX_Query_cuda_support, where the MPI library
+/// offers it; false where it does not). Never throws.
+bool cuda_aware() noexcept;
+
+/// One line on how CUDA awareness was decided, e.g. "Open MPI built without
+/// CUDA support (MPIX_CUDA_AWARE_SUPPORT 0)". Never throws beyond bad_alloc.
+std::string cuda_aware_reason();
+
+}  // namespace mpi
+}  // namespace accel
