@@ -168,13 +168,13 @@ TEST_CASE("timer_check") {
     // clock, is rejected and host time used; a right one is kept.
 #ifdef ACCEL_EMULATED_PLUGINS
     const std::string args = "--quick --backends cuda --ops add,matmul --add-sizes 1e5 --matmul-sizes 64 --format json -o t.json";
-    for (const char* scale : {"0", "1000", "1"}) {
-        CAPTURE(scale);
-        const bool right = std::string(scale) == "1";
-        REQUIRE(setenv("ACCEL_CUDA_EMULATION_EVENT_SCALE", scale, 1) == 0);
+    for (const char* percent : {"0", "100000", "100"}) {
+        CAPTURE(percent);
+        const bool right = std::string(percent) == "100";
+        REQUIRE(setenv("ACCEL_CUDA_EMULATION_FAULTS", (std::string("event_time_percent=") + percent).c_str(), 1) == 0);
         REQUIRE(setenv("ACCEL_PLUGIN_PATH", ACCEL_EMULATED_PLUGINS, 1) == 0);
         const Outcome r = bench(args);
-        unsetenv("ACCEL_CUDA_EMULATION_EVENT_SCALE");
+        unsetenv("ACCEL_CUDA_EMULATION_FAULTS");
         unsetenv("ACCEL_PLUGIN_PATH");
         REQUIRE_MESSAGE(r.code == 0, r.output);
         const json j = load("t.json");

@@ -5,12 +5,6 @@
 // (RTLD_NOLOAD or first) and dlsym()s them. Not thread-safe against calls the
 // emulated runtime is making at the same moment: set faults while the
 // emulated devices are idle.
-//
-// One fault is set from the environment instead, for tests of whole tools
-// (a process the test cannot call into): ACCEL_CUDA_EMULATION_EVENT_SCALE=F
-// multiplies every cudaEventElapsedTime by F (0: a timer that does not
-// advance, as some OpenCL runtimes' profiling counters read; 1000: a timer in
-// the wrong unit). Read once, at the first cudaEventElapsedTime.
 #pragma once
 
 extern "C" {
@@ -47,6 +41,11 @@ extern "C" {
 ///   "no_kernel_image"  1: the build has no kernel image for the device:
 ///                      launches and cudaFuncGetAttributes fail with
 ///                      cudaErrorNoKernelImageForDevice
+///   "event_time_percent" cudaEventElapsedTime on the device reads this
+///                      percentage of the real time (default 100; 0: a timer
+///                      that does not advance, as some OpenCL runtimes'
+///                      profiling counters read; 100000: a timer in the
+///                      wrong unit)
 int accel_cuda_emulation_fault(const char* name, int device, long value);
 
 /// Counter `name` of emulated device `device`, or -1 for an unknown name or a

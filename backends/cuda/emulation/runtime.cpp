@@ -81,6 +81,7 @@ struct Device {
     std::atomic<int> compute_mode{cudaComputeModeDefault};
     std::atomic<bool> busy{false};
     std::atomic<bool> no_kernel_image{false};
+    std::atomic<long> event_time_percent{100};
     std::atomic<long> mallocs{0}, frees{0}, host_funcs{0};  // counters, see control.h
     std::mutex mutex;                       // guards the members below
     std::map<std::string, int> fail_call;   // runtime function -> code of its next call
@@ -115,7 +116,10 @@ int set_fault(State& st, const char* name, int device, long value) {
     else if (n == "compute_mode") v.compute_mode = static_cast<int>(value);
     else if (n == "busy") v.busy = value != 0;
     else if (n == "no_kernel_image") v.no_kernel_image = value != 0;
-    else if (n.rfind("fail_call:", 0) == 0) {
+    else if (n == "event_time_percent") {
+        if (value < 0) return -1;
+        v.event_time_percent = value;
+    } else if (n.rfind("fail_call:", 0) == 0) {
         std::lock_guard<std::mutex> lock(v.mutex);
         v.fail_call[n.substr(10)] = static_cast<int>(value);
     } else
@@ -860,19 +864,11 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     return cudaSuccess;
 }
 
-// ACCEL_CUDA_EMULATION_EVENT_SCALE (see control.h): event times multiplied by it.
-float event_time_scale() {
-    static const float scale = [] {
-        const char* e = std::getenv("ACCEL_CUDA_EMULATION_EVENT_SCALE");
-        return e ? std::strtof(e, nullptr) : 1.0f;
-    }();
-    return scale;
-}
-
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
     std::scoped_lock lock(start->mutex, end->mutex);
     if (start->completed < start->recorded || end->completed < end->recorded) return ret(cudaErrorNotReady);
-    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count() * event_time_scale();
+    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count() *
+          static_cast<float>(dev(start->device).event_time_percent.load()) / 100.0f;
     return cudaSuccess;
 }
 
