@@ -282,7 +282,8 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
     i.driver_version = ACCEL_DEVICE_TEXT(d, CL_DRIVER_VERSION);
     const std::string platform = platform_text(p, CL_PLATFORM_NAME, "CL_PLATFORM_NAME");
     // The implementation and its version: what tells two vendors' runtimes on one device apart.
-    i.runtime_version = platform + " " + i.driver_version;
+    i.runtime_version =
+        i.driver_version.rfind(platform, 0) == 0 ? i.driver_version : platform + " " + i.driver_version;
     i.compute_units = static_cast<int>(ACCEL_DEVICE_VALUE(cl_uint, d, CL_DEVICE_MAX_COMPUTE_UNITS));
     i.global_memory_bytes = ACCEL_DEVICE_VALUE(cl_ulong, d, CL_DEVICE_GLOBAL_MEM_SIZE);
 
