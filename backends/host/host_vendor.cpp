@@ -45,11 +45,8 @@ Cblas load() {
     const char* choice = std::getenv("ACCEL_HOST_BLAS");
     const std::string c = choice ? choice : "";
     if (c.empty() || c == "openblas") {
-#if defined(__x86_64__)
-        candidates.push_back("/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0");
-#elif defined(__aarch64__)
-        candidates.push_back("/usr/lib/aarch64-linux-gnu/openblas-openmp/libopenblas.so.0");
-#endif
+        const std::string openmp = preferred_openblas_dir();
+        if (!openmp.empty()) candidates.push_back(openmp + "/libopenblas.so.0");
         candidates.push_back("libopenblas.so.0");
     }
     if (c.empty() || c == "blis") candidates.push_back("libblis.so.4");

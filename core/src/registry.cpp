@@ -5,6 +5,7 @@
 #include "text.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -123,6 +124,17 @@ void prepare_blas_environment() {
     } else if (const char* core = openblas_coretype_for_this_cpu()) {
         if (setenv("OPENBLAS_CORETYPE", core, 0) == 0)
             note = std::string("OPENBLAS_CORETYPE=") + core + " set by accel from the CPU's features";
+    }
+    // The OpenMP OpenBLAS first (see preferred_openblas_dir()): a plugin that
+    // links libopenblas.so.0 or libblas.so.3 (Kokkos Kernels) then gets these,
+    // since the dynamic linker reuses a loaded library of the same soname.
+    const char* host_blas = std::getenv("ACCEL_HOST_BLAS");
+    const std::string dir = preferred_openblas_dir();
+    if (!dir.empty() && (!host_blas || std::string(host_blas).empty() || std::string(host_blas) == "openblas")) {
+        bool loaded = true;
+        for (const char* lib : {"libopenblas.so.0", "libblas.so.3"})
+            loaded = dlopen((dir + "/" + lib).c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr && loaded;
+        if (loaded) note += std::string(note.empty() ? "" : "; ") + "OpenMP OpenBLAS of " + dir + " loaded first";
     }
     std::lock_guard<std::mutex> lock(coretype_mutex());
     coretype_note() = note;
@@ -395,6 +407,17 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
     }
     cache[key] = d;
     return d;
+}
+
+std::string preferred_openblas_dir() {
+#if defined(__x86_64__)
+    const char* dir = "/usr/lib/x86_64-linux-gnu/openblas-openmp";
+#elif defined(__aarch64__)
+    const char* dir = "/usr/lib/aarch64-linux-gnu/openblas-openmp";
+#else
+    const char* dir = nullptr;
+#endif
+    return dir && access((std::string(dir) + "/libopenblas.so.0").c_str(), R_OK) == 0 ? dir : "";
 }
 
 std::string openblas_coretype_note() {

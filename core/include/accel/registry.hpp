@@ -113,4 +113,19 @@ std::string selector_from_env();
 /// never throws beyond std::bad_alloc.
 std::string openblas_coretype_note();
 
+/// The folder of the OpenMP build of OpenBLAS where the system has it at its
+/// usual place (Debian/Ubuntu: /usr/lib/<triplet>/openblas-openmp, package
+/// libopenblas0-openmp), else "". accel prefers that build: it shares the
+/// OpenMP thread team of accel's host kernels and of Kokkos' OpenMP space,
+/// where the pthreads build keeps threads spinning that starve them (Kokkos
+/// Kernels' gemm measured at 0.6-0.8 of the host backend's beside a pthreads
+/// OpenBLAS, 0.96-1.0 with the OpenMP one). Unless ACCEL_HOST_BLAS names
+/// another library, the registry loads its libopenblas.so.0 and libblas.so.3
+/// before the first plugin, so that a plugin linking either (Kokkos Kernels)
+/// shares it: the dynamic linker reuses a loaded library of the same soname.
+/// A BLAS the application itself linked is loaded earlier and keeps
+/// precedence. The host backend's default OpenBLAS is this one too.
+/// Thread-safe; never throws beyond std::bad_alloc.
+std::string preferred_openblas_dir();
+
 }  // namespace accel
