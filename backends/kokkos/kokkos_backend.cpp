@@ -21,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <vector>
 #include <sstream>
 #include <type_traits>
 #include <unordered_set>
@@ -417,8 +418,13 @@ KokkosStream::KokkosStream(Device& d) : Stream(d) {
 }
 
 KokkosStream::~KokkosStream() {
-    // After finalize an instance must not be destroyed through Kokkos: leak it.
-    if (!runtime_alive()) (void)space_.release();
+    // After finalize an instance must not be destroyed through Kokkos: it is
+    // kept, reachable (so leak checkers do not report it), until the process ends.
+    if (runtime_alive()) return;
+    static auto* kept_mutex = new std::mutex;
+    static auto* kept = new std::vector<std::unique_ptr<ExecSpace>>;
+    std::lock_guard<std::mutex> lock(*kept_mutex);
+    kept->push_back(std::move(space_));
 }
 
 void KokkosStream::synchronize() {
