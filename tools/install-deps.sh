@@ -41,11 +41,14 @@ if [ "$OPENCL_RUNTIMES" = 1 ]; then
   # Intel's wheel also ships a libOpenCL.so.1 (its own ICD loader); it stays in
   # this folder, off the library path, so the system's loader is the one used.
   venv=/opt/accel-opencl/intel
+  # PyPI is the only source: where it cannot be reached, say so and go on
+  # (conformance.opencl.intel then reports itself skipped, never passed).
   if [ ! -e "$venv/lib/libintelocl.so" ]; then
-    $SUDO /usr/bin/python3 -m venv "$venv"
-    $SUDO "$venv/bin/pip" install --quiet --disable-pip-version-check \
-      intel-opencl-rt==2026.2.0 intel-cmplr-lib-rt==2026.2.0
+    $SUDO /usr/bin/python3 -m venv "$venv" &&
+      $SUDO "$venv/bin/pip" install --quiet --disable-pip-version-check \
+        intel-opencl-rt==2026.2.0 intel-cmplr-lib-rt==2026.2.0 ||
+      echo "install-deps.sh: WARNING: Intel's OpenCL CPU runtime could not be installed from PyPI;" \
+           "conformance.opencl.intel will be skipped" >&2
   fi
-  test -e "$venv/lib/libintelocl.so" || { echo "install-deps.sh: $venv/lib/libintelocl.so missing after pip install" >&2; exit 1; }
 fi
 echo "accel dependencies installed."
