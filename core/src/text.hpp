@@ -28,13 +28,19 @@ inline std::string lower(std::string s) {
 inline std::string echo(const std::string& s, std::size_t keep = 64) {
     auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
     std::string out;
-    std::size_t chars = 0;
+    std::size_t chars = 0, trailing = 0;  // trailing: continuation bytes since the last lead byte
     for (char c : s) {
-        if (continuation(c)) {
+        // At most 3 continuation bytes follow a lead byte in UTF-8; any other
+        // is a stray byte, counted and shown as one '?' (so that invalid text
+        // cannot pass the cut).
+        if (continuation(c) && chars > 0 && trailing < 3) {
+            ++trailing;
             if (chars <= keep) out += c;
             continue;
         }
-        if (++chars <= keep) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+        const bool shown_as_is = !continuation(c) && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+        trailing = 0;
+        if (++chars <= keep) out += shown_as_is ? c : '?';
     }
     if (chars > keep) out += "… (" + std::to_string(chars) + " characters)";
     return out;
