@@ -425,6 +425,12 @@ std::string openblas_coretype_note() {
     return coretype_note();
 }
 
+int launcher_rank_count() noexcept {
+    const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+    const int n = size ? std::atoi(size) : 1;
+    return n > 1 ? n : 1;
+}
+
 std::string selector_from_env() {
     const char* env = std::getenv("ACCEL_BACKEND");
     return (env && !detail::trim(env).empty()) ? std::string(env) : std::string("auto");

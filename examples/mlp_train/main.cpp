@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
                                                                          return std::make_pair(p.split, p.init);
                                                                      });
 #else
-    if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE"); size && std::atoi(size) > 1) {
+    if (const int size = accel::launcher_rank_count(); size > 1) {
         std::cerr << "mlp_train: started as one of " << size << " MPI ranks, but this mlp_train was built without "
                   << "MPI: each rank would train alone. Rebuild with MPI (libopenmpi-dev) for data-parallel "
                   << "training\n";

@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
 #ifdef ACCEL_HAVE_MPI
     if (accel::mpi::launched_by_mpi()) return fleet_main(argc, argv);
 #else
-    if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE"); size && std::atoi(size) > 1) {
+    if (const int size = accel::launcher_rank_count(); size > 1) {
         std::cerr << "accel-conformance: started as one of " << size << " MPI ranks, but built without MPI: "
                   << "each rank would test alone and no rank would see the others' verdicts. Rebuild with MPI "
                   << "(libopenmpi-dev)\n";

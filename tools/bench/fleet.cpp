@@ -373,7 +373,7 @@ int fleet_run(Settings s, const std::string& backends, const std::string& format
 
 struct FleetScope::Impl {};
 FleetScope::FleetScope(int*, char***) {
-    if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE"); size && std::atoi(size) > 1) {
+    if (const int size = accel::launcher_rank_count(); size > 1) {
         std::cerr << "accel-bench: started as one of " << size << " MPI ranks, but built without MPI: every rank "
                   << "would run alone and write its own results. Rebuild with MPI (libopenmpi-dev) for fleet runs\n";
         std::exit(2);

@@ -99,6 +99,12 @@ std::shared_ptr<Device> default_device();
 /// The selector in ACCEL_BACKEND, or "auto" when unset or empty.
 std::string selector_from_env();
 
+/// How many ranks mpirun says it started this process among
+/// (OMPI_COMM_WORLD_SIZE), 1 when none or unreadable. Programs built without
+/// accel_mpi use it to refuse running as one of several ranks, where each
+/// rank would work alone. Thread-safe; never throws.
+int launcher_rank_count() noexcept;
+
 /// What accel did about OpenBLAS' kernel choice before the first plugin was
 /// loaded. OpenBLAS picks its kernels once, when the library loads, and some
 /// versions do not recognize recent CPUs (Debian's 0.3.21 falls back to SSE3
