@@ -197,18 +197,14 @@ void write_native_vs_vendor(std::ostream& out, const Results& r) {
     t.write(out);
 }
 
-std::string shown_selector(const DeviceReport& d) {
-    return d.info.stable_selector.empty() ? d.selector : d.info.stable_selector;
-}
-
 // Several devices in one run: one line per (op, shape, path, block), one
 // rate column per device and each device's ratio to the first.
 void write_side_by_side(std::ostream& out, const Results& r) {
     if (r.devices.size() < 2) return;
     std::vector<std::string> header{"op", "shape", "path", "block", "unit"};
-    for (const auto& d : r.devices) header.push_back(shown_selector(d));
+    for (const auto& d : r.devices) header.push_back(d.shown_selector());
     for (std::size_t i = 1; i < r.devices.size(); ++i)
-        header.push_back(shown_selector(r.devices[i]) + " / " + shown_selector(r.devices[0]));
+        header.push_back(r.devices[i].shown_selector() + " / " + r.devices[0].shown_selector());
     TextTable t(header, 5);
     std::vector<std::string> done;
     for (const auto& row : r.rows) {
@@ -252,7 +248,7 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     for (const auto& d : r.devices) {
         const bool ok = d.error.empty();
         auto v = [&](double x) { return ok ? num(x) : std::string("error"); };
-        dev.add({shown_selector(d), d.info.name, d.info.runtime_version,
+        dev.add({d.shown_selector(), d.info.name, d.info.runtime_version,
                  d.device_timer_ok ? d.info.timer : "host clock (device timer rejected)", v(d.bandwidth_gbps),
                  v(d.add_gbps), v(d.peak_gflops), v(d.probe_gflops), v(d.bare_launch_us), v(d.add1_launch_us),
                  d.vendor_matmul ? "yes" : "no"});
@@ -260,9 +256,9 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     dev.write(out);
     for (const auto& d : r.devices) {
         if (!d.error.empty()) out << "ceilings of " << d.selector << " failed: " << d.error << "\n";
-        if (!d.timer_note.empty()) out << "timer of " << shown_selector(d) << ": " << d.timer_note << "\n";
+        if (!d.timer_note.empty()) out << "timer of " << d.shown_selector() << ": " << d.timer_note << "\n";
         if (d.error.empty())
-            out << "ceilings of " << shown_selector(d) << ": " << d.ceiling_source << "; add probe on "
+            out << "ceilings of " << d.shown_selector() << ": " << d.ceiling_source << "; add probe on "
                 << d.add_elements << " elements (" << num(12.0 * double(d.add_elements) / (1 << 20)) << " MiB)"
                 << (d.cache_bytes ? ", last-level cache " + num(double(d.cache_bytes) / (1 << 20)) + " MiB" : "")
                 << "; device-to-device copy " << num(d.copy_gbps) << " GB/s\n";

@@ -503,7 +503,7 @@ Results run(const Settings& s) {
         row.backend = dev.info.backend;
         row.device = dev.info.name;
         row.selector = dev.selector;
-        row.stable_selector = dev.info.stable_selector.empty() ? dev.selector : dev.info.stable_selector;
+        row.stable_selector = dev.shown_selector();
         row.runtime = dev.info.runtime_version;
         row.timer = dev.device_timer_ok ? dev.info.timer : "host clock between synchronizations (device timer rejected)";
         row.problem = p;

@@ -87,6 +87,10 @@ struct DeviceReport {
     bool device_timer_ok = true;
     std::string timer_note;
     std::string error;           ///< non-empty when the ceilings could not be measured
+    /// The device's stable selector (e.g. "opencl:pocl:0"), else `selector`.
+    const std::string& shown_selector() const {
+        return info.stable_selector.empty() ? selector : info.stable_selector;
+    }
 };
 
 /// One measured (op, shape, path, geometry, device) combination.
