@@ -164,9 +164,16 @@ TEST_CASE("column_sum and dense_backward check their shapes") {
 }
 
 namespace {
+// The folder under which this test's cache folders live: the system's temporary folder, never
+// the working directory (which may be a source tree).
+std::string evidence_root() {
+    const char* tmp = std::getenv("TMPDIR");
+    return std::string(tmp && *tmp ? tmp : "/tmp") + "/accel-path-evidence-" + std::to_string(::getpid());
+}
+
 // A fresh, empty cache directory for path evidence (ACCEL_CACHE_DIR).
 std::string fresh_cache_dir(const char* name) {
-    const std::string dir = std::string("path-evidence-") + name + "-" + std::to_string(::getpid());
+    const std::string dir = evidence_root() + "/" + name;
     std::system(("rm -rf '" + dir + "'").c_str());
     setenv("ACCEL_CACHE_DIR", dir.c_str(), 1);
     return dir;
@@ -224,4 +231,5 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
                                         "\"n\": 256}}}");
     CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
     unsetenv("ACCEL_CACHE_DIR");
+    std::system(("rm -rf '" + evidence_root() + "'").c_str());
 }
