@@ -460,6 +460,7 @@ CudaDevice::CudaDevice(int index, int ordinal) : Device(cuda_info(index, ordinal
     const CurrentDevice current(ordinal_);
     cublas_start(blas_);
     mutable_info().extra.push_back({"vendor BLAS", blas_.description});
+    register_f32_kernels(*this);
 }
 
 CudaDevice::~CudaDevice() {
@@ -573,7 +574,7 @@ void CudaDevice::do_synchronize() {
 }
 
 LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
-    if (op == Op::matmul || op == Op::dense)  // rows along x: geometry_2d's x is the tile count of its first extent
+    if (op_info(op).tiled)  // rows along x: geometry_2d's x is the tile count of its first extent
         return geometry_2d(cols, rows, Dim3{kMatmulThreads, kMatmulThreads, 1}, kMatmulTile, kMatmulTile,
                            info().limits);
     const std::size_t block = std::min<std::size_t>(256, info().limits.max_block_size);
@@ -586,7 +587,7 @@ LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::siz
     return g;
 }
 
-bool CudaDevice::do_has_vendor_library() const { return blas_.handle != nullptr; }
+bool CudaDevice::has_vendor_gemm() const { return blas_.handle != nullptr; }
 
 }  // namespace cuda
 }  // namespace accel

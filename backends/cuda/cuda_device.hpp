@@ -312,23 +312,32 @@ struct Cublas {
 void cublas_start(Cublas& blas);
 /// Destroys the handle. Never throws.
 void cublas_stop(Cublas& blas) noexcept;
-/// C[m,n] = op(A)·op(B) with cuBLAS sgemm (beta = 0) on `stream`;
-/// shapes as in Device::k_matmul, row-major, computed through the column-major
-/// identity Cᵀ = op(B)ᵀ·op(A)ᵀ. k == 0 writes zeros. Throws Unsupported when a
-/// dimension exceeds INT_MAX (cuBLAS's int interface), DeviceError on failure.
-void cublas_matmul(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
-                   std::size_t k, bool ta, bool tb, cudaStream_t stream);
+/// C[m,n] = op(A)·op(B) + beta·C with cuBLAS sgemm on `stream`; shapes as
+/// Op::gemm's (row-major), computed through the column-major identity
+/// Cᵀ = op(B)ᵀ·op(A)ᵀ; k > 0 (the front-end handles K = 0). Throws
+/// Unsupported when a dimension exceeds INT_MAX (cuBLAS's int interface),
+/// DeviceError on failure.
+void cublas_gemm(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+                 bool ta, bool tb, float beta, cudaStream_t stream);
 
 /// One CUDA device (made current around each call that needs it).
-class CudaDevice final : public Device {
+class CudaDevice final : public Device, public Probes {
 public:
     /// Opens CUDA device `ordinal` as accel's cuda:`index`: reads its
-    /// properties, starts cuBLAS. Throws DeviceError when the runtime fails.
+    /// properties, starts cuBLAS, registers the kernels. Throws DeviceError
+    /// when the runtime fails.
     CudaDevice(int index, int ordinal);
     /// Synchronizes the device, then frees cuBLAS and the staging buffers;
     /// errors are ignored, and nothing is freed once the CUDA runtime is being
     /// unloaded at process exit.
     ~CudaDevice() override;
+
+    // The f32 kernels (cuda_ops.cpp).
+    ACCEL_DEVICE_F32_KERNELS
+    // Probes (cuda_ops.cpp).
+    void launch_empty(Stream& s) override;
+    void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                        Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
@@ -339,10 +348,7 @@ protected:
     /// matmul/dense: block (16,16,1), one block per 64×64 output tile (rows
     /// along x).
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    /// True when cuBLAS started (matmul and dense then have the vendor path).
-    bool do_has_vendor_library() const override;
-
-    ACCEL_DEVICE_KERNEL_OVERRIDES
+    Probes* do_probes() noexcept override { return this; }
 
 private:
     int ordinal_;  // the CUDA device ordinal (cudaSetDevice)

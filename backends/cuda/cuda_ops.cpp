@@ -81,32 +81,30 @@ void CudaDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandl
 }
 
 void CudaDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                          std::size_t k, bool ta, bool tb, OpPath path, const LaunchGeometry& g, Stream& s) {
+                          std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
     const CurrentDevice current(ordinal_);
-    if (path == OpPath::vendor) {
-        cublas_matmul(blas_, in(a), in(b), out(c), m, n, k, ta, tb, static_cast<CudaStream&>(s).handle());
-        return;
-    }
     check_tiled(Op::matmul, g, m, n);
     ACCEL_CUDA_CHECK(launch_matmul(in(a), in(b), out(c), m, n, k, ta, tb, nullptr, Epilogue::none, launch(g, s)));
 }
 
 void CudaDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
-                         std::size_t in_f, std::size_t out_f, Activation act, OpPath path, const LaunchGeometry& g,
-                         Stream& s) {
+                         std::size_t in_f, std::size_t out_f, Activation act, const LaunchGeometry& g, Stream& s) {
     const CurrentDevice current(ordinal_);
-    if (path == OpPath::vendor) {
-        // y = x·Wᵀ by sgemm, then one in-place epilogue kernel for bias and activation.
-        cublas_matmul(blas_, in(x), in(w), out(y), batch, out_f, in_f, false, true,
-                      static_cast<CudaStream&>(s).handle());
-        if (bias || act != Activation::none)
-            ACCEL_CUDA_CHECK(launch_bias_activation(out(y), in(bias), batch, out_f, epilogue(act),
-                                                    launch(default_geometry(Op::add, batch, out_f), s)));
-        return;
-    }
     check_tiled(Op::dense, g, batch, out_f);
     ACCEL_CUDA_CHECK(
         launch_matmul(in(x), in(w), out(y), batch, out_f, in_f, false, true, in(bias), epilogue(act), launch(g, s)));
+}
+
+void CudaDevice::k_gemm_vendor(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+                               std::size_t k, bool ta, bool tb, float beta, Stream& s) {
+    const CurrentDevice current(ordinal_);
+    cublas_gemm(blas_, in(a), in(b), out(c), m, n, k, ta, tb, beta, static_cast<CudaStream&>(s).handle());
+}
+
+void CudaDevice::k_bias_activation(DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols, bool read_y,
+                                   Activation act, const LaunchGeometry& g, Stream& s) {
+    const CurrentDevice current(ordinal_);
+    ACCEL_CUDA_CHECK(launch_bias_activation(out(y), in(bias), rows, cols, read_y, epilogue(act), launch(g, s)));
 }
 
 void CudaDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
@@ -139,13 +137,13 @@ void CudaDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, 
         launch_adam_step(out(p), in(grad), out(m), out(v), n, beta1, beta2, eps, step_size, bc2_sqrt, launch(g, s)));
 }
 
-void CudaDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+void CudaDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
                                   Stream& s) {
     const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(launch_fma_throughput(out(y), n, iterations, launch(g, s)));
 }
 
-void CudaDevice::do_launch_empty(Stream& s) {
+void CudaDevice::launch_empty(Stream& s) {
     const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(cuda::launch_empty(launch(LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s).stream));
 }

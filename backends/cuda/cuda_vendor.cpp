@@ -53,25 +53,21 @@ void cublas_stop(Cublas& blas) noexcept {
     blas.handle = nullptr;
 }
 
-void cublas_matmul(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
-                   std::size_t k, bool ta, bool tb, cudaStream_t stream) {
+void cublas_gemm(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+                 bool ta, bool tb, float beta, cudaStream_t stream) {
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
-        throw Unsupported("matmul (vendor): cuBLAS takes int dimensions but m=" + std::to_string(m) + ", n=" +
+        throw Unsupported("gemm (vendor): cuBLAS takes int dimensions but m=" + std::to_string(m) + ", n=" +
                           std::to_string(n) + ", k=" + std::to_string(k) + "; use the native path");
-    if (k == 0) {  // an empty sum: C = 0 (cuBLAS would scale C by beta instead)
-        ACCEL_CUDA_CHECK(cudaMemsetAsync(c, 0, m * n * sizeof(float), stream));
-        return;
-    }
     // Row-major C[m,n] is column-major Cᵀ[n,m], and Cᵀ = op(B)ᵀ·op(A)ᵀ: B comes
     // first. A row-major X[r,c] is the column-major Xᵀ with leading dimension
     // c, so op(B)ᵀ needs no transpose when B is [k,n] (ld n) and a transpose
     // when B is [n,k] (ld k); likewise A: [m,k] (ld k) or [k,m] (ld m).
     const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
-    const float one = 1.0f, zero = 0.0f;
+    const float one = 1.0f;
     std::lock_guard<std::mutex> lock(blas.mutex);
     ACCEL_CUDA_CHECK(cublasSetStream(blas.handle, stream));
     ACCEL_CUDA_CHECK(cublasSgemm(blas.handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, ni, mi,
-                                 ki, &one, b, tb ? ki : ni, a, ta ? mi : ki, &zero, c, ni));
+                                 ki, &one, b, tb ? ki : ni, a, ta ? mi : ki, &beta, c, ni));
 }
 
 }  // namespace cuda

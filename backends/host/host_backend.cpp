@@ -78,7 +78,7 @@ public:
 
 }  // namespace
 
-HostDevice::HostDevice() : Device(host_info()) {}
+HostDevice::HostDevice() : Device(host_info()) { register_kernels(); }
 
 DeviceHandle HostDevice::do_allocate(std::size_t bytes) {
     // 64-byte alignment: a cache line, and what AVX-512 loads like.
@@ -109,7 +109,7 @@ void HostDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle sr
 std::unique_ptr<Stream> HostDevice::do_create_stream() { return std::make_unique<HostStream>(*this); }
 std::unique_ptr<Event> HostDevice::do_create_event() { return std::make_unique<HostEvent>(*this); }
 void HostDevice::do_synchronize() {}    // host ops have finished when they return
-void HostDevice::do_launch_empty(Stream&) {}  // nothing to launch on the host
+void HostDevice::launch_empty(Stream&) {}  // nothing to launch on the host
 
 double HostDevice::do_elapsed_ms(Event& start, Event& end) {
     auto& a = static_cast<HostEvent&>(start);
@@ -120,16 +120,12 @@ double HostDevice::do_elapsed_ms(Event& start, Event& end) {
 LaunchGeometry HostDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     LaunchGeometry g;
     // Elements per task: enough that waking a worker thread is amortized
-    // (rows for matmul/dense; the FMA probe's items are each thousands of FMAs).
-    const std::size_t per_task = op == Op::matmul || op == Op::dense ? 16
-                                 : op == Op::fma_throughput          ? 256
-                                                                     : std::size_t{1} << 15;
+    // (rows for matmul/dense).
+    const std::size_t per_task = op_info(op).tiled ? 16 : std::size_t{1} << 15;
     g.block = {per_task, 1, 1};
     g.grid = {std::max<std::size_t>(1, (rows * cols + g.block.x - 1) / g.block.x), 1, 1};
     return g;
 }
-
-bool HostDevice::do_has_vendor_library() const { return cblas().sgemm != nullptr; }
 
 }  // namespace host
 }  // namespace accel

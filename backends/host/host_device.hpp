@@ -40,7 +40,10 @@ protected:
 struct Cblas {
     using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
                            int);
+    using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                           double*, int);
     Sgemm sgemm = nullptr;
+    Dgemm dgemm = nullptr;  ///< null where the library has no cblas_dgemm
     std::string description;  ///< library, version, core and why; or why none was loaded
 };
 
@@ -48,18 +51,30 @@ struct Cblas {
 /// sgemm is null and description says why.
 const Cblas& cblas();
 
-/// The one host device: all CPU threads, system memory.
-class HostDevice final : public Device {
+/// C[m,n] = op(A)·op(B) + beta·C by the CBLAS (row-major; A [m,k] or [k,m]
+/// when ta, B [k,n] or [n,k] when tb), one call at a time. T: float
+/// (sgemm) or double (dgemm; blas.dgemm must be non-null). host_vendor.cpp.
+template <class T>
+void gemm_vendor(const Cblas& blas, const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+                 bool tb, double beta);
+
+/// The one host device: all CPU threads, system memory. Its kernels are
+/// registered per dtype in host_ops.cpp; the vendor gemm where a CBLAS loaded.
+class HostDevice final : public Device, public Probes {
 public:
     HostDevice();
+    /// Nothing to launch on the host: returns at once.
+    void launch_empty(Stream& s) override;
+    void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                        Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    /// True when a CBLAS library was loaded (see host_vendor.cpp).
-    bool do_has_vendor_library() const override;
+    Probes* do_probes() noexcept override { return this; }
 
-    ACCEL_DEVICE_KERNEL_OVERRIDES
+private:
+    void register_kernels();  // host_ops.cpp
 };
 
 }  // namespace host

@@ -1,18 +1,53 @@
-// Host backend: the op kernels (arguments already validated by ops/).
+// Host backend: the op kernels, registered per (op, dtype, path) (arguments
+// already validated by ops/). Each kernel is written once as a template over
+// the storage type T; it computes in F = Compute<T> (double for f64, float
+// otherwise: f16/bf16 are storage only) and rounds once when it stores. The
+// f32 instantiation is the same loop the compiler vectorizes; sigmoid and the
+// f32 matmul keep their tuned kernels (kernels/).
 #include "host_device.hpp"
 
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/parallel.hpp"
 
+#include <Eigen/Core>
+
 #include <cmath>
+#include <vector>
 
 namespace accel {
 namespace host {
 
 namespace {
-const float* in(DeviceHandle h) { return static_cast<const float*>(h); }
-float* out(DeviceHandle h) { return static_cast<float*>(h); }
+
+template <class T>
+struct ComputeOf {
+    using type = float;
+};
+template <>
+struct ComputeOf<double> {
+    using type = double;
+};
+/// The type a kernel computes in for storage type T.
+template <class T>
+using Compute = typename ComputeOf<T>::type;
+
+template <class T>
+const T* in(DeviceHandle h) {
+    return static_cast<const T*>(h);
+}
+template <class T>
+T* out(DeviceHandle h) {
+    return static_cast<T*>(h);
+}
+template <class T>
+Compute<T> ld(const T* p, std::size_t i) {
+    return static_cast<Compute<T>>(p[i]);
+}
+template <class T>
+void st(T* p, std::size_t i, Compute<T> v) {
+    p[i] = static_cast<T>(v);  // Eigen::half / bfloat16: round to nearest even
+}
 
 // Elementwise: block.x elements per task, each task a plain loop.
 template <class Body>
@@ -22,119 +57,162 @@ void each(std::size_t n, const LaunchGeometry& g, Body body) {
     });
 }
 
-void apply_activation(float* y, std::size_t n, Activation act) {
-    if (act == Activation::relu)
-        for (std::size_t i = 0; i < n; ++i) y[i] = relu1(y[i]);
-    else if (act == Activation::sigmoid)
-        sigmoid_range(y, y, 0, n);
+template <class F>
+F activate(F v, Activation act) {
+    return act == Activation::relu ? relu1(v) : act == Activation::sigmoid ? sigmoid1(v) : v;
 }
+
+// y[r,c] = act(alpha·y[r,c] + bias[c]) over y[rows, cols]; alpha 0 does not read y.
+template <class T>
+void bias_activation(const T* bias, T* y, std::size_t rows, std::size_t cols, bool read_y, Activation act) {
+    using F = Compute<T>;
+    parallel_for(rows, 16, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r)
+            for (std::size_t c = 0; c < cols; ++c) {
+                const F v = (read_y ? ld(y, r * cols + c) : F(0)) + (bias ? ld(bias, c) : F(0));
+                st(y, r * cols + c, activate(v, act));
+            }
+    });
+}
+
+// C[m,n] = op(A)·op(B) accumulated in F. f32: the tuned kernel. f16/bf16:
+// operands widened to f32 once (as a GEMM packs them), the f32 kernel, one
+// rounding of C. f64: row-parallel i-k-j loops in double.
+template <class T>
+void matmul_native_t(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb) {
+    if constexpr (std::is_same<T, float>::value) {
+        matmul_native(a, b, c, m, n, k, ta, tb);
+    } else if constexpr (std::is_same<T, double>::value) {
+        parallel_for(m, 8, [&](std::size_t r0, std::size_t r1) {
+            for (std::size_t i = r0; i < r1; ++i) {
+                double* row = c + i * n;
+                std::fill(row, row + n, 0.0);
+                for (std::size_t p = 0; p < k; ++p) {
+                    const double av = ta ? a[p * m + i] : a[i * k + p];
+                    if (tb)
+                        for (std::size_t j = 0; j < n; ++j) row[j] += av * b[j * k + p];
+                    else
+                        for (std::size_t j = 0; j < n; ++j) row[j] += av * b[p * n + j];
+                }
+            }
+        });
+    } else {
+        std::vector<float> a32(m * k), b32(k * n), c32(m * n);
+        for (std::size_t i = 0; i < a32.size(); ++i) a32[i] = ld(a, i);
+        for (std::size_t i = 0; i < b32.size(); ++i) b32[i] = ld(b, i);
+        matmul_native(a32.data(), b32.data(), c32.data(), m, n, k, ta, tb);
+        for (std::size_t i = 0; i < c32.size(); ++i) st(c, i, c32[i]);
+    }
+}
+
+template <class T>
+void register_dtype(HostDevice& d, DType dt) {
+    using F = Compute<T>;
+    const OpPath native = OpPath::native;
+    d.register_kernel("add", dt, native, [](const KernelArgs& a) {
+        const T *x = in<T>(a.in[0]), *y = in<T>(a.in[1]);
+        T* z = out<T>(a.out[0]);
+        each(a.n, a.geometry, [=](std::size_t i) { st(z, i, ld(x, i) + ld(y, i)); });
+    });
+    d.register_kernel("sigmoid", dt, native, [](const KernelArgs& a) {
+        const T* x = in<T>(a.in[0]);
+        T* y = out<T>(a.out[0]);
+        if constexpr (std::is_same<T, float>::value)
+            parallel_for(a.n, a.geometry.block.x, [&](std::size_t b, std::size_t e) { sigmoid_range(x, y, b, e); });
+        else
+            each(a.n, a.geometry, [=](std::size_t i) { st(y, i, sigmoid1(ld(x, i))); });
+    });
+    d.register_kernel("relu", dt, native, [](const KernelArgs& a) {
+        const T* x = in<T>(a.in[0]);
+        T* y = out<T>(a.out[0]);
+        each(a.n, a.geometry, [=](std::size_t i) { st(y, i, relu1(ld(x, i))); });
+    });
+    d.register_kernel("relu_backward", dt, native, [](const KernelArgs& a) {
+        const T *dy = in<T>(a.in[0]), *x = in<T>(a.in[1]);
+        T* dx = out<T>(a.out[0]);
+        each(a.n, a.geometry, [=](std::size_t i) { st(dx, i, ld(x, i) > F(0) ? ld(dy, i) : F(0)); });
+    });
+    d.register_kernel("sigmoid_backward", dt, native, [](const KernelArgs& a) {
+        const T *dy = in<T>(a.in[0]), *y = in<T>(a.in[1]);
+        T* dx = out<T>(a.out[0]);
+        each(a.n, a.geometry, [=](std::size_t i) {
+            const F yi = ld(y, i);
+            st(dx, i, ld(dy, i) * yi * (F(1) - yi));
+        });
+    });
+    d.register_kernel("matmul", dt, native, [](const KernelArgs& a) {
+        matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b);
+    });
+    d.register_kernel("dense", dt, native, [](const KernelArgs& a) {
+        T* y = out<T>(a.out[0]);
+        matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), y, a.m, a.n, a.k, false, true);  // x·Wᵀ, W [out, in]
+        if (a.in[2] || a.act != Activation::none) bias_activation(in<T>(a.in[2]), y, a.m, a.n, true, a.act);
+    });
+    d.register_kernel("bias_activation", dt, native, [](const KernelArgs& a) {
+        bias_activation(in<T>(a.in[0]), out<T>(a.out[0]), a.m, a.n, a.scalars[0] != 0, a.act);
+    });
+    d.register_kernel("column_sum", dt, native, [](const KernelArgs& a) {
+        const T* x = in<T>(a.in[0]);
+        T* y = out<T>(a.out[0]);
+        const std::size_t rows = a.m, cols = a.n;
+        // Columns split across threads; each column summed in row order, in F.
+        parallel_for(cols, 64, [&](std::size_t c0, std::size_t c1) {
+            std::vector<F> acc(c1 - c0, F(0));
+            for (std::size_t r = 0; r < rows; ++r)
+                for (std::size_t c = c0; c < c1; ++c) acc[c - c0] += ld(x, r * cols + c);
+            for (std::size_t c = c0; c < c1; ++c) st(y, c, acc[c - c0]);
+        });
+    });
+    d.register_kernel("bce_with_logits", dt, native, [](const KernelArgs& a) {
+        const T *z = in<T>(a.in[0]), *t = in<T>(a.in[1]);
+        T* l = out<T>(a.out[0]);
+        each(a.n, a.geometry, [=](std::size_t i) { st(l, i, bce1(ld(z, i), ld(t, i))); });
+    });
+    d.register_kernel("bce_with_logits_backward", dt, native, [](const KernelArgs& a) {
+        const T *z = in<T>(a.in[0]), *t = in<T>(a.in[1]);
+        T* dz = out<T>(a.out[0]);
+        const F scale = static_cast<F>(a.scalars[0]);
+        each(a.n, a.geometry, [=](std::size_t i) { st(dz, i, scale * (sigmoid1(ld(z, i)) - ld(t, i))); });
+    });
+    d.register_kernel("adam_step", dt, native, [](const KernelArgs& a) {
+        T *p = out<T>(a.out[0]), *m = out<T>(a.out[1]), *v = out<T>(a.out[2]);
+        const T* g = in<T>(a.in[1]);
+        const F b1 = static_cast<F>(a.scalars[0]), b2 = static_cast<F>(a.scalars[1]), eps = static_cast<F>(a.scalars[2]),
+                step = static_cast<F>(a.scalars[3]), bc2 = static_cast<F>(a.scalars[4]);
+        each(a.n, a.geometry, [=](std::size_t i) {
+            F pi = ld(p, i), mi = ld(m, i), vi = ld(v, i);
+            adam1(pi, ld(g, i), mi, vi, b1, b2, eps, step, bc2);
+            st(p, i, pi);
+            st(m, i, mi);
+            st(v, i, vi);
+        });
+    });
+}
+
 }  // namespace
 
-void matmul_vendor(const Cblas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
-                   std::size_t k, bool ta, bool tb, float beta);
-
-void HostDevice::k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
-                       Stream&) {
-    const float *x = in(a), *y = in(b);
-    float* z = out(c);
-    each(n, g, [=](std::size_t i) { z[i] = x[i] + y[i]; });
+void HostDevice::register_kernels() {
+    register_dtype<float>(*this, DType::f32);
+    register_dtype<double>(*this, DType::f64);
+    register_dtype<Eigen::half>(*this, DType::f16);
+    register_dtype<Eigen::bfloat16>(*this, DType::bf16);
+    // Vendor gemm where the CBLAS has the dtype: sgemm (f32), dgemm (f64).
+    const Cblas& blas = cblas();
+    if (blas.sgemm)
+        register_kernel("gemm", DType::f32, OpPath::vendor, [&blas](const KernelArgs& a) {
+            gemm_vendor(blas, in<float>(a.in[0]), in<float>(a.in[1]), out<float>(a.out[0]), a.m, a.n, a.k, a.trans_a,
+                        a.trans_b, a.scalars[0]);
+        });
+    if (blas.dgemm)
+        register_kernel("gemm", DType::f64, OpPath::vendor, [&blas](const KernelArgs& a) {
+            gemm_vendor(blas, in<double>(a.in[0]), in<double>(a.in[1]), out<double>(a.out[0]), a.m, a.n, a.k,
+                        a.trans_a, a.trans_b, a.scalars[0]);
+        });
 }
 
-void HostDevice::k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream&) {
-    const float* xi = in(x);
-    float* yo = out(y);
-    parallel_for(n, g.block.x, [&](std::size_t b, std::size_t e) { sigmoid_range(xi, yo, b, e); });
-}
-
-void HostDevice::k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream&) {
-    const float* xi = in(x);
-    float* yo = out(y);
-    each(n, g, [=](std::size_t i) { yo[i] = relu1(xi[i]); });
-}
-
-void HostDevice::k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
-                                 const LaunchGeometry& g, Stream&) {
-    const float *d = in(dy), *xi = in(x);
-    float* o = out(dx);
-    each(n, g, [=](std::size_t i) { o[i] = xi[i] > 0.0f ? d[i] : 0.0f; });
-}
-
-void HostDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
-                                    const LaunchGeometry& g, Stream&) {
-    const float *d = in(dy), *yi = in(y);
-    float* o = out(dx);
-    each(n, g, [=](std::size_t i) { o[i] = d[i] * yi[i] * (1.0f - yi[i]); });
-}
-
-void HostDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                          std::size_t k, bool ta, bool tb, OpPath path, const LaunchGeometry&, Stream&) {
-    if (path == OpPath::vendor)
-        matmul_vendor(cblas(), in(a), in(b), out(c), m, n, k, ta, tb, 0.0f);
-    else
-        matmul_native(in(a), in(b), out(c), m, n, k, ta, tb);
-}
-
-void HostDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
-                         std::size_t in_f, std::size_t out_f, Activation act, OpPath path, const LaunchGeometry&,
-                         Stream&) {
-    float* yo = out(y);
-    const float* bv = in(bias);
-    if (path == OpPath::vendor) {
-        // Epilogue via BLAS: y = bias broadcast, then y += x·Wᵀ (beta = 1).
-        for (std::size_t r = 0; r < batch; ++r)
-            for (std::size_t o = 0; o < out_f; ++o) yo[r * out_f + o] = bv ? bv[o] : 0.0f;
-        matmul_vendor(cblas(), in(x), in(w), yo, batch, out_f, in_f, false, true, 1.0f);
-        apply_activation(yo, batch * out_f, act);
-        return;
-    }
-    matmul_native(in(x), in(w), yo, batch, out_f, in_f, false, true);
-    parallel_for(batch, 16, [&](std::size_t r0, std::size_t r1) {
-        for (std::size_t r = r0; r < r1; ++r) {
-            float* row = yo + r * out_f;
-            if (bv)
-                for (std::size_t o = 0; o < out_f; ++o) row[o] += bv[o];
-            apply_activation(row, out_f, act);
-        }
-    });
-}
-
-void HostDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
-                              const LaunchGeometry&, Stream&) {
-    const float* xi = in(x);
-    float* yo = out(y);
-    // Columns split across threads; each column summed in row order.
-    parallel_for(cols, 64, [&](std::size_t c0, std::size_t c1) {
-        for (std::size_t c = c0; c < c1; ++c) yo[c] = 0.0f;
-        for (std::size_t r = 0; r < rows; ++r)
-            for (std::size_t c = c0; c < c1; ++c) yo[c] += xi[r * cols + c];
-    });
-}
-
-void HostDevice::k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n,
-                                   const LaunchGeometry& g, Stream&) {
-    const float *zi = in(z), *ti = in(t);
-    float* lo = out(l);
-    each(n, g, [=](std::size_t i) { lo[i] = bce1(zi[i], ti[i]); });
-}
-
-void HostDevice::k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n,
-                                            float scale, const LaunchGeometry& g, Stream&) {
-    const float *zi = in(z), *ti = in(t);
-    float* o = out(dz);
-    each(n, g, [=](std::size_t i) { o[i] = scale * (sigmoid1(zi[i]) - ti[i]); });
-}
-
-void HostDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n,
-                             float beta1, float beta2, float eps, float step_size, float bc2_sqrt,
-                             const LaunchGeometry& g, Stream&) {
-    float *pp = out(p), *mm = out(m), *vv = out(v);
-    const float* gg = in(grad);
-    each(n, g, [=](std::size_t i) { adam1(pp[i], gg[i], mm[i], vv[i], beta1, beta2, eps, step_size, bc2_sqrt); });
-}
-
-void HostDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                                  Stream&) {
-    float* yo = out(y);
+void HostDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                                Stream&) {
+    float* yo = out<float>(y);
     parallel_for(n, g.block.x, [&](std::size_t b, std::size_t e) { fma_probe(yo, b, e, iterations); });
 }
 

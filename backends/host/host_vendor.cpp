@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace accel {
@@ -72,6 +73,7 @@ Cblas load() {
             continue;
         }
         out.sgemm = sgemm;
+        out.dgemm = reinterpret_cast<Cblas::Dgemm>(dlsym(h, "cblas_dgemm"));
         out.description = lib;
         using CharFn = char* (*)();
         if (auto cfg = reinterpret_cast<CharFn>(dlsym(h, "openblas_get_config"))) out.description += " (" + std::string(cfg());
@@ -92,19 +94,30 @@ const Cblas& cblas() {
     return lib;
 }
 
-void matmul_vendor(const Cblas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
-                   std::size_t k, bool ta, bool tb, float beta) {
+template <class T>
+void gemm_vendor(const Cblas& blas, const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+                 bool tb, double beta) {
     constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;  // CBLAS enum values
     const int lda = ta ? static_cast<int>(m) : static_cast<int>(k);
     const int ldb = tb ? static_cast<int>(k) : static_cast<int>(n);
+    const int ldc = n > 0 ? static_cast<int>(n) : 1;
     // One call at a time: the BLAS already uses every core, and OpenBLAS's
     // OpenMP build is not safe for concurrent calls from threads it did not start.
     static std::mutex one_call_at_a_time;
     std::lock_guard<std::mutex> lock(one_call_at_a_time);
-    blas.sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, static_cast<int>(m), static_cast<int>(n),
-               static_cast<int>(k), 1.0f, a, lda > 0 ? lda : 1, b, ldb > 0 ? ldb : 1, beta, c,
-               n > 0 ? static_cast<int>(n) : 1);
+    const int op_a = ta ? kTrans : kNoTrans, op_b = tb ? kTrans : kNoTrans;
+    if constexpr (std::is_same<T, float>::value)
+        blas.sgemm(kRowMajor, op_a, op_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+                   lda > 0 ? lda : 1, b, ldb > 0 ? ldb : 1, static_cast<float>(beta), c, ldc);
+    else
+        blas.dgemm(kRowMajor, op_a, op_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+                   lda > 0 ? lda : 1, b, ldb > 0 ? ldb : 1, beta, c, ldc);
 }
+
+template void gemm_vendor<float>(const Cblas&, const float*, const float*, float*, std::size_t, std::size_t,
+                                 std::size_t, bool, bool, double);
+template void gemm_vendor<double>(const Cblas&, const double*, const double*, double*, std::size_t, std::size_t,
+                                  std::size_t, bool, bool, double);
 
 }  // namespace host
 }  // namespace accel

@@ -445,7 +445,7 @@ void KokkosEvent::do_record(Stream& s) {
     time = std::chrono::steady_clock::now();
 }
 
-KokkosDevice::KokkosDevice() : Device(kokkos_info()) {}
+KokkosDevice::KokkosDevice() : Device(kokkos_info()) { register_f32_kernels(*this); }
 
 DeviceHandle KokkosDevice::do_allocate(std::size_t bytes) {
     require_runtime();
@@ -504,7 +504,7 @@ void KokkosDevice::do_synchronize() {
 }
 
 LaunchGeometry KokkosDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
-    if (op == Op::matmul || op == Op::dense) {
+    if (op_info(op).tiled) {
         // One tile per block, except that grid.y stops at the device's limit:
         // the teams walk the tiles grid-stride, so a tall output still runs.
         const std::size_t t = host_space() ? 32 : 16;
@@ -518,7 +518,7 @@ LaunchGeometry KokkosDevice::do_default_geometry(Op op, std::size_t rows, std::s
     return geometry_1d(rows * cols, host_space() ? 1024 : 256, info().limits);
 }
 
-bool KokkosDevice::do_has_vendor_library() const { return have_vendor_blas(); }
+bool KokkosDevice::has_vendor_gemm() const { return have_vendor_blas(); }
 
 }  // namespace kokkos
 }  // namespace accel

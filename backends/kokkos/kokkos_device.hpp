@@ -172,11 +172,19 @@ protected:
 };
 
 /// kokkos:0, the default execution space of the Kokkos the plugin runs on.
-class KokkosDevice final : public Device {
+class KokkosDevice final : public Device, public Probes {
 public:
     /// Fills DeviceInfo from Kokkos (space names, concurrency, version,
-    /// configuration, memory). Kokkos must be initialized (ensure_runtime()).
+    /// configuration, memory) and registers the kernels. Kokkos must be
+    /// initialized (ensure_runtime()).
     KokkosDevice();
+
+    // The f32 kernels (kokkos_ops.cpp).
+    ACCEL_DEVICE_F32_KERNELS
+    // Probes (kokkos_ops.cpp).
+    void launch_empty(Stream& s) override;
+    void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                        Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
@@ -184,10 +192,7 @@ protected:
     /// grid covering n. matmul/dense: 32×32 tiles on host spaces (fewer,
     /// larger tiles for one thread per team), 16×16 on device spaces.
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    /// True when built with Kokkos Kernels (matmul and dense then have the vendor path).
-    bool do_has_vendor_library() const override;
-
-    ACCEL_DEVICE_KERNEL_OVERRIDES
+    Probes* do_probes() noexcept override { return this; }
 };
 
 /// The execution-space instance of a stream of a KokkosDevice.

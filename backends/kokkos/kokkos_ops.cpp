@@ -114,33 +114,28 @@ void KokkosDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHan
 }
 
 void KokkosDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                            std::size_t k, bool ta, bool tb, OpPath path, const LaunchGeometry& g, Stream& s) {
-    if (path == OpPath::native) return tiled("accel::matmul", matmul_fn(a, b, c, m, n, k, ta, tb), g, s);
-    if (k == 0)  // gemm is not called with an empty inner dimension: C = 0
-        return range("accel::matmul_zero", m * n, default_geometry(Op::add, 1, m * n), s,
-                     BiasFillFn{ConstView(), fv(c, m * n), static_cast<Index>(n)});
+                            std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
+    tiled("accel::matmul", matmul_fn(a, b, c, m, n, k, ta, tb), g, s);
+}
+
+void KokkosDevice::k_gemm_vendor(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+                                 std::size_t k, bool ta, bool tb, float beta, Stream& s) {
     gemm_vendor(instance_of(s), static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), m,
-                n, k, ta, tb, 0.0f);
+                n, k, ta, tb, beta);
+}
+
+void KokkosDevice::k_bias_activation(DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
+                                     bool read_y, Activation act, const LaunchGeometry& g, Stream& s) {
+    range("accel::bias_activation", rows * cols, g, s,
+          BiasActivationFn{cv(bias, cols), fv(y, rows * cols), static_cast<Index>(cols), read_y, act_code(act)});
 }
 
 void KokkosDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
-                           std::size_t in, std::size_t out, Activation act, OpPath path, const LaunchGeometry& g,
-                           Stream& s) {
-    if (path == OpPath::native) {
-        TiledMatmulFn f = matmul_fn(x, w, y, batch, out, in, false, true);  // x·Wᵀ, W stored [out, in]
-        f.bias = cv(bias, out);
-        f.act = act_code(act);
-        return tiled("accel::dense", f, g, s);
-    }
-    // Vendor: y = bias broadcast, y += x·Wᵀ (gemm, beta = 1), y = act(y).
-    const std::size_t n = batch * out;
-    const LaunchGeometry eg = default_geometry(Op::add, 1, n);
-    range("accel::dense_bias", n, eg, s, BiasFillFn{cv(bias, out), fv(y, n), static_cast<Index>(out)});
-    if (in)
-        gemm_vendor(instance_of(s), static_cast<const float*>(x), static_cast<const float*>(w), static_cast<float*>(y),
-                    batch, out, in, false, true, 1.0f);
-    if (act != Activation::none)
-        range("accel::dense_activation", n, eg, s, ActivateFn{cv(y, n), fv(y, n), act_code(act)});
+                           std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g, Stream& s) {
+    TiledMatmulFn f = matmul_fn(x, w, y, batch, out, in, false, true);  // x·Wᵀ, W stored [out, in]
+    f.bias = cv(bias, out);
+    f.act = act_code(act);
+    tiled("accel::dense", f, g, s);
 }
 
 void KokkosDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
@@ -185,7 +180,7 @@ void fma_probe(FloatView y, std::size_t n, std::size_t iterations, const LaunchG
 }
 }  // namespace
 
-void KokkosDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+void KokkosDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
                                     Stream& s) {
     fma_probe(fv(y, n), n, iterations, g, s);
 }
@@ -195,7 +190,7 @@ struct EmptyFn {
     KOKKOS_INLINE_FUNCTION void operator()(const Index) const {}
 };
 
-void KokkosDevice::do_launch_empty(Stream& s) {
+void KokkosDevice::launch_empty(Stream& s) {
     require_runtime();
     auto lock = dispatch_lock();
     Kokkos::parallel_for("accel::empty", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(instance_of(s), 0, 1),

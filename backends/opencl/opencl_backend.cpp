@@ -451,6 +451,7 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
     cl_int err = CL_SUCCESS;
     context_ = clCreateContext(props, 1, &id_, nullptr, nullptr, &err);
     check_cl(err, "opening " + selector() + " (" + info().name + "): clCreateContext");
+    register_f32_kernels(*this);
 }
 
 OpenclDevice::~OpenclDevice() {
@@ -469,7 +470,7 @@ namespace {
 const char* const kKernelNames[] = {"add",           "sigmoid",         "relu",
                                     "relu_backward", "sigmoid_backward", "bce_with_logits",
                                     "bce_with_logits_backward", "adam_step", "fma_throughput",
-                                    "fill_rows",     "column_sum",      "gemm_tiled",
+                                    "bias_activation",     "column_sum",      "gemm_tiled",
                                     "empty"};
 static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std::size_t>(Kernel::count_),
               "one name per Kernel");
@@ -603,12 +604,12 @@ void OpenclDevice::do_synchronize() {
 }
 
 LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
-    if (op == Op::matmul || op == Op::dense)
+    if (op_info(op).tiled)
         return geometry_2d(rows, cols, Dim3{mm_block_, mm_block_, 1}, matmul_tile(), matmul_tile(), info().limits);
     return Device::do_default_geometry(op, rows, cols);
 }
 
-bool OpenclDevice::do_has_vendor_library() const { return have_vendor_blas(); }
+bool OpenclDevice::has_vendor_gemm() const { return have_vendor_blas(); }
 
 }  // namespace opencl
 }  // namespace accel

@@ -69,7 +69,7 @@ enum class Kernel {
     bce_with_logits_backward,
     adam_step,
     fma_throughput,
-    fill_rows,
+    bias_activation,
     column_sum,
     gemm_tiled,
     empty,
@@ -161,7 +161,7 @@ std::string vendor_blas_description();
 ///    Anything else raises InvalidArgument naming the accepted geometry.
 ///  - vendor path (CLBlast): the geometry is ignored; CLBlast chooses its own.
 /// Timing: OpenCL profiling events (CL_PROFILING_COMMAND_END of markers).
-class OpenclDevice final : public Device {
+class OpenclDevice final : public Device, public Probes {
 public:
     /// Opens device `id` of `platform` as opencl:`index`, the
     /// `within_platform`-th device of its platform (for its stable selector):
@@ -178,13 +178,17 @@ public:
     /// Register block per work-item side in gemm_tiled (MM_WPT in matmul.cl).
     static constexpr std::size_t kMatmulWork = 4;
 
+    // The f32 kernels (opencl_ops.cpp; registered by the constructor).
+    ACCEL_DEVICE_F32_KERNELS
+    // Probes: the `empty` and `fma_throughput` kernels of kernels/*.cl.
+    void launch_empty(Stream& s) override;
+    void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                        Stream& s) override;
+
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    /// True when built with CLBlast (matmul and dense then have the vendor path).
-    bool do_has_vendor_library() const override;
-
-    ACCEL_DEVICE_KERNEL_OVERRIDES
+    Probes* do_probes() noexcept override { return this; }
 
 private:
     /// One cl_kernel per Kernel, created from program_.
@@ -200,16 +204,8 @@ private:
     /// local size = g.block and global size = g.grid × g.block.
     template <class... Args>
     void launch(Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args);
-    /// y[rows, cols] = bias broadcast over rows (zeros when bias is null).
-    void fill_rows(cl_mem y, cl_mem bias, std::size_t rows, std::size_t cols, Stream& s);
-    /// Applies `act` to y[n] in place (nothing for Activation::none).
-    void activate_in_place(cl_mem y, std::size_t n, Activation act, Stream& s);
     /// Throws InvalidArgument unless g is a geometry gemm_tiled accepts for C[m,n].
     void check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, const char* op) const;
-    /// C[m,n] = op(A)·op(B) + beta·C with CLBlast (row-major); k > 0.
-    /// Throws Unsupported when built without CLBlast, DeviceError on failure.
-    void vendor_gemm(cl_mem a, cl_mem b, cl_mem c, std::size_t m, std::size_t n, std::size_t k, bool trans_a,
-                     bool trans_b, float beta, Stream& s, const char* op);
 
     cl_platform_id platform_;
     cl_device_id id_;

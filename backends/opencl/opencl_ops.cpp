@@ -50,17 +50,6 @@ void OpenclDevice::launch(Kernel which, const LaunchGeometry& g, Stream& s, cons
              "clEnqueueNDRangeKernel", " with " + g.to_string());
 }
 
-void OpenclDevice::fill_rows(cl_mem y, cl_mem bias, std::size_t rows, std::size_t cols, Stream& s) {
-    launch(Kernel::fill_rows, default_geometry(Op::add, 1, rows * cols), s, y, bias, flag(bias != nullptr), ul(rows),
-           ul(cols));
-}
-
-void OpenclDevice::activate_in_place(cl_mem y, std::size_t n, Activation act, Stream& s) {
-    if (act == Activation::none) return;
-    const Op op = act == Activation::sigmoid ? Op::sigmoid : Op::relu;
-    launch(act == Activation::sigmoid ? Kernel::sigmoid : Kernel::relu, default_geometry(op, 1, n), s, y, y, ul(n));
-}
-
 void OpenclDevice::check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, const char* op) const {
     const std::size_t t = matmul_tile(), need_x = ceil_div(n, t), need_y = ceil_div(m, t);
     if (g.block != Dim3{mm_block_, mm_block_, 1} || g.grid.z != 1 || g.grid.x < need_x || g.grid.y < need_y)
@@ -96,32 +85,23 @@ void OpenclDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHan
 }
 
 void OpenclDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                            std::size_t k, bool ta, bool tb, OpPath path, const LaunchGeometry& g, Stream& s) {
-    if (path == OpPath::vendor) {
-        if (k == 0)
-            fill_rows(mem(c), nullptr, m, n, s);  // BLAS libraries reject K = 0; C = 0 by definition
-        else
-            vendor_gemm(mem(a), mem(b), mem(c), m, n, k, ta, tb, 0.0f, s, "matmul");
-        return;
-    }
+                            std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
     check_tiled_geometry(g, m, n, "matmul");
     launch(Kernel::gemm_tiled, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m), ul(n),
            ul(k), flag(ta), flag(tb));
 }
 
 void OpenclDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
-                           std::size_t in, std::size_t out, Activation act, OpPath path, const LaunchGeometry& g,
-                           Stream& s) {
-    if (path == OpPath::vendor) {
-        // y = bias broadcast, y += x·Wᵀ (GEMM with beta = 1), activation in place.
-        fill_rows(mem(y), mem(bias), batch, out, s);
-        if (in) vendor_gemm(mem(x), mem(w), mem(y), batch, out, in, false, true, 1.0f, s, "dense");
-        activate_in_place(mem(y), batch * out, act, s);
-        return;
-    }
+                           std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g, Stream& s) {
     check_tiled_geometry(g, batch, out, "dense");
     launch(Kernel::gemm_tiled, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
            activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
+}
+
+void OpenclDevice::k_bias_activation(DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
+                                     bool read_y, Activation act, const LaunchGeometry& g, Stream& s) {
+    launch(Kernel::bias_activation, g, s, mem(bias), mem(y), flag(bias != nullptr), flag(read_y), activation_code(act),
+           ul(rows), ul(cols));
 }
 
 void OpenclDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
@@ -146,12 +126,12 @@ void OpenclDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m
            cl_float{eps}, cl_float{step_size}, cl_float{bc2_sqrt});
 }
 
-void OpenclDevice::k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+void OpenclDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
                                     Stream& s) {
     launch(Kernel::fma_throughput, g, s, mem(y), ul(n), ul(iterations));
 }
 
-void OpenclDevice::do_launch_empty(Stream& s) {
+void OpenclDevice::launch_empty(Stream& s) {
     launch(Kernel::empty, LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s);
 }
 

@@ -63,8 +63,10 @@ std::string vendor_blas_description() {
 #endif
 }
 
-void OpenclDevice::vendor_gemm(cl_mem a, cl_mem b, cl_mem c, std::size_t m, std::size_t n, std::size_t k, bool ta,
-                               bool tb, float beta, Stream& s, const char* op) {
+// C[m,n] = op(A)·op(B) + beta·C with CLBlast (row-major); k > 0.
+void OpenclDevice::k_gemm_vendor(DeviceHandle ha, DeviceHandle hb, DeviceHandle hc, std::size_t m, std::size_t n,
+                                 std::size_t k, bool ta, bool tb, float beta, Stream& s) {
+    cl_mem a = static_cast<cl_mem>(ha), b = static_cast<cl_mem>(hb), c = static_cast<cl_mem>(hc);
 #ifdef ACCEL_HAVE_CLBLAST
     using clblast::Transpose;
     cl_command_queue q = static_cast<OpenclStream&>(s).queue();
@@ -79,14 +81,14 @@ void OpenclDevice::vendor_gemm(cl_mem a, cl_mem b, cl_mem c, std::size_t m, std:
     if (code != CL_SUCCESS) {
         // CLBlast shares OpenCL's codes; its own (-1024 and below) have no CL name.
         const std::string name = code > -1000 ? cl_error_name(code) : "CLBlast status " + std::to_string(code);
-        throw DeviceError(std::string(op) + " (vendor, " + selector() + "): clblast::Gemm<float> failed: " + name +
+        throw DeviceError("gemm (vendor, " + selector() + "): clblast::Gemm<float> failed: " + name +
                               " (" + std::to_string(code) + ") for M=" + std::to_string(m) + " N=" +
                               std::to_string(n) + " K=" + std::to_string(k),
                           code, name);
     }
 #else
     (void)a, (void)b, (void)c, (void)m, (void)n, (void)k, (void)ta, (void)tb, (void)beta, (void)s;
-    throw Unsupported(std::string(op) + ": the vendor path needs CLBlast, and this OpenCL plugin was built without "
+    throw Unsupported("gemm: the vendor path needs CLBlast, and this OpenCL plugin was built without "
                       "it; use the native path");
 #endif
 }

@@ -8,24 +8,6 @@
 
 namespace accel {
 
-const char* op_name(Op op) noexcept {
-    switch (op) {
-        case Op::add: return "add";
-        case Op::sigmoid: return "sigmoid";
-        case Op::relu: return "relu";
-        case Op::relu_backward: return "relu_backward";
-        case Op::sigmoid_backward: return "sigmoid_backward";
-        case Op::matmul: return "matmul";
-        case Op::dense: return "dense";
-        case Op::column_sum: return "column_sum";
-        case Op::bce_with_logits: return "bce_with_logits";
-        case Op::bce_with_logits_backward: return "bce_with_logits_backward";
-        case Op::adam_step: return "adam_step";
-        case Op::fma_throughput: return "fma_throughput";
-    }
-    return "?";
-}
-
 const char* path_name(OpPath p) noexcept { return p == OpPath::native ? "native" : "vendor"; }
 
 const char* activation_name(Activation a) noexcept {
@@ -186,9 +168,48 @@ double Device::elapsed_ms(Event& start, Event& end) {
 
 void Device::synchronize() { do_synchronize(); }
 
-void Device::launch_empty(Stream& stream) {
-    check_stream("launch_empty", stream, *this);
-    do_launch_empty(stream);
+void Device::register_kernel(const std::string& op, DType dtype, OpPath path, Kernel kernel) {
+    const OpInfo* info = find_op(op);
+    if (!info || !kernel) return;
+    const auto index = static_cast<std::size_t>(info->op);
+    std::unique_lock<std::shared_mutex> lock(kernels_mutex_);
+    if (kernels_.size() <= index) kernels_.resize(index + 1);
+    kernels_[index][static_cast<std::size_t>(dtype) * 2 + static_cast<std::size_t>(path)] = std::move(kernel);
+}
+
+const Kernel* Device::find_kernel(Op op, DType dtype, OpPath path) const {
+    const auto index = static_cast<std::size_t>(op);
+    if (static_cast<int>(op) < 0 || index >= kernels_.size()) return nullptr;
+    const Kernel& k = kernels_[index][static_cast<std::size_t>(dtype) * 2 + static_cast<std::size_t>(path)];
+    return k ? &k : nullptr;
+}
+
+bool Device::supports(Op op, DType dtype, OpPath path) const {
+    const OpInfo* info = nullptr;
+    try {
+        info = &op_info(op);
+    } catch (const InvalidArgument&) {
+        return false;
+    }
+    if (path == OpPath::vendor && !info->has_vendor_path) return false;
+    std::shared_lock<std::shared_mutex> lock(kernels_mutex_);
+    if (path == OpPath::vendor && !info->vendor_composition.empty()) {
+        // gemm runs on the vendor path; the epilogue kernels are native.
+        for (Op part : info->vendor_composition)
+            if (!find_kernel(part, dtype, op_info(part).has_vendor_path ? OpPath::vendor : OpPath::native)) return false;
+        return true;
+    }
+    return find_kernel(op, dtype, path) != nullptr;
+}
+
+std::vector<KernelKey> Device::kernels() const {
+    std::vector<KernelKey> all;
+    std::shared_lock<std::shared_mutex> lock(kernels_mutex_);
+    for (std::size_t op = 0; op < kernels_.size(); ++op)
+        for (DType t : kAllDTypes)
+            for (OpPath p : {OpPath::native, OpPath::vendor})
+                if (find_kernel(static_cast<Op>(op), t, p)) all.push_back({static_cast<Op>(op), t, p});
+    return all;
 }
 
 LaunchGeometry Device::default_geometry(Op op, std::size_t rows, std::size_t cols) const {
@@ -196,7 +217,7 @@ LaunchGeometry Device::default_geometry(Op op, std::size_t rows, std::size_t col
 }
 
 LaunchGeometry Device::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
-    if (op == Op::matmul || op == Op::dense)
+    if (op_info(op).tiled)
         return geometry_2d(rows, cols, Dim3{16, 16, 1}, 16, 16, info_.limits);
     return geometry_1d(rows * cols, std::min<std::size_t>(256, info_.limits.max_block_size), info_.limits);
 }
@@ -205,7 +226,5 @@ int Backend::find_device(const std::string& spec) {
     throw InvalidArgument("backend '" + name() + "' names its devices by index only (" + name() + ":N), not by '" +
                           spec.substr(0, 64) + "'");
 }
-
-bool has_vendor_path(Op op) noexcept { return op == Op::matmul || op == Op::dense; }
 
 }  // namespace accel

@@ -165,6 +165,10 @@ void start_plugin(Plugin& p, const std::string& name) {
     if (info->abi_version != ACCEL_PLUGIN_ABI)
         return fail("was built for plugin ABI " + std::to_string(info->abi_version) + " but this libaccel needs ABI " +
                     std::to_string(ACCEL_PLUGIN_ABI) + "; rebuild the plugin with this accel");
+    if (info->kernel_args_size != sizeof(KernelArgs))
+        return fail("was built with a KernelArgs of " + std::to_string(info->kernel_args_size) +
+                    " bytes but this libaccel's has " + std::to_string(sizeof(KernelArgs)) +
+                    " (headers of another accel version); rebuild the plugin with this accel");
     if (!info->backend_name || !*info->backend_name)
         return fail(std::string("names no backend (") + (info->backend_name ? "empty" : "null") +
                     " backend_name); it must name '" + name + "'");

@@ -58,7 +58,7 @@ Shape::Shape(const std::vector<std::size_t>& dims) : dims_(dims) {
     // The byte count must fit a size_t; a shape with a 0 extent has none
     // (a partial product past size_t, as in [2^63, 0], does not count).
     if (std::find(dims_.begin(), dims_.end(), 0) != dims_.end()) return;
-    std::size_t bytes = sizeof(float);
+    std::size_t bytes = sizeof(double);  // the widest dtype
     for (std::size_t d : dims_)
         if (__builtin_mul_overflow(bytes, d, &bytes))
             throw InvalidArgument("Shape: " + to_string() + " holds more elements than a size_t can count in bytes");
@@ -86,41 +86,48 @@ std::string Shape::to_string() const {
     return s.str();
 }
 
-Tensor::Tensor(std::shared_ptr<Device> device, Shape shape)
-    : shape_(std::move(shape)), buffer_(std::move(device), shape_.elements() * sizeof(float)) {
+Tensor::Tensor(std::shared_ptr<Device> device, Shape shape, DType dtype)
+    : shape_(std::move(shape)), dtype_(dtype), buffer_(std::move(device), shape_.elements() * dtype_size(dtype)) {
     if (shape_.rank() == 0) throw InvalidArgument("Tensor: shape has rank 0; give [n] or [rows, cols]");
 }
 
-Tensor Tensor::from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<float>& data) {
+Tensor Tensor::from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<float>& data, DType dtype) {
     if (data.size() != shape.elements())
         throw InvalidArgument("Tensor::from_host: " + std::to_string(data.size()) + " values given for shape " +
                               shape.to_string() + ", which holds " + std::to_string(shape.elements()));
-    Tensor t(std::move(device), std::move(shape));
-    t.upload(data);
+    Tensor t(std::move(device), std::move(shape), dtype);
+    std::vector<unsigned char> raw(t.bytes());
+    convert_elements(data.data(), DType::f32, raw.data(), dtype, data.size());
+    t.buffer_.upload(raw.data(), raw.size());
     return t;
 }
 
-void Tensor::upload(const std::vector<float>& data) { upload(data.data(), data.size()); }
-
-void Tensor::upload(const float* data, std::size_t count) {
+void Tensor::upload_bytes(const void* data, std::size_t count, DType given, const char* what) {
+    if (given != dtype_)
+        throw InvalidArgument(std::string(what) + ": " + dtype_name(given) + " values given for a " +
+                              dtype_name(dtype_) + " tensor; give " + dtype_name(dtype_) +
+                              " values, or convert (Tensor::from_host with a DType)");
     if (count != elements())
-        throw InvalidArgument("Tensor::upload: " + std::to_string(count) + " values given for a tensor of shape " +
+        throw InvalidArgument(std::string(what) + ": " + std::to_string(count) + " values given for a tensor of shape " +
                               shape_.to_string() + " (" + std::to_string(elements()) + " elements)");
-    buffer_.upload(data, count * sizeof(float));
+    buffer_.upload(data, count * dtype_size(dtype_));
+}
+
+void Tensor::download_bytes(void* out, std::size_t count, DType wanted, const char* what) const {
+    if (wanted != dtype_)
+        throw InvalidArgument(std::string(what) + ": the tensor holds " + dtype_name(dtype_) + " but " +
+                              dtype_name(wanted) + " values were asked for; use download_as<T>() to convert");
+    if (count != elements())
+        throw InvalidArgument(std::string(what) + ": room for " + std::to_string(count) +
+                              " values given for a tensor of shape " + shape_.to_string() + " (" +
+                              std::to_string(elements()) + " elements)");
+    buffer_.download(out, count * dtype_size(dtype_));
 }
 
 std::vector<float> Tensor::download() const {
     std::vector<float> out(elements());
-    download(out.data(), out.size());
+    download_bytes(out.data(), out.size(), DType::f32, "Tensor::download");
     return out;
-}
-
-void Tensor::download(float* out, std::size_t count) const {
-    if (count != elements())
-        throw InvalidArgument("Tensor::download: room for " + std::to_string(count) +
-                              " values given for a tensor of shape " + shape_.to_string() + " (" +
-                              std::to_string(elements()) + " elements)");
-    buffer_.download(out, count * sizeof(float));
 }
 
 }  // namespace accel

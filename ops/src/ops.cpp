@@ -1,5 +1,6 @@
 // The op front-end: every shape, device and geometry check lives here, once.
 #include <accel/error.hpp>
+#include <accel/diagnostics.hpp>
 #include <accel/ops.hpp>
 
 #include "text.hpp"
@@ -7,35 +8,33 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <shared_mutex>
 #include <sstream>
 
 namespace accel {
 
-// The one place that reaches a device's protected kernels.
+// The one place that reaches a device's kernels: looks up the kernel of
+// (op, dtype, path) and calls it, or raises Unsupported naming all three and
+// the device.
 struct KernelAccess {
-    static Device& dev(const Tensor& t) { return t.device(); }
-#define ACCEL_FORWARD(name)                                                   \
-    template <class... A>                                                     \
-    static void name(Device& d, A&&... a) { d.k_##name(std::forward<A>(a)...); }
-    ACCEL_FORWARD(add)
-    ACCEL_FORWARD(sigmoid)
-    ACCEL_FORWARD(relu)
-    ACCEL_FORWARD(relu_backward)
-    ACCEL_FORWARD(sigmoid_backward)
-    ACCEL_FORWARD(matmul)
-    ACCEL_FORWARD(dense)
-    ACCEL_FORWARD(column_sum)
-    ACCEL_FORWARD(bce_with_logits)
-    ACCEL_FORWARD(bce_with_logits_backward)
-    ACCEL_FORWARD(adam_step)
-    ACCEL_FORWARD(fma_throughput)
-#undef ACCEL_FORWARD
+    static void run(Device& d, Op op, const KernelArgs& a) {
+        std::shared_lock<std::shared_mutex> lock(d.kernels_mutex_);
+        const Kernel* k = d.find_kernel(op, a.dtype, a.path);
+        if (!k) {
+            lock.unlock();
+            std::string have;
+            for (const KernelKey& key : d.kernels())
+                if (key.op == op) have += std::string(have.empty() ? "" : ", ") + dtype_name(key.dtype) + " " + path_name(key.path);
+            throw Unsupported(std::string(op_name(op)) + ": " + d.selector() + " (" + d.info().name + ") has no " +
+                              dtype_name(a.dtype) + " kernel on the " + path_name(a.path) + " path; it runs " +
+                              op_name(op) + " in " + (have.empty() ? std::string("no dtype") : have));
+        }
+        (*k)(a);
+    }
 };
 
 namespace ops {
 namespace {
-
-using K = KernelAccess;
 
 struct Named {
     const char* name;
@@ -54,20 +53,24 @@ std::string num(double v) {
     throw InvalidArgument(std::string(op_name(op)) + ": " + why);
 }
 
-// All tensors allocated (non-default) and on one device; returns that device.
+// All tensors allocated (non-default), on one device and of one dtype;
+// returns that device.
 Device& same_device(Op op, const std::vector<Named>& ts) {
     Device* d = nullptr;
-    const char* first = nullptr;
+    const Named* first = nullptr;
     for (const auto& n : ts) {
         if (!n.t) continue;
         if (!n.t->device_ptr())
             reject(op, std::string("tensor '") + n.name + "' has no device (default-constructed)");
         if (!d) {
             d = &n.t->device();
-            first = n.name;
+            first = &n;
         } else if (&n.t->device() != d) {
-            reject(op, std::string("tensor '") + n.name + "' is on " + n.t->device().selector() + " but '" + first +
+            reject(op, std::string("tensor '") + n.name + "' is on " + n.t->device().selector() + " but '" + first->name +
                            "' is on " + d->selector() + "; all operands must be on one device");
+        } else if (n.t->dtype() != first->t->dtype()) {
+            reject(op, std::string("tensor '") + n.name + "' is " + dtype_name(n.t->dtype()) + " but '" + first->name +
+                           "' is " + dtype_name(first->t->dtype()) + "; all operands must have one dtype");
         }
     }
     return *d;
@@ -108,28 +111,73 @@ LaunchGeometry geometry_of(Op op, Device& d, const Options& o, std::size_t rows,
     return *o.geometry;
 }
 
-// matmul/dense: the native kernel's geometry. The vendor path picks its own
-// launches, so there the default (which may not fit a native launch of a
-// very tall or wide output) is neither computed nor checked; a caller's
-// geometry is still checked against the limits.
-LaunchGeometry linear_geometry(Op op, Device& d, const Options& o, OpPath path, std::size_t rows, std::size_t cols) {
-    if (path == OpPath::vendor && !o.geometry) return LaunchGeometry{};
-    return geometry_of(op, d, o, rows, cols);
+DeviceHandle handle_of(const Tensor* t) { return t ? t->handle() : nullptr; }
+
+// The arguments every kernel call shares.
+KernelArgs args_for(DType dtype, OpPath path, const LaunchGeometry& g, Stream& s) {
+    KernelArgs a;
+    a.dtype = dtype;
+    a.path = path;
+    a.geometry = g;
+    a.stream = &s;
+    return a;
 }
 
-// Shared checks and launch for the one-input, one-output elementwise ops.
-template <class Launch>
-void elementwise(Op op, std::initializer_list<Named> ins, Tensor& out, const char* out_name, const Options& o,
-                 Launch launch) {
-    std::vector<Named> all{{out_name, &out}};
+// Shared checks and launch of the elementwise ops: `ins` and `outs` of one
+// shape, dtype and device; `fill` sets the op's scalars.
+template <class Fill>
+void elementwise(Op op, std::initializer_list<Named> ins, std::initializer_list<Named> outs, const Options& o,
+                 Fill fill) {
+    std::vector<Named> all(outs);
     all.insert(all.end(), ins.begin(), ins.end());
     Device& d = same_device(op, all);
     same_shape(op, all);
-    resolve_path(d, op, o);  // rejects an explicit vendor request: these ops have none
+    const DType dtype = all.front().t->dtype();
+    const OpPath path = resolve_path(d, op, o, dtype);  // rejects an explicit vendor request: these ops have none
     Stream& s = stream_of(op, d, o);
-    const std::size_t n = out.elements();
+    const std::size_t n = all.front().t->elements();
     const LaunchGeometry g = geometry_of(op, d, o, 1, n);
-    if (n) launch(d, n, g, s);
+    if (!n) return;
+    KernelArgs a = args_for(dtype, path, g, s);
+    std::size_t i = 0;
+    for (const Named& in : ins) a.in[i++] = handle_of(in.t);
+    i = 0;
+    for (const Named& out : outs) a.out[i++] = handle_of(out.t);
+    a.n = n;
+    fill(a);
+    KernelAccess::run(d, op, a);
+}
+
+// y[r,c] = act(alpha·y[r,c] + bias[c]) over y[rows, cols] (alpha 0: y not read).
+void bias_activation(Device& d, DType dtype, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
+                     double alpha, Activation act, Stream& s) {
+    KernelArgs a = args_for(dtype, OpPath::native, d.default_geometry(Op::bias_activation, 1, rows * cols), s);
+    a.in[0] = bias;
+    a.out[0] = y;
+    a.m = rows;
+    a.n = cols;
+    a.act = act;
+    a.scalars[0] = alpha;
+    KernelAccess::run(d, Op::bias_activation, a);
+}
+
+// matmul and dense on the vendor path, composed the same way on every backend:
+// C = op(A)·op(B) by the library's gemm, then bias and activation in one
+// epilogue pass. K = 0 (which BLAS libraries reject) is C = act(bias), or 0.
+void vendor_linear(Device& d, DType dtype, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c,
+                   std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb, Activation act, Stream& s) {
+    if (k == 0) return bias_activation(d, dtype, bias, c, m, n, 0.0, act, s);
+    KernelArgs g = args_for(dtype, OpPath::vendor, LaunchGeometry{}, s);
+    g.in = {a, b};
+    g.out[0] = c;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.trans_a = ta;
+    g.trans_b = tb;
+    g.scalars[0] = 0.0;  // beta
+    KernelAccess::run(d, Op::gemm, g);
+    if (bias || act != Activation::none) bias_activation(d, dtype, bias, c, m, n, 1.0, act, s);
 }
 
 }  // namespace
@@ -142,11 +190,12 @@ PathChoice parse_path_choice(const std::string& text) {
     throw InvalidArgument("op path '" + detail::echo(text) + "' is not one of native, vendor or auto");
 }
 
-OpPath resolve_path(const Device& device, Op op, const Options& o) {
-    if (!has_vendor_path(op)) {
+OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype) {
+    if (!op_info(op).has_vendor_path) {
         if (o.path == PathChoice::vendor)
-            throw Unsupported(std::string(op_name(op)) + ": there is no vendor path for this op on any backend; "
-                              "only matmul and dense have one (use PathChoice::native or automatic)");
+            throw Unsupported(std::string(op_name(op)) + " (" + dtype_name(dtype) + ", " + device.selector() +
+                              "): there is no vendor path for this op on any backend; only matmul and dense have "
+                              "one (use PathChoice::native or automatic)");
         return OpPath::native;
     }
     PathChoice choice = o.path;
@@ -162,45 +211,37 @@ OpPath resolve_path(const Device& device, Op op, const Options& o) {
         }
     }
     if (choice == PathChoice::native) return OpPath::native;
-    const bool vendor = device.supports(op, OpPath::vendor);
+    const bool vendor = device.supports(op, dtype, OpPath::vendor);
     if (choice == PathChoice::vendor && !vendor)
         throw Unsupported(std::string(op_name(op)) + ": the vendor path was asked for (" + source + ") but " +
-                          device.selector() + " has none (built without its vendor library); use native");
+                          device.selector() + " has no " + dtype_name(dtype) +
+                          " vendor kernel (no vendor library in this build, or none for this dtype); use native");
     if (!vendor) return OpPath::native;
-    return choice == PathChoice::vendor ? OpPath::vendor : path_evidence(device).path;
+    if (choice == PathChoice::vendor) return OpPath::vendor;
+    // automatic: f32 follows the measurement; other dtypes take the library
+    // where it has the dtype (it outruns accel's kernels there), else native.
+    if (dtype == DType::f32) return path_evidence(device).path;
+    return OpPath::vendor;
 }
 
 void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o) {
-    elementwise(Op::add, {{"a", &a}, {"b", &b}}, c, "c", o,
-                [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
-                    K::add(d, a.handle(), b.handle(), c.handle(), n, g, s);
-                });
+    elementwise(Op::add, {{"a", &a}, {"b", &b}}, {{"c", &c}}, o, [](KernelArgs&) {});
 }
 
 void sigmoid(const Tensor& x, Tensor& y, const Options& o) {
-    elementwise(Op::sigmoid, {{"x", &x}}, y, "y", o, [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
-        K::sigmoid(d, x.handle(), y.handle(), n, g, s);
-    });
+    elementwise(Op::sigmoid, {{"x", &x}}, {{"y", &y}}, o, [](KernelArgs&) {});
 }
 
 void relu(const Tensor& x, Tensor& y, const Options& o) {
-    elementwise(Op::relu, {{"x", &x}}, y, "y", o, [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
-        K::relu(d, x.handle(), y.handle(), n, g, s);
-    });
+    elementwise(Op::relu, {{"x", &x}}, {{"y", &y}}, o, [](KernelArgs&) {});
 }
 
 void relu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o) {
-    elementwise(Op::relu_backward, {{"dy", &dy}, {"x", &x}}, dx, "dx", o,
-                [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
-                    K::relu_backward(d, dy.handle(), x.handle(), dx.handle(), n, g, s);
-                });
+    elementwise(Op::relu_backward, {{"dy", &dy}, {"x", &x}}, {{"dx", &dx}}, o, [](KernelArgs&) {});
 }
 
 void sigmoid_backward(const Tensor& dy, const Tensor& y, Tensor& dx, const Options& o) {
-    elementwise(Op::sigmoid_backward, {{"dy", &dy}, {"y", &y}}, dx, "dx", o,
-                [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
-                    K::sigmoid_backward(d, dy.handle(), y.handle(), dx.handle(), n, g, s);
-                });
+    elementwise(Op::sigmoid_backward, {{"dy", &dy}, {"y", &y}}, {{"dx", &dx}}, o, [](KernelArgs&) {});
 }
 
 void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Options& o) {
@@ -222,10 +263,27 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
         reject(op, "output c has shape " + c.shape().to_string() + "; it must be [" + std::to_string(m) + ", " +
                        std::to_string(n) + "] (rows of op(a), columns of op(b))");
     no_alias(op, {"c", &c}, {{"a", &a}, {"b", &b}});
-    const OpPath path = resolve_path(d, op, o);
+    const DType dtype = c.dtype();
+    const OpPath path = resolve_path(d, op, o, dtype);
     Stream& s = stream_of(op, d, o);
-    const LaunchGeometry g = linear_geometry(op, d, o, path, m, n);
-    if (m && n) K::matmul(d, a.handle(), b.handle(), c.handle(), m, n, ka, t.a, t.b, path, g, s);
+    if (path == OpPath::vendor) {
+        // The library picks its own launches; a caller's geometry is still checked.
+        if (o.geometry) check_geometry(*o.geometry, d.info().limits, op_name(op));
+        if (m && n) vendor_linear(d, dtype, a.handle(), b.handle(), nullptr, c.handle(), m, n, ka, t.a, t.b,
+                                  Activation::none, s);
+        return;
+    }
+    const LaunchGeometry g = geometry_of(op, d, o, m, n);
+    if (!m || !n) return;
+    KernelArgs args = args_for(dtype, path, g, s);
+    args.in = {a.handle(), b.handle()};
+    args.out[0] = c.handle();
+    args.m = m;
+    args.n = n;
+    args.k = ka;
+    args.trans_a = t.a;
+    args.trans_b = t.b;
+    KernelAccess::run(d, op, args);
 }
 
 void dense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, Activation act, const Options& o) {
@@ -246,11 +304,27 @@ void dense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, Acti
         reject(op, "output y has shape " + y.shape().to_string() + "; it must be " + want.to_string() + " for x " +
                        x.shape().to_string() + " and w " + w.shape().to_string());
     no_alias(op, {"y", &y}, {{"x", &x}, {"w", &w}, {"bias", bias}});
-    const OpPath path = resolve_path(d, op, o);
+    const DType dtype = y.dtype();
+    const OpPath path = resolve_path(d, op, o, dtype);
     Stream& s = stream_of(op, d, o);
-    const LaunchGeometry g = linear_geometry(op, d, o, path, batch, out);
-    if (batch && out)
-        K::dense(d, x.handle(), w.handle(), bias ? bias->handle() : nullptr, y.handle(), batch, in, out, act, path, g, s);
+    if (path == OpPath::vendor) {
+        if (o.geometry) check_geometry(*o.geometry, d.info().limits, op_name(op));
+        // x·Wᵀ: W is stored [out, in], so B = W transposed.
+        if (batch && out)
+            vendor_linear(d, dtype, x.handle(), w.handle(), handle_of(bias), y.handle(), batch, out, in, false, true,
+                          act, s);
+        return;
+    }
+    const LaunchGeometry g = geometry_of(op, d, o, batch, out);
+    if (!batch || !out) return;
+    KernelArgs args = args_for(dtype, path, g, s);
+    args.in = {x.handle(), w.handle(), handle_of(bias)};
+    args.out[0] = y.handle();
+    args.m = batch;
+    args.n = out;
+    args.k = in;
+    args.act = act;
+    KernelAccess::run(d, op, args);
 }
 
 void column_sum(const Tensor& x, Tensor& y, const Options& o) {
@@ -263,14 +337,17 @@ void column_sum(const Tensor& x, Tensor& y, const Options& o) {
     no_alias(op, {"y", &y}, {{"x", &x}});
     Stream& s = stream_of(op, d, o);
     const LaunchGeometry g = geometry_of(op, d, o, 1, x.shape()[1]);
-    if (x.shape()[1]) K::column_sum(d, x.handle(), y.handle(), x.shape()[0], x.shape()[1], g, s);
+    if (!x.shape()[1]) return;
+    KernelArgs args = args_for(x.dtype(), resolve_path(d, op, o, x.dtype()), g, s);
+    args.in[0] = x.handle();
+    args.out[0] = y.handle();
+    args.m = x.shape()[0];
+    args.n = x.shape()[1];
+    KernelAccess::run(d, op, args);
 }
 
 void bce_with_logits(const Tensor& z, const Tensor& t, Tensor& l, const Options& o) {
-    elementwise(Op::bce_with_logits, {{"z", &z}, {"t", &t}}, l, "l", o,
-                [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
-                    K::bce_with_logits(d, z.handle(), t.handle(), l.handle(), n, g, s);
-                });
+    elementwise(Op::bce_with_logits, {{"z", &z}, {"t", &t}}, {{"l", &l}}, o, [](KernelArgs&) {});
 }
 
 float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
@@ -282,38 +359,44 @@ float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
     // Losses laid out as [rows, cols] (zero-padded) so that column_sum gives
     // `cols` partial sums of ≤ rows terms each, added on the host in double:
     // a single float32 running sum over 1e6 terms drifts by ~1e-3 relative.
+    const DType dtype = z.dtype();
     const std::size_t cols = std::min<std::size_t>(n, 1024), rows = (n + cols - 1) / cols;
-    Tensor l(z.device_ptr(), Shape{rows, cols});
-    Tensor partial(z.device_ptr(), Shape{cols});
+    Tensor l(z.device_ptr(), Shape{rows, cols}, dtype);
+    Tensor partial(z.device_ptr(), Shape{cols}, dtype);
     if (rows * cols > n) {
-        const std::vector<float> zeros(rows * cols - n, 0.0f);
-        l.buffer().upload(zeros.data(), zeros.size() * sizeof(float), n * sizeof(float));
+        const std::vector<unsigned char> zeros((rows * cols - n) * dtype_size(dtype), 0);  // 0.0 in every dtype
+        l.buffer().upload(zeros.data(), zeros.size(), n * dtype_size(dtype));
     }
     Stream& s = stream_of(op, d, o);
-    K::bce_with_logits(d, z.handle(), t.handle(), l.handle(), n, geometry_of(op, d, o, 1, n), s);
-    K::column_sum(d, l.handle(), partial.handle(), rows, cols, d.default_geometry(Op::column_sum, 1, cols), s);
+    KernelArgs a = args_for(dtype, OpPath::native, geometry_of(op, d, o, 1, n), s);
+    a.in = {z.handle(), t.handle()};
+    a.out[0] = l.handle();
+    a.n = n;
+    KernelAccess::run(d, op, a);
+    KernelArgs sum = args_for(dtype, OpPath::native, d.default_geometry(Op::column_sum, 1, cols), s);
+    sum.in[0] = l.handle();
+    sum.out[0] = partial.handle();
+    sum.m = rows;
+    sum.n = cols;
+    KernelAccess::run(d, Op::column_sum, sum);
     s.synchronize();
     double total = 0;
-    for (float v : partial.download()) total += v;
+    for (double v : partial.download_as<double>()) total += v;
     return static_cast<float>(total / static_cast<double>(n));
 }
 
 void bce_with_logits_backward(const Tensor& z, const Tensor& t, Tensor& dz, const Options& o) {
-    const float scale = z.elements() ? 1.0f / static_cast<float>(z.elements()) : 0.0f;
-    elementwise(Op::bce_with_logits_backward, {{"z", &z}, {"t", &t}}, dz, "dz", o,
-                [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
-                    K::bce_with_logits_backward(d, z.handle(), t.handle(), dz.handle(), n, scale, g, s);
-                });
+    const double scale = z.elements() ? 1.0 / static_cast<double>(z.elements()) : 0.0;
+    elementwise(Op::bce_with_logits_backward, {{"z", &z}, {"t", &t}}, {{"dz", &dz}}, o,
+                [&](KernelArgs& a) { a.scalars[0] = scale; });
 }
 
 void bce_with_logits_backward_scaled(const Tensor& z, const Tensor& t, Tensor& dz, float scale, const Options& o) {
     if (!std::isfinite(scale))
         throw InvalidArgument("bce_with_logits_backward_scaled: scale " + std::to_string(scale) +
                               " is not finite; pass a finite weight such as 1/B for a batch of B elements");
-    elementwise(Op::bce_with_logits_backward, {{"z", &z}, {"t", &t}}, dz, "dz", o,
-                [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
-                    K::bce_with_logits_backward(d, z.handle(), t.handle(), dz.handle(), n, scale, g, s);
-                });
+    elementwise(Op::bce_with_logits_backward, {{"z", &z}, {"t", &t}}, {{"dz", &dz}}, o,
+                [&](KernelArgs& a) { a.scalars[0] = scale; });
 }
 
 void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& dy, Activation act, Tensor* dx,
@@ -340,7 +423,7 @@ void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Ten
     Tensor dz_storage;
     const Tensor* dz = &dy;
     if (act != Activation::none) {
-        dz_storage = Tensor(dy.device_ptr(), dy.shape());
+        dz_storage = Tensor(dy.device_ptr(), dy.shape(), dy.dtype());
         if (act == Activation::relu)
             relu_backward(dy, y, dz_storage, plain);  // y > 0 exactly where the pre-activation is > 0
         else
@@ -361,24 +444,78 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::siz
                        " beta2=" + num(hp.beta2) + " rejected; need lr > 0, eps > 0, 0 <= beta < 1");
     const double bc1 = 1.0 - std::pow(static_cast<double>(hp.beta1), static_cast<double>(step));
     const double bc2 = 1.0 - std::pow(static_cast<double>(hp.beta2), static_cast<double>(step));
-    const float step_size = static_cast<float>(hp.lr / bc1);
-    const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-    elementwise(op, {{"grad", &grad}, {"m", &m}, {"v", &v}}, param, "param", o,
-                [&](Device& d, std::size_t n, const LaunchGeometry& g, Stream& s) {
-                    K::adam_step(d, param.handle(), grad.handle(), m.handle(), v.handle(), n, hp.beta1, hp.beta2,
-                                 hp.eps, step_size, bc2_sqrt, g, s);
+    elementwise(op, {{"p", &param}, {"grad", &grad}, {"m", &m}, {"v", &v}}, {{"p", &param}, {"m", &m}, {"v", &v}}, o,
+                [&](KernelArgs& a) {
+                    a.scalars = {hp.beta1, hp.beta2, hp.eps, hp.lr / bc1, std::sqrt(bc2)};
                 });
 }
 
-double fma_throughput(Tensor& y, std::size_t iterations, const Options& o) {
-    const Op op = Op::fma_throughput;
-    Device& d = same_device(op, {{"y", &y}});
+void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tensor*>& outputs, const Options& o) {
+    const OpInfo& info = op_info(op);
+    if (inputs.size() != info.inputs.size() || outputs.size() != info.outputs.size())
+        reject(op, "given " + std::to_string(inputs.size()) + " inputs and " + std::to_string(outputs.size()) +
+                       " outputs; the op takes " + std::to_string(info.inputs.size()) + " and " +
+                       std::to_string(info.outputs.size()));
+    if (inputs.size() > 4 || outputs.size() > 4) reject(op, "ops::run takes at most 4 inputs and 4 outputs");
+    std::vector<Named> all;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (!outputs[i]) reject(op, "output '" + info.outputs[i] + "' is null");
+        all.push_back({info.outputs[i].c_str(), outputs[i]});
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i]) reject(op, "input '" + info.inputs[i] + "' is null");
+        all.push_back({info.inputs[i].c_str(), inputs[i]});
+    }
+    Device& d = same_device(op, all);
+    same_shape(op, all);
+    const DType dtype = all.front().t->dtype();
     Stream& s = stream_of(op, d, o);
-    const std::size_t n = y.elements();
-    const LaunchGeometry g = geometry_of(op, d, o, 1, n);
-    if (n && iterations) K::fma_throughput(d, y.handle(), n, iterations, g, s);
-    return 16.0 * static_cast<double>(iterations) * static_cast<double>(n);
+    const std::size_t n = all.front().t->elements();
+    KernelArgs a = args_for(dtype, resolve_path(d, op, o, dtype), geometry_of(op, d, o, 1, n), s);
+    for (std::size_t i = 0; i < inputs.size(); ++i) a.in[i] = inputs[i]->handle();
+    for (std::size_t i = 0; i < outputs.size(); ++i) a.out[i] = outputs[i]->handle();
+    a.n = n;
+    if (n) KernelAccess::run(d, op, a);
 }
 
 }  // namespace ops
+
+namespace diagnostics {
+
+Probes& probes_of(Device& d, const char* what) {
+    Probes* p = d.probes();
+    if (!p) throw Unsupported(std::string(what) + ": " + d.selector() + " has no benchmark probes");
+    return *p;
+}
+
+void launch_empty(Device& d, Stream& stream) {
+    if (&stream.device() != &d)
+        throw InvalidArgument("launch_empty: the stream belongs to " + stream.device().selector() + ", not to " +
+                              d.selector());
+    probes_of(d, "launch_empty").launch_empty(stream);
+}
+
+double fma_throughput(Tensor& y, std::size_t iterations, const ops::Options& o) {
+    if (!y.device_ptr()) throw InvalidArgument("fma_throughput: tensor 'y' has no device (default-constructed)");
+    if (y.dtype() != DType::f32)
+        throw InvalidArgument(std::string("fma_throughput: y is ") + dtype_name(y.dtype()) +
+                              "; the probe writes f32");
+    Device& d = y.device();
+    Stream& s = o.stream ? *o.stream : d.default_stream();
+    if (&s.device() != &d)
+        throw InvalidArgument("fma_throughput: Options::stream belongs to " + s.device().selector() +
+                              " but y is on " + d.selector());
+    const std::size_t n = y.elements();
+    // Blocks of 256 work-items (each thousands of FMAs), as clpeak launches.
+    LaunchGeometry g = geometry_1d(n, std::min<std::size_t>(256, d.info().limits.max_block_size), d.info().limits);
+    if (o.geometry) {
+        check_geometry(*o.geometry, d.info().limits, "fma_throughput");
+        g = *o.geometry;
+    }
+    Probes& p = probes_of(d, "fma_throughput");
+    if (n && iterations) p.fma_throughput(y.handle(), n, iterations, g, s);
+    return 16.0 * static_cast<double>(iterations) * static_cast<double>(n);
+}
+
+}  // namespace diagnostics
 }  // namespace accel

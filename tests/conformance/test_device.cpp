@@ -119,13 +119,13 @@ TEST_CASE("empty kernel launches are ordered with ops on a stream") {
     auto tc = poisoned(device(), {n});
     ops::Options o;
     o.stream = stream.get();
-    for (int i = 0; i < 100; ++i) device()->launch_empty(*stream);
+    for (int i = 0; i < 100; ++i) diagnostics::launch_empty(*device(), *stream);
     ops::add(ta, ta, tc, o);
-    device()->launch_empty(*stream);
+    diagnostics::launch_empty(*device(), *stream);
     stream->synchronize();
     expect_close(tc.download(), reference::add(a, a), 1e-12, "add after empty launches");
     auto other = get_backend("host").create_device(0);
-    if (other.get() != device().get()) CHECK_THROWS_AS(device()->launch_empty(other->default_stream()), InvalidArgument);
+    if (other.get() != device().get()) CHECK_THROWS_AS(diagnostics::launch_empty(*device(), other->default_stream()), InvalidArgument);
 }
 
 TEST_CASE("the device's stable selector opens the same device") {

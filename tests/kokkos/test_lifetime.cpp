@@ -218,8 +218,8 @@ TEST_CASE("application-finalizes-early: every entry point raises BackendUnavaila
         o.stream = stream.get();
         ops::sigmoid(A, C, o);
     });
-    expect_finalized_error("fma_throughput", [&] { (void)ops::fma_throughput(C, 10); });
-    expect_finalized_error("launch_empty", [&] { d->launch_empty(d->default_stream()); });
+    expect_finalized_error("fma_throughput", [&] { (void)accel::diagnostics::fma_throughput(C, 10); });
+    expect_finalized_error("launch_empty", [&] { accel::diagnostics::launch_empty(*d, d->default_stream()); });
     expect_finalized_error("Device::synchronize", [&] { d->synchronize(); });
     expect_finalized_error("Stream::synchronize", [&] { stream->synchronize(); });
     expect_finalized_error("create_stream", [&] { (void)d->create_stream(); });

@@ -2,6 +2,7 @@
 
 #include "report.hpp"
 #include "workload.hpp"
+#include <accel/diagnostics.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -185,7 +186,7 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
         double flops = 0, ms = 0;
         for (;;) {
             const auto t0 = Clock::now();
-            ms = timer.time([&] { flops = accel::ops::fma_throughput(y, iterations); });
+            ms = timer.time([&] { flops = accel::diagnostics::fma_throughput(y, iterations); });
             const double host_ms = ms_since(t0);
             if (ms >= s.fma_target_ms || host_ms >= s.fma_target_ms || host_ms * 16 > kProbeBudgetMs ||
                 iterations >= (std::size_t{1} << 24))
@@ -195,7 +196,7 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
             iterations = std::size_t(double(iterations) * grow);
         }
         std::vector<double> t{ms};
-        timer.fill(t, [&] { flops = accel::ops::fma_throughput(y, iterations); }, runs, 0);
+        timer.fill(t, [&] { flops = accel::diagnostics::fma_throughput(y, iterations); }, runs, 0);
         r.probe_gflops = flops / (best(t) * 1e6);
     }
     r.bandwidth_gbps = r.add_gbps;
@@ -222,7 +223,7 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
             const int launches = std::max(10, std::min(s.quick ? 200 : 5000, fit));
             return batch_us(launches);
         };
-        r.bare_launch_us = per_launch_us([&] { d.launch_empty(stream); });
+        r.bare_launch_us = per_launch_us([&] { accel::diagnostics::launch_empty(d, stream); });
         r.add1_launch_us = per_launch_us([&] { accel::ops::add(a, a, c); });
     }
 }
@@ -364,7 +365,7 @@ std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
             for (OpPath path : s.paths) {
                 const std::string what = std::string(accel::op_name(op)) + " " + path_name(path) + " on " +
                                          devices[d]->selector();
-                if (path == OpPath::vendor && !accel::has_vendor_path(op)) {
+                if (path == OpPath::vendor && !accel::op_info(op).has_vendor_path) {
                     if (std::find(s.paths.begin(), s.paths.end(), OpPath::native) == s.paths.end())
                         note(what + ": this op has only the native path; skipped");
                     continue;
@@ -414,16 +415,6 @@ Op parse_op(const std::string& name) {
         valid += (valid.empty() ? "" : ", ") + std::string(accel::op_name(op));
     }
     throw accel::InvalidArgument("unknown op '" + name + "'; valid ops: " + valid);
-}
-
-double nmse_threshold(Op op) {
-    switch (op) {
-    case Op::add:
-    case Op::relu: return 1e-12;       // one float32 rounding per element
-    case Op::matmul:
-    case Op::dense: return 1e-8;       // K-term float32 dot products
-    default: return 1e-10;             // sigmoid (expf), column_sum, adam_step
-    }
 }
 
 std::string Problem::shape() const {
@@ -508,7 +499,7 @@ Results run(const Settings& s) {
         row.timer = dev.device_timer_ok ? dev.info.timer : "host clock between synchronizations (device timer rejected)";
         row.problem = p;
         row.path = path_name(it.path);
-        row.threshold = nmse_threshold(p.op);
+        row.threshold = accel::nmse_threshold(p.op, accel::DType::f32);
         row.default_geometry = !it.geometry;
         const auto extent = output_extent(p);
         const accel::LaunchGeometry g = it.geometry ? *it.geometry : d.default_geometry(p.op, extent.first, extent.second);

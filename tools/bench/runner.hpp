@@ -131,7 +131,4 @@ struct Results {
 /// × block. Row-level accel errors (e.g. OutOfMemory) become Row::error.
 Results run(const Settings& s);
 
-/// The NMSE threshold of `op`, the same as tests/conformance.
-double nmse_threshold(accel::Op op);
-
 }  // namespace bench

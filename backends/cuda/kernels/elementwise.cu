@@ -113,9 +113,10 @@ struct BiasActivationBody {
     float* y;
     const float* bias;
     std::size_t cols;
+    bool read_y;
     Epilogue act;
     __device__ void operator()(std::size_t i) const {
-        const float v = bias ? y[i] + bias[i % cols] : y[i];
+        const float v = (read_y ? y[i] : 0.0f) + (bias ? bias[i % cols] : 0.0f);
         y[i] = activate(v, act);
     }
 };
@@ -224,9 +225,9 @@ cudaError_t launch_column_sum(const float* x, float* y, std::size_t rows, std::s
     return launch_kernel(column_sum_kernel, l, x, y, rows, cols);
 }
 
-cudaError_t launch_bias_activation(float* y, const float* bias, std::size_t rows, std::size_t cols, Epilogue act,
-                                   const Launch& l) {
-    return run(rows * cols, l, BiasActivationBody{y, bias, cols, act});
+cudaError_t launch_bias_activation(float* y, const float* bias, std::size_t rows, std::size_t cols, bool read_y,
+                                   Epilogue act, const Launch& l) {
+    return run(rows * cols, l, BiasActivationBody{y, bias, cols, read_y, act});
 }
 
 }  // namespace cuda

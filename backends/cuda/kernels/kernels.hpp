@@ -57,7 +57,7 @@ cudaError_t elementwise_image_status();
 cudaError_t matmul_image_status();
 /// An empty kernel, one block of one thread: the bare cost of a launch.
 cudaError_t launch_empty(cudaStream_t stream);
-/// The peak-FMA probe (see Device::k_fma_throughput); item i is the element index.
+/// The peak-FMA probe (see accel::Probes::fma_throughput); item i is the element index.
 cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iterations, const Launch& l);
 /// Columns one block of column_sum covers at a time (a warp's width).
 constexpr unsigned kColumnSumWidth = 32;
@@ -73,10 +73,10 @@ constexpr unsigned kColumnSumMaxThreads = 1024;
 /// error thus grows with rows/L + L, not rows; the result is the same bits
 /// for the same geometry (no atomics).
 cudaError_t launch_column_sum(const float* x, float* y, std::size_t rows, std::size_t cols, const Launch& l);
-/// In place: y[r,c] = act(y[r,c] + bias[c]) for y[rows,cols]; bias may be null.
-/// The epilogue of dense on the vendor path.
-cudaError_t launch_bias_activation(float* y, const float* bias, std::size_t rows, std::size_t cols, Epilogue act,
-                                   const Launch& l);
+/// In place: y[r,c] = act((read_y ? y[r,c] : 0) + bias[c]) for y[rows,cols];
+/// bias may be null. The epilogue of the vendor path (and its K = 0 result).
+cudaError_t launch_bias_activation(float* y, const float* bias, std::size_t rows, std::size_t cols, bool read_y,
+                                   Epilogue act, const Launch& l);
 
 // ---- tiled matmul (kernels/matmul.cu) ----------------------------------------
 

@@ -25,18 +25,31 @@ inline float sigmoid1(float x) {
     return x >= 0.0f ? r : e * r;
 }
 
+/// The same in double (f64 tensors compute in double).
+inline double sigmoid1(double x) {
+    const double e = std::exp(-std::fabs(x));
+    const double r = 1.0 / (1.0 + e);
+    return x >= 0.0 ? r : e * r;
+}
+
 /// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
-/// One compare and a select: loops of it vectorize.
-inline float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+/// One compare and a select: loops of it vectorize. F: float or double.
+template <class F>
+F relu1(F x) {
+    return x <= F(0) ? F(0) : x;
+}
 
 /// The stable BCE-with-logits term max(z,0) − z·t + log1p(exp(−|z|)).
-inline float bce1(float z, float t) { return std::fmax(z, 0.0f) - z * t + std::log1p(std::exp(-std::fabs(z))); }
+template <class F>
+F bce1(F z, F t) {
+    return std::fmax(z, F(0)) - z * t + std::log1p(std::exp(-std::fabs(z)));
+}
 
-/// Adam per element (see Device::k_adam_step).
-inline void adam1(float& p, float g, float& m, float& v, float beta1, float beta2, float eps, float step_size,
-                  float bc2_sqrt) {
-    m = beta1 * m + (1.0f - beta1) * g;
-    v = beta2 * v + (1.0f - beta2) * g * g;
+/// Adam per element (see ops::adam_step), in F (float or double).
+template <class F>
+void adam1(F& p, F g, F& m, F& v, F beta1, F beta2, F eps, F step_size, F bc2_sqrt) {
+    m = beta1 * m + (F(1) - beta1) * g;
+    v = beta2 * v + (F(1) - beta2) * g * g;
     p -= step_size * m / (std::sqrt(v) / bc2_sqrt + eps);
 }
 
@@ -44,7 +57,7 @@ inline void adam1(float& p, float g, float& m, float& v, float beta1, float beta
 /// (libmvec's expf) and multi-versioned; defined in elementwise.cpp.
 void sigmoid_range(const float* x, float* y, std::size_t b, std::size_t e);
 
-/// The fma_throughput probe for work-items [i0, i1) (see Device::k_fma_throughput).
+/// The fma_throughput probe for work-items [i0, i1) (see accel::Probes::fma_throughput).
 /// Items are processed 16 at a time so that the 8 dependent chains of 16
 /// lanes each keep both FMA pipes busy; defined in elementwise.cpp.
 void fma_probe(float* y, std::size_t i0, std::size_t i1, std::size_t iterations);

@@ -113,13 +113,18 @@ struct ColumnSumFn {
     }
 };
 
-/// y[r*cols + c] = bias[c], or 0 when bias is empty (the dense vendor path's
-/// first step before gemm with beta = 1).
-struct BiasFillFn {
+/// y[r,c] = act((read_y ? y[r,c] : 0) + bias[c]) over y[rows, cols] flattened
+/// (bias empty: no bias): the vendor path's epilogue and its K = 0 result.
+struct BiasActivationFn {
     ConstView bias;
     FloatView y;
     Index cols;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { y(i) = bias.data() ? bias(i % cols) : 0.0f; }
+    bool read_y;
+    int act;
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
+        const float v = (read_y ? y(i) : 0.0f) + (bias.data() ? bias(i % cols) : 0.0f);
+        y(i) = activate(v, act);
+    }
 };
 
 }  // namespace kokkos

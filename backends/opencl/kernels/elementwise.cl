@@ -68,10 +68,15 @@ __kernel void fma_throughput(__global float* y, ulong n, ulong iterations) {
     }
 }
 
-// y[r, c] = bias[c], or 0 when has_bias is 0, for y[rows, cols]: the start of
-// the vendor path's dense (then GEMM with beta = 1) and of its K = 0 matmul.
-__kernel void fill_rows(__global float* y, __global const float* bias, int has_bias, ulong rows, ulong cols) {
-    FOR_EACH(i, rows * cols) y[i] = has_bias ? bias[i % cols] : 0.0f;
+// y[r, c] = act(y[r, c] + bias[c]) for y[rows, cols] (read_y 0: y is not read,
+// so act(bias[c]) or act(0)): the vendor path's epilogue after the GEMM, and
+// its K = 0 result. bias is ignored when has_bias is 0.
+__kernel void bias_activation(__global const float* bias, __global float* y, int has_bias, int read_y, int act,
+                              ulong rows, ulong cols) {
+    FOR_EACH(i, rows * cols) {
+        const float v = (read_y ? y[i] : 0.0f) + (has_bias ? bias[i % cols] : 0.0f);
+        y[i] = activate(v, act);
+    }
 }
 
 // Does nothing: accel-bench times it as the bare cost of one launch.

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <accel/device.hpp>
+#include <accel/diagnostics.hpp>
+#include <accel/dtype.hpp>
 #include <accel/error.hpp>
 #include <accel/geometry.hpp>
+#include <accel/op_table.hpp>
 #include <accel/ops.hpp>
 #include <accel/registry.hpp>
 #include <accel/tensor.hpp>

@@ -3,16 +3,26 @@
 // Design (after ggml-backend and TVM's DeviceAPI): public methods are
 // non-virtual and validate their arguments (bounds, sizes, same device), then
 // call protected do_* virtuals that backends implement and that trust their
-// inputs. Kernels are reached only through the op front-end (accel/ops.hpp),
-// which validates shapes once before any backend is called.
+// inputs. Kernels are data, as ggml's backends register theirs: a backend
+// registers one function per (op, dtype, path) it runs (register_kernel),
+// keyed by the op's name, and answers supports(); the op front-end
+// (accel/ops.hpp) validates shapes once and calls them. Adding an op adds an
+// entry to the op table (accel/op_table.hpp) and kernels where they exist;
+// no interface changes, and a plugin built before the op existed reports it
+// unsupported.
 #pragma once
 
+#include <accel/dtype.hpp>
 #include <accel/geometry.hpp>
+#include <accel/op_table.hpp>
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,33 +31,11 @@ namespace accel {
 
 class Device;
 class Buffer;
+class Stream;
 
 /// Opaque device-memory handle: a device pointer (CUDA, Kokkos, host) or a
 /// cl_mem (OpenCL). Only the backend that produced it may interpret it.
 using DeviceHandle = void*;
-
-/// The ops every backend implements (see accel/ops.hpp for their semantics).
-enum class Op {
-    add,
-    sigmoid,
-    relu,
-    relu_backward,
-    sigmoid_backward,
-    matmul,
-    dense,
-    column_sum,
-    bce_with_logits,
-    bce_with_logits_backward,
-    adam_step,
-    fma_throughput,
-};
-
-/// Name of an op, e.g. "matmul".
-const char* op_name(Op op) noexcept;
-
-/// Whether `op` has a vendor path on backends whose library is present:
-/// matmul and dense (BLAS sgemm and its equivalents).
-bool has_vendor_path(Op op) noexcept;
 
 /// Which implementation of an op runs: accel's own kernel (the same
 /// algorithm on every backend) or the platform's library (CPU BLAS, CLBlast,
@@ -57,11 +45,66 @@ enum class OpPath { native, vendor };
 /// "native" or "vendor".
 const char* path_name(OpPath p) noexcept;
 
-/// Activation fused into `dense`.
-enum class Activation { none, sigmoid, relu };
+/// Activation fused into `dense`. The numeric values are part of the plugin
+/// ABI (KernelArgs::act).
+enum class Activation : int { none = 0, sigmoid = 1, relu = 2 };
 
 /// "none", "sigmoid" or "relu".
 const char* activation_name(Activation a) noexcept;
+
+/// Everything one kernel call gets: what the op front-end (accel/ops.hpp)
+/// validated and resolved. Its layout is the plugin ABI (ACCEL_PLUGIN_ABI);
+/// the list of ops is not. Which fields an op uses is in its op-table entry
+/// (OpInfo: inputs, outputs, sizes as OpSize, scalars below).
+struct KernelArgs {
+    DType dtype = DType::f32;           ///< of every operand
+    OpPath path = OpPath::native;
+    /// Operands in OpInfo::inputs / outputs order: handles of this device;
+    /// null for an absent optional operand (dense's bias). An in-place
+    /// operand (adam_step's p, m, v) appears in both lists.
+    std::array<DeviceHandle, 4> in{};
+    std::array<DeviceHandle, 4> out{};
+    /// Sizes in elements, as OpSize: elementwise n; matmul/gemm m, n, k;
+    /// dense m = batch, n = out, k = in; column_sum, bias_activation m rows, n cols.
+    std::size_t m = 1, n = 0, k = 0;
+    bool trans_a = false;               ///< matmul/gemm: A given as [k, m]
+    bool trans_b = false;               ///< matmul/gemm: B given as [n, k]
+    Activation act = Activation::none;  ///< dense, bias_activation
+    /// Op-specific numbers: bce_with_logits_backward {scale};
+    /// adam_step {beta1, beta2, eps, step_size, bias_correction2_sqrt}
+    /// (see ops::adam_step); gemm {beta}; bias_activation {alpha}.
+    std::array<double, 8> scalars{};
+    LaunchGeometry geometry;            ///< checked against the device's limits
+    Stream* stream = nullptr;           ///< of this device; never null when called
+};
+
+/// A kernel: enqueues one op call on *args.stream. Called only by the op
+/// front-end, with validated arguments; may throw DeviceError (runtime
+/// failure) or InvalidArgument (a geometry the kernel cannot run).
+using Kernel = std::function<void(const KernelArgs& args)>;
+
+/// One registered kernel: what Device::kernels() lists.
+struct KernelKey {
+    Op op;
+    DType dtype;
+    OpPath path;
+};
+
+/// Benchmark probes of a device (accel/diagnostics.hpp calls them, after
+/// validation): not ops, and not part of the op interface. Implemented by
+/// backends that have them (Device::probes()).
+class Probes {
+public:
+    virtual ~Probes() = default;
+    /// Enqueues a kernel that does nothing (one block of one thread) on `s`.
+    virtual void launch_empty(Stream& s) = 0;
+    /// Peak-FMA probe (clpeak-style): work-item i keeps 8 independent
+    /// accumulators a_j = (float)i * 1e-9f + j, runs `iterations` rounds of
+    /// a_j = a_j * 0.9999f + 1e-4f on each, and writes y[i] = Σ_j a_j
+    /// (float32 y[n]). FLOPs = 16 * iterations * n.
+    virtual void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
+                                Stream& s) = 0;
+};
 
 /// An in-order queue of device work (CUDA stream, OpenCL command queue,
 /// Kokkos execution-space instance). Work on one stream runs in submission
@@ -239,19 +282,27 @@ public:
     /// `rows`/`cols` describe the output (elementwise: rows = 1, cols = n).
     LaunchGeometry default_geometry(Op op, std::size_t rows, std::size_t cols) const;
 
-    /// Enqueues a kernel that does nothing (one block of one thread) on
-    /// `stream`: the runtime's bare launch, without accel's op front-end.
-    /// accel-bench compares it with a 1-element add to measure what accel's
-    /// dispatch adds per launch. On host there is nothing to launch.
-    /// Throws InvalidArgument if the stream belongs to another device.
-    void launch_empty(Stream& stream);
+    // ---- kernels ------------------------------------------------------------
+    /// Registers `kernel` as this device's implementation of the op named
+    /// `op` (an op-table name, e.g. "matmul") for `dtype` on `path`,
+    /// replacing an earlier one. Backends register theirs when the device is
+    /// created; a program may add kernels for ops it defined (define_op).
+    /// A name the op table does not know is ignored (a plugin newer than
+    /// this libaccel), and so is a null kernel. Thread-safe.
+    void register_kernel(const std::string& op, DType dtype, OpPath path, Kernel kernel);
 
-    /// Whether this device implements `op` on `path`: every op natively;
-    /// matmul and dense (has_vendor_path) on the vendor path when the
-    /// backend's vendor library is present.
-    bool supports(Op op, OpPath path) const {
-        return path == OpPath::native || (has_vendor_path(op) && do_has_vendor_library());
-    }
+    /// Whether `op` runs on this device in `dtype` on `path`: a kernel is
+    /// registered for it, or, for an op the front-end composes on the vendor
+    /// path (OpInfo::vendor_composition), for every part. Thread-safe.
+    bool supports(Op op, DType dtype, OpPath path) const;
+    /// supports(op, DType::f32, path).
+    bool supports(Op op, OpPath path) const { return supports(op, DType::f32, path); }
+
+    /// Every registered kernel, in op-table order. Thread-safe.
+    std::vector<KernelKey> kernels() const;
+
+    /// The device's benchmark probes, or nullptr where the backend has none.
+    Probes* probes() noexcept { return do_probes(); }
 
 protected:
     /// Takes the device's facts; fills DeviceInfo::host when empty.
@@ -271,69 +322,19 @@ protected:
     virtual std::unique_ptr<Event> do_create_event() = 0;
     virtual double do_elapsed_ms(Event& start, Event& end) = 0;
     virtual void do_synchronize() = 0;
-    virtual void do_launch_empty(Stream& s) = 0;
     /// Default: elementwise 1-D blocks of 256; matmul/dense 16×16 tiles.
     virtual LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const;
-    /// Whether the backend's vendor library (CPU BLAS, CLBlast, cuBLAS, Kokkos
-    /// Kernels) was found and started. Default: none.
-    virtual bool do_has_vendor_library() const { return false; }
-
-    // ---- kernels ------------------------------------------------------------
-    // Called only by the op front-end (accel/ops.hpp) after validation, with
-    // handles of this device, sizes in elements, a geometry already checked
-    // against the limits, and the stream to enqueue on. Matrices are
-    // row-major float32. All are asynchronous with respect to the host.
-    friend struct KernelAccess;
-    /// c[i] = a[i] + b[i], i < n.
-    virtual void k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n,
-                       const LaunchGeometry& g, Stream& s) = 0;
-    /// y[i] = 1 / (1 + exp(-x[i])), stable for large |x|.
-    virtual void k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
-                           Stream& s) = 0;
-    /// y[i] = max(x[i], 0), NaN kept (x <= 0 ? 0 : x).
-    virtual void k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
-                        Stream& s) = 0;
-    /// dx[i] = x[i] > 0 ? dy[i] : 0 (0 where x is NaN).
-    virtual void k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
-                                 const LaunchGeometry& g, Stream& s) = 0;
-    /// dx[i] = dy[i] * y[i] * (1 - y[i]) where y = sigmoid(x).
-    virtual void k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
-                                    const LaunchGeometry& g, Stream& s) = 0;
-    /// C[M,N] = op(A)·op(B); op(A) is A[M,K], or A[K,M] transposed when
-    /// trans_a; op(B) is B[K,N], or B[N,K] transposed when trans_b. K == 0
-    /// writes zeros.
-    virtual void k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                          std::size_t k, bool trans_a, bool trans_b, OpPath path,
-                          const LaunchGeometry& g, Stream& s) = 0;
-    /// y[batch,out] = act(x[batch,in]·W[out,in]ᵀ + bias[out]); bias may be null.
-    virtual void k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
-                         std::size_t batch, std::size_t in, std::size_t out, Activation act, OpPath path,
-                         const LaunchGeometry& g, Stream& s) = 0;
-    /// y[c] = Σ_r x[r,c] for x[rows,cols].
-    virtual void k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
-                              const LaunchGeometry& g, Stream& s) = 0;
-    /// l[i] = max(z,0) - z*t + log1p(exp(-|z|)) for logits z, targets t.
-    virtual void k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n,
-                                   const LaunchGeometry& g, Stream& s) = 0;
-    /// dz[i] = scale * (sigmoid(z[i]) - t[i]).
-    virtual void k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz,
-                                            std::size_t n, float scale, const LaunchGeometry& g,
-                                            Stream& s) = 0;
-    /// PyTorch's Adam (torch.optim.Adam, single-tensor form), per element:
-    ///   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g*g;
-    ///   p -= step_size * m / (sqrt(v) / bias_correction2_sqrt + eps)
-    /// with step_size = lr / (1 - beta1^t), bias_correction2_sqrt = sqrt(1 - beta2^t).
-    virtual void k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v,
-                             std::size_t n, float beta1, float beta2, float eps, float step_size,
-                             float bias_correction2_sqrt, const LaunchGeometry& g, Stream& s) = 0;
-    /// Peak-FMA probe (clpeak-style): work-item i keeps 8 independent
-    /// accumulators a_j = (float)i * 1e-9f + j, runs `iterations` rounds of
-    /// a_j = a_j * 0.9999f + 1e-4f on each, and writes y[i] = Σ_j a_j.
-    /// FLOPs = 16 * iterations * n.
-    virtual void k_fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations,
-                                  const LaunchGeometry& g, Stream& s) = 0;
+    /// The backend's benchmark probes (Probes); default none.
+    virtual Probes* do_probes() noexcept { return nullptr; }
 
 private:
+    friend struct KernelAccess;  // the op front-end's way to the kernels
+    /// The kernel for (op, dtype, path), or nullptr (caller holds kernels_mutex_).
+    const Kernel* find_kernel(Op op, DType dtype, OpPath path) const;
+
+    mutable std::shared_mutex kernels_mutex_;
+    /// Per op (Op value): kDTypeCount × 2 slots, index dtype * 2 + path.
+    std::vector<std::array<Kernel, kDTypeCount * 2>> kernels_;
     DeviceInfo info_;
     std::once_flag default_stream_once_;
     std::unique_ptr<Stream> default_stream_;

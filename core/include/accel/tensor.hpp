@@ -1,7 +1,8 @@
-// accel/tensor.hpp — RAII device memory (Buffer) and float32 tensors (Tensor).
+// accel/tensor.hpp — RAII device memory (Buffer) and typed tensors (Tensor).
 #pragma once
 
 #include <accel/device.hpp>
+#include <accel/dtype.hpp>
 
 #include <cstddef>
 #include <initializer_list>
@@ -52,7 +53,7 @@ class Shape {
 public:
     Shape() = default;
     /// Throws InvalidArgument for rank 0 or rank > 2, or when the element
-    /// count or its byte count (×4) overflows size_t.
+    /// count or its byte count (×8, the widest dtype) overflows size_t.
     Shape(std::initializer_list<std::size_t> dims);
     /// As above, from a vector.
     explicit Shape(const std::vector<std::size_t>& dims);
@@ -75,40 +76,107 @@ private:
     std::vector<std::size_t> dims_;
 };
 
-/// A float32 tensor of rank 1 or 2, row-major, living on one device.
-/// Contents are uninitialized after construction. Movable, not copyable.
+/// A tensor of rank 1 or 2, row-major, of one dtype (accel/dtype.hpp),
+/// living on one device. Contents are uninitialized after construction.
+/// Movable, not copyable. Host data goes in and out typed: a float vector is
+/// f32, a double vector f64, Half f16, BFloat16 bf16; the converting forms
+/// (from_host with a DType, download_as) round or widen on the host.
+/// Thread-safety: as Buffer (uploads and downloads are blocking copies on
+/// the device's default stream).
 class Tensor {
 public:
     Tensor() = default;
-    /// Allocates shape.elements() floats on `device`. Throws OutOfMemory.
-    Tensor(std::shared_ptr<Device> device, Shape shape);
-    /// Allocates and uploads `data` (row-major). Throws InvalidArgument if
-    /// data.size() != shape.elements().
-    static Tensor from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<float>& data);
-
+    /// Allocates shape.elements() elements of `dtype` on `device`. Throws
+    /// OutOfMemory, or InvalidArgument for a rank-0 shape.
+    Tensor(std::shared_ptr<Device> device, Shape shape, DType dtype = DType::f32);
+    /// Allocates a tensor of the dtype of T (float f32, double f64, Half f16,
+    /// BFloat16 bf16) and uploads `data` (row-major) as it is. Throws
+    /// InvalidArgument if data.size() != shape.elements().
+    template <class T>
+    static Tensor from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<T>& data);
+    /// Allocates a tensor of `dtype` and uploads `data` rounded to it (to
+    /// nearest, ties to even; see convert_elements). Throws InvalidArgument
+    /// if data.size() != shape.elements().
+    static Tensor from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<float>& data, DType dtype);
     const Shape& shape() const noexcept { return shape_; }
+    DType dtype() const noexcept { return dtype_; }
     std::size_t elements() const noexcept { return shape_.elements(); }
-    /// Size in bytes (elements × 4).
+    /// Size in bytes (elements × dtype_size(dtype())).
     std::size_t bytes() const noexcept { return buffer_.size(); }
     Device& device() const { return buffer_.device(); }
     const std::shared_ptr<Device>& device_ptr() const noexcept { return buffer_.device_ptr(); }
     Buffer& buffer() noexcept { return buffer_; }
     const Buffer& buffer() const noexcept { return buffer_; }
     DeviceHandle handle() const noexcept { return buffer_.handle(); }
-
-    /// Blocking upload of all elements. Throws InvalidArgument if
-    /// data.size() != elements().
-    void upload(const std::vector<float>& data);
-    /// Blocking upload of `count` floats from `data`; count must equal elements().
-    void upload(const float* data, std::size_t count);
-    /// Blocking download of all elements (row-major).
+    /// Blocking upload of all elements; T must be the tensor's element type
+    /// (float for f32, ...). Throws InvalidArgument if data.size() !=
+    /// elements() or T is not the tensor's dtype.
+    template <class T>
+    void upload(const std::vector<T>& data) {
+        upload(data.data(), data.size());
+    }
+    /// Blocking upload of `count` elements from `data`; as above.
+    template <class T>
+    void upload(const T* data, std::size_t count);
+    /// Blocking download of all elements (row-major) of an f32 tensor.
+    /// Throws InvalidArgument for another dtype (use download_as).
     std::vector<float> download() const;
-    /// Blocking download into `out`, which must hold `count` == elements() floats.
-    void download(float* out, std::size_t count) const;
-
+    /// Blocking download into `out`, which must hold `count` == elements()
+    /// elements of the tensor's type T. Throws InvalidArgument otherwise.
+    template <class T>
+    void download(T* out, std::size_t count) const;
+    /// Blocking download of all elements converted to T (float, double,
+    /// Half, BFloat16); widening is exact, narrowing rounds to nearest even.
+    template <class T>
+    std::vector<T> download_as() const;
 private:
+    void upload_bytes(const void* data, std::size_t count, DType given, const char* what);
+    void download_bytes(void* out, std::size_t count, DType wanted, const char* what) const;
     Shape shape_;
+    DType dtype_ = DType::f32;
     Buffer buffer_;
 };
+
+/// The DType of a host element type: float, double, Half, BFloat16.
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<float>() { return DType::f32; }
+template <>
+constexpr DType dtype_of<double>() { return DType::f64; }
+template <>
+constexpr DType dtype_of<Half>() { return DType::f16; }
+template <>
+constexpr DType dtype_of<BFloat16>() { return DType::bf16; }
+
+template <class T>
+Tensor Tensor::from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<T>& data) {
+    Tensor t(std::move(device), std::move(shape), dtype_of<T>());
+    t.upload(data);
+    return t;
+}
+
+template <class T>
+void Tensor::upload(const T* data, std::size_t count) {
+    upload_bytes(data, count, dtype_of<T>(), "Tensor::upload");
+}
+
+template <class T>
+void Tensor::download(T* out, std::size_t count) const {
+    download_bytes(out, count, dtype_of<T>(), "Tensor::download");
+}
+
+template <class T>
+std::vector<T> Tensor::download_as() const {
+    std::vector<T> out(elements());
+    if (dtype_ == dtype_of<T>()) {
+        download(out.data(), out.size());
+    } else {
+        std::vector<unsigned char> raw(bytes());
+        buffer_.download(raw.data(), raw.size());
+        convert_elements(raw.data(), dtype_, out.data(), dtype_of<T>(), out.size());
+    }
+    return out;
+}
 
 }  // namespace accel

@@ -1,7 +1,7 @@
 // accel/ops.hpp — the op set, the same on every backend.
 //
 // Every op validates here, once, before any backend is called: all tensors on
-// one device, shapes as documented (the message gives the shapes received
+// one device and of one dtype (f32, f64, f16, bf16; accel/dtype.hpp), shapes as documented (the message gives the shapes received
 // and the rule broken), a caller-given launch geometry within the device's
 // limits. Outputs are written only after validation passed, so a rejected
 // call leaves them untouched. Ops are enqueued on Options::stream (default:
@@ -12,7 +12,10 @@
 // Two paths per op where a platform has a library (see OpPath): `native`
 // (accel's own kernel) and `vendor` (CPU BLAS on host, CLBlast on OpenCL,
 // cuBLAS on CUDA, Kokkos Kernels on Kokkos). Only matmul and dense have a
-// vendor path. Path choice: Options::path; when `automatic`, the
+// vendor path; it is composed here, the same on every backend: the library's
+// gemm, then one bias + activation pass (accel/op_table.hpp, Op::gemm and
+// Op::bias_activation). A (op, dtype, path) the device has no kernel for
+// raises Unsupported naming all four. Path choice: Options::path; when `automatic`, the
 // environment variable ACCEL_OP_PATH (native|vendor|auto, any case) decides, and
 // `auto` (default) means native where the device has no vendor path, else the
 // path that ran matmul faster on this device (path_evidence(): measured once
@@ -25,6 +28,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace accel {
 namespace ops {
@@ -50,11 +54,14 @@ struct Options {
 /// Thread-safe (pure).
 PathChoice parse_path_choice(const std::string& text);
 
-/// The path `op` will run on `device` under `options` (see file comment).
-/// Throws Unsupported when vendor is demanded (by Options or ACCEL_OP_PATH=vendor
-/// for an op that has a vendor path) but the device has none, and
-/// InvalidArgument for a bad ACCEL_OP_PATH value (see parse_path_choice).
-OpPath resolve_path(const Device& device, Op op, const Options& options = {});
+/// The path `op` will run on `device` in `dtype` under `options` (see file
+/// comment; `auto` for a dtype other than f32 takes the vendor path where the
+/// device has one for that dtype: the libraries outrun accel's kernels there).
+/// Throws Unsupported when vendor is demanded (by Options or
+/// ACCEL_OP_PATH=vendor for an op that has a vendor path) but the device has
+/// none for the dtype, and InvalidArgument for a bad ACCEL_OP_PATH value (see
+/// parse_path_choice).
+OpPath resolve_path(const Device& device, Op op, const Options& options = {}, DType dtype = DType::f32);
 
 /// Why PathChoice::automatic takes the path it takes for matmul and dense on
 /// a device (both ops share the decision: dense's vendor path is the same
@@ -163,9 +170,14 @@ struct AdamParams {
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::size_t step,
                const AdamParams& hp = {}, const Options& o = {});
 
-/// Peak-FMA probe: fills y (any shape) per Device::k_fma_throughput with
-/// `iterations` rounds. Returns the FLOPs performed (16 · iterations · n).
-double fma_throughput(Tensor& y, std::size_t iterations, const Options& o = {});
-
+/// Runs an op a program defined (accel::define_op) whose operands all have
+/// one shape and dtype (elementwise form): `inputs` and `outputs` in the
+/// order of its OpInfo, on the device's kernel registered for it
+/// (Device::register_kernel; KernelArgs::n = elements). Throws
+/// InvalidArgument for a wrong operand count, a null operand, mixed devices,
+/// dtypes or shapes, and Unsupported where the device has no kernel for it
+/// (naming op, dtype, path and device).
+void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tensor*>& outputs,
+         const Options& o = {});
 }  // namespace ops
 }  // namespace accel

@@ -1,0 +1,116 @@
+// accel/op_table.hpp — the one place that says what an op is.
+//
+// Every fact about an op that is the same on every backend lives in its
+// OpInfo: name, operands, whether a vendor library can run it, its pass
+// threshold against the float64 oracle per dtype (with the reasoning), its
+// FLOP and byte counts, and the kind of launch geometry it takes. The op
+// front-end (accel/ops.hpp), the conformance tests, accel-bench and the
+// examples read these facts from here; nothing else writes them down.
+#pragma once
+
+#include <accel/dtype.hpp>
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace accel {
+
+/// Identifies an op: an index into the op table. The named values are the
+/// built-in ops (see accel/ops.hpp for their semantics); define_op() hands
+/// out further values for ops defined by a program. Kernels cross the plugin
+/// boundary keyed by op *name* (Device::register_kernel), never by this
+/// number, so adding an op changes no plugin.
+enum class Op : int {
+    add,
+    sigmoid,
+    relu,
+    relu_backward,
+    sigmoid_backward,
+    matmul,
+    dense,
+    column_sum,
+    bce_with_logits,
+    bce_with_logits_backward,
+    adam_step,
+    /// C = op(A)·op(B) + beta·C (KernelArgs: in[0] = A, in[1] = B, out[0] =
+    /// C; m, n, k; trans_a, trans_b; scalars[0] = beta, 0 or 1). A backend's
+    /// vendor BLAS; the front-end composes matmul and dense from it.
+    gemm,
+    /// y[r,c] = act(alpha·y[r,c] + bias[c]) for y[m,n] (KernelArgs: in[0] =
+    /// bias or null, out[0] = y; m, n; act; scalars[0] = alpha, 0 or 1 — with
+    /// 0, y is not read, so this also fills). The epilogue of vendor dense.
+    bias_activation,
+};
+
+/// Number of built-in ops (the named Op values).
+inline constexpr std::size_t kBuiltinOpCount = static_cast<std::size_t>(Op::bias_activation) + 1;
+
+/// The sizes one call of an op is described by: elementwise ops n =
+/// elements; matmul/gemm m, n, k (C[m,n], inner dimension k); dense m =
+/// batch, n = out, k = in; column_sum and bias_activation m = rows, n = cols.
+struct OpSize {
+    std::size_t m = 1;
+    std::size_t n = 0;
+    std::size_t k = 0;
+};
+
+/// What an op is. See the file comment.
+struct OpInfo {
+    Op op = Op::add;
+    std::string name;                  ///< e.g. "matmul"; unique
+    std::string math;                  ///< one line of what it computes
+    /// A building block that backends implement and the front-end composes
+    /// (gemm, bias_activation); not an accel::ops function.
+    bool kernel_only = false;
+    std::vector<std::string> inputs;   ///< operand names, in KernelArgs::in order
+    std::vector<std::string> outputs;  ///< operand names, in KernelArgs::out order
+    /// Whether a vendor library can run it (matmul, dense, gemm).
+    bool has_vendor_path = false;
+    /// The kernels the front-end composes this op from on the vendor path
+    /// (matmul, dense: gemm on the vendor path, then bias_activation for
+    /// the bias and activation, or for K = 0, which BLAS libraries reject);
+    /// empty when a kernel of the op itself runs.
+    std::vector<Op> vendor_composition;
+    /// Pass threshold of the normalized mean squared error against the
+    /// float64 oracle (reference::nmse), per dtype, indexed by DType; the
+    /// oracle is given the inputs as stored (rounded to the dtype).
+    std::array<double, kDTypeCount> nmse{};
+    std::string nmse_reason;           ///< why these thresholds (error analysis)
+    /// Floating-point operations of one call (a fused multiply-add counts 2).
+    double (*flops)(const OpSize&) = nullptr;
+    /// Bytes one call must move at least: each input read once and each
+    /// output written once (read and written for in-place operands).
+    double (*bytes)(const OpSize&, DType) = nullptr;
+    /// Default launch geometry: 2-D tiles over the [m, n] output (matmul,
+    /// dense) rather than a 1-D range over n elements.
+    bool tiled = false;
+};
+
+/// The op table: every op, built-in and defined, in Op order. A snapshot:
+/// the pointers stay valid for the life of the process. Thread-safe.
+std::vector<const OpInfo*> op_table();
+
+/// The entry of `op`. Throws InvalidArgument for a value that names no op.
+/// Thread-safe; the reference stays valid for the life of the process.
+const OpInfo& op_info(Op op);
+
+/// The entry named `name` (exact, case-sensitive), or nullptr. Thread-safe.
+const OpInfo* find_op(const std::string& name) noexcept;
+
+/// Name of an op, e.g. "matmul"; "?" for a value that names no op.
+const char* op_name(Op op) noexcept;
+
+/// The NMSE pass threshold of `op` in `dtype` (OpInfo::nmse). Throws as op_info.
+double nmse_threshold(Op op, DType dtype);
+
+/// Adds an op defined by a program (or a test) to the table and returns its
+/// Op value; info.op is ignored. Backends that register a kernel under
+/// info.name run it (ops::run); every other device reports it unsupported.
+/// Throws InvalidArgument when the name is empty or taken, when it has no
+/// output, or when a threshold is not a positive finite number.
+/// Thread-safe.
+Op define_op(OpInfo info);
+
+}  // namespace accel

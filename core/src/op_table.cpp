@@ -1,0 +1,203 @@
+// The op table (see accel/op_table.hpp): every op's facts, written once.
+#include <accel/error.hpp>
+#include <accel/op_table.hpp>
+
+#include <cmath>
+#include <deque>
+#include <mutex>
+#include <shared_mutex>
+
+namespace accel {
+
+namespace {
+
+// ---- thresholds -------------------------------------------------------------
+// NMSE = Σ(got − ref)² / Σ ref² against the float64 oracle, which is given the
+// inputs as the device stores them. An output rounded once to the dtype has a
+// relative error ≤ u (unit_roundoff), so NMSE ≤ u²: f32 3.6e-15, f64 1.2e-32,
+// f16 2.4e-7, bf16 1.5e-5. f16 and bf16 compute in f32 and round once, so that
+// rounding dominates; their thresholds are 4·u² (f16 1e-6, bf16 6e-5: the
+// bound with room for the f32 arithmetic before it). f32 and f64 keep orders of
+// magnitude of room above u² for the arithmetic each op does (below), yet a
+// wrong formula, an unstable one (overflow, cancellation) or a kernel that
+// computes in a narrower type fails by orders of magnitude.
+constexpr double kF16 = 1e-6;
+constexpr double kBF16 = 6e-5;
+
+using Nmse = std::array<double, kDTypeCount>;  // indexed by DType: f32, f64, f16, bf16
+
+// One rounding of an exact result (a sum, a max, a select).
+constexpr Nmse kExact{1e-12, 1e-28, kF16, kBF16};
+const char* const kExactWhy =
+    "one rounding of an exactly computed value per element: NMSE <= u^2 (f32 3.6e-15, f64 1.2e-32); f16/bf16 "
+    "4u^2";
+// exp / log1p and a few operations: a few ulp per element (CUDA's expf 2 ulp,
+// OpenCL's exp 3 ulp in f32, 3 ulp for double), relative error ~1e-6 in f32.
+constexpr Nmse kTranscendental{1e-10, 1e-26, kF16, kBF16};
+const char* const kTranscendentalWhy =
+    "exp/log1p (a few ulp: CUDA expf 2, OpenCL exp 3) and a handful of roundings per element: relative error "
+    "~1e-6 in f32 (NMSE ~1e-12), ~1e-15 in f64; an unstable formula (overflow to Inf/NaN, cancellation at large "
+    "|x|) fails by orders of magnitude; f16/bf16 4u^2 (one final rounding dominates)";
+// Sums of up to K products (or K terms), accumulated in the compute type:
+// relative error ≤ K·u worst case, ~sqrt(K)·u typical; for K ≤ 4096 in f32
+// (K·u)² ≈ 6e-8 worst, and 1e-8 holds for the random data the tests draw.
+constexpr Nmse kDotProduct{1e-8, 1e-24, kF16, kBF16};
+const char* const kDotProductWhy =
+    "sums of K products accumulated in the compute type (f32 for f32/f16/bf16, f64 for f64): relative error "
+    "<= K*u worst, ~sqrt(K)*u typical (f32, K = 1024: ~2e-6, NMSE ~4e-12); f16/bf16: the final rounding (4u^2) "
+    "dominates the f32 accumulation";
+constexpr Nmse kColumnSum{1e-10, 1e-26, kF16, kBF16};
+const char* const kColumnSumWhy =
+    "sums of `rows` terms of one sign in the tests (a sum that cancels has no relative bound), accumulated in the "
+    "compute type: relative error ~sqrt(rows)*u; f16/bf16 4u^2";
+// Adam stores its state (param, m, v) rounded to the dtype after every step,
+// so 16-bit error grows with the steps taken: ≤ steps·u² — room for 8 steps.
+constexpr Nmse kAdam{1e-10, 1e-26, 32 * 0x1p-22, 32 * 0x1p-16};
+const char* const kAdamWhy =
+    "a dozen operations with one sqrt per element (each <= 1 ulp); in f16/bf16 the state p, m, v is rounded after "
+    "every step, so the error grows with the steps: 32u^2 covers 8 steps with 4x room";
+
+// ---- counts -------------------------------------------------------------------
+template <int Flops>
+double per_element(const OpSize& s) {
+    return Flops * static_cast<double>(s.n);
+}
+// Elementwise: `Arrays` arrays of n elements read or written once each.
+template <int Arrays>
+double arrays(const OpSize& s, DType t) {
+    return Arrays * static_cast<double>(s.n) * static_cast<double>(dtype_size(t));
+}
+double product_flops(const OpSize& s) { return 2.0 * double(s.m) * double(s.n) * double(s.k); }
+double matmul_bytes(const OpSize& s, DType t) {
+    return double(dtype_size(t)) * (double(s.m) * double(s.k) + double(s.k) * double(s.n) + double(s.m) * double(s.n));
+}
+double dense_bytes(const OpSize& s, DType t) { return matmul_bytes(s, t) + double(dtype_size(t)) * double(s.n); }
+double matrix_flops(const OpSize& s) { return double(s.m) * double(s.n); }
+double column_sum_bytes(const OpSize& s, DType t) {
+    return double(dtype_size(t)) * (double(s.m) * double(s.n) + double(s.n));
+}
+double epilogue_flops(const OpSize& s) { return 2.0 * double(s.m) * double(s.n); }
+double epilogue_bytes(const OpSize& s, DType t) {
+    return double(dtype_size(t)) * (2.0 * double(s.m) * double(s.n) + double(s.n));
+}
+
+OpInfo entry(Op op, const char* name, const char* math, std::vector<std::string> in, std::vector<std::string> out,
+             const Nmse& nmse, const char* why, double (*flops)(const OpSize&), double (*bytes)(const OpSize&, DType)) {
+    OpInfo i;
+    i.op = op;
+    i.name = name;
+    i.math = math;
+    i.inputs = std::move(in);
+    i.outputs = std::move(out);
+    i.nmse = nmse;
+    i.nmse_reason = why;
+    i.flops = flops;
+    i.bytes = bytes;
+    return i;
+}
+
+std::deque<OpInfo> builtin_ops() {
+    std::deque<OpInfo> t;
+    t.push_back(entry(Op::add, "add", "c = a + b", {"a", "b"}, {"c"}, kExact, kExactWhy, per_element<1>, arrays<3>));
+    t.push_back(entry(Op::sigmoid, "sigmoid", "y = 1 / (1 + exp(-x)), stable for large |x|", {"x"}, {"y"},
+                      kTranscendental, kTranscendentalWhy, per_element<4>, arrays<2>));
+    t.push_back(entry(Op::relu, "relu", "y = max(x, 0), NaN kept", {"x"}, {"y"}, kExact, kExactWhy, per_element<1>,
+                      arrays<2>));
+    t.push_back(entry(Op::relu_backward, "relu_backward", "dx = x > 0 ? dy : 0", {"dy", "x"}, {"dx"}, kExact,
+                      kExactWhy, per_element<1>, arrays<3>));
+    t.push_back(entry(Op::sigmoid_backward, "sigmoid_backward", "dx = dy * y * (1 - y)", {"dy", "y"}, {"dx"},
+                      kTranscendental, kTranscendentalWhy, per_element<3>, arrays<3>));
+    t.push_back(entry(Op::matmul, "matmul", "C[M,N] = op(A)·op(B)", {"a", "b"}, {"c"}, kDotProduct, kDotProductWhy,
+                      product_flops, matmul_bytes));
+    t.push_back(entry(Op::dense, "dense", "y[batch,out] = act(x[batch,in]·W[out,in]^T + bias[out])",
+                      {"x", "w", "bias"}, {"y"}, kDotProduct, kDotProductWhy, product_flops, dense_bytes));
+    t.push_back(entry(Op::column_sum, "column_sum", "y[c] = sum over r of x[r,c]", {"x"}, {"y"}, kColumnSum,
+                      kColumnSumWhy, matrix_flops, column_sum_bytes));
+    t.push_back(entry(Op::bce_with_logits, "bce_with_logits", "l = max(z,0) - z*t + log1p(exp(-|z|))", {"z", "t"},
+                      {"l"}, kTranscendental, kTranscendentalWhy, per_element<6>, arrays<3>));
+    t.push_back(entry(Op::bce_with_logits_backward, "bce_with_logits_backward", "dz = scale * (sigmoid(z) - t)",
+                      {"z", "t"}, {"dz"}, kTranscendental, kTranscendentalWhy, per_element<5>, arrays<3>));
+    t.push_back(entry(Op::adam_step, "adam_step", "one torch.optim.Adam step of p with moments m, v",
+                      {"p", "grad", "m", "v"}, {"p", "m", "v"}, kAdam, kAdamWhy, per_element<12>, arrays<7>));
+    t.push_back(entry(Op::gemm, "gemm", "C = op(A)·op(B) + beta·C", {"a", "b"}, {"c"}, kDotProduct, kDotProductWhy,
+                      product_flops, matmul_bytes));
+    t.push_back(entry(Op::bias_activation, "bias_activation", "y[r,c] = act(alpha·y[r,c] + bias[c])", {"bias"}, {"y"},
+                      kTranscendental, kTranscendentalWhy, epilogue_flops, epilogue_bytes));
+    for (Op op : {Op::matmul, Op::dense}) {
+        t[static_cast<std::size_t>(op)].has_vendor_path = true;
+        t[static_cast<std::size_t>(op)].tiled = true;
+        t[static_cast<std::size_t>(op)].vendor_composition = {Op::gemm, Op::bias_activation};
+    }
+    t[static_cast<std::size_t>(Op::gemm)].kernel_only = true;
+    t[static_cast<std::size_t>(Op::gemm)].has_vendor_path = true;
+    t[static_cast<std::size_t>(Op::bias_activation)].kernel_only = true;
+    return t;
+}
+
+// A deque: entries never move, so references handed out stay valid while
+// define_op appends.
+struct Table {
+    std::shared_mutex mutex;
+    std::deque<OpInfo> ops = builtin_ops();
+};
+
+Table& table() {
+    static Table* t = new Table;  // never destroyed: static destructors may still look ops up
+    return *t;
+}
+
+}  // namespace
+
+std::vector<const OpInfo*> op_table() {
+    Table& t = table();
+    std::shared_lock<std::shared_mutex> lock(t.mutex);
+    std::vector<const OpInfo*> all;
+    for (const OpInfo& i : t.ops) all.push_back(&i);
+    return all;
+}
+
+const OpInfo& op_info(Op op) {
+    Table& t = table();
+    std::shared_lock<std::shared_mutex> lock(t.mutex);
+    const auto i = static_cast<std::size_t>(op);
+    if (static_cast<int>(op) < 0 || i >= t.ops.size())
+        throw InvalidArgument("op number " + std::to_string(static_cast<int>(op)) + " names no op; the table has " +
+                              std::to_string(t.ops.size()));
+    return t.ops[i];
+}
+
+const OpInfo* find_op(const std::string& name) noexcept {
+    Table& t = table();
+    std::shared_lock<std::shared_mutex> lock(t.mutex);
+    for (const OpInfo& i : t.ops)
+        if (i.name == name) return &i;
+    return nullptr;
+}
+
+const char* op_name(Op op) noexcept {
+    Table& t = table();
+    std::shared_lock<std::shared_mutex> lock(t.mutex);
+    const auto i = static_cast<std::size_t>(op);
+    return static_cast<int>(op) >= 0 && i < t.ops.size() ? t.ops[i].name.c_str() : "?";
+}
+
+double nmse_threshold(Op op, DType dtype) { return op_info(op).nmse[static_cast<std::size_t>(dtype)]; }
+
+Op define_op(OpInfo info) {
+    if (info.name.empty()) throw InvalidArgument("define_op: the op has no name");
+    if (info.outputs.empty()) throw InvalidArgument("define_op: op '" + info.name + "' has no output");
+    for (DType t : kAllDTypes)
+        if (!(info.nmse[static_cast<std::size_t>(t)] > 0) || !std::isfinite(info.nmse[static_cast<std::size_t>(t)]))
+            throw InvalidArgument("define_op: op '" + info.name + "' has NMSE threshold " +
+                                  std::to_string(info.nmse[static_cast<std::size_t>(t)]) + " for " + dtype_name(t) +
+                                  "; give a positive finite threshold for every dtype");
+    Table& t = table();
+    std::unique_lock<std::shared_mutex> lock(t.mutex);
+    for (const OpInfo& i : t.ops)
+        if (i.name == info.name) throw InvalidArgument("define_op: an op named '" + info.name + "' exists already");
+    info.op = static_cast<Op>(t.ops.size());
+    t.ops.push_back(std::move(info));
+    return t.ops.back().op;
+}
+
+}  // namespace accel
