@@ -16,6 +16,24 @@
 #include <string>
 #include <vector>
 
+namespace {
+// Per op (those of accel::ops), the dtypes that run native and vendor here.
+void print_op_support(const accel::Device& d) {
+    std::printf("      ops: dtypes native | vendor\n");
+    for (const accel::OpInfo* op : accel::op_table()) {
+        if (op->kernel_only) continue;
+        std::string line;
+        for (accel::OpPath path : {accel::OpPath::native, accel::OpPath::vendor}) {
+            std::string dtypes;
+            for (accel::DType t : accel::kAllDTypes)
+                if (d.supports(op->op, t, path)) dtypes += std::string(dtypes.empty() ? "" : " ") + accel::dtype_name(t);
+            line += (path == accel::OpPath::vendor ? " | " : "") + (dtypes.empty() ? std::string("-") : dtypes);
+        }
+        std::printf("        %-26s %s\n", op->name.c_str(), line.c_str());
+    }
+}
+}  // namespace
+
 int main(int argc, char** argv) {
     bool measure_paths = false;
     for (int a = 1; a < argc; ++a) {
@@ -60,9 +78,7 @@ int main(int argc, char** argv) {
                             info.limits.max_block_dims.z, info.limits.max_grid_dims.x, info.limits.max_grid_dims.y,
                             info.limits.max_grid_dims.z);
                 std::printf("      timer %s\n", info.timer.c_str());
-                std::printf("      paths: matmul %s, dense %s\n",
-                            d->supports(accel::Op::matmul, accel::OpPath::vendor) ? "native+vendor" : "native",
-                            d->supports(accel::Op::dense, accel::OpPath::vendor) ? "native+vendor" : "native");
+                print_op_support(*d);
                 if (d->supports(accel::Op::matmul, accel::OpPath::vendor)) {
                     // Reads the record only, unless asked to measure.
                     if (measure_paths) accel::ops::path_evidence(*d);

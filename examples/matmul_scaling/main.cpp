@@ -40,8 +40,8 @@ int main(int argc, char** argv) try {
                 columns.push_back({d, p, d->selector() + " " + accel::path_name(p)});
 
     std::printf("matmul_scaling: C[N,N] = A[N,N]·B[N,N], float32, GFLOP/s = 2·N^3 / kernel time (device events, "
-                "median).\nEach result is checked on %zu rows against the float64 oracle (nmse <= 1e-8).\n\n",
-                kCheckedRows);
+                "median).\nEach result is checked on %zu rows against the float64 oracle (nmse <= %.0e).\n\n",
+                kCheckedRows, accel::nmse_threshold(accel::Op::matmul, accel::DType::f32));
     for (const auto& c : columns) std::printf("  %-22s %s\n", c.title.c_str(), c.device->info().name.c_str());
     std::printf("\n%6s", "N");
     for (const auto& c : columns) std::printf(" %22s", c.title.c_str());
@@ -62,7 +62,7 @@ int main(int argc, char** argv) try {
             const double ms = example::kernel_ms(*c.device, [&] { accel::ops::matmul(A, B, C, {}, o); }, 3);
             std::vector<float> got(kCheckedRows * n);
             C.buffer().download(got.data(), got.size() * sizeof(float));  // row-major: first rows first
-            const bool ok = accel::reference::nmse(got, ref) <= 1e-8;
+            const bool ok = accel::reference::nmse(got, ref) <= accel::nmse_threshold(accel::Op::matmul, accel::DType::f32);
             all_ok &= ok;
             std::printf(" %21.2f%s", 2.0 * double(n) * n * n / (ms * 1e6), ok ? " " : "!");
         }

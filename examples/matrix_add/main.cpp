@@ -63,7 +63,7 @@ int main(int argc, char** argv) try {
             const std::vector<float> c = C.download();
             if (host_c.empty()) host_c = c;  // devices[0] is the host backend
             const double diff = max_abs_diff(c, host_c), err = accel::reference::nmse(c, ref);
-            const bool ok = diff == 0 && err <= 1e-12;
+            const bool ok = diff == 0 && err <= accel::nmse_threshold(accel::Op::add, accel::DType::f32);
             all_ok &= ok;
             const double threads = double(g2.grid.volume() * g2.block.volume());
             const double ms_2d = example::kernel_ms(*d, [&] { accel::ops::add(A, B, C, o); });

@@ -33,7 +33,7 @@ Timing measure(const std::shared_ptr<accel::Device>& d, const std::vector<float>
         tc.download(c.data(), n);
     });
     const double err = accel::reference::nmse(c, ref);
-    if (!(err <= 1e-12)) {
+    if (!(err <= accel::nmse_threshold(accel::Op::add, accel::DType::f32))) {
         std::fprintf(stderr, "wrong result on %s at N=%zu: nmse %.3e\n", d->selector().c_str(), n, err);
         std::exit(1);
     }

@@ -114,7 +114,9 @@ double fma_throughput_value(std::size_t i, std::size_t iterations) {
     return total;
 }
 
-double nmse(const FVec& got, const Vec& ref) {
+namespace {
+template <class G>
+double nmse_of(const G& got, const Vec& ref) {
     if (got.size() != ref.size()) return std::numeric_limits<double>::infinity();
     double err = 0, norm = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
@@ -127,7 +129,8 @@ double nmse(const FVec& got, const Vec& ref) {
     return norm > 0 ? err / norm : err / double(got.size());
 }
 
-double max_abs_error(const FVec& got, const Vec& ref) {
+template <class G>
+double max_abs_error_of(const G& got, const Vec& ref) {
     if (got.size() != ref.size()) return std::numeric_limits<double>::infinity();
     double worst = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
@@ -136,6 +139,12 @@ double max_abs_error(const FVec& got, const Vec& ref) {
     }
     return worst;
 }
+}  // namespace
+
+double nmse(const FVec& got, const Vec& ref) { return nmse_of(got, ref); }
+double nmse(const Vec& got, const Vec& ref) { return nmse_of(got, ref); }
+double max_abs_error(const FVec& got, const Vec& ref) { return max_abs_error_of(got, ref); }
+double max_abs_error(const Vec& got, const Vec& ref) { return max_abs_error_of(got, ref); }
 
 }  // namespace reference
 }  // namespace accel

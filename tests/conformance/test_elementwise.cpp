@@ -1,13 +1,6 @@
 // Elementwise ops against the float64 oracle.
 //
-// Thresholds (normalized mean squared error, NMSE):
-//  - add, relu, relu_backward: 1e-12. One float32 rounding per element gives
-//    relative error ≤ 2^-24, so NMSE ≤ ~4e-15; 1e-12 leaves room for nothing else.
-//  - sigmoid, sigmoid_backward, bce_with_logits(+backward): 1e-10. exp/log1p in
-//    float32 are accurate to a few ulp (CUDA's expf 2 ulp); relative error ~1e-6
-//    gives NMSE ~1e-12; an unstable formula (exp overflow → NaN/Inf, or
-//    cancellation for large |x|) fails by orders of magnitude.
-//  - adam_step: 1e-10. A dozen float32 operations per element, each ≤ 1 ulp.
+// Thresholds: the op table's (accel::nmse_threshold; reasoning in core/src/op_table.cpp).
 #include "support/check.hpp"
 
 #include <sstream>
@@ -34,7 +27,7 @@ TEST_CASE("add matches the reference at odd, empty and large sizes") {
         auto ta = Tensor::from_host(device(), {n}, a), tb = Tensor::from_host(device(), {n}, b);
         auto tc = poisoned(device(), {n});
         ops::add(ta, tb, tc);
-        expect_close(tc.download(), reference::add(a, b), 1e-12, "add n=" + std::to_string(n));
+        expect_close(tc.download(), reference::add(a, b), threshold(Op::add), "add n=" + std::to_string(n));
     }
 }
 
@@ -43,7 +36,7 @@ TEST_CASE("add on a 2-D shape and in place") {
     auto a = uniform(g, 33 * 65), b = uniform(g, 33 * 65);
     auto ta = Tensor::from_host(device(), {33, 65}, a), tb = Tensor::from_host(device(), {33, 65}, b);
     ops::add(ta, tb, ta);  // c aliases a
-    expect_close(ta.download(), reference::add(a, b), 1e-12, "add in place [33,65]");
+    expect_close(ta.download(), reference::add(a, b), threshold(Op::add), "add in place [33,65]");
 }
 
 TEST_CASE("add honours a caller-given launch geometry smaller than the problem") {
@@ -61,7 +54,7 @@ TEST_CASE("add honours a caller-given launch geometry smaller than the problem")
             ops::Options o;
             o.geometry = LaunchGeometry{{grid, 1, 1}, {block, 1, 1}};
             ops::add(ta, tb, tc, o);
-            expect_close(tc.download(), reference::add(a, b), 1e-12, "add with geometry");
+            expect_close(tc.download(), reference::add(a, b), threshold(Op::add), "add with geometry");
         }
     }
 }
@@ -74,7 +67,7 @@ TEST_CASE("sigmoid is accurate and stable for large |x|") {
         auto tx = Tensor::from_host(device(), {n}, x);
         auto ty = poisoned(device(), {n});
         ops::sigmoid(tx, ty);
-        expect_close(ty.download(), reference::sigmoid(x), 1e-10, "sigmoid n=" + std::to_string(n));
+        expect_close(ty.download(), reference::sigmoid(x), threshold(Op::sigmoid), "sigmoid n=" + std::to_string(n));
     }
 }
 
@@ -87,8 +80,8 @@ TEST_CASE("relu and its gradient") {
         auto ty = poisoned(device(), {n}), tdx = poisoned(device(), {n});
         ops::relu(tx, ty);
         ops::relu_backward(tdy, tx, tdx);
-        expect_close(ty.download(), reference::relu(x), 1e-12, "relu");
-        expect_close(tdx.download(), reference::relu_backward(dy, x), 1e-12, "relu_backward");
+        expect_close(ty.download(), reference::relu(x), threshold(Op::relu), "relu");
+        expect_close(tdx.download(), reference::relu_backward(dy, x), threshold(Op::relu_backward), "relu_backward");
     }
 }
 
@@ -137,7 +130,7 @@ TEST_CASE("sigmoid_backward") {
         auto ty = Tensor::from_host(device(), {n}, y), tdy = Tensor::from_host(device(), {n}, dy);
         auto tdx = poisoned(device(), {n});
         ops::sigmoid_backward(tdy, ty, tdx);
-        expect_close(tdx.download(), reference::sigmoid_backward(dy, y), 1e-10, "sigmoid_backward");
+        expect_close(tdx.download(), reference::sigmoid_backward(dy, y), threshold(Op::sigmoid_backward), "sigmoid_backward");
     }
 }
 
@@ -154,14 +147,14 @@ TEST_CASE("bce_with_logits, its mean and its gradient") {
         ops::bce_with_logits(tz, tt, tl);
         ops::bce_with_logits_backward(tz, tt, tdz);
         const auto ref = reference::bce_with_logits(z, t);
-        expect_close(tl.download(), ref, 1e-10, "bce_with_logits");
-        expect_close(tdz.download(), reference::bce_with_logits_backward(z, t, n ? 1.0 / double(n) : 0.0), 1e-10,
+        expect_close(tl.download(), ref, threshold(Op::bce_with_logits), "bce_with_logits");
+        expect_close(tdz.download(), reference::bce_with_logits_backward(z, t, n ? 1.0 / double(n) : 0.0), threshold(Op::bce_with_logits_backward),
                      "bce_with_logits_backward");
         // A shard of a batch of 3n elements spread over processes: weight 1/(3n).
         auto tds = poisoned(device(), {n});
         const float scale = n ? 1.0f / float(3 * n) : 0.0f;
         ops::bce_with_logits_backward_scaled(tz, tt, tds, scale);
-        expect_close(tds.download(), reference::bce_with_logits_backward(z, t, double(scale)), 1e-10,
+        expect_close(tds.download(), reference::bce_with_logits_backward(z, t, double(scale)), threshold(Op::bce_with_logits_backward),
                      "bce_with_logits_backward_scaled");
         CHECK_THROWS_AS(ops::bce_with_logits_backward_scaled(tz, tt, tds, std::numeric_limits<float>::infinity()),
                         InvalidArgument);
@@ -195,9 +188,9 @@ TEST_CASE("adam_step matches PyTorch's update over several steps") {
             // The device receives float32 hyper-parameters; the oracle uses the same values.
             reference::adam_step(rp, rg, rm, rv, step, double(1e-2f), double(0.9f), double(0.999f), double(1e-8f));
         }
-        expect_close(tp.download(), rp, 1e-10, "adam param after 5 steps");
-        expect_close(tm.download(), rm, 1e-10, "adam first moment");
-        expect_close(tv.download(), rv, 1e-10, "adam second moment");
+        expect_close(tp.download(), rp, threshold(Op::adam_step), "adam param after 5 steps");
+        expect_close(tm.download(), rm, threshold(Op::adam_step), "adam first moment");
+        expect_close(tv.download(), rv, threshold(Op::adam_step), "adam second moment");
     }
 }
 

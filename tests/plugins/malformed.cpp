@@ -8,6 +8,7 @@ namespace {
 
 enum Defect {
     wrong_abi,           // accel_plugin_info::abi_version is not ACCEL_PLUGIN_ABI
+    wrong_kernel_args,   // kernel_args_size is not sizeof(accel::KernelArgs)
     null_info,           // the entry point returns null
     null_name,           // backend_name is null
     empty_name,          // backend_name is ""
@@ -50,6 +51,7 @@ extern "C" __attribute__((visibility("default"))) const accel_plugin_info* accel
     static const accel_plugin_info info{
         kDefect == wrong_abi ? ACCEL_PLUGIN_ABI + 1000 : ACCEL_PLUGIN_ABI,
         kDefect == null_name ? nullptr : kDefect == empty_name ? "" : kDefect == wrong_name ? "opencl" : PLUGIN_NAME,
-        kDefect == null_backend_fn ? nullptr : &backend};
+        kDefect == null_backend_fn ? nullptr : &backend,
+        kDefect == wrong_kernel_args ? sizeof(accel::KernelArgs) + 8 : sizeof(accel::KernelArgs)};
     return kDefect == null_info ? nullptr : &info;
 }

@@ -54,9 +54,9 @@ void use_and_release(std::mt19937_64& g) {
     const auto a = uniform(g, n), b = uniform(g, n);
     Tensor ta = Tensor::from_host(dev, {n}, a), tb = Tensor::from_host(dev, {n}, b), tc(dev, {n});
     ops::add(ta, tb, tc);
-    CHECK(reference::nmse(tc.download(), reference::add(a, b)) <= kNmseExact);
+    CHECK(reference::nmse(tc.download(), reference::add(a, b)) <= threshold(Op::add));
     ops::sigmoid(ta, tc);
-    CHECK(reference::nmse(tc.download(), reference::sigmoid(a)) <= kNmseTranscendental);
+    CHECK(reference::nmse(tc.download(), reference::sigmoid(a)) <= threshold(Op::sigmoid));
     const auto x = uniform(g, m * k), w = uniform(g, cols * k), bias = uniform(g, cols);
     Tensor tx = Tensor::from_host(dev, {m, k}, x), tw = Tensor::from_host(dev, {cols, k}, w),
            tbias = Tensor::from_host(dev, {cols}, bias), ty(dev, {m, cols});
@@ -67,10 +67,10 @@ void use_and_release(std::mt19937_64& g) {
         ops::Options o;
         o.path = path;
         ops::matmul(tx, tw, ty, {false, true}, o);
-        CHECK(reference::nmse(ty.download(), reference::matmul(x, w, m, cols, k, false, true)) <= kNmseProduct);
+        CHECK(reference::nmse(ty.download(), reference::matmul(x, w, m, cols, k, false, true)) <= threshold(Op::matmul));
         ops::dense(tx, tw, &tbias, ty, Activation::relu, o);
         CHECK(reference::nmse(ty.download(), reference::dense(x, w, bias, m, k, cols, Activation::relu)) <=
-              kNmseProduct);
+              threshold(Op::matmul));
     }
     auto s = dev->create_stream();
     auto e0 = dev->create_event(), e1 = dev->create_event();

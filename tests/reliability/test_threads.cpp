@@ -53,7 +53,7 @@ void one_op(const std::shared_ptr<Device>& dev, Stream& s, std::mt19937_64& g, u
     std::string what;
     std::vector<float> got;
     std::vector<double> ref;
-    double threshold = kNmseExact;
+    double threshold = accel_test::threshold(Op::add);
     switch (kind % 6) {
         case 0: {
             const std::size_t n = large(g);
@@ -71,7 +71,7 @@ void one_op(const std::shared_ptr<Device>& dev, Stream& s, std::mt19937_64& g, u
             ops::sigmoid(tx, ty, o);
             s.synchronize();
             got = ty.download(), ref = reference::sigmoid(x), what = "sigmoid n=" + std::to_string(n);
-            threshold = kNmseTranscendental;
+            threshold = accel_test::threshold(Op::sigmoid);
             break;
         }
         case 2:
@@ -85,7 +85,7 @@ void one_op(const std::shared_ptr<Device>& dev, Stream& s, std::mt19937_64& g, u
             got = tc.download(), ref = reference::matmul(a, b, m, n, k);
             what = std::string("matmul (") + name(o.path) + ") " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                    std::to_string(k);
-            threshold = kNmseProduct;
+            threshold = accel_test::threshold(Op::matmul);
             break;
         }
         default: {
@@ -99,7 +99,7 @@ void one_op(const std::shared_ptr<Device>& dev, Stream& s, std::mt19937_64& g, u
             got = ty.download(), ref = reference::dense(x, w, b, batch, in, outf, Activation::sigmoid);
             what = std::string("dense (") + name(o.path) + ") batch " + std::to_string(batch) + ", " +
                    std::to_string(in) + " -> " + std::to_string(outf);
-            threshold = kNmseProduct;
+            threshold = accel_test::threshold(Op::matmul);
             break;
         }
     }

@@ -57,14 +57,24 @@ accel::Tensor poisoned(const std::shared_ptr<accel::Device>& d, accel::Shape s) 
     return t;
 }
 
-void expect_close(const std::vector<float>& got, const std::vector<double>& ref, double threshold,
-                  const std::string& what) {
+template <class G>
+void expect_close_of(const G& got, const std::vector<double>& ref, double threshold, const std::string& what) {
     const double e = accel::reference::nmse(got, ref);
     INFO(what << ": nmse " << e << " (threshold " << threshold << "), max |err| "
               << accel::reference::max_abs_error(got, ref) << ", seed " << seed()
               << " (rerun with ACCEL_TEST_SEED=" << seed() << ")");
     CHECK(got.size() == ref.size());
     CHECK(e <= threshold);
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& ref, double threshold,
+                  const std::string& what) {
+    expect_close_of(got, ref, threshold, what);
+}
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& ref, double threshold,
+                  const std::string& what) {
+    expect_close_of(got, ref, threshold, what);
 }
 
 bool backend_available_but_index_out_of_range() {

@@ -15,21 +15,11 @@
 
 namespace accel_test {
 
-/// NMSE thresholds against the float64 oracle (normalized mean squared error,
-/// reference::nmse), by the kind of float32 arithmetic an op does:
-///  - exact: one float32 rounding per element (add, relu, relu_backward)
-///    gives relative error ≤ 2^-24, so NMSE ≤ ~4e-15; 1e-12 allows nothing else.
-///  - transcendental: exp/log1p in float32 are accurate to a few ulp (CUDA's
-///    expf 2 ulp), relative error ~1e-6, NMSE ~1e-12; an unstable formula
-///    (exp overflow → Inf/NaN, cancellation at large |x|) fails by orders of
-///    magnitude. Also adam_step: a dozen float32 operations, each ≤ 1 ulp.
-///  - product: a K-term float32 dot product (matmul, dense) has relative error
-///    ~sqrt(K)·2^-24 for random data (≈2e-6 at K = 2048), NMSE ~1e-11; 1e-8
-///    leaves a factor ~30 for blocked summation orders yet fails any wrong
-///    element. CUDA's opt-in TF32 mode would need 1e-5 and is off in tests.
-constexpr double kNmseExact = 1e-12;
-constexpr double kNmseTranscendental = 1e-10;
-constexpr double kNmseProduct = 1e-8;
+/// The NMSE pass threshold of `op` in `dtype`: the op table's
+/// (accel::nmse_threshold, with its reasoning in core/src/op_table.cpp).
+inline double threshold(accel::Op op, accel::DType dtype = accel::DType::f32) {
+    return accel::nmse_threshold(op, dtype);
+}
 
 /// The run's seed: ACCEL_TEST_SEED, else drawn once from std::random_device.
 std::uint64_t seed();
@@ -47,6 +37,9 @@ accel::Tensor poisoned(const std::shared_ptr<accel::Device>& d, accel::Shape s);
 /// Asserts got matches ref: finite, NMSE ≤ threshold. Prints the seed, the
 /// NMSE and the largest error when it fails.
 void expect_close(const std::vector<float>& got, const std::vector<double>& ref, double threshold,
+                  const std::string& what);
+/// The same for results read back in double.
+void expect_close(const std::vector<double>& got, const std::vector<double>& ref, double threshold,
                   const std::string& what);
 
 /// Whether a case of `work` elements (or multiply-adds) runs: always, unless

@@ -41,8 +41,12 @@ double fma_throughput_value(std::size_t i, std::size_t iterations);
 /// measure). When Σ ref² == 0 it returns the plain mean squared error.
 /// Returns +inf when a value of `got` is NaN or Inf, or the sizes differ.
 double nmse(const FVec& got, const Vec& ref);
+/// The same for results read back in double (f64 tensors, or any dtype via
+/// Tensor::download_as<double>).
+double nmse(const Vec& got, const Vec& ref);
 /// Largest |got − ref|; +inf on NaN/Inf or a size mismatch.
 double max_abs_error(const FVec& got, const Vec& ref);
+double max_abs_error(const Vec& got, const Vec& ref);
 
 }  // namespace reference
 }  // namespace accel

@@ -1,0 +1,201 @@
+// Every op in every dtype (f32, f64, f16, bf16) and on every path, against
+// the float64 oracle given the inputs as stored (rounded to the dtype), with
+// the op table's threshold for that dtype. A (op, dtype, path) the device
+// does not support is listed as skipped with the reason the front-end gives
+// (and that reason must be an Unsupported naming op, dtype and device);
+// nothing unsupported counts as passed.
+#include "support/check.hpp"
+
+#include <functional>
+#include <limits>
+#include <sstream>
+
+using namespace accel;
+using namespace accel_test;
+
+namespace {
+
+// v rounded to dtype t and widened back: what the device holds.
+std::vector<float> stored(const std::vector<float>& v, DType t) {
+    std::vector<unsigned char> raw(v.size() * dtype_size(t));
+    convert_elements(v.data(), DType::f32, raw.data(), t, v.size());
+    std::vector<float> back(v.size());
+    convert_elements(raw.data(), t, back.data(), DType::f32, v.size());
+    return back;
+}
+
+Tensor put(const std::vector<float>& v, Shape s, DType t) { return Tensor::from_host(device(), std::move(s), v, t); }
+
+Tensor nan_tensor(Shape s, DType t) {
+    return put(std::vector<float>(s.elements(), std::numeric_limits<float>::quiet_NaN()), s, t);
+}
+
+// One check of one call: what came back, and what the oracle says.
+struct Result {
+    std::string what;
+    std::vector<double> got;
+    reference::Vec want;
+};
+
+// Runs `op` once in dtype t on path p with fresh data, returns its results.
+using Case = std::function<std::vector<Result>(DType t, ops::Options o, std::mt19937_64& g)>;
+
+std::vector<Result> unary(Op op, void (*run)(const Tensor&, Tensor&, const ops::Options&),
+                          reference::Vec (*oracle)(const reference::FVec&), float lo, float hi, DType t,
+                          ops::Options o, std::mt19937_64& g) {
+    const std::size_t n = 1003;
+    const auto x = stored(uniform(g, n, lo, hi), t);
+    auto tx = put(x, {n}, t);
+    auto ty = nan_tensor({n}, t);
+    run(tx, ty, o);
+    return {{op_name(op), ty.download_as<double>(), oracle(x)}};
+}
+
+std::vector<Result> binary(Op op, void (*run)(const Tensor&, const Tensor&, Tensor&, const ops::Options&),
+                           reference::Vec (*oracle)(const reference::FVec&, const reference::FVec&), float lo,
+                           float hi, DType t, ops::Options o, std::mt19937_64& g) {
+    const std::size_t n = 1003;
+    const auto a = stored(uniform(g, n, lo, hi), t), b = stored(uniform(g, n, 0.0f, 1.0f), t);
+    auto ta = put(a, {n}, t), tb = put(b, {n}, t);
+    auto tc = nan_tensor({n}, t);
+    run(ta, tb, tc, o);
+    return {{op_name(op), tc.download_as<double>(), oracle(a, b)}};
+}
+
+reference::Vec bce_backward_mean(const reference::FVec& z, const reference::FVec& t) {
+    return reference::bce_with_logits_backward(z, t, 1.0 / double(z.size()));
+}
+
+const std::vector<std::pair<Op, Case>>& cases() {
+    static const std::vector<std::pair<Op, Case>> all{
+        {Op::add, [](DType t, ops::Options o, std::mt19937_64& g) {
+             return binary(Op::add, ops::add, reference::add, -4, 4, t, o, g);
+         }},
+        {Op::sigmoid, [](DType t, ops::Options o, std::mt19937_64& g) {
+             return unary(Op::sigmoid, ops::sigmoid, reference::sigmoid, -12, 12, t, o, g);
+         }},
+        {Op::relu, [](DType t, ops::Options o, std::mt19937_64& g) {
+             return unary(Op::relu, ops::relu, reference::relu, -4, 4, t, o, g);
+         }},
+        {Op::relu_backward, [](DType t, ops::Options o, std::mt19937_64& g) {
+             return binary(Op::relu_backward, ops::relu_backward, reference::relu_backward, -4, 4, t, o, g);
+         }},
+        {Op::sigmoid_backward, [](DType t, ops::Options o, std::mt19937_64& g) {
+             return binary(Op::sigmoid_backward, ops::sigmoid_backward, reference::sigmoid_backward, -4, 4, t, o, g);
+         }},
+        {Op::bce_with_logits, [](DType t, ops::Options o, std::mt19937_64& g) {
+             return binary(Op::bce_with_logits, ops::bce_with_logits, reference::bce_with_logits, -8, 8, t, o, g);
+         }},
+        {Op::bce_with_logits_backward, [](DType t, ops::Options o, std::mt19937_64& g) {
+             return binary(Op::bce_with_logits_backward, ops::bce_with_logits_backward, bce_backward_mean, -8, 8, t, o,
+                           g);
+         }},
+        {Op::matmul, [](DType t, ops::Options o, std::mt19937_64& g) {
+             std::vector<Result> r;
+             const std::size_t m = 67, n = 45, k = 33;
+             for (int tr = 0; tr < 4; ++tr) {
+                 const bool ta = tr & 1, tb = tr & 2;
+                 const auto a = stored(uniform(g, m * k), t), b = stored(uniform(g, k * n), t);
+                 auto A = put(a, ta ? Shape{k, m} : Shape{m, k}, t), B = put(b, tb ? Shape{n, k} : Shape{k, n}, t);
+                 auto C = nan_tensor({m, n}, t);
+                 ops::matmul(A, B, C, {ta, tb}, o);
+                 r.push_back({std::string("matmul ta=") + (ta ? "1" : "0") + " tb=" + (tb ? "1" : "0"),
+                              C.download_as<double>(), reference::matmul(a, b, m, n, k, ta, tb)});
+             }
+             return r;
+         }},
+        {Op::dense, [](DType t, ops::Options o, std::mt19937_64& g) {
+             std::vector<Result> r;
+             const std::size_t batch = 19, in = 31, out = 23;
+             for (Activation act : {Activation::none, Activation::relu, Activation::sigmoid}) {
+                 const auto x = stored(uniform(g, batch * in), t), w = stored(uniform(g, out * in), t),
+                            b = stored(uniform(g, out), t);
+                 auto X = put(x, {batch, in}, t), W = put(w, {out, in}, t), Bias = put(b, {out}, t);
+                 auto Y = nan_tensor({batch, out}, t);
+                 ops::dense(X, W, &Bias, Y, act, o);
+                 r.push_back({std::string("dense ") + activation_name(act), Y.download_as<double>(),
+                              reference::dense(x, w, b, batch, in, out, act)});
+             }
+             return r;
+         }},
+        {Op::column_sum, [](DType t, ops::Options o, std::mt19937_64& g) {
+             const std::size_t rows = 37, cols = 29;
+             const auto x = stored(uniform(g, rows * cols, 0.0f, 1.0f), t);  // one sign: see the op table
+             auto X = put(x, {rows, cols}, t);
+             auto Y = nan_tensor({cols}, t);
+             ops::column_sum(X, Y, o);
+             return std::vector<Result>{{"column_sum", Y.download_as<double>(), reference::column_sum(x, rows, cols)}};
+         }},
+        {Op::adam_step, [](DType t, ops::Options o, std::mt19937_64& g) {
+             const std::size_t n = 1003;
+             const auto p0 = stored(uniform(g, n), t), gr = stored(uniform(g, n), t);
+             auto P = put(p0, {n}, t), G = put(gr, {n}, t);
+             auto M = put(std::vector<float>(n, 0.0f), {n}, t), V = put(std::vector<float>(n, 0.0f), {n}, t);
+             const ops::AdamParams hp{1e-2f, 0.9f, 0.999f, 1e-8f};
+             reference::Vec p(p0.begin(), p0.end()), m(n, 0.0), v(n, 0.0);
+             const reference::Vec gd(gr.begin(), gr.end());
+             for (std::size_t step = 1; step <= 3; ++step) {
+                 ops::adam_step(P, G, M, V, step, hp, o);
+                 reference::adam_step(p, gd, m, v, step, double(hp.lr), double(hp.beta1), double(hp.beta2),
+                                      double(hp.eps));
+             }
+             return std::vector<Result>{{"adam param", P.download_as<double>(), p},
+                                        {"adam m", M.download_as<double>(), m},
+                                        {"adam v", V.download_as<double>(), v}};
+         }},
+    };
+    return all;
+}
+
+}  // namespace
+
+TEST_CASE("every op in every dtype and path passes the op table's threshold, or is skipped as unsupported") {
+    auto g = rng(9001);
+    std::vector<std::string> skipped;
+    for (const auto& [op, run] : cases()) {
+        for (DType t : kAllDTypes) {
+            for (OpPath path : {OpPath::native, OpPath::vendor}) {
+                if (path == OpPath::vendor && !op_info(op).has_vendor_path) continue;
+                const std::string what = std::string(op_name(op)) + " " + dtype_name(t) + " " + path_name(path);
+                CAPTURE(what);
+                ops::Options o;
+                o.path = path == OpPath::vendor ? ops::PathChoice::vendor : ops::PathChoice::native;
+                if (!device()->supports(op, t, path)) {
+                    // The front-end must refuse it, naming op, dtype and device.
+                    std::string reason;
+                    try {
+                        run(t, o, g);
+                    } catch (const Unsupported& e) {
+                        reason = e.what();
+                    }
+                    CHECK(reason.find(op_name(op)) != std::string::npos);
+                    CHECK(reason.find(dtype_name(t)) != std::string::npos);
+                    CHECK(reason.find(device()->selector()) != std::string::npos);
+                    skipped.push_back(what + ": " + reason);
+                    continue;
+                }
+                for (const Result& r : run(t, o, g))
+                    expect_close(r.got, r.want, threshold(op, t), what + " (" + r.what + ")");
+            }
+        }
+    }
+    std::ostringstream list;
+    for (const auto& s : skipped) list << "\n  skipped: " << s;
+    MESSAGE(skipped.size() << " (op, dtype, path) unsupported on " << device()->selector() << list.str());
+}
+
+TEST_CASE("operands of different dtypes are rejected, naming both, and the output is left untouched") {
+    const std::size_t n = 17;
+    auto a = put(std::vector<float>(n, 1.0f), {n}, DType::f32);
+    auto b = put(std::vector<float>(n, 2.0f), {n}, DType::f64);
+    auto c = put(std::vector<float>(n, 5.0f), {n}, DType::f32);
+    std::string message;
+    try {
+        ops::add(a, b, c);
+    } catch (const InvalidArgument& e) {
+        message = e.what();
+    }
+    CHECK(message.find("f64") != std::string::npos);
+    CHECK(message.find("f32") != std::string::npos);
+    CHECK(c.download() == std::vector<float>(n, 5.0f));
+}

@@ -1,0 +1,154 @@
+// The op table and kernels as data: an op added to the table and given a
+// kernel on one backend runs there, while every plugin built before it
+// existed still loads and reports it unsupported.
+#include <accel/accel.hpp>
+#include <accel/reference.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+using namespace accel;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A test-only op: y = 2x + 1, elementwise (defined once per process).
+Op scale_shift_op() {
+    static const Op op = [] {
+        OpInfo info;
+        info.name = "test_scale_shift";
+        info.math = "y = 2x + 1";
+        info.inputs = {"x"};
+        info.outputs = {"y"};
+        info.nmse = {1e-12, 1e-28, 1e-6, 6e-5};
+        info.nmse_reason = "one rounding of an exact result";
+        return define_op(info);
+    }();
+    return op;
+}
+
+}  // namespace
+
+TEST_CASE("the op table: one entry per built-in op, every threshold set, names unique") {
+    const auto table = op_table();
+    REQUIRE(table.size() >= kBuiltinOpCount);
+    for (std::size_t i = 0; i < kBuiltinOpCount; ++i) {
+        const OpInfo& info = *table[i];
+        CAPTURE(info.name);
+        CHECK(static_cast<std::size_t>(info.op) == i);
+        CHECK(find_op(info.name) == &info);
+        CHECK(std::string(op_name(info.op)) == info.name);
+        CHECK_FALSE(info.outputs.empty());
+        CHECK_FALSE(info.nmse_reason.empty());
+        for (DType t : kAllDTypes) {
+            // Never tighter than one rounding to the dtype allows (u²), never loose enough to pass garbage.
+            CHECK(nmse_threshold(info.op, t) >= unit_roundoff(t) * unit_roundoff(t));
+            CHECK(nmse_threshold(info.op, t) <= 1e-3);
+        }
+        REQUIRE(info.flops);
+        REQUIRE(info.bytes);
+    }
+    CHECK(op_info(Op::matmul).flops({64, 32, 16}) == 2.0 * 64 * 32 * 16);
+    CHECK(op_info(Op::add).bytes({1, 1000, 0}, DType::f16) == 3 * 1000 * 2);
+    CHECK_THROWS_AS(op_info(static_cast<Op>(100000)), InvalidArgument);
+    CHECK(std::string(op_name(static_cast<Op>(-1))) == "?");
+}
+
+TEST_CASE("define_op rejects a taken name, no output, or a threshold that is not positive") {
+    OpInfo dup = op_info(Op::add);
+    CHECK_THROWS_AS(define_op(dup), InvalidArgument);
+    OpInfo no_out;
+    no_out.name = "test_no_output";
+    no_out.nmse = {1, 1, 1, 1};
+    CHECK_THROWS_AS(define_op(no_out), InvalidArgument);
+    OpInfo bad;
+    bad.name = "test_bad_threshold";
+    bad.outputs = {"y"};
+    bad.nmse = {1e-12, 0, 1e-6, 1e-4};
+    try {
+        define_op(bad);
+        FAIL("a zero threshold was accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(contains(e.what(), "f64"));
+    }
+    CHECK(find_op("test_bad_threshold") == nullptr);
+}
+
+TEST_CASE("an op added to the table and to the host backend only runs there and is unsupported elsewhere") {
+    const Op op = scale_shift_op();
+    auto host = open_device("host");
+    CHECK_FALSE(host->supports(op, DType::f32, OpPath::native));
+    host->register_kernel("test_scale_shift", DType::f32, OpPath::native, [](const KernelArgs& a) {
+        const float* x = static_cast<const float*>(a.in[0]);
+        float* y = static_cast<float*>(a.out[0]);
+        for (std::size_t i = 0; i < a.n; ++i) y[i] = 2.0f * x[i] + 1.0f;
+    });
+    CHECK(host->supports(op, DType::f32, OpPath::native));
+    CHECK_FALSE(host->supports(op, DType::f16, OpPath::native));
+
+    std::mt19937_64 g(std::random_device{}());
+    std::uniform_real_distribution<float> u(-10, 10);
+    std::vector<float> x(1001);
+    for (float& v : x) v = u(g);
+    auto tx = Tensor::from_host(host, {x.size()}, x);
+    Tensor ty(host, {x.size()});
+    ops::run(op, {&tx}, {&ty});
+    reference::Vec want(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) want[i] = 2.0 * x[i] + 1.0;
+    CHECK(reference::nmse(ty.download(), want) <= nmse_threshold(op, DType::f32));
+
+    // f16 has no kernel: Unsupported naming op, dtype and device.
+    auto hx = Tensor::from_host(host, {4}, std::vector<float>{1, 2, 3, 4}, DType::f16);
+    Tensor hy(host, {4}, DType::f16);
+    try {
+        ops::run(op, {&hx}, {&hy});
+        FAIL("an f16 call without a kernel ran");
+    } catch (const Unsupported& e) {
+        CHECK(contains(e.what(), "test_scale_shift"));
+        CHECK(contains(e.what(), "f16"));
+        CHECK(contains(e.what(), "host:0"));
+    }
+
+    // Every other backend's plugin was built without the op: it loads, runs
+    // its own ops, and reports this one unsupported.
+    int others = 0;
+    for (const BackendStatus& st : backend_statuses()) {
+        if (st.name == "host" || !st.availability.available) continue;
+        CAPTURE(st.name);
+        std::shared_ptr<Device> d;
+        try {
+            d = open_device(st.name);
+        } catch (const Error& e) {
+            MESSAGE("skipped " << st.name << ": " << e.what());
+            continue;
+        }
+        ++others;
+        CHECK(d->supports(Op::add, DType::f32, OpPath::native));
+        CHECK_FALSE(d->supports(op, DType::f32, OpPath::native));
+        auto dx = Tensor::from_host(d, {3}, std::vector<float>{1, 2, 3});
+        Tensor dy(d, {3});
+        try {
+            ops::run(op, {&dx}, {&dy});
+            FAIL("ran on a backend without a kernel");
+        } catch (const Unsupported& e) {
+            CHECK(contains(e.what(), "test_scale_shift"));
+            CHECK(contains(e.what(), d->selector()));
+        }
+    }
+    MESSAGE(others << " other backend(s) checked");
+}
+
+TEST_CASE("ops::run validates operand counts and nulls") {
+    const Op op = scale_shift_op();
+    auto host = open_device("host");
+    auto x = Tensor::from_host(host, {2}, std::vector<float>{1, 2});
+    Tensor y(host, {2});
+    CHECK_THROWS_AS(ops::run(op, {&x, &x}, {&y}), InvalidArgument);
+    CHECK_THROWS_AS(ops::run(op, {nullptr}, {&y}), InvalidArgument);
+    Tensor wrong(host, {3});
+    CHECK_THROWS_AS(ops::run(op, {&x}, {&wrong}), InvalidArgument);
+}
