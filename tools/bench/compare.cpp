@@ -13,14 +13,17 @@ namespace {
 
 using nlohmann::json;
 
-// How rows of the two files are matched: op, shape, path and block, plus a
-// device part that depends on --by ("op": none).
+// How rows of the two files are matched: op, shape, dtype, path and block,
+// plus a device part that depends on --by ("op": none).
 struct Key {
-    std::string op, shape, path, block, device;
+    std::string op, shape, dtype, path, block, device;
     bool operator<(const Key& o) const {
-        return std::tie(op, shape, path, block, device) < std::tie(o.op, o.shape, o.path, o.block, o.device);
+        return std::tie(op, shape, dtype, path, block, device) <
+               std::tie(o.op, o.shape, o.dtype, o.path, o.block, o.device);
     }
-    std::string text() const { return op + " " + shape + " " + path + (block.empty() ? "" : " block " + block) + " on " + device; }
+    std::string text() const {
+        return op + " " + shape + " " + dtype + " " + path + (block.empty() ? "" : " block " + block) + " on " + device;
+    }
 };
 
 std::string str(const json& row, const char* key) {
@@ -34,8 +37,9 @@ Times kernel_times(const json& doc, const std::string& by, const std::string& fi
                                    std::vector<std::string>& skipped) {
     Times out;
     for (const auto& row : doc["rows"]) {
-        Key k{str(row, "op"), str(row, "shape"), str(row, "path"),
-              row.value("default_geometry", true) ? "" : str(row, "block"), ""};
+        // Files written before rows had a dtype hold f32 rows.
+        Key k{str(row, "op"), str(row, "shape"), str(row, "dtype").empty() ? "f32" : str(row, "dtype"),
+              str(row, "path"), row.value("default_geometry", true) ? "" : str(row, "block"), ""};
         if (by == "backend") k.device = str(row, "backend");
         else if (by == "selector")  // the stable form where the run has it: "opencl:pocl:0" survives reordering
             k.device = str(row, "stable_selector").empty() ? str(row, "selector") : str(row, "stable_selector");
@@ -102,9 +106,10 @@ int compare_command(const std::vector<std::string>& argv) {
     const std::map<Key, double> base_keys(base.begin(), base.end());
 
     std::cout << "kernel time NEW/BASE (below 1 = NEW is faster); NEW = " << new_file << ", BASE = " << base_file
-              << "\nrows are matched by op, shape, path, block" << (by == "op" ? "" : " and " + by) << "\n\n";
+              << "\nrows are matched by op, shape, dtype, path, block" << (by == "op" ? "" : " and " + by) << "\n\n";
     const std::string device_column = by == "op" ? "devices" : by;
-    TextTable t({"op", "shape", "path", "block", device_column, "base ms", "new ms", "new/base", "speedup", ""}, 5);
+    TextTable t({"op", "shape", "dtype", "path", "block", device_column, "base ms", "new ms", "new/base", "speedup", ""},
+                6);
     std::vector<std::string> slower, only_base, only_new;
     double log_sum = 0;
     int matched = 0;
@@ -119,7 +124,7 @@ int compare_command(const std::vector<std::string>& argv) {
         ++matched;
         const bool is_slower = ratio > 1 + threshold;
         if (is_slower) slower.push_back(key.text() + format(" (%.2fx the base time)", ratio));
-        t.add({key.op, key.shape, key.path, key.block.empty() ? "default" : key.block,
+        t.add({key.op, key.shape, key.dtype, key.path, key.block.empty() ? "default" : key.block,
                by == "op" ? "(one each)" : key.device,
                format("%.4g", base_ms), format("%.4g", it->second), format("%.2f", ratio), format("%.2fx", 1 / ratio),
                is_slower ? "SLOWER" : ratio < 1 / (1 + threshold) ? "faster" : ""});

@@ -32,6 +32,8 @@ run options:
   --dense-shapes LIST    BATCHxINxOUT of y = sigmoid(x·Wᵀ + b) (default 64x784x128,1024x1024x1024)
   --column-sum-shapes LIST  ROWSxCOLS (default 4096x1024)
   --paths LIST           native,vendor (default both where the device has them)
+  --dtypes LIST          f32,f64,f16,bf16 (default f32); each problem runs in each dtype the device
+                         supports on the path (the others are listed as notes)
   --block-sizes LIST     block sizes swept for elementwise ops (default: the device's choice)
   --warmup N             untimed runs first (default 1)
   --repeats N            timed rounds with host<->device copies (default 5; a row stops
@@ -100,7 +102,7 @@ Settings default_settings(bool quick) {
 int run_command(const std::vector<std::string>& argv) {
     const Args args = parse_args(argv, {"--quick", "--help", "-h"},
                                  {"--backends", "--ops", "--add-sizes", "--matmul-sizes", "--dense-shapes",
-                                  "--column-sum-shapes", "--paths", "--block-sizes", "--warmup", "--repeats",
+                                  "--column-sum-shapes", "--paths", "--dtypes", "--block-sizes", "--warmup", "--repeats",
                                   "--min-time-ms", "--format", "-o", "--json"});
     if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "'");
     bool quick = false;
@@ -129,7 +131,16 @@ int run_command(const std::vector<std::string>& argv) {
         else if (name == "--format") format = value;
         else if (name == "-o") output = value;
         else if (name == "--json") json_output = value;
-        else if (name == "--paths") {
+        else if (name == "--dtypes") {
+            s.dtypes.clear();
+            for (const auto& t : split_list(value)) {
+                try {
+                    s.dtypes.push_back(accel::parse_dtype(t));
+                } catch (const accel::InvalidArgument& e) {
+                    throw UsageError(std::string("--dtypes: ") + e.what());
+                }
+            }
+        } else if (name == "--paths") {
             s.paths.clear();
             for (const auto& p : split_list(value)) {
                 if (p == "native") s.paths.push_back(accel::OpPath::native);
@@ -140,6 +151,7 @@ int run_command(const std::vector<std::string>& argv) {
     }
     if (s.ops.empty()) throw UsageError("--ops: empty list");
     if (s.paths.empty()) throw UsageError("--paths: empty list");
+    if (s.dtypes.empty()) throw UsageError("--dtypes: empty list");
     if (format != "table" && format != "csv" && format != "json")
         throw UsageError("--format: unknown format '" + format + "'; valid formats: table, csv, json");
 

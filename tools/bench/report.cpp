@@ -100,6 +100,7 @@ json row_json(const Row& r) {
            {"timer", r.timer},
            {"op", accel::op_name(r.problem.op)},
            {"shape", r.problem.shape()},
+           {"dtype", r.dtype},
            {"size", r.problem.size()},
            {"size_unit", r.problem.size_unit()},
            {"path", r.path},
@@ -183,13 +184,15 @@ void TextTable::write(std::ostream& out) const {
 
 // matmul/dense rows run on both paths: native GFLOP/s as a fraction of vendor's.
 void write_native_vs_vendor(std::ostream& out, const Results& r) {
-    TextTable t({"device", "op", "shape", "native GFLOP/s", "vendor GFLOP/s", "native/vendor"}, 3);
+    TextTable t({"device", "op", "shape", "dtype", "native GFLOP/s", "vendor GFLOP/s", "native/vendor"}, 4);
     for (const auto& nat : r.rows) {
         if (nat.path != "native" || !nat.gflops || !nat.error.empty()) continue;
         for (const auto& ven : r.rows)
             if (ven.path == "vendor" && ven.gflops && ven.error.empty() && ven.selector == nat.selector &&
-                ven.problem.op == nat.problem.op && ven.problem.shape() == nat.problem.shape() && ven.block == nat.block)
-                t.add({nat.stable_selector, accel::op_name(nat.problem.op), nat.problem.shape(), num(*nat.gflops),
+                ven.problem.op == nat.problem.op && ven.problem.shape() == nat.problem.shape() &&
+                ven.dtype == nat.dtype && ven.block == nat.block)
+                t.add({nat.stable_selector, accel::op_name(nat.problem.op), nat.problem.shape(), nat.dtype,
+                       num(*nat.gflops),
                        num(*ven.gflops), format("%.2f", *nat.gflops / *ven.gflops)});
     }
     if (t.empty()) return;
@@ -201,25 +204,25 @@ void write_native_vs_vendor(std::ostream& out, const Results& r) {
 // rate column per device and each device's ratio to the first.
 void write_side_by_side(std::ostream& out, const Results& r) {
     if (r.devices.size() < 2) return;
-    std::vector<std::string> header{"op", "shape", "path", "block", "unit"};
+    std::vector<std::string> header{"op", "shape", "dtype", "path", "block", "unit"};
     for (const auto& d : r.devices) header.push_back(d.shown_selector());
     for (std::size_t i = 1; i < r.devices.size(); ++i)
         header.push_back(r.devices[i].shown_selector() + " / " + r.devices[0].shown_selector());
-    TextTable t(header, 5);
+    TextTable t(header, 6);
     std::vector<std::string> done;
     for (const auto& row : r.rows) {
         const std::string key = std::string(accel::op_name(row.problem.op)) + "|" + row.problem.shape() + "|" +
-                                row.path + "|" + (row.default_geometry ? "" : row.block);
+                                row.dtype + "|" + row.path + "|" + (row.default_geometry ? "" : row.block);
         if (std::find(done.begin(), done.end(), key) != done.end()) continue;
         done.push_back(key);
-        std::vector<std::string> line{accel::op_name(row.problem.op), row.problem.shape(), row.path,
+        std::vector<std::string> line{accel::op_name(row.problem.op), row.problem.shape(), row.dtype, row.path,
                                       row.default_geometry ? "default" : row.block, row.gflops ? "GFLOP/s" : "GB/s"};
         std::vector<double> rate;
         for (const auto& d : r.devices) {
             double v = 0;
             for (const auto& x : r.rows)
                 if (x.selector == d.selector && x.error.empty() && x.problem.op == row.problem.op &&
-                    x.problem.shape() == row.problem.shape() && x.path == row.path &&
+                    x.problem.shape() == row.problem.shape() && x.dtype == row.dtype && x.path == row.path &&
                     x.default_geometry == row.default_geometry && (row.default_geometry || x.block == row.block))
                     v = x.gflops ? *x.gflops : x.gbps ? *x.gbps : 0;
             rate.push_back(v);
@@ -266,12 +269,12 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     for (const auto& u : r.unavailable) out << "not run: " << u << "\n";
     out << "\n";
 
-    TextTable t({"device", "name", "op", "shape", "path", "block", "kernel ms", "min", "max", "e2e ms", "GB/s",
-                 "GFLOP/s", "% ceil", "nmse", "limit", "ok"},
-                5);
+    TextTable t({"device", "name", "op", "shape", "dtype", "path", "block", "kernel ms", "min", "max", "e2e ms",
+                 "GB/s", "GFLOP/s", "% ceil", "nmse", "limit", "ok"},
+                6);
     for (const auto& row : r.rows) {
         std::vector<std::string> c{row.stable_selector, row.device, accel::op_name(row.problem.op),
-                                   row.problem.shape(), row.path, row.block};
+                                   row.problem.shape(), row.dtype, row.path, row.block};
         if (row.error.empty()) {
             for (double v : {row.kernel_ms_median, row.kernel_ms_min, row.kernel_ms_max, row.end_to_end_ms})
                 c.push_back(num(v));
@@ -286,7 +289,8 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     t.write(out);
     for (const auto& row : r.rows)
         if (!row.error.empty())
-            out << "error: " << accel::op_name(row.problem.op) << " " << row.problem.shape() << " on " << row.selector
+            out << "error: " << accel::op_name(row.problem.op) << " " << row.problem.shape() << " " << row.dtype
+                << " on " << row.selector
                 << ": " << row.error << "\n";
     write_native_vs_vendor(out, r);
     write_side_by_side(out, r);
@@ -300,7 +304,7 @@ void write_csv(std::ostream& out, const Results& r) {
         for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
         return o + "\"";
     };
-    out << "backend,device,selector,stable_selector,runtime,timer,op,shape,size,size_unit,path,block,geometry,runs,"
+    out << "backend,device,selector,stable_selector,runtime,timer,op,shape,dtype,size,size_unit,path,block,geometry,runs,"
            "kernel_ms_median,kernel_ms_min,kernel_ms_max,end_to_end_ms,gbps,gflops,fraction_of_ceiling,cache_resident,"
            "nmse,nmse_threshold,pass,error\n";
     for (const auto& row : r.rows) {
@@ -309,7 +313,8 @@ void write_csv(std::ostream& out, const Results& r) {
         auto ov = [&](const std::optional<double>& v) { return ok && v ? format("%.6g", *v) : std::string(); };
         out << q(row.backend) << "," << q(row.device) << "," << q(row.selector) << "," << q(row.stable_selector) << ","
             << q(row.runtime) << "," << q(row.timer) << ","
-            << accel::op_name(row.problem.op) << "," << row.problem.shape() << "," << format("%.6g", row.problem.size())
+            << accel::op_name(row.problem.op) << "," << row.problem.shape() << "," << row.dtype << ","
+            << format("%.6g", row.problem.size())
             << "," << row.problem.size_unit() << "," << row.path << "," << row.block << "," << q(row.geometry) << ","
             << (ok ? std::to_string(row.runs) : "") << "," << val(row.kernel_ms_median) << "," << val(row.kernel_ms_min)
             << "," << val(row.kernel_ms_max) << "," << val(row.end_to_end_ms) << "," << ov(row.gbps) << ","

@@ -295,13 +295,13 @@ struct Bound {
 
 Bound allocate(const Workload& w, const std::shared_ptr<accel::Device>& d) {
     Bound b;
-    for (const auto& s : w.input_shapes) b.in.emplace_back(d, s);
-    if (w.output_input < 0) b.out = accel::Tensor(d, w.output_shape);
+    for (const auto& s : w.input_shapes) b.in.emplace_back(d, s, w.problem.dtype);
+    if (w.output_input < 0) b.out = accel::Tensor(d, w.output_shape, w.problem.dtype);
     return b;
 }
 
 void upload(const Workload& w, Bound& b) {
-    for (std::size_t i = 0; i < w.inputs.size(); ++i) b.in[i].upload(w.inputs[i]);
+    for (std::size_t i = 0; i < w.inputs.size(); ++i) b.in[i].buffer().upload(w.stored[i].data(), w.stored[i].size());
 }
 
 void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item& it, const Settings& s,
@@ -318,12 +318,12 @@ void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item
     // Full rounds: host clock around upload + op + download, events around the op.
     EventTimer timer(d, device_timer);
     std::vector<double> kernel, e2e;
-    accel::reference::FVec got(b.output().elements());
+    accel::reference::Vec got;
     for (int i = 0; i < std::max(1, s.repeats); ++i) {
         const auto t0 = Clock::now();
         upload(w, b);
         kernel.push_back(timer.time(launch));
-        b.output().download(got.data(), got.size());
+        got = b.output().download_as<double>();
         e2e.push_back(ms_since(t0));
         // Slow rows (big matmuls on CPUs): three rounds are enough once they took kSlowRowMs.
         if (kernel.size() >= 3 && std::accumulate(e2e.begin(), e2e.end(), 0.0) > kSlowRowMs) break;
@@ -363,14 +363,15 @@ std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
         const Op op = problems[p].op;
         for (std::size_t d = 0; d < devices.size(); ++d) {
             for (OpPath path : s.paths) {
-                const std::string what = std::string(accel::op_name(op)) + " " + path_name(path) + " on " +
-                                         devices[d]->selector();
+                const accel::DType dtype = problems[p].dtype;
+                const std::string what = std::string(accel::op_name(op)) + " " + accel::dtype_name(dtype) + " " +
+                                         path_name(path) + " on " + devices[d]->selector();
                 if (path == OpPath::vendor && !accel::op_info(op).has_vendor_path) {
                     if (std::find(s.paths.begin(), s.paths.end(), OpPath::native) == s.paths.end())
                         note(what + ": this op has only the native path; skipped");
                     continue;
                 }
-                if (!devices[d]->supports(op, path)) {
+                if (!devices[d]->supports(op, dtype, path)) {
                     note(what + ": not supported by this device; skipped");
                     continue;
                 }
@@ -444,7 +445,10 @@ std::vector<Problem> Settings::problems(Op op) const {
         for (const auto& d : dense_shapes) out.push_back({op, d});
     else if (op == Op::column_sum)
         for (const auto& d : column_sum_shapes) out.push_back({op, d});
-    return out;
+    std::vector<Problem> typed;
+    for (const Problem& p : out)
+        for (accel::DType t : dtypes) typed.push_back({p.op, p.dims, t});
+    return typed;
 }
 
 Results run(const Settings& s) {
@@ -499,7 +503,8 @@ Results run(const Settings& s) {
         row.timer = dev.device_timer_ok ? dev.info.timer : "host clock between synchronizations (device timer rejected)";
         row.problem = p;
         row.path = path_name(it.path);
-        row.threshold = accel::nmse_threshold(p.op, accel::DType::f32);
+        row.dtype = accel::dtype_name(p.dtype);
+        row.threshold = accel::nmse_threshold(p.op, p.dtype);
         row.default_geometry = !it.geometry;
         const auto extent = output_extent(p);
         const accel::LaunchGeometry g = it.geometry ? *it.geometry : d.default_geometry(p.op, extent.first, extent.second);
@@ -507,7 +512,7 @@ Results run(const Settings& s) {
         row.geometry = g.to_string();
         if (s.progress) show_progress(i, items.size(), t0, p.shape() + " " + accel::op_name(p.op) + " on " + row.selector);
         try {
-            if (!w || w->problem.op != p.op || w->problem.dims != p.dims) {
+            if (!w || w->problem.op != p.op || w->problem.dims != p.dims || w->problem.dtype != p.dtype) {
                 bound.reset();
                 w.reset();  // free the previous inputs before drawing new ones
                 w = make_workload(p, rng);

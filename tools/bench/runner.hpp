@@ -24,6 +24,7 @@ accel::Op parse_op(const std::string& name);
 struct Problem {
     accel::Op op;
     std::vector<std::size_t> dims;
+    accel::DType dtype = accel::DType::f32;  ///< of every operand
     /// Join key and table text: "1000000", "1024x1024x1024" (matmul M×N×K,
     /// dense batch×in×out), "4096x1024" (column_sum rows×cols).
     std::string shape() const;
@@ -43,6 +44,7 @@ struct Settings {
     std::vector<std::vector<std::size_t>> dense_shapes;       ///< {batch, in, out}
     std::vector<std::vector<std::size_t>> column_sum_shapes;  ///< {rows, cols}
     std::vector<accel::OpPath> paths{accel::OpPath::native, accel::OpPath::vendor};
+    std::vector<accel::DType> dtypes{accel::DType::f32};  ///< each problem runs in each of these
     std::vector<std::size_t> block_sizes;  ///< elementwise launch sweep; empty = device default
     int warmup = 1;                        ///< untimed runs before timing
     int repeats = 5;                       ///< timed rounds with host↔device copies (≥ 1; 3 once 3 s passed)
@@ -52,7 +54,7 @@ struct Settings {
     double fma_target_ms = 20;             ///< kernel time the peak-FMA probe aims for
     bool progress = false;                 ///< rows done / time left on stderr
 
-    /// Problems of `op` under these settings, in size order.
+    /// Problems of `op` under these settings, in size order, each size in every dtype.
     std::vector<Problem> problems(accel::Op op) const;
 };
 
@@ -100,6 +102,7 @@ struct Row {
     std::string runtime;                   ///< implementation and version (DeviceInfo::runtime_version)
     Problem problem;
     std::string path;                      ///< "native" or "vendor"
+    std::string dtype;                     ///< "f32", "f64", "f16" or "bf16" (problem.dtype)
     std::string block;                     ///< block extents, e.g. "256" or "16x16"
     std::string geometry;                  ///< full grid/block text
     bool default_geometry = true;          ///< geometry chosen by the device
@@ -111,7 +114,7 @@ struct Row {
     std::optional<double> fraction;        ///< rate / the device's matching ceiling
     bool cache_resident = false;           ///< memory-bound row whose operands fit in the last-level cache
     double nmse = 0;                       ///< against the float64 oracle
-    double threshold = 0;                  ///< nmse limit (the conformance suite's)
+    double threshold = 0;                  ///< nmse limit: the op table's for the dtype (accel::nmse_threshold)
     std::string oracle;                    ///< "full" or "rows i,j,..." when sampled
     std::string error;                     ///< non-empty when the row could not run
     /// True when the row ran and its nmse is within the threshold.

@@ -20,24 +20,27 @@ struct Workload {
                                       const accel::ops::Options& o)>;
 
     Problem problem;
-    std::vector<accel::reference::FVec> inputs;  ///< host inputs, row-major float32
+    std::vector<accel::reference::FVec> inputs;  ///< host inputs, row-major, as stored (rounded to problem.dtype)
+    /// The inputs in problem.dtype's layout, ready to upload as they are.
+    std::vector<std::vector<unsigned char>> stored;
     std::vector<accel::Shape> input_shapes;      ///< one per input
     accel::Shape output_shape;
     int output_input = -1;       ///< index of the input updated in place; -1 = separate output
     Launch launch;
-    double bytes = 0;            ///< bytes a memory-bound op reads + writes; 0 for compute-bound ops
-    double flops = 0;            ///< FLOPs of a compute-bound op (2·M·N·K); 0 for memory-bound ops
+    double bytes = 0;            ///< bytes a memory-bound op reads + writes (op table); 0 for compute-bound ops
+    double flops = 0;            ///< FLOPs of a compute-bound op (op table: 2·M·N·K); 0 for memory-bound ops
     std::size_t row_length = 0;  ///< output columns (for row sampling)
     std::vector<std::size_t> sampled_rows;  ///< output rows the oracle covers; empty = all
     accel::reference::Vec oracle;           ///< float64 result on the covered rows
 
     /// The rows of a full downloaded output that the oracle covers.
-    accel::reference::FVec covered(const accel::reference::FVec& full) const;
+    accel::reference::Vec covered(const accel::reference::Vec& full) const;
     /// "full", or which output rows the oracle was computed on.
     std::string oracle_text() const;
 };
 
-/// Builds the inputs (fresh draws from `rng`) and the oracle of `p`. Matmul
+/// Builds the inputs (fresh draws from `rng`, rounded to p.dtype) and the
+/// oracle of `p` on them, and its FLOP or byte count from the op table. Matmul
 /// and dense problems with M·N·K ≥ 1024³ get the oracle on 8 random output
 /// rows only (a full float64 product would take longer than the benchmark).
 Workload make_workload(const Problem& p, std::mt19937_64& rng);
