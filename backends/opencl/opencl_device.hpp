@@ -178,6 +178,9 @@ struct GemmParams {
 /// block per dimension):
 ///  - elementwise ops, column_sum, fma_throughput: any geometry within the
 ///    limits (grid-stride loops over the flattened NDRange).
+///    default_geometry gives add, sigmoid, bce_with_logits and
+///    bce_with_logits_backward one work-item per vector of EW_VW elements
+///    (the vector width of their kernels), the others one per element.
 ///  - matmul and dense, native path: block must be (BX, BY, 1) with BX, BY
 ///    from gemm_params(), and grid.z must be 1; each work-group computes a
 ///    TM × TN output tile (gemm_params().tile_rows() × tile_cols()), so the
@@ -238,6 +241,7 @@ private:
     std::shared_ptr<QueueList> queues_ = std::make_shared<QueueList>();
     std::uint64_t max_alloc_ = 0;  ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes
     GemmParams gemm_;
+    std::size_t ew_width_ = 4;  ///< EW_VW of kernels/elementwise.cl, from elementwise_width_for()
 };
 
 }  // namespace opencl
