@@ -103,6 +103,21 @@ void check_cl(cl_int code, const std::string& where, const std::string& detail) 
         throw DeviceError("OpenCL call failed in " + cl_error_text(where, code) + detail, code, cl_error_name(code));
 }
 
+std::string GemmParams::build_options() const {
+    auto d = [](const char* name, std::size_t v) { return std::string(" -D") + name + "=" + std::to_string(v); };
+    return d("MM_BX", bx) + d("MM_BY", by) + d("MM_WM", wm) + d("MM_WN", wn) + d("MM_VW", vw) + d("MM_TK", tk) +
+           d("MM_FMA", fma) + d("MM_KBREAK", k_break);
+}
+
+std::string GemmParams::describe() const {
+    auto n = [](std::size_t v) { return std::to_string(v); };
+    return "register-blocked gemm, block (" + n(bx) + "," + n(by) + ",1), " + n(tile_rows()) + "x" +
+           n(tile_cols()) + " output tile per work-group, " + n(wm) + "x" + n(wn * vw) +
+           " per work-item (vectors of " + n(vw) + "), K slice " + n(tk) + ", " + n(local_bytes()) +
+           " bytes of local memory, " + (fma ? "fma" : "mad") + (k_break ? ", K-tail loop exit" : "") +
+           " (build options" + build_options() + ")";
+}
+
 namespace {
 
 // One device as numbered by this backend: the platform order, then the
@@ -243,11 +258,70 @@ std::string type_name(cl_device_type t) {
     return "other";
 }
 
-// The largest B ≤ 16 for which a B×B work-group fits the device.
-std::size_t matmul_block_for(const LaunchLimits& l) {
-    std::size_t b = 16;
-    while (b > 1 && (b * b > l.max_block_size || b > l.max_block_dims.x || b > l.max_block_dims.y)) b /= 2;
-    return b;
+// EW_VW, the vector width of the vectorized elementwise kernels: the
+// native float vector width on CPUs (16 with AVX-512), between 4 and 16,
+// where the compiler then computes one vector per instruction; 4 elsewhere
+// (a 16-byte load per work-item on GPUs).
+std::size_t elementwise_width_for(cl_device_id d) {
+    const cl_device_type type = ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE);
+    if (!(type & CL_DEVICE_TYPE_CPU) || (type & CL_DEVICE_TYPE_GPU)) return 4;
+    const cl_uint native = ACCEL_DEVICE_VALUE(cl_uint, d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT);
+    std::size_t w = 4;
+    while (w * 2 <= std::min<cl_uint>(native, 16)) w *= 2;
+    return w;
+}
+
+// The gemm kernel's parameters for a device, from its facts (the rules are
+// the documentation; figures measured at 1024³ on a 2-core AVX-512 Xeon):
+//  - CPU devices (CL_DEVICE_TYPE_CPU without GPU): work-groups of 4 × 8
+//    work-items, each with an 8 × (2·VW) register tile where VW is
+//    CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (16 with AVX-512: 16 accumulator
+//    registers of 32, a 64 × 128 tile per group), K slice 64. A CPU runs one
+//    work-group per core at a time, so the group tile only needs to be large
+//    enough that staging (TK·(TM + TN) elements) is small against the
+//    TM·TN·TK multiply-adds; explicit vectors let the compiler keep the
+//    accumulators in registers rather than vectorize across work-items.
+//  - other devices (GPUs; Oclgrind, which reports every type): 16 × 16
+//    work-items with 4 × 4 scalar accumulators each (neighbouring work-items
+//    own neighbouring columns, so loads of a warp are contiguous), a 64 × 64
+//    tile, K slice 16.
+//  - fma() where the device reports CL_FP_FMA for float (the multiply-add is
+//    then fused in hardware; PoCL compiles mad() as a multiply and an add),
+//    mad() elsewhere.
+//  - PoCL only: the slice loop gets a second, K-tail exit. PoCL's kernel
+//    compiler puts a barrier into every inner loop with a uniform trip count
+//    and a single exit, which runs the work-group loop inside the K loop and
+//    keeps the accumulators in memory (10× slower); other compilers lose
+//    their own vectorization with the extra exit (Intel's: 13×).
+//  - Fit to the device: halve BY, then BX, until the group fits
+//    CL_DEVICE_MAX_WORK_GROUP_SIZE and the per-dimension limits; halve TK
+//    (down to 4) until both slices fit CL_DEVICE_LOCAL_MEM_SIZE.
+GemmParams gemm_params_for(cl_platform_id p, cl_device_id d, const LaunchLimits& l) {
+    GemmParams g;
+    const cl_device_type type = ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE);
+    if ((type & CL_DEVICE_TYPE_CPU) && !(type & CL_DEVICE_TYPE_GPU)) {
+        const cl_uint native = ACCEL_DEVICE_VALUE(cl_uint, d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT);
+        g.vw = 1;
+        while (g.vw * 2 <= std::min<cl_uint>(native, 16)) g.vw *= 2;  // 1, 2, 4, 8 or 16: a vector type
+        g.bx = 4;
+        g.by = 8;
+        g.wm = 8;
+        g.wn = 2;
+        g.tk = 64;
+    }
+    g.fma = (ACCEL_DEVICE_VALUE(cl_device_fp_config, d, CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_FMA) != 0;
+    g.k_break = platform_key(p) == "pocl";
+    while (g.bx * g.by > l.max_block_size || g.by > l.max_block_dims.y || g.bx > l.max_block_dims.x) {
+        if (g.by > 1)
+            g.by /= 2;
+        else if (g.bx > 1)
+            g.bx /= 2;
+        else
+            break;
+    }
+    const cl_ulong local = ACCEL_DEVICE_VALUE(cl_ulong, d, CL_DEVICE_LOCAL_MEM_SIZE);
+    while (g.tk > 4 && g.local_bytes() > local) g.tk /= 2;
+    return g;
 }
 
 // Whether `extension` is a word of the device's CL_DEVICE_EXTENSIONS.
@@ -303,7 +377,7 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
     i.timer = "OpenCL profiling events (CL_PROFILING_COMMAND_END of queue markers)";
     physical_identity(d, i);
 
-    const std::size_t mb = matmul_block_for(i.limits), tile = mb * OpenclDevice::kMatmulWork;
+    const GemmParams gemm = gemm_params_for(p, d, i.limits);
     i.extra.push_back({"platform", platform + " (" + platform_text(p, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION") +
                                        ", " + platform_text(p, CL_PLATFORM_VENDOR, "CL_PLATFORM_VENDOR") + ")"});
     i.extra.push_back({"OpenCL C version", ACCEL_DEVICE_TEXT(d, CL_DEVICE_OPENCL_C_VERSION)});
@@ -311,11 +385,10 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
                                            " bytes"});
     i.extra.push_back({"max allocation", std::to_string(ACCEL_DEVICE_VALUE(cl_ulong, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE)) +
                                              " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)"});
-    i.extra.push_back({"matmul kernel", "local-memory tiled, block (" + std::to_string(mb) + "," + std::to_string(mb) +
-                                            ",1), " + std::to_string(tile) + "x" + std::to_string(tile) +
-                                            " output tile per work-group, " +
-                                            std::to_string(OpenclDevice::kMatmulWork) + "x" +
-                                            std::to_string(OpenclDevice::kMatmulWork) + " per work-item"});
+    i.extra.push_back({"matmul kernel", gemm.describe()});
+    i.extra.push_back({"elementwise vector width",
+                       std::to_string(elementwise_width_for(d)) +
+                           " (add, sigmoid, bce_with_logits, bce_with_logits_backward; build option EW_VW)"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
     return i;
 }
@@ -446,7 +519,8 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
     : Device(make_info(index, platform, id, within_platform)), platform_(platform), id_(id) {
     note_runtime_user_thread();
     max_alloc_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
-    mm_block_ = matmul_block_for(info().limits);
+    gemm_ = gemm_params_for(platform, id, info().limits);
+    ew_width_ = elementwise_width_for(id);
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
     cl_int err = CL_SUCCESS;
     context_ = clCreateContext(props, 1, &id_, nullptr, nullptr, &err);
@@ -470,7 +544,7 @@ namespace {
 const char* const kKernelNames[] = {"add",           "sigmoid",         "relu",
                                     "relu_backward", "sigmoid_backward", "bce_with_logits",
                                     "bce_with_logits_backward", "adam_step", "fma_throughput",
-                                    "bias_activation",     "column_sum",      "gemm_tiled",
+                                    "bias_activation",     "column_sum",      "gemm",
                                     "empty"};
 static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std::size_t>(Kernel::count_),
               "one name per Kernel");
@@ -481,8 +555,8 @@ void OpenclDevice::build_program() {
     cl_int err = CL_SUCCESS;
     cl_program p = clCreateProgramWithSource(context_, 4, sources, nullptr, &err);
     check_cl(err, "building the kernels: clCreateProgramWithSource");
-    const std::string options = "-cl-std=CL1.2 -DMM_BLOCK=" + std::to_string(mm_block_) +
-                                " -DMM_WPT=" + std::to_string(kMatmulWork);
+    const std::string options =
+        "-cl-std=CL1.2" + gemm_.build_options() + " -DEW_VW=" + std::to_string(ew_width_);
     err = clBuildProgram(p, 1, &id_, options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
         std::size_t n = 0;
@@ -605,7 +679,10 @@ void OpenclDevice::do_synchronize() {
 
 LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     if (op_info(op).tiled)
-        return geometry_2d(rows, cols, Dim3{mm_block_, mm_block_, 1}, matmul_tile(), matmul_tile(), info().limits);
+        return geometry_2d(rows, cols, Dim3{gemm_.bx, gemm_.by, 1}, gemm_.tile_cols(), gemm_.tile_rows(),
+                           info().limits);
+    if (op == Op::add || op == Op::sigmoid || op == Op::bce_with_logits || op == Op::bce_with_logits_backward)
+        return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(rows * cols, ew_width_)));
     return Device::do_default_geometry(op, rows, cols);
 }
 

@@ -71,7 +71,7 @@ enum class Kernel {
     fma_throughput,
     bias_activation,
     column_sum,
-    gemm_tiled,
+    gemm,
     empty,
     count_
 };
@@ -147,18 +147,46 @@ bool on_main_thread() noexcept;
 /// The vendor BLAS for accel-info: "CLBlast 1.5.3 ..." or why there is none.
 std::string vendor_blas_description();
 
+/// Compile-time parameters of the gemm kernel (kernels/matmul.cl, passed as
+/// -D build options), chosen per device by gemm_params_for().
+///
+/// A work-group of bx × by work-items computes a tile_rows() × tile_cols()
+/// tile of C; each work-item keeps wm rows × wn vectors of vw columns of
+/// accumulators in registers; K is staged through local memory tk at a time.
+struct GemmParams {
+    std::size_t bx = 16, by = 16;  ///< work-group size (x: columns, y: rows)
+    std::size_t wm = 4;            ///< rows of C per work-item (MM_WM)
+    std::size_t wn = 4;            ///< accumulator vectors per row of a work-item (MM_WN)
+    std::size_t vw = 1;            ///< accumulator vector width (MM_VW)
+    std::size_t tk = 16;           ///< K slice staged in local memory (MM_TK)
+    bool fma = false;              ///< fma() rather than mad() (MM_FMA)
+    bool k_break = false;          ///< K-tail exit inside the slice loop (MM_KBREAK)
+
+    std::size_t tile_rows() const noexcept { return by * wm; }
+    std::size_t tile_cols() const noexcept { return bx * wn * vw; }
+    /// Bytes of local memory one work-group uses (float elements).
+    std::size_t local_bytes() const noexcept { return tk * (tile_rows() + tile_cols()) * sizeof(float); }
+    /// " -DMM_BX=... -DMM_KBREAK=..." for clBuildProgram.
+    std::string build_options() const;
+    /// One line for DeviceInfo::extra (accel-info).
+    std::string describe() const;
+};
+
 /// One OpenCL device with its context and program.
 ///
 /// Launch geometry (OpenCL terms: local size = block, global NDRange = grid ×
 /// block per dimension):
 ///  - elementwise ops, column_sum, fma_throughput: any geometry within the
 ///    limits (grid-stride loops over the flattened NDRange).
-///  - matmul and dense, native path: block must be (B, B, 1) with B =
-///    matmul_block() (16 where the device allows 256 work-items per group),
-///    and grid.z must be 1; each work-group computes a T × T output tile,
-///    T = matmul_tile() = 4·B, so the grid must be at least
-///    (ceil(N / T), ceil(M / T)) for C[M,N] (dense: N = out, M = batch).
-///    Anything else raises InvalidArgument naming the accepted geometry.
+///    default_geometry gives add, sigmoid, bce_with_logits and
+///    bce_with_logits_backward one work-item per vector of EW_VW elements
+///    (the vector width of their kernels), the others one per element.
+///  - matmul and dense, native path: block must be (BX, BY, 1) with BX, BY
+///    from gemm_params(), and grid.z must be 1; each work-group computes a
+///    TM × TN output tile (gemm_params().tile_rows() × tile_cols()), so the
+///    grid must be at least (ceil(N / TN), ceil(M / TM)) for C[M,N] (dense:
+///    N = out, M = batch). Anything else raises InvalidArgument naming the
+///    accepted geometry.
 ///  - vendor path (CLBlast): the geometry is ignored; CLBlast chooses its own.
 /// Timing: OpenCL profiling events (CL_PROFILING_COMMAND_END of markers).
 class OpenclDevice final : public Device, public Probes {
@@ -170,13 +198,8 @@ public:
     OpenclDevice(int index, cl_platform_id platform, cl_device_id id, int within_platform);
     ~OpenclDevice() override;
 
-    /// Work-items per side of the matmul/dense work-group (block = (B, B, 1)).
-    std::size_t matmul_block() const noexcept { return mm_block_; }
-    /// Output elements per side of the tile one matmul/dense work-group computes.
-    std::size_t matmul_tile() const noexcept { return mm_block_ * kMatmulWork; }
-
-    /// Register block per work-item side in gemm_tiled (MM_WPT in matmul.cl).
-    static constexpr std::size_t kMatmulWork = 4;
+    /// The compile-time parameters of the gemm kernel on this device.
+    const GemmParams& gemm_params() const noexcept { return gemm_; }
 
     // The f32 kernels (opencl_ops.cpp; registered by the constructor).
     ACCEL_DEVICE_F32_KERNELS
@@ -204,7 +227,7 @@ private:
     /// local size = g.block and global size = g.grid × g.block.
     template <class... Args>
     void launch(Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args);
-    /// Throws InvalidArgument unless g is a geometry gemm_tiled accepts for C[m,n].
+    /// Throws InvalidArgument unless g is a geometry the gemm kernel accepts for C[m,n].
     void check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, const char* op) const;
 
     cl_platform_id platform_;
@@ -217,7 +240,8 @@ private:
     std::vector<KernelSet*> free_kernel_sets_;             ///< sets not leased now
     std::shared_ptr<QueueList> queues_ = std::make_shared<QueueList>();
     std::uint64_t max_alloc_ = 0;  ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes
-    std::size_t mm_block_ = 16;
+    GemmParams gemm_;
+    std::size_t ew_width_ = 4;  ///< EW_VW of kernels/elementwise.cl, from elementwise_width_for()
 };
 
 }  // namespace opencl

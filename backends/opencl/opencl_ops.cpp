@@ -51,14 +51,15 @@ void OpenclDevice::launch(Kernel which, const LaunchGeometry& g, Stream& s, cons
 }
 
 void OpenclDevice::check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, const char* op) const {
-    const std::size_t t = matmul_tile(), need_x = ceil_div(n, t), need_y = ceil_div(m, t);
-    if (g.block != Dim3{mm_block_, mm_block_, 1} || g.grid.z != 1 || g.grid.x < need_x || g.grid.y < need_y)
+    const GemmParams& p = gemm_;
+    const std::size_t need_x = ceil_div(n, p.tile_cols()), need_y = ceil_div(m, p.tile_rows());
+    if (g.block != Dim3{p.bx, p.by, 1} || g.grid.z != 1 || g.grid.x < need_x || g.grid.y < need_y)
         throw InvalidArgument(std::string(op) + " (native, " + selector() + "): launch geometry " + g.to_string() +
-                              " is not accepted; the tiled kernel needs block(" + std::to_string(mm_block_) + "," +
-                              std::to_string(mm_block_) + ",1) and a grid of at least (" + std::to_string(need_x) +
-                              "," + std::to_string(need_y) + ",1) to cover the " + std::to_string(m) + "x" +
-                              std::to_string(n) + " output with " + std::to_string(t) + "x" + std::to_string(t) +
-                              " tiles");
+                              " is not accepted; the gemm kernel needs block(" + std::to_string(p.bx) + "," +
+                              std::to_string(p.by) + ",1) and a grid of at least (" + std::to_string(need_x) + "," +
+                              std::to_string(need_y) + ",1) to cover the " + std::to_string(m) + "x" +
+                              std::to_string(n) + " output with " + std::to_string(p.tile_rows()) + "x" +
+                              std::to_string(p.tile_cols()) + " tiles (rows x columns)");
 }
 
 void OpenclDevice::k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
@@ -87,14 +88,14 @@ void OpenclDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHan
 void OpenclDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                             std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
     check_tiled_geometry(g, m, n, "matmul");
-    launch(Kernel::gemm_tiled, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m), ul(n),
+    launch(Kernel::gemm, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m), ul(n),
            ul(k), flag(ta), flag(tb));
 }
 
 void OpenclDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
                            std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g, Stream& s) {
     check_tiled_geometry(g, batch, out, "dense");
-    launch(Kernel::gemm_tiled, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
+    launch(Kernel::gemm, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
            activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
 }
 

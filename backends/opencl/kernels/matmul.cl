@@ -1,79 +1,186 @@
-// Local-memory tiled GEMM with a fused epilogue, serving both matmul and dense.
+// Register-blocked GEMM with a fused epilogue, serving both matmul and dense.
 //
-//   C[M,N] = act(op(A)·op(B) + bias)   row-major; op(A) is A[M,K], or A[K,M]
-//   transposed when trans_a; op(B) is B[K,N], or B[N,K] transposed when trans_b.
+//   C[M,N] = act(op(A)·op(B) + bias)   row-major (element [r][c] at r·cols + c);
+//   op(A) is A[M,K], or A[K,M] read transposed when trans_a;
+//   op(B) is B[K,N], or B[N,K] read transposed when trans_b.
+// matmul: bias = NULL, has_bias = 0, act = 0. dense: A = x[batch,in], B =
+// W[out,in] with trans_b = 1 (nn.Linear), M = batch, N = out, K = in.
 //
-// A work-group of MM_BLOCK × MM_BLOCK work-items computes a TS × TS tile of C
-// (TS = MM_BLOCK·MM_WPT); each work-item keeps an MM_WPT × MM_WPT register
-// block of accumulators for rows ty + a·MM_BLOCK and columns tx + b·MM_BLOCK,
-// so that neighbouring work-items touch neighbouring columns. K is walked in
-// slices of TK = MM_BLOCK: each slice of op(A) and op(B) is staged in local
-// memory once and reused TS times. Out-of-range elements load as 0, so any M,
-// N, K (K == 0 included: C = act(bias), or zeros) is handled, and work-groups
-// beyond the output only take part in the barriers.
-// MM_BLOCK and MM_WPT are set by the host when the program is built.
-// matmul: bias = NULL, has_bias = 0, act = 0. dense: A = x, B = W with
-// trans_b = 1 (W[out,in] as nn.Linear), M = batch, N = out, K = in.
+// Compile-time parameters (build options, chosen per device by the host):
+//   MM_BX, MM_BY  work-group size (x walks columns of C, y rows)
+//   MM_WM         rows of C per work-item
+//   MM_VW         width of the accumulator vectors (1 = scalar: the compiler
+//                 may then vectorize across work-items instead)
+//   MM_WN         accumulator vectors per row of a work-item
+//   MM_TK         depth of the K slice staged in local memory
+//   MM_KU         unroll factor of the loop over one slice (default 1)
+//   MM_FMA        1: accumulate with fma() (the device fuses in hardware;
+//                 mad() may compile to a multiply and an add), 0: mad()
+// A work-group computes a TM × TN tile of C, TM = MM_BY·MM_WM and
+// TN = MM_BX·MM_WN·MM_VW. Work-item (tx, ty) owns the rows ty·MM_WM + p
+// (p < MM_WM) and, in each row, the vectors of MM_VW columns starting at
+// (q·MM_BX + tx)·MM_VW (q < MM_WN): with MM_VW = 1 neighbouring work-items own
+// neighbouring columns, with MM_VW > 1 each vector is contiguous.
+//
+// Element types: `real` is the storage type of A, B, C and bias, read with
+// LOAD(p, i) / LOAD4(p, i) (4 consecutive elements from an index that is a
+// multiple of 4) and written with STORE(p, i, v); `acc` is the type of local
+// memory, accumulators and epilogue. Both default to float; other element
+// types (half through vload_half/vstore_half, bf16 as ushort, double) are
+// meant to be built from this source by defining these macros.
+#ifndef real
+#define real float
+#endif
+#ifndef acc
+#define acc float
+#endif
+#ifndef LOAD
+#define LOAD(p, i) ((acc)(p)[i])
+#endif
+#ifndef LOAD4
+#define LOAD4(p, i) vload4(0, (p) + (i))
+#endif
+#ifndef STORE
+#define STORE(p, i, v) ((p)[i] = (real)(v))
+#endif
 
-#define TS (MM_BLOCK * MM_WPT)
-#define TK MM_BLOCK
+#ifndef MM_KU
+#define MM_KU 1
+#endif
 
-// Loads element e (< TK·TS) of the current slice into local memory, choosing
-// the mapping of e so that consecutive work-items read consecutive addresses.
-void load_a(__local float (*As)[TS], __global const float* A, ulong M, ulong K, int trans_a, ulong row0, ulong k0,
-            int e) {
-    const int kk = trans_a ? e / TS : e % TK;
-    const int ii = trans_a ? e % TS : e / TK;
-    const ulong r = row0 + ii, k = k0 + kk;
-    As[kk][ii] = (r < M && k < K) ? (trans_a ? A[k * M + r] : A[r * K + k]) : 0.0f;
+#if MM_FMA
+#define MM_MAC(a, b, c) fma(a, b, c)
+#else
+#define MM_MAC(a, b, c) mad(a, b, c)
+#endif
+
+#define MM_CAT_(a, b) a##b
+#define MM_CAT(a, b) MM_CAT_(a, b)
+
+#define TM (MM_BY * MM_WM)
+#define TN (MM_BX * MM_WN * MM_VW)
+#define TK MM_TK
+#define NT (MM_BX * MM_BY)
+
+// accv: MM_VW accumulators as one value; LOADV/STOREV move one accv from/to
+// consecutive acc elements at p[i] (i need not be a multiple of MM_VW: vloadn
+// needs only element alignment).
+#if MM_VW == 1
+#define accv acc
+#define LOADV(p, i) ((p)[i])
+#define STOREV(v, p) ((p)[0] = (v))
+#else
+#define accv MM_CAT(acc, MM_VW)
+#define LOADV(p, i) MM_CAT(vload, MM_VW)(0, (p) + (i))
+#define STOREV(v, p) MM_CAT(vstore, MM_VW)((v), 0, (p))
+#endif
+
+// The dense epilogue on one element, in acc precision: 0 none, 1 sigmoid,
+// 2 relu (as activate() in common.cl).
+acc gemm_activate(acc v, int act) {
+    if (act == 1) {
+        const acc e = exp(-fabs(v));  // never overflows
+        const acc r = (acc)1 / ((acc)1 + e);
+        return v >= (acc)0 ? r : e * r;
+    }
+    if (act == 2) return v <= (acc)0 ? (acc)0 : v;  // NaN kept
+    return v;
 }
 
-void load_b(__local float (*Bs)[TS], __global const float* B, ulong N, ulong K, int trans_b, ulong col0, ulong k0,
-            int e) {
-    const int kk = trans_b ? e % TK : e / TS;
-    const int jj = trans_b ? e / TK : e % TS;
-    const ulong c = col0 + jj, k = k0 + kk;
-    Bs[kk][jj] = (c < N && k < K) ? (trans_b ? B[c * K + k] : B[k * N + c]) : 0.0f;
-}
-
-__kernel __attribute__((reqd_work_group_size(MM_BLOCK, MM_BLOCK, 1))) void gemm_tiled(
-    __global const float* A, __global const float* B, __global float* C, __global const float* bias, int has_bias,
-    int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
-    __local float As[TK][TS];  // As[k][i] = op(A)[row0 + i][k0 + k]
-    __local float Bs[TK][TS];  // Bs[k][j] = op(B)[k0 + k][col0 + j]
-    const int tx = get_local_id(0), ty = get_local_id(1);
-    const int lid = ty * MM_BLOCK + tx;
-    const ulong row0 = (ulong)get_group_id(1) * TS, col0 = (ulong)get_group_id(0) * TS;
-
-    float acc[MM_WPT][MM_WPT];
-    for (int a = 0; a < MM_WPT; ++a)
-        for (int b = 0; b < MM_WPT; ++b) acc[a][b] = 0.0f;
-
-    for (ulong k0 = 0; k0 < K; k0 += TK) {
-        // TK·TS elements per operand, MM_BLOCK² work-items: MM_WPT loads each.
-        for (int l = 0; l < MM_WPT; ++l) {
-            const int e = l * MM_BLOCK * MM_BLOCK + lid;
-            load_a(As, A, M, K, trans_a, row0, k0, e);
-            load_b(Bs, B, N, K, trans_b, col0, k0, e);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int k = 0; k < TK; ++k) {
-            float bv[MM_WPT];
-            for (int b = 0; b < MM_WPT; ++b) bv[b] = Bs[k][tx + b * MM_BLOCK];
-            for (int a = 0; a < MM_WPT; ++a) {
-                const float av = As[k][ty + a * MM_BLOCK];
-                for (int b = 0; b < MM_WPT; ++b) acc[a][b] += av * bv[b];
+// Stages the R × S block src[r0 + i][c0 + j] (i < R, j < S) of the row-major
+// matrix src[rows, cols] into local memory: dst[i·S + j], or dst[j·R + i]
+// when transpose. Elements outside the matrix are stored as 0, so partial
+// tiles and K slices add nothing. The NT work-items of the group share the
+// copy (lid = flat local id). When the block lies inside the matrix and its
+// rows start 16-byte aligned (cols and c0 multiples of 4), each work-item
+// moves 4 consecutive elements at a time with a vector load.
+void gemm_stage(__local acc* dst, __global const real* src, ulong rows, ulong cols, ulong r0, ulong c0, const int R,
+                const int S, const int transpose, const int lid) {
+    if ((S % 4) == 0 && r0 + R <= rows && c0 + S <= cols && (cols % 4) == 0 && (c0 % 4) == 0) {
+        for (int e = lid; e < R * S / 4; e += NT) {
+            const int i = e / (S / 4), j = (e % (S / 4)) * 4;
+            const MM_CAT(acc, 4) v = LOAD4(src, (r0 + i) * cols + c0 + j);
+            if (transpose) {
+                dst[(j + 0) * R + i] = v.s0;
+                dst[(j + 1) * R + i] = v.s1;
+                dst[(j + 2) * R + i] = v.s2;
+                dst[(j + 3) * R + i] = v.s3;
+            } else {
+                vstore4(v, 0, dst + i * S + j);
             }
         }
+    } else {
+        for (int e = lid; e < R * S; e += NT) {
+            const int i = e / S, j = e % S;
+            const ulong r = r0 + i, c = c0 + j;
+            const acc v = (r < rows && c < cols) ? LOAD(src, r * cols + c) : (acc)0;
+            dst[transpose ? j * R + i : i * S + j] = v;
+        }
+    }
+}
+
+// One work-group per TM × TN tile of C; groups past the output return at once
+// (a caller may launch a larger grid). Per K slice: stage op(A)'s TM × TK
+// block as As[k][i] and op(B)'s TK × TN block as Bs[k][j] (transposes are
+// undone here, so the inner loop is the same for every trans_a/trans_b), then
+// each work-item accumulates its MM_WM × MM_WN accv register tile: per k, one
+// vector of B per q, one broadcast of A per p. K == 0 leaves the accumulators
+// at 0, so C = act(bias) (or 0 for matmul).
+__kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm(
+    __global const real* A, __global const real* B, __global real* C, __global const real* bias, int has_bias,
+    int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
+    __local acc As[TK * TM];  // As[k·TM + i] = op(A)[row0 + i][k0 + k]
+    __local acc Bs[TK * TN];  // Bs[k·TN + j] = op(B)[k0 + k][col0 + j]
+    const int tx = get_local_id(0), ty = get_local_id(1), lid = ty * MM_BX + tx;
+    const ulong row0 = (ulong)get_group_id(1) * TM, col0 = (ulong)get_group_id(0) * TN;
+    if (row0 >= M || col0 >= N) return;  // the whole group: no barrier is skipped by part of it
+
+    accv c[MM_WM][MM_WN];
+#pragma unroll
+    for (int p = 0; p < MM_WM; ++p)
+#pragma unroll
+        for (int q = 0; q < MM_WN; ++q) c[p][q] = (accv)0;
+
+    for (ulong k0 = 0; k0 < K; k0 += TK) {
+        if (trans_a)
+            gemm_stage(As, A, K, M, k0, row0, TK, TM, 0, lid);
+        else
+            gemm_stage(As, A, M, K, row0, k0, TM, TK, 1, lid);
+        if (trans_b)
+            gemm_stage(Bs, B, N, K, col0, k0, TN, TK, 1, lid);
+        else
+            gemm_stage(Bs, B, K, N, k0, col0, TK, TN, 0, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll MM_KU
+        for (int k = 0; k < TK; ++k) {
+#if MM_KBREAK
+            if (k0 + k >= K) break;  // K tail; a second loop exit also keeps the loop one region per work-item
+#endif
+            accv b[MM_WN];
+#pragma unroll
+            for (int q = 0; q < MM_WN; ++q) b[q] = LOADV(Bs, k * TN + (q * MM_BX + tx) * MM_VW);
+#pragma unroll
+            for (int p = 0; p < MM_WM; ++p) {
+                const accv a = (accv)As[k * TM + ty * MM_WM + p];
+#pragma unroll
+                for (int q = 0; q < MM_WN; ++q) c[p][q] = MM_MAC(a, b[q], c[p][q]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);  // the next slice overwrites As and Bs
     }
 
-    for (int a = 0; a < MM_WPT; ++a) {
-        const ulong r = row0 + ty + a * MM_BLOCK;
+    // Epilogue, element by element: bias, activation, bounds.
+    for (int p = 0; p < MM_WM; ++p) {
+        const ulong r = row0 + ty * MM_WM + p;
         if (r >= M) break;
-        for (int b = 0; b < MM_WPT; ++b) {
-            const ulong c = col0 + tx + b * MM_BLOCK;
-            if (c < N) C[r * N + c] = activate(acc[a][b] + (has_bias ? bias[c] : 0.0f), act);
+        for (int q = 0; q < MM_WN; ++q) {
+            acc v[MM_VW];
+            STOREV(c[p][q], v);
+            const ulong c0 = col0 + (ulong)(q * MM_BX + tx) * MM_VW;
+            for (int l = 0; l < MM_VW; ++l) {
+                const ulong cc = c0 + l;
+                if (cc < N) STORE(C, r * N + cc, gemm_activate(v[l] + (has_bias ? LOAD(bias, cc) : (acc)0), act));
+            }
         }
     }
 }
