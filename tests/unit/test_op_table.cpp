@@ -49,8 +49,8 @@ TEST_CASE("the op table: one entry per built-in op, every threshold set, names u
             CHECK(nmse_threshold(info.op, t) >= unit_roundoff(t) * unit_roundoff(t));
             CHECK(nmse_threshold(info.op, t) <= 1e-3);
         }
-        REQUIRE(info.flops);
-        REQUIRE(info.bytes);
+        const bool counted = info.flops && info.bytes;
+        CHECK(counted);
     }
     CHECK(op_info(Op::matmul).flops({64, 32, 16}) == 2.0 * 64 * 32 * 16);
     CHECK(op_info(Op::add).bytes({1, 1000, 0}, DType::f16) == 3 * 1000 * 2);
