@@ -445,7 +445,7 @@ void KokkosEvent::do_record(Stream& s) {
     time = std::chrono::steady_clock::now();
 }
 
-KokkosDevice::KokkosDevice() : Device(kokkos_info()) { register_f32_kernels(*this); }
+KokkosDevice::KokkosDevice() : Device(kokkos_info()) { register_kernels(); }
 
 DeviceHandle KokkosDevice::do_allocate(std::size_t bytes) {
     require_runtime();
@@ -518,7 +518,6 @@ LaunchGeometry KokkosDevice::do_default_geometry(Op op, std::size_t rows, std::s
     return geometry_1d(rows * cols, host_space() ? 1024 : 256, info().limits);
 }
 
-bool KokkosDevice::has_vendor_gemm() const { return have_vendor_blas(); }
 
 }  // namespace kokkos
 }  // namespace accel

@@ -179,8 +179,6 @@ public:
     /// initialized (ensure_runtime()).
     KokkosDevice();
 
-    // The f32 kernels (kokkos_ops.cpp).
-    ACCEL_DEVICE_F32_KERNELS
     // Probes (kokkos_ops.cpp).
     void launch_empty(Stream& s) override;
     void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
@@ -193,6 +191,10 @@ protected:
     /// larger tiles for one thread per team), 16×16 on device spaces.
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     Probes* do_probes() noexcept override { return this; }
+
+private:
+    /// Registers every op in f32, f64, f16 and bf16 (kokkos_ops.cpp).
+    void register_kernels();
 };
 
 /// The execution-space instance of a stream of a KokkosDevice.
@@ -208,10 +210,11 @@ std::string vendor_text();
 /// Vendor path: C[M,N] = op(A)·op(B) + beta·C with KokkosBlas::gemm on
 /// row-major (LayoutRight) views on the stream's instance `space` (Kokkos
 /// Kernels >= 4; the default instance before); K == 0 is handled by the
-/// caller. Throws Unsupported when built without Kokkos Kernels,
-/// BackendUnavailable once Kokkos was finalized.
-void gemm_vendor(const ExecSpace& space, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
-                 std::size_t k, bool ta, bool tb, float beta);
+/// caller. T: float or double. Throws Unsupported when built without Kokkos
+/// Kernels, BackendUnavailable once Kokkos was finalized.
+template <class T>
+void gemm_vendor(const ExecSpace& space, const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k,
+                 bool ta, bool tb, double beta);
 
 }  // namespace kokkos
 }  // namespace accel

@@ -7,11 +7,14 @@
 
 #include <accel/error.hpp>
 
+#include <Eigen/Core>
+
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
 
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 
 namespace accel {
 namespace kokkos {
@@ -90,75 +93,110 @@ TiledMatmulFn matmul_fn(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::siz
 
 }  // namespace
 
-void KokkosDevice::k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
-                         Stream& s) {
-    range("accel::add", n, g, s, AddFn{cv(a, n), cv(b, n), fv(c, n)});
+namespace {
+
+template <class T>
+ConstTypedView<T> cview(DeviceHandle h, std::size_t n) {
+    return ConstTypedView<T>(static_cast<const T*>(h), h ? n : 0);
+}
+template <class T>
+TypedView<T> view(DeviceHandle h, std::size_t n) {
+    return TypedView<T>(static_cast<T*>(h), n);
 }
 
-void KokkosDevice::k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
-    range("accel::sigmoid", n, g, s, ActivateFn{cv(x, n), fv(y, n), act_sigmoid});
+// Every op in storage type T: the functors of kernels/elementwise.hpp, and
+// for matmul/dense the tuned tiled kernel in f32, plain dot products
+// (DotMatmulFn) in the other dtypes.
+template <class T>
+void register_dtype(Device& d, DType dt) {
+    using F = Compute<T>;
+    const OpPath nat = OpPath::native;
+    d.register_kernel("add", dt, nat, [](const KernelArgs& a) {
+        range("accel::add", a.n, a.geometry, *a.stream,
+              AddFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
+    });
+    for (const char* op : {"sigmoid", "relu"}) {
+        const int act = op[0] == 's' ? act_sigmoid : act_relu;
+        d.register_kernel(op, dt, nat, [act](const KernelArgs& a) {
+            range(act == act_sigmoid ? "accel::sigmoid" : "accel::relu", a.n, a.geometry, *a.stream,
+                  ActivateFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], a.n), act});
+        });
+    }
+    d.register_kernel("relu_backward", dt, nat, [](const KernelArgs& a) {
+        range("accel::relu_backward", a.n, a.geometry, *a.stream,
+              ReluBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
+    });
+    d.register_kernel("sigmoid_backward", dt, nat, [](const KernelArgs& a) {
+        range("accel::sigmoid_backward", a.n, a.geometry, *a.stream,
+              SigmoidBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
+    });
+    d.register_kernel("bias_activation", dt, nat, [](const KernelArgs& a) {
+        const std::size_t total = a.m * a.n;
+        range("accel::bias_activation", total, a.geometry, *a.stream,
+              BiasActivationFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], total), static_cast<Index>(a.n),
+                                  a.scalars[0] != 0, act_code(a.act)});
+    });
+    d.register_kernel("column_sum", dt, nat, [](const KernelArgs& a) {
+        range("accel::column_sum", a.n, a.geometry, *a.stream,
+              ColumnSumFn<T>{cview<T>(a.in[0], a.m * a.n), view<T>(a.out[0], a.n), static_cast<Index>(a.m),
+                             static_cast<Index>(a.n)});
+    });
+    d.register_kernel("bce_with_logits", dt, nat, [](const KernelArgs& a) {
+        range("accel::bce_with_logits", a.n, a.geometry, *a.stream,
+              BceFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
+    });
+    d.register_kernel("bce_with_logits_backward", dt, nat, [](const KernelArgs& a) {
+        range("accel::bce_with_logits_backward", a.n, a.geometry, *a.stream,
+              BceBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n),
+                               static_cast<F>(a.scalars[0])});
+    });
+    d.register_kernel("adam_step", dt, nat, [](const KernelArgs& a) {
+        const auto sc = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
+        range("accel::adam_step", a.n, a.geometry, *a.stream,
+              AdamFn<T>{view<T>(a.out[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[1], a.n),
+                        view<T>(a.out[2], a.n), sc(0), sc(1), sc(2), sc(3), sc(4)});
+    });
+    if constexpr (std::is_same<T, float>::value) {
+        d.register_kernel("matmul", dt, nat, [](const KernelArgs& a) {
+            tiled("accel::matmul", matmul_fn(a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b),
+                  a.geometry, *a.stream);
+        });
+        d.register_kernel("dense", dt, nat, [](const KernelArgs& a) {
+            TiledMatmulFn f = matmul_fn(a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, false, true);  // x·Wᵀ
+            f.bias = cv(a.in[2], a.n);
+            f.act = act_code(a.act);
+            tiled("accel::dense", f, a.geometry, *a.stream);
+        });
+    } else {
+        // One output element per index: any geometry's chunk size is accepted.
+        const auto dot = [](const KernelArgs& a, bool dense) {
+            const std::size_t m = a.m, n = a.n, k = a.k;
+            LaunchGeometry g;
+            g.block = {64, 1, 1};
+            range(dense ? "accel::dense" : "accel::matmul", m * n, g, *a.stream,
+                  DotMatmulFn<T>{cview<T>(a.in[0], m * k), cview<T>(a.in[1], k * n),
+                                 dense ? cview<T>(a.in[2], n) : ConstTypedView<T>(), view<T>(a.out[0], m * n),
+                                 static_cast<Index>(m), static_cast<Index>(n), static_cast<Index>(k),
+                                 dense ? false : a.trans_a, dense ? true : a.trans_b,
+                                 dense ? act_code(a.act) : int(act_none)});
+        };
+        d.register_kernel("matmul", dt, nat, [dot](const KernelArgs& a) { dot(a, false); });
+        d.register_kernel("dense", dt, nat, [dot](const KernelArgs& a) { dot(a, true); });
+    }
+    if (have_vendor_blas() && (std::is_same<T, float>::value || std::is_same<T, double>::value))
+        d.register_kernel("gemm", dt, OpPath::vendor, [](const KernelArgs& a) {
+            gemm_vendor(instance_of(*a.stream), static_cast<const T*>(a.in[0]), static_cast<const T*>(a.in[1]),
+                        static_cast<T*>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b, a.scalars[0]);
+        });
 }
 
-void KokkosDevice::k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
-    range("accel::relu", n, g, s, ActivateFn{cv(x, n), fv(y, n), act_relu});
-}
+}  // namespace
 
-void KokkosDevice::k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
-                                   const LaunchGeometry& g, Stream& s) {
-    range("accel::relu_backward", n, g, s, ReluBackwardFn{cv(dy, n), cv(x, n), fv(dx, n)});
-}
-
-void KokkosDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
-                                      const LaunchGeometry& g, Stream& s) {
-    range("accel::sigmoid_backward", n, g, s, SigmoidBackwardFn{cv(dy, n), cv(y, n), fv(dx, n)});
-}
-
-void KokkosDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                            std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
-    tiled("accel::matmul", matmul_fn(a, b, c, m, n, k, ta, tb), g, s);
-}
-
-void KokkosDevice::k_gemm_vendor(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                                 std::size_t k, bool ta, bool tb, float beta, Stream& s) {
-    gemm_vendor(instance_of(s), static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), m,
-                n, k, ta, tb, beta);
-}
-
-void KokkosDevice::k_bias_activation(DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
-                                     bool read_y, Activation act, const LaunchGeometry& g, Stream& s) {
-    range("accel::bias_activation", rows * cols, g, s,
-          BiasActivationFn{cv(bias, cols), fv(y, rows * cols), static_cast<Index>(cols), read_y, act_code(act)});
-}
-
-void KokkosDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
-                           std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g, Stream& s) {
-    TiledMatmulFn f = matmul_fn(x, w, y, batch, out, in, false, true);  // x·Wᵀ, W stored [out, in]
-    f.bias = cv(bias, out);
-    f.act = act_code(act);
-    tiled("accel::dense", f, g, s);
-}
-
-void KokkosDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
-                                const LaunchGeometry& g, Stream& s) {
-    range("accel::column_sum", cols, g, s,
-          ColumnSumFn{cv(x, rows * cols), fv(y, cols), static_cast<Index>(rows), static_cast<Index>(cols)});
-}
-
-void KokkosDevice::k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n,
-                                     const LaunchGeometry& g, Stream& s) {
-    range("accel::bce_with_logits", n, g, s, BceFn{cv(z, n), cv(t, n), fv(l, n)});
-}
-
-void KokkosDevice::k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n,
-                                              float scale, const LaunchGeometry& g, Stream& s) {
-    range("accel::bce_with_logits_backward", n, g, s, BceBackwardFn{cv(z, n), cv(t, n), fv(dz, n), scale});
-}
-
-void KokkosDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n,
-                               float beta1, float beta2, float eps, float step_size, float bc2_sqrt,
-                               const LaunchGeometry& g, Stream& s) {
-    range("accel::adam_step", n, g, s,
-          AdamFn{fv(p, n), cv(grad, n), fv(m, n), fv(v, n), beta1, beta2, eps, step_size, bc2_sqrt});
+void KokkosDevice::register_kernels() {
+    register_dtype<float>(*this, DType::f32);
+    register_dtype<double>(*this, DType::f64);
+    register_dtype<Eigen::half>(*this, DType::f16);
+    register_dtype<Eigen::bfloat16>(*this, DType::bf16);
 }
 
 namespace {

@@ -65,11 +65,12 @@ std::string vendor_text() {
 }
 
 #if defined(ACCEL_KOKKOS_HAVE_KERNELS)
-void gemm_vendor(const ExecSpace& space, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
-                 std::size_t k, bool ta, bool tb, float beta) {
+template <class T>
+void gemm_vendor(const ExecSpace& space, const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k,
+                 bool ta, bool tb, double beta) {
     require_runtime();
-    using In = Kokkos::View<const float**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
-    using Out = Kokkos::View<float**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+    using In = Kokkos::View<const T**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+    using Out = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
     const In A = ta ? In(a, k, m) : In(a, m, k);
     const In B = tb ? In(b, n, k) : In(b, k, n);
     const Out C(c, m, n);
@@ -77,21 +78,29 @@ void gemm_vendor(const ExecSpace& space, const float* a, const float* b, float* 
 #if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40000
     // Kokkos Kernels 4 takes the instance: the gemm is ordered with the
     // stream's other work and runs on its CUDA/HIP stream or SYCL queue.
-    KokkosBlas::gemm(space, ta ? "T" : "N", tb ? "T" : "N", 1.0f, A, B, beta, C);
+    KokkosBlas::gemm(space, ta ? "T" : "N", tb ? "T" : "N", T(1), A, B, static_cast<T>(beta), C);
 #else
     // Kokkos Kernels 3 runs on the default instance of the views' space; on
     // Kokkos 3 every stream is that default instance (see KokkosStream), so
     // the gemm stays in order with the stream's work.
     (void)space;
-    KokkosBlas::gemm(ta ? "T" : "N", tb ? "T" : "N", 1.0f, A, B, beta, C);
+    KokkosBlas::gemm(ta ? "T" : "N", tb ? "T" : "N", T(1), A, B, static_cast<T>(beta), C);
 #endif
 }
+template void gemm_vendor<float>(const ExecSpace&, const float*, const float*, float*, std::size_t, std::size_t,
+                                 std::size_t, bool, bool, double);
+template void gemm_vendor<double>(const ExecSpace&, const double*, const double*, double*, std::size_t, std::size_t,
+                                  std::size_t, bool, bool, double);
 #else
-void gemm_vendor(const ExecSpace&, const float*, const float*, float*, std::size_t, std::size_t, std::size_t, bool,
-                 bool, float) {
+template <class T>
+void gemm_vendor(const ExecSpace&, const T*, const T*, T*, std::size_t, std::size_t, std::size_t, bool, bool, double) {
     throw Unsupported("kokkos: the vendor path (Kokkos Kernels) was not built: KokkosKernels was not found when "
                       "accel was configured; use the native path or reconfigure with KokkosKernels_ROOT");
 }
+template void gemm_vendor<float>(const ExecSpace&, const float*, const float*, float*, std::size_t, std::size_t,
+                                 std::size_t, bool, bool, double);
+template void gemm_vendor<double>(const ExecSpace&, const double*, const double*, double*, std::size_t, std::size_t,
+                                  std::size_t, bool, bool, double);
 #endif
 
 }  // namespace kokkos

@@ -1,5 +1,7 @@
 // Kokkos backend: elementwise kernels as functors, one index per call, run
-// with a RangePolicy over [0, n) (see KokkosDevice for the chunk size).
+// with a RangePolicy over [0, n) (see KokkosDevice for the chunk size). Each
+// is a template over the storage type T (float, double, Eigen::half,
+// Eigen::bfloat16) computing in F = Compute<T>: loads widen, stores round once.
 #pragma once
 
 #include "views.hpp"
@@ -7,63 +9,89 @@
 namespace accel {
 namespace kokkos {
 
+/// Widens a stored value to the compute type.
+template <class T>
+KOKKOS_INLINE_FUNCTION Compute<T> ld(const T& v) {
+    return static_cast<Compute<T>>(v);
+}
+/// Rounds a computed value to the storage type (to nearest, ties to even).
+template <class T>
+KOKKOS_INLINE_FUNCTION T st(Compute<T> v) {
+    return static_cast<T>(v);
+}
+
 /// c[i] = a[i] + b[i].
+template <class T>
 struct AddFn {
-    ConstView a, b;
-    FloatView c;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { c(i) = a(i) + b(i); }
+    ConstTypedView<T> a, b;
+    TypedView<T> c;
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { c(i) = st<T>(ld(a(i)) + ld(b(i))); }
 };
 
 /// y[i] = act(x[i]) for act ∈ {sigmoid, relu}; x may alias y (in place).
+template <class T>
 struct ActivateFn {
-    ConstView x;
-    FloatView y;
+    ConstTypedView<T> x;
+    TypedView<T> y;
     int act;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { y(i) = activate(x(i), act); }
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { y(i) = st<T>(activate(ld(x(i)), act)); }
 };
 
 /// dx[i] = x[i] > 0 ? dy[i] : 0.
+template <class T>
 struct ReluBackwardFn {
-    ConstView dy, x;
-    FloatView dx;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { dx(i) = x(i) > 0.0f ? dy(i) : 0.0f; }
+    ConstTypedView<T> dy, x;
+    TypedView<T> dx;
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
+        dx(i) = st<T>(ld(x(i)) > Compute<T>(0) ? ld(dy(i)) : Compute<T>(0));
+    }
 };
 
 /// dx[i] = dy[i] * y[i] * (1 - y[i]).
+template <class T>
 struct SigmoidBackwardFn {
-    ConstView dy, y;
-    FloatView dx;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { dx(i) = dy(i) * y(i) * (1.0f - y(i)); }
+    ConstTypedView<T> dy, y;
+    TypedView<T> dx;
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
+        const Compute<T> yi = ld(y(i));
+        dx(i) = st<T>(ld(dy(i)) * yi * (Compute<T>(1) - yi));
+    }
 };
 
 /// l[i] = bce1(z[i], t[i]).
+template <class T>
 struct BceFn {
-    ConstView z, t;
-    FloatView l;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { l(i) = bce1(z(i), t(i)); }
+    ConstTypedView<T> z, t;
+    TypedView<T> l;
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { l(i) = st<T>(bce1(ld(z(i)), ld(t(i)))); }
 };
 
 /// dz[i] = scale * (sigmoid(z[i]) - t[i]).
+template <class T>
 struct BceBackwardFn {
-    ConstView z, t;
-    FloatView dz;
-    float scale;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { dz(i) = scale * (sigmoid1(z(i)) - t(i)); }
+    ConstTypedView<T> z, t;
+    TypedView<T> dz;
+    Compute<T> scale;
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
+        dz(i) = st<T>(scale * (sigmoid1(ld(z(i))) - ld(t(i))));
+    }
 };
 
-/// PyTorch's Adam per element (see Device::k_adam_step).
+/// PyTorch's Adam per element (see ops::adam_step), in Compute<T>.
+template <class T>
 struct AdamFn {
-    FloatView p;
-    ConstView g;
-    FloatView m, v;
-    float beta1, beta2, eps, step_size, bc2_sqrt;
+    using F = Compute<T>;
+    TypedView<T> p;
+    ConstTypedView<T> g;
+    TypedView<T> m, v;
+    F beta1, beta2, eps, step_size, bc2_sqrt;
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        const float gi = g(i);
-        const float mi = beta1 * m(i) + (1.0f - beta1) * gi;
-        const float vi = beta2 * v(i) + (1.0f - beta2) * gi * gi;
-        m(i) = mi;
-        v(i) = vi;
-        p(i) -= step_size * mi / (kmath::sqrt(vi) / bc2_sqrt + eps);
+        const F gi = ld(g(i));
+        const F mi = beta1 * ld(m(i)) + (F(1) - beta1) * gi;
+        const F vi = beta2 * ld(v(i)) + (F(1) - beta2) * gi * gi;
+        m(i) = st<T>(mi);
+        v(i) = st<T>(vi);
+        p(i) = st<T>(ld(p(i)) - step_size * mi / (kmath::sqrt(vi) / bc2_sqrt + eps));
     }
 };
 
@@ -101,29 +129,53 @@ struct FmaProbeHostFn {
     void operator()(Index b) const { host_fma_block(y.data(), b * kFmaLanes, n, iterations); }
 };
 
-/// y[c] = Σ_r x[r*cols + c], one column per index, summed in row order.
+/// y[c] = Σ_r x[r*cols + c], one column per index, summed in row order in Compute<T>.
+template <class T>
 struct ColumnSumFn {
-    ConstView x;
-    FloatView y;
+    ConstTypedView<T> x;
+    TypedView<T> y;
     Index rows, cols;
     KOKKOS_INLINE_FUNCTION void operator()(Index c) const {
-        float s = 0.0f;
-        for (Index r = 0; r < rows; ++r) s += x(r * cols + c);
-        y(c) = s;
+        Compute<T> s = 0;
+        for (Index r = 0; r < rows; ++r) s += ld(x(r * cols + c));
+        y(c) = st<T>(s);
     }
 };
 
 /// y[r,c] = act((read_y ? y[r,c] : 0) + bias[c]) over y[rows, cols] flattened
 /// (bias empty: no bias): the vendor path's epilogue and its K = 0 result.
+template <class T>
 struct BiasActivationFn {
-    ConstView bias;
-    FloatView y;
+    using F = Compute<T>;
+    ConstTypedView<T> bias;
+    TypedView<T> y;
     Index cols;
     bool read_y;
     int act;
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        const float v = (read_y ? y(i) : 0.0f) + (bias.data() ? bias(i % cols) : 0.0f);
-        y(i) = activate(v, act);
+        const F v = (read_y ? ld(y(i)) : F(0)) + (bias.data() ? ld(bias(i % cols)) : F(0));
+        y(i) = st<T>(activate(v, act));
+    }
+};
+
+/// C[m,n] = act(op(A)·op(B) + bias) with one output element per index,
+/// accumulated in Compute<T> (matmul: no bias, act_none; dense: B = W
+/// transposed). The kernel of the dtypes that have no tuned tiled kernel
+/// (f64, f16, bf16): any launch geometry, plain dot products.
+template <class T>
+struct DotMatmulFn {
+    using F = Compute<T>;
+    ConstTypedView<T> a, b, bias;
+    TypedView<T> c;
+    Index m, n, k;
+    bool ta, tb;
+    int act;
+    KOKKOS_INLINE_FUNCTION void operator()(Index idx) const {
+        const Index i = idx / n, j = idx % n;
+        F s = 0;
+        for (Index p = 0; p < k; ++p) s += ld(a(ta ? p * m + i : i * k + p)) * ld(b(tb ? j * k + p : p * n + j));
+        if (bias.data()) s += ld(bias(j));
+        c(idx) = st<T>(activate(s, act));
     }
 };
 

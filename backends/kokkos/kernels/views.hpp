@@ -16,10 +16,34 @@ using MemSpace = ExecSpace::memory_space;
 /// Kernel index type (signed, 64-bit: tensors may exceed 2^31 elements).
 using Index = std::int64_t;
 using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-/// A device array of n floats wrapping memory accel allocated (not owned).
-using FloatView = Kokkos::View<float*, MemSpace, Unmanaged>;
-/// Read-only form of FloatView.
-using ConstView = Kokkos::View<const float*, MemSpace, Unmanaged>;
+/// A device array of n elements of storage type T wrapping memory accel
+/// allocated (not owned). T: float, double, Eigen::half (f16) or
+/// Eigen::bfloat16 (bf16) — Eigen's types, callable in device code, because
+/// Kokkos' own half_t is a float where the space has no native half
+/// (KOKKOS_HALF_T_IS_FLOAT: every host space in Kokkos 3), so it cannot hold
+/// accel's 16-bit storage.
+template <class T>
+using TypedView = Kokkos::View<T*, MemSpace, Unmanaged>;
+/// Read-only form of TypedView.
+template <class T>
+using ConstTypedView = Kokkos::View<const T*, MemSpace, Unmanaged>;
+/// The float32 views of the tuned f32 kernels.
+using FloatView = TypedView<float>;
+using ConstView = ConstTypedView<float>;
+
+/// The type a kernel computes in for storage type T: double for double,
+/// float otherwise (f16/bf16 are storage only: widened on load, rounded once
+/// on store).
+template <class T>
+struct ComputeOf {
+    using type = float;
+};
+template <>
+struct ComputeOf<double> {
+    using type = double;
+};
+template <class T>
+using Compute = typename ComputeOf<T>::type;
 
 /// Whether the default execution space runs on the host CPU (Serial, OpenMP,
 /// Threads, HPX): its memory is host memory. Host spaces get kernel bodies of
@@ -47,17 +71,19 @@ namespace kmath = ::Kokkos::Experimental;
 
 /// Stable logistic 1/(1+e^-x): exp() only of a non-positive argument, so it
 /// never overflows and keeps full relative accuracy for large negative x.
-KOKKOS_INLINE_FUNCTION float sigmoid1(float x) {
+template <class F>
+KOKKOS_INLINE_FUNCTION F sigmoid1(F x) {
     // One exp of -|x| and a select: no divergent branch on GPU spaces.
-    const float e = kmath::exp(-kmath::fabs(x));
-    const float r = 1.0f / (1.0f + e);
-    return x >= 0.0f ? r : e * r;
+    const F e = kmath::exp(-kmath::fabs(x));
+    const F r = F(1) / (F(1) + e);
+    return x >= F(0) ? r : e * r;
 }
 
 /// The stable BCE-with-logits term max(z,0) − z·t + log1p(exp(−|z|))
 /// (the formulation of PyTorch's BCEWithLogitsLoss).
-KOKKOS_INLINE_FUNCTION float bce1(float z, float t) {
-    return kmath::fmax(z, 0.0f) - z * t + kmath::log1p(kmath::exp(-kmath::fabs(z)));
+template <class F>
+KOKKOS_INLINE_FUNCTION F bce1(F z, F t) {
+    return kmath::fmax(z, F(0)) - z * t + kmath::log1p(kmath::exp(-kmath::fabs(z)));
 }
 
 /// Activation codes passed into kernels (Activation as a plain int so that
@@ -65,10 +91,14 @@ KOKKOS_INLINE_FUNCTION float bce1(float z, float t) {
 enum ActCode : int { act_none = 0, act_sigmoid = 1, act_relu = 2 };
 
 /// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
-KOKKOS_INLINE_FUNCTION float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+template <class F>
+KOKKOS_INLINE_FUNCTION F relu1(F x) {
+    return x <= F(0) ? F(0) : x;
+}
 
 /// Applies activation `act` (an ActCode) to v.
-KOKKOS_INLINE_FUNCTION float activate(float v, int act) {
+template <class F>
+KOKKOS_INLINE_FUNCTION F activate(F v, int act) {
     if (act == act_relu) return relu1(v);
     if (act == act_sigmoid) return sigmoid1(v);
     return v;
