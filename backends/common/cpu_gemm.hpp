@@ -43,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #if defined(__GNUC__)
 #define ACCEL_CPU_GEMM_INLINE inline __attribute__((always_inline))
@@ -108,6 +109,9 @@ struct GemmBlocking {
     /// A block is packed only if used by at least this many B micro-panels;
     /// otherwise read in place (packing would cost about as much as the products).
     static constexpr std::ptrdiff_t kPackAMinPanels = 3;
+    /// B is read in place (when its layout allows) for rectangles of at most
+    /// this many rows: a packed copy would serve too few micro-panels of A.
+    static constexpr std::ptrdiff_t kDirectBMaxRows = 4 * kMR;
 };
 
 /// Per-thread packing buffers, grown on demand and kept for the thread's
@@ -216,15 +220,17 @@ ACCEL_CPU_GEMM_INLINE void pack_b(const StridedMatrix<T>& B, std::ptrdiff_t p0, 
 
 /// The micro-kernel: the MR×(NV·lanes) tile C(i, j) = c[i·ldc + j], i < rows,
 /// j < cols, gets (accumulate ? C : 0) + Σ_p Â(i, p)·B̂(p, j) over p < kc,
-/// summed in increasing p. B̂(p, j) = b[p·NV·lanes + j] (a packed panel, zero
-/// padded); Â(i, p) = a[i·ars + p·acs] for all MR rows (packed: ars = 1,
+/// summed in increasing p. B̂(p, j) = b[p·ldb + j] (a packed panel, zero
+/// padded, ldb = NV·lanes; or B in place when its rows are contiguous and of
+/// the compute type); Â(i, p) = a[i·ars + p·acs] for all MR rows (packed: ars = 1,
 /// acs = MR, type Acc; in place: A's strides and storage type TA). Edge tiles
 /// (rows < MR or cols < width) go through a register-sized local tile.
 /// Thread-safe for disjoint tiles of C.
-template <class Acc, int NV, class TA, class TC>
+template <class Acc, int NV, class TA, class TB, class TC>
 ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict a, std::ptrdiff_t ars,
-                                        std::ptrdiff_t acs, const Acc* __restrict b, TC* __restrict c,
-                                        std::ptrdiff_t ldc, int rows, int cols, bool accumulate) {
+                                        std::ptrdiff_t acs, const TB* __restrict b, std::ptrdiff_t ldb,
+                                        TC* __restrict c, std::ptrdiff_t ldc, int rows, int cols, bool accumulate) {
+    static_assert(sizeof(TB) == sizeof(Acc), "B is read as compute-type vectors");
     constexpr int MR = GemmBlocking<Acc>::kMR;
     constexpr int L = GemmBlocking<Acc>::kLanes;
     constexpr int W = NV * L;
@@ -238,7 +244,7 @@ ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict 
         V bv[NV];
         // memcpy: unaligned loads, no vector passed by value (which would tie
         // the ABI to one instruction set).
-        for (int v = 0; v < NV; ++v) std::memcpy(&bv[v], b + p * W + v * L, sizeof(V));
+        for (int v = 0; v < NV; ++v) std::memcpy(&bv[v], b + p * ldb + v * L, sizeof(V));
         const TA* ap = a + p * acs;
         for (int i = 0; i < MR; ++i) {
             const Acc ai = static_cast<Acc>(ap[i * ars]);
@@ -266,7 +272,7 @@ ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict 
     for (std::ptrdiff_t p = 0; p < kc; ++p)
         for (int i = 0; i < MR; ++i) {
             const Acc ai = static_cast<Acc>(a[i * ars + p * acs]);
-            for (int j = 0; j < W; ++j) tile[i][j] += ai * b[p * W + j];
+            for (int j = 0; j < W; ++j) tile[i][j] += ai * static_cast<Acc>(b[p * ldb + j]);
         }
 #endif
     for (int i = 0; i < rows; ++i)
@@ -275,6 +281,30 @@ ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict 
             const Acc old = accumulate ? static_cast<Acc>(*out) : Acc(0);
             *out = static_cast<TC>(old + tile[i][j]);
         }
+}
+
+/// One micro-kernel call with the variant for the panel width w (NR or one
+/// vector) and for A packed (Acc, ars = 1, acs = MR) or in place (T, A's
+/// strides). Arguments as micro_kernel.
+template <class T, class Acc, class TB>
+ACCEL_CPU_GEMM_INLINE void micro_dispatch(int w, bool packed_a, std::ptrdiff_t kc, const void* a, std::ptrdiff_t ars,
+                                          std::ptrdiff_t acs, const TB* b, std::ptrdiff_t ldb, T* c,
+                                          std::ptrdiff_t ldc, int rows, int cols, bool accumulate) {
+    constexpr int NV = GemmBlocking<Acc>::kNV;
+    const bool wide = w == GemmBlocking<Acc>::kNR;
+    if (packed_a) {
+        const Acc* ap = static_cast<const Acc*>(a);
+        if (wide)
+            micro_kernel<Acc, NV>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+        else
+            micro_kernel<Acc, 1>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+    } else {
+        const T* ap = static_cast<const T*>(a);
+        if (wide)
+            micro_kernel<Acc, NV>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+        else
+            micro_kernel<Acc, 1>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+    }
 }
 
 /// C[i0:i1, j0:j1] = op(A)[i0:i1, :]·op(B)[:, j0:j1] (+ C when accumulate),
@@ -286,63 +316,73 @@ ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict 
 /// Thread-safe for disjoint rectangles (thread-local packing buffers); the
 /// calling thread does all the work.
 template <class T>
-ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T>& B, T* c, std::ptrdiff_t ldc, std::ptrdiff_t k,
-                 std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t j0, std::ptrdiff_t j1, bool accumulate) {
+ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T>& B, T* c, std::ptrdiff_t ldc,
+                                std::ptrdiff_t k, std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t j0,
+                                std::ptrdiff_t j1, bool accumulate) {
     using Acc = GemmCompute<T>;
     using Blk = GemmBlocking<Acc>;
     constexpr int MR = Blk::kMR;
     if (i1 <= i0 || j1 <= j0) return;
     if (k <= 0) {
         if (!accumulate)
-            for (std::ptrdiff_t i = i0; i < i1; ++i) std::fill(c + i * ldc + j0, c + i * ldc + j1, from_compute<T>(Acc(0)));
+            for (std::ptrdiff_t i = i0; i < i1; ++i)
+                std::fill(c + i * ldc + j0, c + i * ldc + j1, from_compute<T>(Acc(0)));
         return;
     }
     auto& buf = GemmBuffers<Acc>::of_this_thread();
     const std::ptrdiff_t kc_max = std::min(k, Blk::kKC);
     const std::ptrdiff_t nc_max = std::min(j1 - j0, Blk::kNC);
     const std::ptrdiff_t mc_max = std::min(i1 - i0, Blk::kMC);
-    Acc* const bp = GemmBuffers<Acc>::reserve(buf.b, buf.b_size,
-                                              static_cast<std::size_t>(kc_max * ((nc_max + Blk::kNR - 1) / Blk::kNR * Blk::kNR)));
+    Acc* const bp = GemmBuffers<Acc>::reserve(
+        buf.b, buf.b_size, static_cast<std::size_t>(kc_max * ((nc_max + Blk::kNR - 1) / Blk::kNR * Blk::kNR)));
     Acc* const ap = GemmBuffers<Acc>::reserve(buf.a, buf.a_size,
                                               static_cast<std::size_t>(kc_max * ((mc_max + MR - 1) / MR * MR)));
+    // B in place (rows contiguous, already the compute type): when few row
+    // panels would reuse a packed copy, packing costs more than it saves.
+    const bool direct_b =
+        std::is_same<T, Acc>::value && B.cs == 1 && i1 - i0 <= Blk::kDirectBMaxRows;
     for (std::ptrdiff_t jc = j0; jc < j1; jc += Blk::kNC) {
         const std::ptrdiff_t nc = std::min(Blk::kNC, j1 - jc);
         const std::ptrdiff_t panels = (nc + Blk::kNR - 1) / Blk::kNR;
+        // In place, A's micro-panel is read by every B panel: worth packing only for several.
+        const bool packed_a = panels >= Blk::kPackAMinPanels;
         for (std::ptrdiff_t pc = 0; pc < k; pc += Blk::kKC) {
             const std::ptrdiff_t kc = std::min(Blk::kKC, k - pc);
             const bool acc_pass = accumulate || pc > 0;
-            pack_b<T, Acc>(B, pc, kc, jc, nc, bp);
-            // In place, A's micro-panel is read by every B panel: worth it only for few panels.
-            const bool packed_a = panels >= Blk::kPackAMinPanels;
+            const std::ptrdiff_t full = nc / Blk::kNR * Blk::kNR;  // columns in full-width panels
+            if (!direct_b)
+                pack_b<T, Acc>(B, pc, kc, jc, nc, bp);
+            else if (full < nc)  // the partial panel is packed (zero padded) even in place
+                pack_b<T, Acc>(B, pc, kc, jc + full, nc - full, bp + full * kc);
             for (std::ptrdiff_t ic = i0; ic < i1; ic += Blk::kMC) {
                 const std::ptrdiff_t mc = std::min(Blk::kMC, i1 - ic);
                 if (packed_a) pack_a<T, Acc>(A, ic, mc, pc, kc, ap);
                 for (std::ptrdiff_t q = 0; q < nc;) {
                     const int w = panel_width<Acc>(nc, q);
                     const int cols = static_cast<int>(std::min<std::ptrdiff_t>(w, nc - q));
-                    const Acc* bpanel = bp + q * kc;
+                    const bool b_in_place = direct_b && q < full;
+                    const T* b_src = B.at(pc, jc + q);
+                    const Acc* b_packed = bp + q * kc;
                     for (std::ptrdiff_t ir = 0; ir < mc; ir += MR) {
                         const int rows = static_cast<int>(std::min<std::ptrdiff_t>(MR, mc - ir));
                         T* ct = c + (ic + ir) * ldc + jc + q;
-                        if (packed_a || rows < MR) {
-                            const Acc* apanel = ap + ir * kc;
-                            if (!packed_a) {  // edge rows read in place would run past A: pack them (zero padded)
-                                pack_a<T, Acc>(A, ic + ir, rows, pc, kc, ap);
-                                apanel = ap;
-                            }
-                            if (w == Blk::kNR)
-                                micro_kernel<Acc, Blk::kNV, Acc, T>(kc, apanel, 1, MR, bpanel, ct, ldc, rows, cols,
-                                                                    acc_pass);
-                            else
-                                micro_kernel<Acc, 1, Acc, T>(kc, apanel, 1, MR, bpanel, ct, ldc, rows, cols, acc_pass);
-                        } else {
-                            const T* arow = A.at(ic + ir, pc);
-                            if (w == Blk::kNR)
-                                micro_kernel<Acc, Blk::kNV, T, T>(kc, arow, A.rs, A.cs, bpanel, ct, ldc, rows, cols,
-                                                                  acc_pass);
-                            else
-                                micro_kernel<Acc, 1, T, T>(kc, arow, A.rs, A.cs, bpanel, ct, ldc, rows, cols, acc_pass);
+                        const void* a_src = A.at(ic + ir, pc);
+                        std::ptrdiff_t ars = A.rs, acs = A.cs;
+                        bool a_packed = packed_a;
+                        if (packed_a) {
+                            a_src = ap + ir * kc;
+                        } else if (rows < MR) {  // edge rows read in place would run past A: pack them (zero padded)
+                            pack_a<T, Acc>(A, ic + ir, rows, pc, kc, ap);
+                            a_src = ap;
+                            a_packed = true;
                         }
+                        if (a_packed) ars = 1, acs = MR;
+                        if (b_in_place)
+                            micro_dispatch<T, Acc, T>(w, a_packed, kc, a_src, ars, acs, b_src, B.rs, ct, ldc, rows,
+                                                      cols, acc_pass);
+                        else
+                            micro_dispatch<T, Acc, Acc>(w, a_packed, kc, a_src, ars, acs, b_packed, w, ct, ldc, rows,
+                                                        cols, acc_pass);
                     }
                     q += w;
                 }
