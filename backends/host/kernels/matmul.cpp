@@ -1,72 +1,66 @@
 #include "matmul.hpp"
 
+#include "../../common/cpu_gemm.hpp"
 #include "parallel.hpp"
 #include "simd.hpp"
 
 #include <algorithm>
-#include <vector>
 
 namespace accel {
 namespace host {
 
 namespace {
-constexpr std::size_t kTileK = 256;  // rows of op(B) kept hot in L2 per pass
-constexpr std::size_t kTileN = 256;  // columns of C per pass (4 C rows of this fit L1)
-constexpr std::size_t kRows = 4;     // C rows updated together: each B row is loaded once for 4 FMAs
+using Blocking = cpu::GemmBlocking<float>;
 
-// C[r0:r1, :] = op(A)[r0:r1, :]·B, with B already row-major [k, n].
+/// Below this many multiply-adds one thread does the whole product: waking
+/// the team costs more than it saves (and under CPU contention a descheduled
+/// peer can stall the op for a scheduler time slice).
+constexpr std::size_t kSerialWork = std::size_t{1} << 20;
+/// Tiles handed out per thread: more than one, so that a thread the OS
+/// preempts leaves its remaining tiles to the others.
+constexpr std::size_t kTilesPerThread = 2;
+/// Smallest tile height worth splitting M into: each row tile packs its own
+/// copy of op(B), so thin tiles would repack B too often.
+constexpr std::size_t kMinTileRows = 64;
+
+/// C[i0:i1, j0:j1] = op(A)·op(B) over that rectangle (row-major C [m, n];
+/// A stored [m, k], or [k, m] when ta; B stored [k, n], or [n, k] when tb).
+/// Compiled per x86 level (ACCEL_HOST_MULTIVERSION): the GEMM is inlined
+/// here and vectorized for each. Thread-safe for disjoint rectangles.
 ACCEL_HOST_MULTIVERSION
-void matmul_rows(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
-                 std::size_t r0, std::size_t r1) {
-    auto a_at = [&](std::size_t i, std::size_t p) { return ta ? a[p * m + i] : a[i * k + p]; };
-    for (std::size_t i = r0; i < r1; ++i) std::fill(c + i * n, c + (i + 1) * n, 0.0f);
-    for (std::size_t j0 = 0; j0 < n; j0 += kTileN) {
-        const std::size_t j1 = std::min(n, j0 + kTileN);
-        for (std::size_t p0 = 0; p0 < k; p0 += kTileK) {
-            const std::size_t p1 = std::min(k, p0 + kTileK);
-            std::size_t i = r0;
-            for (; i + kRows <= r1; i += kRows) {
-                float* __restrict c0 = c + i * n;
-                float* __restrict c1 = c0 + n;
-                float* __restrict c2 = c1 + n;
-                float* __restrict c3 = c2 + n;
-                for (std::size_t p = p0; p < p1; ++p) {
-                    const float a0 = a_at(i, p), a1 = a_at(i + 1, p), a2 = a_at(i + 2, p), a3 = a_at(i + 3, p);
-                    const float* __restrict br = b + p * n;
-                    for (std::size_t j = j0; j < j1; ++j) {
-                        const float bv = br[j];
-                        c0[j] += a0 * bv;
-                        c1[j] += a1 * bv;
-                        c2[j] += a2 * bv;
-                        c3[j] += a3 * bv;
-                    }
-                }
-            }
-            for (; i < r1; ++i) {
-                float* __restrict cr = c + i * n;
-                for (std::size_t p = p0; p < p1; ++p) {
-                    const float av = a_at(i, p);
-                    const float* __restrict br = b + p * n;
-                    for (std::size_t j = j0; j < j1; ++j) cr[j] += av * br[j];
-                }
-            }
-        }
-    }
+void gemm_tile(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+               bool tb, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+    using D = std::ptrdiff_t;
+    const cpu::StridedMatrix<float> A{a, ta ? D{1} : D(k), ta ? D(m) : D{1}};
+    const cpu::StridedMatrix<float> B{b, tb ? D{1} : D(n), tb ? D(k) : D{1}};
+    cpu::gemm<float>(A, B, c, D(n), D(k), D(i0), D(i1), D(j0), D(j1), false);
 }
+
+std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
 }  // namespace
 
 void matmul_native(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
                    bool tb) {
-    // op(B) as row-major [k, n], packed once when transposed so the inner loop is unit-stride.
-    std::vector<float> bt;
-    const float* bp = b;
-    if (tb) {
-        bt.resize(k * n);
-        for (std::size_t j = 0; j < n; ++j)
-            for (std::size_t p = 0; p < k; ++p) bt[p * n + j] = b[j * k + p];
-        bp = bt.data();
+    if (m == 0 || n == 0) return;
+    const std::size_t threads = thread_count();
+    if (threads <= 1 || m * n * std::max<std::size_t>(k, 1) < kSerialWork) {
+        gemm_tile(a, b, c, m, n, k, ta, tb, 0, m, 0, n);
+        return;
     }
-    parallel_for(m, 16, [&](std::size_t r0, std::size_t r1) { matmul_rows(a, bp, c, m, n, k, ta, r0, r1); });
+    // Tiles of C: split M first (each row tile repacks op(B), A is packed
+    // once per tile either way); when M is too short for that, split N too,
+    // where narrow column tiles read A in place and pack only their own B columns.
+    const std::size_t want = threads * kTilesPerThread;
+    const std::size_t row_tiles = std::clamp<std::size_t>(m / kMinTileRows, 1, want);
+    const std::size_t col_tiles =
+        std::min((want + row_tiles - 1) / row_tiles, (n + Blocking::kNR - 1) / Blocking::kNR);
+    const std::size_t tile_m = round_up((m + row_tiles - 1) / row_tiles, Blocking::kMR);
+    const std::size_t tile_n = round_up((n + col_tiles - 1) / col_tiles, Blocking::kNR);
+    const std::size_t tiles_m = (m + tile_m - 1) / tile_m, tiles_n = (n + tile_n - 1) / tile_n;
+    parallel_items(tiles_m * tiles_n, [&](std::size_t t) {
+        const std::size_t i0 = (t / tiles_n) * tile_m, j0 = (t % tiles_n) * tile_n;
+        gemm_tile(a, b, c, m, n, k, ta, tb, i0, std::min(m, i0 + tile_m), j0, std::min(n, j0 + tile_n));
+    });
 }
 
 }  // namespace host

@@ -1,5 +1,5 @@
-// Host native matmul: cache-blocked i-k-j loops (the CPU analogue of the GPU
-// backends' shared-memory tiles), rows of C split across threads.
+// Host native matmul: the packed, register-blocked CPU GEMM of
+// backends/common/cpu_gemm.hpp, tiles of C spread over OpenMP threads.
 #pragma once
 
 #include <cstddef>

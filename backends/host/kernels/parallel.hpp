@@ -30,5 +30,22 @@ void parallel_for(std::size_t n, std::size_t grain, Fn&& fn) {
     }
 }
 
+/// Runs fn(i) for every i in [0, count) on OpenMP's thread team (at most
+/// thread_count() threads), handing items out one at a time as threads come
+/// free: a thread the OS preempts holds back only the item it is on. Runs
+/// inline when there is one item or one thread. fn must be safe to call
+/// concurrently for distinct i.
+template <class Fn>
+void parallel_items(std::size_t count, Fn&& fn) {
+    const std::size_t workers = std::min<std::size_t>(thread_count(), count);
+    if (workers <= 1) {
+        for (std::size_t i = 0; i < count; ++i) fn(i);
+        return;
+    }
+    const long long n = static_cast<long long>(count);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast<int>(workers))
+    for (long long i = 0; i < n; ++i) fn(static_cast<std::size_t>(i));
+}
+
 }  // namespace host
 }  // namespace accel

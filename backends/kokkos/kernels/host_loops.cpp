@@ -1,12 +1,12 @@
-// Kokkos backend, host spaces only: the inner loops of the native matmul and
-// of the fma_throughput probe as plain functions over raw pointers, so the
-// compiler vectorizes them; compiled for AVX-512, AVX2+FMA and baseline
+// Kokkos backend, host spaces only: the inner loops of the native matmul (the
+// shared CPU GEMM) and of the fma_throughput probe as plain functions over
+// raw pointers, so the compiler vectorizes them; compiled for AVX-512, AVX2+FMA and baseline
 // x86-64 and picked at load time (ACCEL_KOKKOS_MULTIVERSION). Kernels of
 // device spaces never call them.
 #include "elementwise.hpp"
 #include "matmul.hpp"
 
-#include <cstring>
+#include "../../common/cpu_gemm.hpp"
 
 namespace accel {
 namespace kokkos {
@@ -16,48 +16,21 @@ namespace {
 #if defined(__GNUC__)
 // 16 floats as one value (GCC/Clang vector extensions): one AVX-512
 // register, two AVX2 or four SSE registers, whichever the clone targets.
-// Written out so that the compiler vectorizes across columns, never across
-// the k loop (which it otherwise does, with shuffles, 3 GFLOP/s).
 typedef float F16 __attribute__((vector_size(64)));
-// Loads and stores through memcpy (unaligned; no vector passed by value,
-// which would tie the function's ABI to the clone's instruction set).
-#define ACCEL_LOAD16(v, p) std::memcpy(&(v), (p), sizeof(F16))
-#define ACCEL_STORE16(p, v) std::memcpy((p), &(v), sizeof(F16))
 #endif
 
-// R rows × 16-column blocks of c, accumulated in registers over the whole depth.
-template <int R>
-inline void tile_rows(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index ldb, int cols,
-                      Index depth) {
-    int j = 0;
-#if defined(__GNUC__)
-    for (; j + 16 <= cols; j += 16) {
-        F16 acc[R];
-        for (int i = 0; i < R; ++i) ACCEL_LOAD16(acc[i], c + i * ldc + j);
-        for (Index kk = 0; kk < depth; ++kk) {
-            F16 bv;
-            ACCEL_LOAD16(bv, b + kk * ldb + j);
-            for (int i = 0; i < R; ++i) acc[i] += a[i * ars + kk * aks] * bv;
-        }
-        for (int i = 0; i < R; ++i) ACCEL_STORE16(c + i * ldc + j, acc[i]);
-    }
-#endif
-    for (; j < cols; ++j)  // the last cols % 16 columns
-        for (int i = 0; i < R; ++i) {
-            float s = c[i * ldc + j];
-            for (Index kk = 0; kk < depth; ++kk) s += a[i * ars + kk * aks] * b[kk * ldb + j];
-            c[i * ldc + j] = s;
-        }
-}
 }  // namespace
 
+/// c[rows × cols] += A·B over `depth` products (see matmul.hpp): the shared
+/// CPU GEMM (backends/common/cpu_gemm.hpp) on this tile, on the calling
+/// thread; A read in place or packed by it, B repacked into its panels.
+/// Inlined here, so each multi-versioned clone vectorizes it for its level.
 ACCEL_KOKKOS_MULTIVERSION
 void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index ldb, int rows, int cols,
                Index depth) {
-    int r = 0;
-    // Four rows at once: each row of b is loaded once for four FMAs.
-    for (; r + 4 <= rows; r += 4) tile_rows<4>(c + r * ldc, ldc, a + r * ars, ars, aks, b, ldb, cols, depth);
-    for (; r < rows; ++r) tile_rows<1>(c + r * ldc, ldc, a + r * ars, ars, aks, b, ldb, cols, depth);
+    const cpu::StridedMatrix<float> A{a, ars, aks};
+    const cpu::StridedMatrix<float> B{b, ldb, 1};
+    cpu::gemm<float>(A, B, c, ldc, depth, 0, rows, 0, cols, true);
 }
 
 ACCEL_KOKKOS_MULTIVERSION

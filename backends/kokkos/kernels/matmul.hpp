@@ -7,7 +7,8 @@
 // tile [kTileK × bx] into scratch, then adds the kTileK products to the
 // tile's accumulators (in scratch). Tiles are walked grid-stride by league
 // rank, so any league size ≥ 1 is correct. Each output is a float32 sum over
-// k in increasing order; K == 0 gives the epilogue of zero (bias,
+// k in increasing order (host spaces: of KC-deep partial sums, see
+// host_tile); K == 0 gives the epilogue of zero (bias,
 // activation), i.e. zeros for matmul.
 //
 // Two bodies, chosen at compile time by the kind of the default space:
@@ -16,8 +17,8 @@
 //    (threadIdx.y → team rank, threadIdx.x → lane) — striding over them when
 //    the space offers fewer; team barriers separate loading and use.
 //  - Host spaces (Serial, OpenMP, Threads): a team is ONE thread, which
-//    computes whole tiles alone with plain loops over raw scratch pointers
-//    (host_tile_slice, compiled for AVX-512 / AVX2+FMA / baseline). A team
+//    computes whole tiles alone with the shared CPU GEMM over raw pointers
+//    (host_tile, compiled for AVX-512 / AVX2+FMA / baseline). A team
 //    of several CPU threads would meet a barrier twice per K slice (about
 //    130 per 32×32 tile at K = 1024) and, on OpenMP, one team would hold
 //    every thread: one tile at a time, 4.5 GFLOP/s on 2 threads against
@@ -36,12 +37,13 @@ namespace kokkos {
 /// 32×32 block at 8 KiB, inside every space's level-0 scratch.
 constexpr int kTileK = 16;
 
-/// Depth of the K slice of B packed per step by the host body (floats):
-/// 128 × 32 columns is 16 KiB, which stays in L1 beside the tile's accumulators.
+/// Depth of the K slice of a transposed B (tb) copied per step by the host
+/// body (floats): 128 × 32 columns is 16 KiB of scratch.
 constexpr int kHostTileK = 128;
 
-/// Host spaces only: c[rows × cols] += A·B over `depth` products, summed in
-/// increasing order, where c is row-major with row stride ldc, A's element
+/// Host spaces only: c[rows × cols] += A·B over `depth` products (the shared
+/// CPU GEMM, backends/common/cpu_gemm.hpp: partial sums of KC products in
+/// increasing order, added in turn), where c is row-major with row stride ldc, A's element
 /// (r, kk) is a[r·ars + kk·aks] (any layout), and B's element (kk, j) is
 /// b[kk·ldb + j] (rows contiguous). Defined in kernels/host_loops.cpp,
 /// multi-versioned; not callable from device code.
@@ -73,9 +75,7 @@ struct TiledMatmul {
 
     /// Scratch bytes one team needs for a by × bx tile.
     static std::size_t scratch_bytes(int bx, int by) {
-        if (Host)
-            return Scratch::shmem_size(static_cast<std::size_t>(kHostTileK) * bx) +
-                   Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
+        if (Host) return Scratch::shmem_size(static_cast<std::size_t>(kHostTileK) * bx);
         return Scratch::shmem_size(static_cast<std::size_t>(by) * kTileK) +
                Scratch::shmem_size(static_cast<std::size_t>(kTileK) * bx) +
                Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
@@ -95,40 +95,42 @@ struct TiledMatmul {
             team_body(t);
     }
 
-    /// Host spaces, one thread per team: whole tiles with plain loops. The
-    /// tile's accumulators (rows × cols valid outputs) sit in scratch; A is
-    /// read in place; B is packed by slices of kHostTileK rows into scratch
-    /// (contiguous vector loads, reused by every row of the tile, and no
-    /// cache-set conflicts from walking B's columns with a stride of N).
+    /// Host spaces, one thread per team: whole tiles on the shared CPU GEMM
+    /// (host_tile), written in place in C. With B stored [K, N] the GEMM
+    /// reads B's rows where they are, over the whole depth at once; with B
+    /// stored [N, K] (tb) slices of kHostTileK rows of op(B) are first
+    /// transposed into scratch (host_tile needs contiguous rows of B). The
+    /// epilogue (bias, activation) then runs over the finished tile.
     void host_body(const Member& t) const {
         Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kHostTileK) * bx);
-        Scratch sc(t.team_scratch(scratch_level), static_cast<std::size_t>(bx) * by);
         float* const pb = sb.data();
-        float* const pc = sc.data();
         const Index ars = ta ? 1 : k, aks = ta ? m : 1;  // A(row, kk) = a[row·ars + kk·aks]
         for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
             const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
             const int rows = static_cast<int>(m - row0 < by ? m - row0 : by);
             const int cols = static_cast<int>(n - col0 < bx ? n - col0 : bx);
-            for (int i = 0; i < rows * bx; ++i) pc[i] = 0.0f;
-            for (Index k0 = 0; k0 < k; k0 += kHostTileK) {
-                const int depth = static_cast<int>(k - k0 < kHostTileK ? k - k0 : kHostTileK);
-                if (tb) {
-                    for (int kk = 0; kk < depth; ++kk)
-                        for (int cc = 0; cc < cols; ++cc) pb[kk * bx + cc] = b((col0 + cc) * k + k0 + kk);
-                } else {
-                    for (int kk = 0; kk < depth; ++kk) {
-                        const float* src = b.data() + (k0 + kk) * n + col0;
-                        for (int cc = 0; cc < cols; ++cc) pb[kk * bx + cc] = src[cc];
-                    }
-                }
-                host_tile(pc, bx, a.data() + row0 * ars + k0 * aks, ars, aks, pb, bx, rows, cols, depth);
-            }
+            float* const ct = c.data() + row0 * n + col0;
+            const int ldc = static_cast<int>(n);
             for (int r = 0; r < rows; ++r)
-                for (int cc = 0; cc < cols; ++cc) {
-                    const float v = pc[r * bx + cc] + (bias.data() ? bias(col0 + cc) : 0.0f);
-                    c((row0 + r) * n + col0 + cc) = activate(v, act);
+                for (int cc = 0; cc < cols; ++cc) ct[r * n + cc] = 0.0f;
+            if (!tb) {
+                host_tile(ct, ldc, a.data() + row0 * ars, ars, aks, b.data() + col0, n, rows, cols, k);
+            } else {
+                for (Index k0 = 0; k0 < k; k0 += kHostTileK) {
+                    const int depth = static_cast<int>(k - k0 < kHostTileK ? k - k0 : kHostTileK);
+                    for (int cc = 0; cc < cols; ++cc) {
+                        const float* src = b.data() + (col0 + cc) * k + k0;
+                        for (int kk = 0; kk < depth; ++kk) pb[kk * bx + cc] = src[kk];
+                    }
+                    host_tile(ct, ldc, a.data() + row0 * ars + k0 * aks, ars, aks, pb, bx, rows, cols, depth);
                 }
+            }
+            if (bias.data() || act != act_none)
+                for (int r = 0; r < rows; ++r)
+                    for (int cc = 0; cc < cols; ++cc) {
+                        float& v = ct[r * n + cc];
+                        v = activate(v + (bias.data() ? bias(col0 + cc) : 0.0f), act);
+                    }
         }
     }
 

@@ -1,0 +1,395 @@
+// One register-blocked GEMM for CPUs, shared by the host backend and the
+// Kokkos backend's host execution spaces (header-only, no dependencies).
+//
+// The algorithm is the layered blocking of K. Goto and R. van de Geijn,
+// "Anatomy of High-Performance Matrix Multiplication" (ACM TOMS 34(3), 2008)
+// and of BLIS (F. Van Zee and R. van de Geijn, "BLIS: A Framework for Rapidly
+// Instantiating BLAS Functionality", ACM TOMS 41(3), 2015):
+//
+//   for jc in steps of NC over the columns of C       B block  KC×NC  (L3)
+//     for pc in steps of KC over the depth              packed once per (jc, pc)
+//       for ic in steps of MC over the rows of C       A block  MC×KC  (L2)
+//         for jr in steps of NR                         B micro-panel KC×NR (L1)
+//           for ir in steps of MR                       A micro-panel MR×KC
+//             micro-kernel: MR×NR tile of C held in registers over KC products
+//
+// Packing copies op(A) and op(B) into contiguous micro-panels (k-major, MR or
+// NR values per depth step), which is also where transposes disappear: both
+// operands are described by a row and a column stride, so one code path
+// serves all four transpose cases. Packing converts the storage type T to
+// the compute type (GemmType<T>::Compute), so 16-bit storage (f16/bf16 →
+// float) or double (double accumulation) need a GemmType specialization and
+// a conversion, not another driver. Only float is instantiated today.
+//
+// Skinny shapes: a narrow NR (one vector) takes column remainders, so N = 10
+// computes 16 columns rather than 32; A is read in place (no packing) when a
+// packed A block would be used by fewer than kPackAMinPanels micro-panels of
+// B, so small N or small K does not pay a packing pass per product.
+//
+// Parallelism belongs to the caller: gemm() computes one rectangle of C
+// (rows [i0, i1) × columns [j0, j1)) with thread-local packing buffers, so
+// callers split C across threads (host: OpenMP tiles) or run it whole
+// (Kokkos Serial).
+//
+// Vectorization: the micro-kernel is written with GCC/Clang vector
+// extensions (one value = 64 bytes: one AVX-512 register, two AVX2 or four
+// SSE registers). Every function here is force-inlined, so the caller decides
+// the instruction set by compiling its entry point for several targets
+// (function multi-versioning); plain loops stand in on other compilers.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#if defined(__GNUC__)
+#define ACCEL_CPU_GEMM_INLINE inline __attribute__((always_inline))
+#define ACCEL_CPU_GEMM_VECTOR 1
+#else
+#define ACCEL_CPU_GEMM_INLINE inline
+#define ACCEL_CPU_GEMM_VECTOR 0
+#endif
+
+namespace accel {
+namespace cpu {
+
+/// Storage type T → the type packing converts to and products accumulate in.
+/// float → float. (Later: double → double; f16/bf16 → float.)
+template <class T>
+struct GemmType;
+template <>
+struct GemmType<float> {
+    using Compute = float;
+};
+
+template <class T>
+using GemmCompute = typename GemmType<T>::Compute;
+
+/// Storage → compute type, and back (plain conversions for float; a 16-bit
+/// type would specialize these). Pure; thread-safe.
+template <class T>
+ACCEL_CPU_GEMM_INLINE GemmCompute<T> to_compute(T v) {
+    return static_cast<GemmCompute<T>>(v);
+}
+template <class T>
+ACCEL_CPU_GEMM_INLINE T from_compute(GemmCompute<T> v) {
+    return static_cast<T>(v);
+}
+
+/// A read-only matrix of any layout: element (i, j) is data[i·rs + j·cs]
+/// (row-major [rows, cols]: rs = cols, cs = 1; its transpose: rs = 1, cs = cols).
+template <class T>
+struct StridedMatrix {
+    const T* data;
+    std::ptrdiff_t rs, cs;
+    ACCEL_CPU_GEMM_INLINE const T* at(std::ptrdiff_t i, std::ptrdiff_t j) const { return data + i * rs + j * cs; }
+};
+
+/// Register tile and cache blocking for compute type Acc (counts of elements).
+template <class Acc>
+struct GemmBlocking {
+    static constexpr int kLanes = static_cast<int>(64 / sizeof(Acc));  ///< values per 64-byte vector
+    static constexpr int kMR = 8;                                      ///< rows of the register tile
+    static constexpr int kNV = 2;                                      ///< vectors per row of the tile
+    static constexpr int kNR = kNV * kLanes;                           ///< columns of the tile (32 floats)
+    /// 8×2 = 16 accumulator vectors: enough independent FMA chains to cover
+    /// two FMA pipes of latency 4, leaving registers for B and broadcasts.
+    /// KC: depth of one pass. A B micro-panel (KC×NR, 32 KiB for float) stays
+    /// in a 48 KiB L1 beside the A micro-panel streamed from L2.
+    static constexpr std::ptrdiff_t kKC = 256;
+    /// MC: rows per A block (MC×KC, 192 KiB for float): in L2, reused by
+    /// every B micro-panel of the block.
+    static constexpr std::ptrdiff_t kMC = 192;
+    /// NC: columns per B block (KC×NC, 2 MiB for float): in L2/L3, reused by
+    /// every A block of the rectangle.
+    static constexpr std::ptrdiff_t kNC = 2048;
+    /// A block is packed only if used by at least this many B micro-panels;
+    /// otherwise read in place (packing would cost about as much as the products).
+    static constexpr std::ptrdiff_t kPackAMinPanels = 3;
+    /// B is read in place (when its layout allows) for rectangles of at most
+    /// this many rows: a packed copy would serve too few micro-panels of A.
+    static constexpr std::ptrdiff_t kDirectBMaxRows = 4 * kMR;
+};
+
+/// Per-thread packing buffers, grown on demand and kept for the thread's
+/// life (64-byte aligned). Each thread has its own: thread-safe.
+template <class Acc>
+struct GemmBuffers {
+    Acc* a = nullptr;
+    Acc* b = nullptr;
+    std::size_t a_size = 0, b_size = 0;
+    GemmBuffers() = default;
+    GemmBuffers(const GemmBuffers&) = delete;
+    GemmBuffers& operator=(const GemmBuffers&) = delete;
+    ~GemmBuffers() {
+        std::free(a);
+        std::free(b);
+    }
+    /// Pointer to at least `count` values of buf (old contents dropped).
+    static Acc* reserve(Acc*& buf, std::size_t& size, std::size_t count) {
+        if (count > size) {
+            std::free(buf);
+            const std::size_t bytes = (count * sizeof(Acc) + 63) / 64 * 64;
+            buf = static_cast<Acc*>(std::aligned_alloc(64, bytes));
+            if (!buf) {
+                size = 0;
+                throw std::bad_alloc();
+            }
+            size = count;
+        }
+        return buf;
+    }
+    static GemmBuffers& of_this_thread() {
+        thread_local GemmBuffers buffers;
+        return buffers;
+    }
+};
+
+/// Packs rows [i0, i0 + rows) × depth [p0, p0 + kc) of A into micro-panels
+/// of MR rows: panel r holds dst[r·MR·kc + p·MR + i] = A(i0 + r·MR + i, p0 + p),
+/// rows past `rows` zero. dst holds ceil(rows / MR)·MR·kc values. Thread-safe
+/// for distinct dst.
+template <class T, class Acc>
+ACCEL_CPU_GEMM_INLINE void pack_a(const StridedMatrix<T>& A, std::ptrdiff_t i0, std::ptrdiff_t rows, std::ptrdiff_t p0,
+                                  std::ptrdiff_t kc, Acc* __restrict dst) {
+    constexpr int MR = GemmBlocking<Acc>::kMR;
+    for (std::ptrdiff_t r = 0; r < rows; r += MR, dst += MR * kc) {
+        const std::ptrdiff_t h = std::min<std::ptrdiff_t>(MR, rows - r);
+        const T* src = A.at(i0 + r, p0);
+        if (h == MR && A.rs == 1) {
+            // Columns of A contiguous (op(A) = stored Aᵀ): MR values per depth step.
+            for (std::ptrdiff_t p = 0; p < kc; ++p)
+                for (int i = 0; i < MR; ++i) dst[p * MR + i] = to_compute<T>(src[p * A.cs + i]);
+        } else if (h == MR) {
+            // Rows of A: read each row along the depth, write with stride MR.
+            for (int i = 0; i < MR; ++i) {
+                const T* row = src + i * A.rs;
+                for (std::ptrdiff_t p = 0; p < kc; ++p) dst[p * MR + i] = to_compute<T>(row[p * A.cs]);
+            }
+        } else {
+            for (std::ptrdiff_t p = 0; p < kc; ++p)
+                for (int i = 0; i < MR; ++i)
+                    dst[p * MR + i] = i < h ? to_compute<T>(src[i * A.rs + p * A.cs]) : Acc(0);
+        }
+    }
+}
+
+/// Width of the B micro-panel starting `done` columns into a block of `cols`:
+/// NR, or one vector (NR / kNV) for a remainder that fits in one.
+template <class Acc>
+ACCEL_CPU_GEMM_INLINE int panel_width(std::ptrdiff_t cols, std::ptrdiff_t done) {
+    using B = GemmBlocking<Acc>;
+    const std::ptrdiff_t left = cols - done;
+    return left <= B::kLanes && left < B::kNR ? B::kLanes : B::kNR;
+}
+
+/// Packs depth [p0, p0 + kc) × columns [j0, j0 + cols) of B into micro-panels
+/// (widths from panel_width): panel starting at column q holds
+/// dst[q·kc + p·w + j] = B(p0 + p, j0 + q + j), columns past `cols` zero.
+/// Thread-safe for distinct dst.
+template <class T, class Acc>
+ACCEL_CPU_GEMM_INLINE void pack_b(const StridedMatrix<T>& B, std::ptrdiff_t p0, std::ptrdiff_t kc, std::ptrdiff_t j0,
+                                  std::ptrdiff_t cols, Acc* __restrict dst) {
+    for (std::ptrdiff_t q = 0; q < cols;) {
+        const int w = panel_width<Acc>(cols, q);
+        const std::ptrdiff_t valid = std::min<std::ptrdiff_t>(w, cols - q);
+        Acc* __restrict out = dst + q * kc;
+        const T* src = B.at(p0, j0 + q);
+        if (valid == w && B.cs == 1) {
+            // Rows of op(B) contiguous: w values per depth step.
+            for (std::ptrdiff_t p = 0; p < kc; ++p)
+                for (int j = 0; j < w; ++j) out[p * w + j] = to_compute<T>(src[p * B.rs + j]);
+        } else if (B.rs == 1) {
+            // op(B) = stored Bᵀ: each column is contiguous along the depth.
+            for (std::ptrdiff_t j = 0; j < valid; ++j) {
+                const T* col = src + j * B.cs;
+                for (std::ptrdiff_t p = 0; p < kc; ++p) out[p * w + j] = to_compute<T>(col[p]);
+            }
+            for (std::ptrdiff_t j = valid; j < w; ++j)
+                for (std::ptrdiff_t p = 0; p < kc; ++p) out[p * w + j] = Acc(0);
+        } else {
+            for (std::ptrdiff_t p = 0; p < kc; ++p)
+                for (int j = 0; j < w; ++j) out[p * w + j] = j < valid ? to_compute<T>(src[p * B.rs + j * B.cs]) : Acc(0);
+        }
+        q += w;
+    }
+}
+
+/// The micro-kernel: the MR×(NV·lanes) tile C(i, j) = c[i·ldc + j], i < rows,
+/// j < cols, gets (accumulate ? C : 0) + Σ_p Â(i, p)·B̂(p, j) over p < kc,
+/// summed in increasing p. B̂(p, j) = b[p·ldb + j] (a packed panel, zero
+/// padded, ldb = NV·lanes; or B in place when its rows are contiguous and of
+/// the compute type); Â(i, p) = a[i·ars + p·acs] for all MR rows (packed: ars = 1,
+/// acs = MR, type Acc; in place: A's strides and storage type TA). Edge tiles
+/// (rows < MR or cols < width) go through a register-sized local tile.
+/// Thread-safe for disjoint tiles of C.
+template <class Acc, int NV, class TA, class TB, class TC>
+ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict a, std::ptrdiff_t ars,
+                                        std::ptrdiff_t acs, const TB* __restrict b, std::ptrdiff_t ldb,
+                                        TC* __restrict c, std::ptrdiff_t ldc, int rows, int cols, bool accumulate) {
+    static_assert(sizeof(TB) == sizeof(Acc), "B is read as compute-type vectors");
+    constexpr int MR = GemmBlocking<Acc>::kMR;
+    constexpr int L = GemmBlocking<Acc>::kLanes;
+    constexpr int W = NV * L;
+#if ACCEL_CPU_GEMM_VECTOR
+    typedef Acc V __attribute__((vector_size(L * sizeof(Acc))));
+    V acc[MR][NV];
+    for (int i = 0; i < MR; ++i)
+        for (int v = 0; v < NV; ++v) acc[i][v] = V{};
+#pragma GCC unroll 4
+    for (std::ptrdiff_t p = 0; p < kc; ++p) {
+        V bv[NV];
+        // memcpy: unaligned loads, no vector passed by value (which would tie
+        // the ABI to one instruction set).
+        for (int v = 0; v < NV; ++v) std::memcpy(&bv[v], b + p * ldb + v * L, sizeof(V));
+        const TA* ap = a + p * acs;
+        for (int i = 0; i < MR; ++i) {
+            const Acc ai = static_cast<Acc>(ap[i * ars]);
+            for (int v = 0; v < NV; ++v) acc[i][v] += ai * bv[v];
+        }
+    }
+    if (rows == MR && cols == W && sizeof(TC) == sizeof(Acc)) {
+        for (int i = 0; i < MR; ++i)
+            for (int v = 0; v < NV; ++v) {
+                TC* out = c + i * ldc + v * L;
+                if (accumulate) {
+                    V old;
+                    std::memcpy(&old, out, sizeof(V));
+                    acc[i][v] += old;
+                }
+                std::memcpy(out, &acc[i][v], sizeof(V));
+            }
+        return;
+    }
+    Acc tile[MR][W];
+    for (int i = 0; i < MR; ++i)
+        for (int v = 0; v < NV; ++v) std::memcpy(&tile[i][v * L], &acc[i][v], sizeof(V));
+#else
+    Acc tile[MR][W] = {};
+    for (std::ptrdiff_t p = 0; p < kc; ++p)
+        for (int i = 0; i < MR; ++i) {
+            const Acc ai = static_cast<Acc>(a[i * ars + p * acs]);
+            for (int j = 0; j < W; ++j) tile[i][j] += ai * static_cast<Acc>(b[p * ldb + j]);
+        }
+#endif
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+            TC* out = c + i * ldc + j;
+            const Acc old = accumulate ? static_cast<Acc>(*out) : Acc(0);
+            *out = static_cast<TC>(old + tile[i][j]);
+        }
+}
+
+/// One micro-kernel call with the variant for the panel width w (NR or one
+/// vector) and for A packed (Acc, ars = 1, acs = MR) or in place (T, A's
+/// strides). Arguments as micro_kernel.
+template <class T, class Acc, class TB>
+ACCEL_CPU_GEMM_INLINE void micro_dispatch(int w, bool packed_a, std::ptrdiff_t kc, const void* a, std::ptrdiff_t ars,
+                                          std::ptrdiff_t acs, const TB* b, std::ptrdiff_t ldb, T* c,
+                                          std::ptrdiff_t ldc, int rows, int cols, bool accumulate) {
+    constexpr int NV = GemmBlocking<Acc>::kNV;
+    const bool wide = w == GemmBlocking<Acc>::kNR;
+    if (packed_a) {
+        const Acc* ap = static_cast<const Acc*>(a);
+        if (wide)
+            micro_kernel<Acc, NV>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+        else
+            micro_kernel<Acc, 1>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+    } else {
+        const T* ap = static_cast<const T*>(a);
+        if (wide)
+            micro_kernel<Acc, NV>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+        else
+            micro_kernel<Acc, 1>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+    }
+}
+
+/// C[i0:i1, j0:j1] = op(A)[i0:i1, :]·op(B)[:, j0:j1] (+ C when accumulate),
+/// where op(A) is [M, k] with element (i, p) at A.at(i, p), op(B) is [k, N]
+/// with element (p, j) at B.at(p, j), and C(i, j) = c[i·ldc + j] (row-major,
+/// row stride ldc). Only the rectangle is read or written; k == 0 gives zeros
+/// (or leaves C when accumulate). Each element is a sum in increasing p
+/// within KC-deep passes, added pass by pass.
+/// Thread-safe for disjoint rectangles (thread-local packing buffers); the
+/// calling thread does all the work.
+template <class T>
+ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T>& B, T* c, std::ptrdiff_t ldc,
+                                std::ptrdiff_t k, std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t j0,
+                                std::ptrdiff_t j1, bool accumulate) {
+    using Acc = GemmCompute<T>;
+    using Blk = GemmBlocking<Acc>;
+    constexpr int MR = Blk::kMR;
+    if (i1 <= i0 || j1 <= j0) return;
+    if (k <= 0) {
+        if (!accumulate)
+            for (std::ptrdiff_t i = i0; i < i1; ++i)
+                std::fill(c + i * ldc + j0, c + i * ldc + j1, from_compute<T>(Acc(0)));
+        return;
+    }
+    auto& buf = GemmBuffers<Acc>::of_this_thread();
+    const std::ptrdiff_t kc_max = std::min(k, Blk::kKC);
+    const std::ptrdiff_t nc_max = std::min(j1 - j0, Blk::kNC);
+    const std::ptrdiff_t mc_max = std::min(i1 - i0, Blk::kMC);
+    Acc* const bp = GemmBuffers<Acc>::reserve(
+        buf.b, buf.b_size, static_cast<std::size_t>(kc_max * ((nc_max + Blk::kNR - 1) / Blk::kNR * Blk::kNR)));
+    Acc* const ap = GemmBuffers<Acc>::reserve(buf.a, buf.a_size,
+                                              static_cast<std::size_t>(kc_max * ((mc_max + MR - 1) / MR * MR)));
+    // B in place (rows contiguous, already the compute type): when few row
+    // panels would reuse a packed copy, packing costs more than it saves.
+    const bool direct_b =
+        std::is_same<T, Acc>::value && B.cs == 1 && i1 - i0 <= Blk::kDirectBMaxRows;
+    for (std::ptrdiff_t jc = j0; jc < j1; jc += Blk::kNC) {
+        const std::ptrdiff_t nc = std::min(Blk::kNC, j1 - jc);
+        const std::ptrdiff_t panels = (nc + Blk::kNR - 1) / Blk::kNR;
+        // In place, A's micro-panel is read by every B panel: worth packing only for several.
+        const bool packed_a = panels >= Blk::kPackAMinPanels;
+        for (std::ptrdiff_t pc = 0; pc < k; pc += Blk::kKC) {
+            const std::ptrdiff_t kc = std::min(Blk::kKC, k - pc);
+            const bool acc_pass = accumulate || pc > 0;
+            const std::ptrdiff_t full = nc / Blk::kNR * Blk::kNR;  // columns in full-width panels
+            if (!direct_b)
+                pack_b<T, Acc>(B, pc, kc, jc, nc, bp);
+            else if (full < nc)  // the partial panel is packed (zero padded) even in place
+                pack_b<T, Acc>(B, pc, kc, jc + full, nc - full, bp + full * kc);
+            for (std::ptrdiff_t ic = i0; ic < i1; ic += Blk::kMC) {
+                const std::ptrdiff_t mc = std::min(Blk::kMC, i1 - ic);
+                if (packed_a) pack_a<T, Acc>(A, ic, mc, pc, kc, ap);
+                for (std::ptrdiff_t q = 0; q < nc;) {
+                    const int w = panel_width<Acc>(nc, q);
+                    const int cols = static_cast<int>(std::min<std::ptrdiff_t>(w, nc - q));
+                    const bool b_in_place = direct_b && q < full;
+                    const T* b_src = B.at(pc, jc + q);
+                    const Acc* b_packed = bp + q * kc;
+                    for (std::ptrdiff_t ir = 0; ir < mc; ir += MR) {
+                        const int rows = static_cast<int>(std::min<std::ptrdiff_t>(MR, mc - ir));
+                        T* ct = c + (ic + ir) * ldc + jc + q;
+                        const void* a_src = A.at(ic + ir, pc);
+                        std::ptrdiff_t ars = A.rs, acs = A.cs;
+                        bool a_packed = packed_a;
+                        if (packed_a) {
+                            a_src = ap + ir * kc;
+                        } else if (rows < MR) {  // edge rows read in place would run past A: pack them (zero padded)
+                            pack_a<T, Acc>(A, ic + ir, rows, pc, kc, ap);
+                            a_src = ap;
+                            a_packed = true;
+                        }
+                        if (a_packed) ars = 1, acs = MR;
+                        if (b_in_place)
+                            micro_dispatch<T, Acc, T>(w, a_packed, kc, a_src, ars, acs, b_src, B.rs, ct, ldc, rows,
+                                                      cols, acc_pass);
+                        else
+                            micro_dispatch<T, Acc, Acc>(w, a_packed, kc, a_src, ars, acs, b_packed, w, ct, ldc, rows,
+                                                        cols, acc_pass);
+                    }
+                    q += w;
+                }
+            }
+        }
+    }
+}
+
+}  // namespace cpu
+}  // namespace accel
