@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 namespace accel {
@@ -105,6 +106,27 @@ void matmul_native_t(const T* a, const T* b, T* c, std::size_t m, std::size_t n,
     }
 }
 
+// y[i] = x[i] converted from S to T: through double when either is double,
+// else through float (exact for every f16/bf16 value), rounding once at T.
+template <class S, class T>
+void convert_range(const void* x, void* y, std::size_t n, const LaunchGeometry& g) {
+    using Wide = std::conditional_t<std::is_same<S, double>::value || std::is_same<T, double>::value, double, float>;
+    const S* xi = static_cast<const S*>(x);
+    T* yo = static_cast<T*>(y);
+    each(n, g, [=](std::size_t i) { yo[i] = static_cast<T>(static_cast<Wide>(xi[i])); });
+}
+
+// Calls f(S{}) with S the host storage type of dtype t.
+template <class F>
+void with_storage(DType t, F f) {
+    switch (t) {
+        case DType::f32: return f(float{});
+        case DType::f64: return f(double{});
+        case DType::f16: return f(Eigen::half{});
+        case DType::bf16: return f(Eigen::bfloat16{});
+    }
+}
+
 template <class T>
 void register_dtype(HostDevice& d, DType dt) {
     using F = Compute<T>;
@@ -173,6 +195,9 @@ void register_dtype(HostDevice& d, DType dt) {
         T* dz = out<T>(a.out[0]);
         const F scale = static_cast<F>(a.scalars[0]);
         each(a.n, a.geometry, [=](std::size_t i) { st(dz, i, scale * (sigmoid1(ld(z, i)) - ld(t, i))); });
+    });
+    d.register_kernel("convert", dt, native, [](const KernelArgs& a) {
+        with_storage(a.src_dtype, [&](auto s) { convert_range<decltype(s), T>(a.in[0], a.out[0], a.n, a.geometry); });
     });
     d.register_kernel("adam_step", dt, native, [](const KernelArgs& a) {
         T *p = out<T>(a.out[0]), *m = out<T>(a.out[1]), *v = out<T>(a.out[2]);

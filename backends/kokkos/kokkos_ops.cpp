@@ -150,6 +150,19 @@ void register_dtype(Device& d, DType dt) {
               BceBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n),
                                static_cast<F>(a.scalars[0])});
     });
+    d.register_kernel("convert", dt, nat, [](const KernelArgs& a) {
+        const auto run = [&a](auto source) {
+            using S = decltype(source);
+            range("accel::convert", a.n, a.geometry, *a.stream,
+                  ConvertFn<S, T>{cview<S>(a.in[0], a.n), view<T>(a.out[0], a.n)});
+        };
+        switch (a.src_dtype) {
+            case DType::f32: return run(float{});
+            case DType::f64: return run(double{});
+            case DType::f16: return run(Eigen::half{});
+            case DType::bf16: return run(Eigen::bfloat16{});
+        }
+    });
     d.register_kernel("adam_step", dt, nat, [](const KernelArgs& a) {
         const auto sc = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
         range("accel::adam_step", a.n, a.geometry, *a.stream,

@@ -72,6 +72,9 @@ double matmul_bytes(const OpSize& s, DType t) {
     return double(dtype_size(t)) * (double(s.m) * double(s.k) + double(s.k) * double(s.n) + double(s.m) * double(s.n));
 }
 double dense_bytes(const OpSize& s, DType t) { return matmul_bytes(s, t) + double(dtype_size(t)) * double(s.n); }
+// convert reads n elements of the source and writes n of `t`; the source's
+// size is not part of OpSize, so its bytes are counted at t's width too.
+double convert_bytes(const OpSize& s, DType t) { return arrays<2>(s, t); }
 double matrix_flops(const OpSize& s) { return double(s.m) * double(s.n); }
 double column_sum_bytes(const OpSize& s, DType t) {
     return double(dtype_size(t)) * (double(s.m) * double(s.n) + double(s.n));
@@ -119,6 +122,8 @@ std::deque<OpInfo> builtin_ops() {
                       {"z", "t"}, {"dz"}, kTranscendental, kTranscendentalWhy, per_element<5>, arrays<3>));
     t.push_back(entry(Op::adam_step, "adam_step", "one torch.optim.Adam step of p with moments m, v",
                       {"p", "grad", "m", "v"}, {"p", "m", "v"}, kAdam, kAdamWhy, per_element<12>, arrays<7>));
+    t.push_back(entry(Op::convert, "convert", "y = x rounded to y's dtype", {"x"}, {"y"}, kExact, kExactWhy,
+                      per_element<0>, convert_bytes));
     t.push_back(entry(Op::gemm, "gemm", "C = op(A)·op(B) + beta·C", {"a", "b"}, {"c"}, kDotProduct, kDotProductWhy,
                       product_flops, matmul_bytes));
     t.push_back(entry(Op::bias_activation, "bias_activation", "y[r,c] = act(alpha·y[r,c] + bias[c])", {"bias"}, {"y"},

@@ -53,9 +53,9 @@ std::string num(double v) {
     throw InvalidArgument(std::string(op_name(op)) + ": " + why);
 }
 
-// All tensors allocated (non-default), on one device and of one dtype;
-// returns that device.
-Device& same_device(Op op, const std::vector<Named>& ts) {
+// All tensors allocated (non-default), on one device and (unless the op
+// defines mixed dtypes: convert) of one dtype; returns that device.
+Device& same_device(Op op, const std::vector<Named>& ts, bool one_dtype = true) {
     Device* d = nullptr;
     const Named* first = nullptr;
     for (const auto& n : ts) {
@@ -68,7 +68,7 @@ Device& same_device(Op op, const std::vector<Named>& ts) {
         } else if (&n.t->device() != d) {
             reject(op, std::string("tensor '") + n.name + "' is on " + n.t->device().selector() + " but '" + first->name +
                            "' is on " + d->selector() + "; all operands must be on one device");
-        } else if (n.t->dtype() != first->t->dtype()) {
+        } else if (one_dtype && n.t->dtype() != first->t->dtype()) {
             reject(op, std::string("tensor '") + n.name + "' is " + dtype_name(n.t->dtype()) + " but '" + first->name +
                            "' is " + dtype_name(first->t->dtype()) + "; all operands must have one dtype");
         }
@@ -117,6 +117,7 @@ DeviceHandle handle_of(const Tensor* t) { return t ? t->handle() : nullptr; }
 KernelArgs args_for(DType dtype, OpPath path, const LaunchGeometry& g, Stream& s) {
     KernelArgs a;
     a.dtype = dtype;
+    a.src_dtype = dtype;
     a.path = path;
     a.geometry = g;
     a.stream = &s;
@@ -397,6 +398,23 @@ void bce_with_logits_backward_scaled(const Tensor& z, const Tensor& t, Tensor& d
                               " is not finite; pass a finite weight such as 1/B for a batch of B elements");
     elementwise(Op::bce_with_logits_backward, {{"z", &z}, {"t", &t}}, {{"dz", &dz}}, o,
                 [&](KernelArgs& a) { a.scalars[0] = scale; });
+}
+
+void convert(const Tensor& x, Tensor& y, const Options& o) {
+    const Op op = Op::convert;
+    Device& d = same_device(op, {{"y", &y}, {"x", &x}}, false);
+    same_shape(op, {{"y", &y}, {"x", &x}});
+    const OpPath path = resolve_path(d, op, o, y.dtype());
+    Stream& s = stream_of(op, d, o);
+    const std::size_t n = y.elements();
+    const LaunchGeometry g = geometry_of(op, d, o, 1, n);
+    if (!n) return;
+    KernelArgs a = args_for(y.dtype(), path, g, s);
+    a.src_dtype = x.dtype();
+    a.in[0] = x.handle();
+    a.out[0] = y.handle();
+    a.n = n;
+    KernelAccess::run(d, op, a);
 }
 
 void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& dy, Activation act, Tensor* dx,

@@ -6,6 +6,7 @@
 // nothing unsupported counts as passed.
 #include "support/check.hpp"
 
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -35,6 +36,7 @@ struct Result {
     std::string what;
     std::vector<double> got;
     reference::Vec want;
+    bool exact = false;  ///< one correctly rounded value each (convert): equal, not merely close
 };
 
 // Runs `op` once in dtype t on path p with fresh data, returns its results.
@@ -126,6 +128,27 @@ const std::vector<std::pair<Op, Case>>& cases() {
              ops::column_sum(X, Y, o);
              return std::vector<Result>{{"column_sum", Y.download_as<double>(), reference::column_sum(x, rows, cols)}};
          }},
+        {Op::convert, [](DType t, ops::Options o, std::mt19937_64& g) {
+             // From every source dtype into t; the oracle rounds the same values once, on the host.
+             std::vector<Result> r;
+             const std::size_t n = 1003;
+             for (DType from : kAllDTypes) {
+                 auto x = stored(uniform(g, n, -1000.0f, 1000.0f), from);
+                 x[0] = 70000.0f;  // beyond f16's range: +Inf there, as a host rounding gives
+                 x = stored(x, from);
+                 auto tx = put(x, {n}, from);
+                 auto ty = nan_tensor({n}, t);
+                 ops::convert(tx, ty, o);
+                 const auto want = stored(x, t);
+                 std::vector<double> got = ty.download_as<double>();
+                 // +Inf where the target overflows: equal to the host's, then out of the sums.
+                 if (std::isinf(want[0]) && got[0] == double(want[0])) got[0] = 0, x[0] = 0;
+                 const auto want_clean = stored(x, t);
+                 r.push_back({std::string("convert from ") + dtype_name(from), got,
+                              reference::Vec(want_clean.begin(), want_clean.end()), true});
+             }
+             return r;
+         }},
         {Op::adam_step, [](DType t, ops::Options o, std::mt19937_64& g) {
              const std::size_t n = 1003;
              const auto p0 = stored(uniform(g, n), t), gr = stored(uniform(g, n), t);
@@ -174,8 +197,10 @@ TEST_CASE("every op in every dtype and path passes the op table's threshold, or 
                     skipped.push_back(what + ": " + reason);
                     continue;
                 }
-                for (const Result& r : run(t, o, g))
+                for (const Result& r : run(t, o, g)) {
                     expect_close(r.got, r.want, threshold(op, t), what + " (" + r.what + ")");
+                    if (r.exact) CHECK_MESSAGE(r.got == r.want, what << " (" << r.what << "): not the correctly rounded values");
+                }
             }
         }
     }

@@ -6,6 +6,8 @@
 
 #include "views.hpp"
 
+#include <type_traits>
+
 namespace accel {
 namespace kokkos {
 
@@ -75,6 +77,16 @@ struct BceBackwardFn {
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
         dz(i) = st<T>(scale * (sigmoid1(ld(z(i))) - ld(t(i))));
     }
+};
+
+/// y[i] = x[i] converted from storage type S to T: through double when
+/// either is double, else through float (exact for f16/bf16), rounding once.
+template <class S, class T>
+struct ConvertFn {
+    using Wide = std::conditional_t<std::is_same<S, double>::value || std::is_same<T, double>::value, double, float>;
+    ConstTypedView<S> x;
+    TypedView<T> y;
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { y(i) = static_cast<T>(static_cast<Wide>(x(i))); }
 };
 
 /// PyTorch's Adam per element (see ops::adam_step), in Compute<T>.

@@ -57,7 +57,8 @@ const char* activation_name(Activation a) noexcept;
 /// the list of ops is not. Which fields an op uses is in its op-table entry
 /// (OpInfo: inputs, outputs, sizes as OpSize, scalars below).
 struct KernelArgs {
-    DType dtype = DType::f32;           ///< of every operand
+    DType dtype = DType::f32;           ///< of every operand (convert: of the output)
+    DType src_dtype = DType::f32;       ///< convert: of the input; else equal to dtype
     OpPath path = OpPath::native;
     /// Operands in OpInfo::inputs / outputs order: handles of this device;
     /// null for an absent optional operand (dense's bias). An in-place

@@ -34,6 +34,10 @@ enum class Op : int {
     bce_with_logits,
     bce_with_logits_backward,
     adam_step,
+    /// y = x rounded to y's dtype (to nearest, ties to even; widening is
+    /// exact): the one op whose operands differ in dtype. KernelArgs::dtype
+    /// is y's, KernelArgs::src_dtype x's.
+    convert,
     /// C = op(A)·op(B) + beta·C (KernelArgs: in[0] = A, in[1] = B, out[0] =
     /// C; m, n, k; trans_a, trans_b; scalars[0] = beta, 0 or 1). A backend's
     /// vendor BLAS; the front-end composes matmul and dense from it.

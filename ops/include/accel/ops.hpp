@@ -155,6 +155,14 @@ void bce_with_logits_backward(const Tensor& z, const Tensor& t, Tensor& dz, cons
 void bce_with_logits_backward_scaled(const Tensor& z, const Tensor& t, Tensor& dz, float scale,
                                      const Options& o = {});
 
+/// y = x converted to y's dtype, elementwise (PyTorch's Tensor.to(dtype)):
+/// widening is exact, narrowing rounds to nearest, ties to even; NaN and
+/// ±Inf are kept, values beyond the target's range become ±Inf. x and y: one
+/// shape, on one device, of any dtypes (the one op whose operands may
+/// differ in dtype); y must not alias x unless both have one dtype. The
+/// kernel is looked up by y's dtype; it converts from every source dtype.
+void convert(const Tensor& x, Tensor& y, const Options& o = {});
+
 /// Adam hyper-parameters; defaults are torch.optim.Adam's.
 struct AdamParams {
     float lr = 1e-3f;
