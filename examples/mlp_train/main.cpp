@@ -41,6 +41,7 @@ struct Options {
     std::string data = MLP_DEFAULT_DATA;
     std::string init_file, save_init_file;
     bool json = false;
+    std::vector<accel::DType> dtypes{accel::DType::f32};
 };
 
 const char* kUsage =
@@ -58,6 +59,9 @@ const char* kUsage =
     "  --init FILE          load initial weights (JSON, see README.md) instead of drawing them\n"
     "  --save-init FILE     write the initial weights as JSON\n"
     "  --format table|json  output format (default table)\n"
+    "  --dtype LIST         dtypes to train in, e.g. f32,bf16 (default f32): f64, or f16/bf16 as mixed\n"
+    "                       precision with f32 master weights; with f32 in the list, each other dtype's\n"
+    "                       test accuracy is compared with f32's on the same backend\n"
     "under mpirun/srun (built with MPI): one model trained data-parallel over the ranks; --backends\n"
     "  is one selector or a comma list dealt to ranks by rank (rank r takes item r mod count),\n"
     "  e.g. host,opencl or cuda:local (one GPU per rank); --batch is the global batch\n";
@@ -100,6 +104,19 @@ Options parse(int argc, char** argv) {
         else if (a == "--init") o.init_file = v;
         else if (a == "--save-init") o.save_init_file = v;
         else if (a == "--format" && (v == "table" || v == "json")) o.json = v == "json";
+        else if (a == "--dtype") {
+            o.dtypes.clear();
+            std::stringstream list(v);
+            std::string item;
+            while (std::getline(list, item, ',')) {
+                try {
+                    o.dtypes.push_back(accel::parse_dtype(item));
+                } catch (const accel::InvalidArgument& e) {
+                    usage_error(std::string("--dtype: ") + e.what());
+                }
+            }
+            if (o.dtypes.empty()) usage_error("--dtype got an empty list");
+        }
         else usage_error("unknown option or bad value: " + a + " " + v);
     }
     if (o.quick && !o.epochs_given) o.train.epochs = kQuickEpochs;
@@ -131,13 +148,32 @@ double max_final_loss_diff(const std::vector<mlp::TrainResult>& rs) {
     return d;
 }
 
-void print_table(const std::vector<mlp::TrainResult>& rs) {
-    std::printf("\n%-10s %-34s %12s %9s %9s %10s\n", "backend", "device", "final loss", "train %", "test %",
-                "ms/epoch");
+// The f32 run of r's backend, or null.
+const mlp::TrainResult* f32_run(const std::vector<mlp::TrainResult>& rs, const mlp::TrainResult& r) {
+    for (const auto& x : rs)
+        if (x.backend == r.backend && x.dtype == "f32") return &x;
+    return nullptr;
+}
+
+// Whether r's test accuracy is within one test sample of the f32 run's on its backend.
+std::string reaches_f32(const std::vector<mlp::TrainResult>& rs, const mlp::TrainResult& r, std::size_t test_samples) {
+    const mlp::TrainResult* base = f32_run(rs, r);
+    if (!base || r.dtype == "f32" || test_samples == 0) return "";
+    return r.test_accuracy + 1.0 / double(test_samples) >= base->test_accuracy ? "yes" : "no";
+}
+
+void print_table(const std::vector<mlp::TrainResult>& rs, std::size_t test_samples) {
+    std::printf("\n%-10s %-6s %-34s %12s %9s %9s %10s  %s\n", "backend", "dtype", "device", "final loss", "train %",
+                "test %", "ms/epoch", "test % reaches f32's");
     for (const auto& r : rs)
-        std::printf("%-10s %-34.34s %12.6f %9.2f %9.2f %10.3f\n", r.backend.c_str(), r.device_name.c_str(),
-                    r.epoch_loss.back(), 100.0 * r.train_accuracy, 100.0 * r.test_accuracy, r.ms_per_epoch);
-    if (rs.size() > 1) std::printf("max |final loss difference| between backends: %.3g\n", max_final_loss_diff(rs));
+        std::printf("%-10s %-6s %-34.34s %12.6f %9.2f %9.2f %10.3f  %s\n", r.backend.c_str(), r.dtype.c_str(),
+                    r.device_name.c_str(), r.epoch_loss.back(), 100.0 * r.train_accuracy, 100.0 * r.test_accuracy,
+                    r.ms_per_epoch, reaches_f32(rs, r, test_samples).c_str());
+    std::vector<mlp::TrainResult> f32;
+    for (const auto& r : rs)
+        if (r.dtype == "f32") f32.push_back(r);
+    if (f32.size() > 1)
+        std::printf("max |final loss difference| between backends (f32): %.3g\n", max_final_loss_diff(f32));
 }
 
 void print_json(const Options& o, const mlp::Split& s, const std::vector<mlp::TrainResult>& rs) {
@@ -148,6 +184,8 @@ void print_json(const Options& o, const mlp::Split& s, const std::vector<mlp::Tr
     j["results"] = nlohmann::json::array();
     for (const auto& r : rs)
         j["results"].push_back({{"backend", r.backend},
+                                {"dtype", r.dtype},
+                                {"reaches_f32_test_accuracy", reaches_f32(rs, r, s.test.samples)},
                                 {"device", r.device_name},
                                 {"loss", r.epoch_loss},
                                 {"train_accuracy", r.train_accuracy},
@@ -203,24 +241,38 @@ int run(const Options& o) {
                     static_cast<unsigned long long>(o.train.seed));
 
     std::vector<mlp::TrainResult> results;
+    int unsupported = 0;
     for (const auto& sel : sels) {
         const auto device = accel::open_device(sel);
-        if (!o.json) std::printf("\n== %s (%s)\n", device->selector().c_str(), device->info().name.c_str());
-        auto log = [&](std::size_t e, double loss) {
-            if (!o.json && ((e + 1) % kLogEvery == 0 || e + 1 == o.train.epochs))
-                std::printf("  epoch %4zu  loss %.6f\n", e + 1, loss);
-        };
-        results.push_back(mlp::train(device, init, sp.train, sp.test, o.train, log));
-        const auto& r = results.back();
-        if (!o.json)
-            std::printf("  train accuracy %.2f %%, test accuracy %.2f %%, %.3f ms/epoch\n", 100.0 * r.train_accuracy,
-                        100.0 * r.test_accuracy, r.ms_per_epoch);
+        for (accel::DType dtype : o.dtypes) {
+            if (!o.json)
+                std::printf("\n== %s (%s), %s\n", device->selector().c_str(), device->info().name.c_str(),
+                            accel::dtype_name(dtype));
+            auto log = [&](std::size_t e, double loss) {
+                if (!o.json && ((e + 1) % kLogEvery == 0 || e + 1 == o.train.epochs))
+                    std::printf("  epoch %4zu  loss %.6f\n", e + 1, loss);
+            };
+            mlp::TrainConfig cfg = o.train;
+            cfg.dtype = dtype;
+            try {
+                results.push_back(mlp::train(device, init, sp.train, sp.test, cfg, log));
+            } catch (const accel::Unsupported& e) {
+                ++unsupported;  // this device lacks an op in this dtype: said, not trained
+                std::fprintf(stderr, "mlp_train: %s cannot train in %s: %s\n", device->selector().c_str(),
+                             accel::dtype_name(dtype), e.what());
+                continue;
+            }
+            const auto& r = results.back();
+            if (!o.json)
+                std::printf("  train accuracy %.2f %%, test accuracy %.2f %%, %.3f ms/epoch\n",
+                            100.0 * r.train_accuracy, 100.0 * r.test_accuracy, r.ms_per_epoch);
+        }
     }
     if (o.json)
         print_json(o, sp, results);
     else
-        print_table(results);
-    return 0;
+        print_table(results, sp.test.samples);
+    return unsupported ? 3 : 0;
 }
 
 }  // namespace

@@ -159,37 +159,55 @@ double accuracy(const std::vector<float>& logits, const std::vector<float>& labe
     return static_cast<double>(right) / static_cast<double>(logits.size());
 }
 
-Model::Model(std::shared_ptr<accel::Device> device, const Params& p)
-    : device_(std::move(device)), in_(p.in), hidden_(p.hidden) {
+namespace {
+// Uploads float data into a tensor of any dtype (rounded to it).
+void upload_floats(accel::Tensor& t, const std::vector<float>& data) {
+    if (t.dtype() == accel::DType::f32) return t.upload(data);
+    std::vector<unsigned char> raw(t.bytes());
+    accel::convert_elements(data.data(), accel::DType::f32, raw.data(), t.dtype(), data.size());
+    t.buffer().upload(raw.data(), raw.size());
+}
+}  // namespace
+
+Model::Model(std::shared_ptr<accel::Device> device, const Params& p, accel::DType dtype)
+    : device_(std::move(device)), in_(p.in), hidden_(p.hidden), dtype_(dtype),
+      master_dtype_(dtype == accel::DType::f64 ? accel::DType::f64 : accel::DType::f32) {
     p.validate();
     const accel::Shape sw1{hidden_, in_}, sb1{hidden_}, sw2{1, hidden_}, sb2{1};
-    w1_ = accel::Tensor::from_host(device_, sw1, p.w1);
-    b1_ = accel::Tensor::from_host(device_, sb1, p.b1);
-    w2_ = accel::Tensor::from_host(device_, sw2, p.w2);
-    b2_ = accel::Tensor::from_host(device_, sb2, p.b2);
-    gw1_ = accel::Tensor(device_, sw1);
-    gb1_ = accel::Tensor(device_, sb1);
-    gw2_ = accel::Tensor(device_, sw2);
-    gb2_ = accel::Tensor(device_, sb2);
+    w1_ = accel::Tensor::from_host(device_, sw1, p.w1, master_dtype_);
+    b1_ = accel::Tensor::from_host(device_, sb1, p.b1, master_dtype_);
+    w2_ = accel::Tensor::from_host(device_, sw2, p.w2, master_dtype_);
+    b2_ = accel::Tensor::from_host(device_, sb2, p.b2, master_dtype_);
+    gw1_ = accel::Tensor(device_, sw1, dtype_);
+    gb1_ = accel::Tensor(device_, sb1, dtype_);
+    gw2_ = accel::Tensor(device_, sw2, dtype_);
+    gb2_ = accel::Tensor(device_, sb2, dtype_);
     const accel::Shape shapes[4] = {sw1, sb1, sw2, sb2};
     for (int i = 0; i < 4; ++i) {
         const std::vector<float> zeros(shapes[i].elements(), 0.0f);
-        m_[i] = accel::Tensor::from_host(device_, shapes[i], zeros);
-        v_[i] = accel::Tensor::from_host(device_, shapes[i], zeros);
+        m_[i] = accel::Tensor::from_host(device_, shapes[i], zeros, master_dtype_);
+        v_[i] = accel::Tensor::from_host(device_, shapes[i], zeros, master_dtype_);
+        if (mixed()) {
+            copy_[i] = accel::Tensor(device_, shapes[i], dtype_);
+            accel::ops::convert(*masters()[i], copy_[i]);
+            master_grad_[i] = accel::Tensor(device_, shapes[i], master_dtype_);
+        }
     }
 }
 
 Model::Batch& Model::batch_tensors(std::size_t b) {
     auto it = batches_.find(b);
     if (it != batches_.end()) return it->second;
-    Batch bt{accel::Tensor(device_, {b, in_}), accel::Tensor(device_, {b, 1}), accel::Tensor(device_, {b, hidden_}),
-             accel::Tensor(device_, {b, 1}),   accel::Tensor(device_, {b, 1}), accel::Tensor(device_, {b, hidden_})};
+    const accel::DType t = dtype_;
+    Batch bt{accel::Tensor(device_, {b, in_}, t), accel::Tensor(device_, {b, 1}, t),
+             accel::Tensor(device_, {b, hidden_}, t), accel::Tensor(device_, {b, 1}, t),
+             accel::Tensor(device_, {b, 1}, t), accel::Tensor(device_, {b, hidden_}, t)};
     return batches_.emplace(b, std::move(bt)).first->second;
 }
 
 void Model::forward(const accel::Tensor& x, Batch& bt) {
-    accel::ops::dense(x, w1_, &b1_, bt.h, accel::Activation::relu);
-    accel::ops::dense(bt.h, w2_, &b2_, bt.z, accel::Activation::none);
+    accel::ops::dense(x, weight(0), &weight(1), bt.h, accel::Activation::relu);
+    accel::ops::dense(bt.h, weight(2), &weight(3), bt.z, accel::Activation::none);
 }
 
 double Model::train_epoch(const Dataset& train, const TrainConfig& cfg, std::size_t epoch) {
@@ -197,6 +215,12 @@ double Model::train_epoch(const Dataset& train, const TrainConfig& cfg, std::siz
         throw InvalidArgument("training set has " + std::to_string(train.features) + " features; the network takes " +
                               std::to_string(in_));
     if (cfg.batch == 0) throw InvalidArgument("batch size 0; use a positive batch size");
+    if (cfg.dtype != dtype_)
+        throw InvalidArgument(std::string("training in ") + accel::dtype_name(cfg.dtype) + " but the model holds " +
+                              accel::dtype_name(dtype_) + "; make the Model with the config's dtype");
+    if (cfg.collective && dtype_ != accel::DType::f32)
+        throw InvalidArgument(std::string("data-parallel training sums float32 gradients; ") +
+                              accel::dtype_name(dtype_) + " is not supported there (use f32)");
     const auto order = epoch_order(train.samples, cfg.seed, epoch);
     accel::ops::AdamParams adam;
     adam.lr = cfg.lr;
@@ -210,7 +234,7 @@ double Model::train_epoch(const Dataset& train, const TrainConfig& cfg, std::siz
         const std::size_t b = mine.count;
         if (b == 0) {
             // No rows here this batch (global batch < ranks): contribute zeros.
-            for (accel::Tensor* g : grads) g->upload(std::vector<float>(g->elements(), 0.0f));
+            for (accel::Tensor* g : grads) upload_floats(*g, std::vector<float>(g->elements(), 0.0f));
         } else {
             xb_.resize(b * in_);
             tb_.resize(b);
@@ -221,21 +245,30 @@ double Model::train_epoch(const Dataset& train, const TrainConfig& cfg, std::siz
                 tb_[i] = train.y[s];
             }
             Batch& bt = batch_tensors(b);
-            bt.x.upload(xb_);
-            bt.t.upload(tb_);
+            upload_floats(bt.x, xb_);
+            upload_floats(bt.t, tb_);
             forward(bt.x, bt);
             loss_sum += static_cast<double>(accel::ops::bce_with_logits_loss(bt.z, bt.t)) * static_cast<double>(b);
             if (coll)  // this shard's share of the global batch mean
                 accel::ops::bce_with_logits_backward_scaled(bt.z, bt.t, bt.dz, 1.0f / static_cast<float>(global_b));
             else
                 accel::ops::bce_with_logits_backward(bt.z, bt.t, bt.dz);
-            accel::ops::dense_backward(bt.h, w2_, bt.z, bt.dz, accel::Activation::none, &bt.dh, gw2_, &gb2_);
-            accel::ops::dense_backward(bt.x, w1_, bt.h, bt.dh, accel::Activation::relu, nullptr, gw1_, &gb1_);
+            accel::ops::dense_backward(bt.h, weight(2), bt.z, bt.dz, accel::Activation::none, &bt.dh, gw2_, &gb2_);
+            accel::ops::dense_backward(bt.x, weight(0), bt.h, bt.dh, accel::Activation::relu, nullptr, gw1_, &gb1_);
         }
         if (coll) coll->sum_gradients(grads, 4);
         ++step_;
         accel::Tensor* params[4] = {&w1_, &b1_, &w2_, &b2_};
-        for (int i = 0; i < 4; ++i) accel::ops::adam_step(*params[i], *grads[i], m_[i], v_[i], step_, adam);
+        for (int i = 0; i < 4; ++i) {
+            if (!mixed()) {
+                accel::ops::adam_step(*params[i], *grads[i], m_[i], v_[i], step_, adam);
+                continue;
+            }
+            // Mixed precision: Adam on the f32 masters, then fresh 16-bit copies.
+            accel::ops::convert(*grads[i], master_grad_[i]);
+            accel::ops::adam_step(*params[i], master_grad_[i], m_[i], v_[i], step_, adam);
+            accel::ops::convert(*params[i], copy_[i]);
+        }
     }
     if (coll) loss_sum = coll->sum(loss_sum);
     return loss_sum / static_cast<double>(train.samples);
@@ -246,21 +279,21 @@ std::vector<float> Model::logits(const Dataset& d) {
         throw InvalidArgument("data set has " + std::to_string(d.features) + " features; the network takes " +
                               std::to_string(in_));
     if (d.samples == 0) return {};
-    const auto x = accel::Tensor::from_host(device_, {d.samples, in_}, d.x);
-    Batch bt{accel::Tensor(), accel::Tensor(), accel::Tensor(device_, {d.samples, hidden_}),
-             accel::Tensor(device_, {d.samples, 1}), accel::Tensor(), accel::Tensor()};
+    const auto x = accel::Tensor::from_host(device_, {d.samples, in_}, d.x, dtype_);
+    Batch bt{accel::Tensor(), accel::Tensor(), accel::Tensor(device_, {d.samples, hidden_}, dtype_),
+             accel::Tensor(device_, {d.samples, 1}, dtype_), accel::Tensor(), accel::Tensor()};
     forward(x, bt);
-    return bt.z.download();
+    return bt.z.download_as<float>();
 }
 
 Params Model::params() const {
     Params p;
     p.in = in_;
     p.hidden = hidden_;
-    p.w1 = w1_.download();
-    p.b1 = b1_.download();
-    p.w2 = w2_.download();
-    p.b2 = b2_.download();
+    p.w1 = w1_.download_as<float>();
+    p.b1 = b1_.download_as<float>();
+    p.w2 = w2_.download_as<float>();
+    p.b2 = b2_.download_as<float>();
     return p;
 }
 
@@ -268,8 +301,9 @@ TrainResult train(const std::shared_ptr<accel::Device>& device, const Params& in
                   const Dataset& test, const TrainConfig& cfg, const std::function<void(std::size_t, double)>& on_epoch) {
     TrainResult r;
     r.backend = device->selector();
+    r.dtype = accel::dtype_name(cfg.dtype);
     r.device_name = device->info().name;
-    Model model(device, init);
+    Model model(device, init, cfg.dtype);
     double ms = 0.0;
     for (std::size_t e = 0; e < cfg.epochs; ++e) {
         const auto t0 = std::chrono::steady_clock::now();

@@ -16,6 +16,8 @@
 
 #include <accel/accel.hpp>
 
+#include <array>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -96,6 +98,14 @@ struct TrainConfig {
     /// `batch` stays the global batch: every rank sees the same batch order
     /// and computes its shard_of() each batch.
     Collective* collective = nullptr;
+    /// The dtype training computes in. f32 and f64: every tensor in it
+    /// (f64 as the float64 check of the f32 run). f16 and bf16: mixed
+    /// precision as PyTorch's autocast with float32 master weights does it —
+    /// forward and backward in the 16-bit dtype, gradients converted to f32,
+    /// Adam on f32 master weights and moments, the 16-bit weights converted
+    /// from the masters after each step; no loss scaling. Data-parallel runs
+    /// (collective) take f32 only.
+    accel::DType dtype = accel::DType::f32;
 };
 
 /// The sample order of `epoch` (0-based): permutation(n, make_rng(seed,
@@ -112,8 +122,10 @@ double accuracy(const std::vector<float>& logits, const std::vector<float>& labe
 /// The MLP's parameters, Adam moments and reused batch tensors on one device.
 class Model {
 public:
-    /// Uploads `p` (validated) and zeroed Adam moments to `device`.
-    Model(std::shared_ptr<accel::Device> device, const Params& p);
+    /// Uploads `p` (validated) and zeroed Adam moments to `device`, for
+    /// training in `dtype` (see TrainConfig::dtype). Throws
+    /// accel::Unsupported when the device lacks an op in that dtype.
+    Model(std::shared_ptr<accel::Device> device, const Params& p, accel::DType dtype = accel::DType::f32);
 
     /// One pass over `train` in the order epoch_order(train.samples,
     /// cfg.seed, epoch), one Adam step per batch. Returns the epoch loss:
@@ -128,7 +140,9 @@ public:
     /// returned loss is the global epoch loss (the same on every rank).
     /// Mathematically the same steps as one process with batch B; in float32
     /// they differ by summation order only.
-    /// Throws accel::InvalidArgument when train.features != in or cfg.batch == 0.
+    /// Throws accel::InvalidArgument when train.features != in, cfg.batch == 0,
+    /// cfg.dtype is not the model's, or a collective is given for a dtype
+    /// other than f32.
     double train_epoch(const Dataset& train, const TrainConfig& cfg, std::size_t epoch);
 
     /// Logits z [samples] of the current weights for every sample of `d`
@@ -148,11 +162,19 @@ private:
     };
     Batch& batch_tensors(std::size_t b);
     void forward(const accel::Tensor& x, Batch& bt);
+    /// The weights the forward and backward passes use: the masters, or
+    /// their 16-bit copies under mixed precision. i: w1, b1, w2, b2.
+    const accel::Tensor& weight(int i) const { return mixed() ? copy_[i] : *masters()[i]; }
+    bool mixed() const noexcept { return dtype_ != master_dtype_; }
+    std::array<const accel::Tensor*, 4> masters() const { return {&w1_, &b1_, &w2_, &b2_}; }
 
     std::shared_ptr<accel::Device> device_;
     std::size_t in_, hidden_;
-    accel::Tensor w1_, b1_, w2_, b2_;      // parameters
-    accel::Tensor gw1_, gb1_, gw2_, gb2_;  // gradients
+    accel::DType dtype_, master_dtype_;     // compute dtype; weights, moments and Adam's dtype
+    accel::Tensor w1_, b1_, w2_, b2_;      // parameters (master_dtype_)
+    accel::Tensor copy_[4];                // mixed precision: the parameters in dtype_
+    accel::Tensor gw1_, gb1_, gw2_, gb2_;  // gradients (dtype_)
+    accel::Tensor master_grad_[4];         // mixed precision: the gradients in master_dtype_
     accel::Tensor m_[4], v_[4];            // Adam moments, in the order w1, b1, w2, b2
     std::map<std::size_t, Batch> batches_;
     std::vector<float> xb_, tb_;  // host gather buffers
@@ -162,6 +184,7 @@ private:
 /// What one training run produced.
 struct TrainResult {
     std::string backend;             ///< device selector, e.g. "opencl:0"
+    std::string dtype;               ///< the dtype trained in (TrainConfig::dtype), e.g. "bf16"
     std::string device_name;         ///< DeviceInfo::name
     std::vector<double> epoch_loss;  ///< per epoch, as Model::train_epoch
     double train_accuracy = 0.0;     ///< after the last epoch, 0..1
