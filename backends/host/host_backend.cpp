@@ -109,7 +109,11 @@ void HostDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle sr
 std::unique_ptr<Stream> HostDevice::do_create_stream() { return std::make_unique<HostStream>(*this); }
 std::unique_ptr<Event> HostDevice::do_create_event() { return std::make_unique<HostEvent>(*this); }
 void HostDevice::do_synchronize() {}    // host ops have finished when they return
-void HostDevice::launch_empty(Stream&) {}  // nothing to launch on the host
+// The host's launch: one empty task for each thread of the OpenMP team, the
+// fixed cost every parallel host op pays (there is no kernel to launch).
+void HostDevice::launch_empty(Stream&) {
+    parallel_for(thread_count(), 1, [](std::size_t, std::size_t) {});
+}
 
 double HostDevice::do_elapsed_ms(Event& start, Event& end) {
     auto& a = static_cast<HostEvent&>(start);

@@ -63,7 +63,8 @@ void gemm_vendor(const Cblas& blas, const T* a, const T* b, T* c, std::size_t m,
 class HostDevice final : public Device, public Probes {
 public:
     HostDevice();
-    /// Nothing to launch on the host: returns at once.
+    /// Dispatches one empty task to each thread of the OpenMP team: the
+    /// host's counterpart of a launch, what every parallel op pays.
     void launch_empty(Stream& s) override;
     void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
                         Stream& s) override;

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -69,6 +70,10 @@ TEST_CASE("run") {
         for (const char* k : {"backend", "device", "op", "shape", "path", "kernel_ms", "end_to_end_ms", "nmse"})
             CHECK(row.contains(k));
         CHECK((row.contains("gbps") || row.contains("gflops")));
+        CHECK(row["kernel_ms"]["cold_median"].get<double>() > 0);
+        CHECK(row["flops"].get<double>() >= 0);
+        CHECK(row["bytes"].get<double>() > 0);
+        CHECK(row["dtype"] == "f32");
         CHECK(row["pass"].get<bool>());
         CHECK(row["nmse"].get<double>() <= row["nmse_threshold"].get<double>());
     }
@@ -130,6 +135,40 @@ TEST_CASE("plot") {
     CHECK(st.st_size > 1000);
 }
 
+TEST_CASE("roofline") {
+    if (!on_path("gnuplot")) {
+        MESSAGE("gnuplot is not installed (Debian: gnuplot-nox); skipped");
+        std::exit(77);
+    }
+    std::remove("roofline.png");
+    const Outcome r = bench("plot " + kResults + " -o roofline.png --roofline");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    CHECK(r.output.find("1 device ceiling") != std::string::npos);
+    struct stat st {};
+    CHECK(stat("roofline.png", &st) == 0);
+    CHECK(st.st_size > 1000);
+}
+
+TEST_CASE("dtypes_and_shapes") {
+    // Each problem in each dtype, an M×N×K matmul beside the N×N×N ones; the
+    // oracle sees the inputs as stored, so every dtype passes its own threshold.
+    const Outcome r = bench("--quick --backends host --ops matmul --matmul-sizes 48 --matmul-shapes 257x10x30 "
+                            "--paths native --dtypes f32,bf16,f64 --format json -o dtypes.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load("dtypes.json");
+    std::set<std::string> seen;
+    for (const auto& row : j["rows"]) {
+        INFO(row.dump());
+        seen.insert(row["shape"].get<std::string>() + " " + row["dtype"].get<std::string>());
+        CHECK(row["pass"].get<bool>());
+        if (row["dtype"] == "bf16") CHECK(row["nmse_threshold"].get<double>() > 1e-6);
+    }
+    for (const char* want : {"48x48x48 f32", "48x48x48 bf16", "48x48x48 f64", "257x10x30 f32", "257x10x30 bf16"})
+        CHECK_MESSAGE(seen.count(want), want);
+    CHECK(bench("--quick --backends host --ops add --dtypes f32,f8").code == 2);
+    CHECK(bench("--quick --backends host --ops matmul --matmul-shapes 2x3").code == 2);
+}
+
 TEST_CASE("errors") {
     Outcome r = bench("--ops add,nosuch --backends host --quick");
     CHECK(r.code == 2);
@@ -155,7 +194,8 @@ TEST_CASE("table_and_json") {
     // One run: the table on stdout and the JSON record in a file, the same rows.
     const Outcome r = bench("--quick --backends host --ops add,matmul --json both.json");
     REQUIRE_MESSAGE(r.code == 0, r.output);
-    CHECK(r.output.find("kernel ms") != std::string::npos);
+    CHECK(r.output.find("warm ms") != std::string::npos);
+    CHECK(r.output.find("cold ms") != std::string::npos);
     const json j = load("both.json");
     std::size_t table_rows = 0;
     for (std::size_t at = 0; (at = r.output.find(" pass\n", at)) != std::string::npos; ++at) ++table_rows;

@@ -55,7 +55,6 @@ double kernel_ms(const json& row) {
     return ms.contains("median") && ms["median"].is_number() ? ms["median"].get<double>() : 0;
 }
 
-std::string num(double x) { return x >= 1e4 ? format("%.0f", x) : format("%.4g", x); }
 
 struct Scores {
     std::vector<FleetDevice> devices;

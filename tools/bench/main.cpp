@@ -20,7 +20,7 @@ const char* kUsage = R"(usage:
   accel-bench [run] [options]           time ops on backends
   accel-bench compare BASE.json NEW.json [--threshold 0.10] [--by auto|op|backend|selector|device|rank]
   accel-bench fleet RESULTS.json        fleet table of a run (ratios to the best and median, outliers)
-  accel-bench plot RESULTS.json... -o out.png [--op add] [--metric time|rate]
+  accel-bench plot RESULTS.json... -o out.png [--op add] [--metric time|rate] [--roofline]
 
 run options:
   --backends all|LIST    comma list of selectors (host, opencl:0, cuda:1, ...); default: all
@@ -29,6 +29,7 @@ run options:
                          (default add,sigmoid,matmul,dense)
   --add-sizes LIST       elements of add/sigmoid/relu/adam_step (default 1e3,1e4,1e5,1e6,1e7,5e7)
   --matmul-sizes LIST    N of N×N×N matmul (default 64,128,256,512,1024,2048)
+  --matmul-shapes LIST   MxNxK matmuls besides (e.g. 4096x10x30,64x128x784: the skinny shapes of an MLP)
   --dense-shapes LIST    BATCHxINxOUT of y = sigmoid(x·Wᵀ + b) (default 64x784x128,1024x1024x1024)
   --column-sum-shapes LIST  ROWSxCOLS (default 4096x1024)
   --paths LIST           native,vendor (default both where the device has them)
@@ -101,7 +102,7 @@ Settings default_settings(bool quick) {
 
 int run_command(const std::vector<std::string>& argv) {
     const Args args = parse_args(argv, {"--quick", "--help", "-h"},
-                                 {"--backends", "--ops", "--add-sizes", "--matmul-sizes", "--dense-shapes",
+                                 {"--backends", "--ops", "--add-sizes", "--matmul-sizes", "--matmul-shapes", "--dense-shapes",
                                   "--column-sum-shapes", "--paths", "--dtypes", "--block-sizes", "--warmup", "--repeats",
                                   "--min-time-ms", "--format", "-o", "--json"});
     if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "'");
@@ -122,6 +123,7 @@ int run_command(const std::vector<std::string>& argv) {
             for (const auto& op : split_list(value)) s.ops.push_back(parse_op(op));
         } else if (name == "--add-sizes") s.elementwise_sizes = counts(value, name);
         else if (name == "--matmul-sizes") s.matmul_sizes = counts(value, name);
+        else if (name == "--matmul-shapes") s.matmul_shapes = shapes(value, 3, name);
         else if (name == "--dense-shapes") s.dense_shapes = shapes(value, 3, name);
         else if (name == "--column-sum-shapes") s.column_sum_shapes = shapes(value, 2, name);
         else if (name == "--block-sizes") s.block_sizes = counts(value, name);

@@ -1,5 +1,9 @@
 // `accel-bench plot`: log-log time (or rate) against size, one line per
-// device and path, drawn by gnuplot from data files in a temporary folder.
+// device and path; or, with --roofline, the roofline of every row (Williams,
+// Waterman and Patterson, "Roofline", CACM 52(4), 2009: arithmetic intensity
+// FLOP/byte against attained GFLOP/s, each device's ceilings as
+// min(peak FMA, bandwidth × intensity)); drawn by gnuplot from data files in
+// a temporary folder.
 #include "cli.hpp"
 #include "commands.hpp"
 #include "report.hpp"
@@ -110,14 +114,84 @@ std::string write_script(const fs::path& dir, const PlotData& d, const std::stri
     return (dir / "plot.gp").string();
 }
 
+// The roofline: one point per row with a FLOP and byte count, one series per
+// (file, device, path, dtype); each device's ceilings from the file.
+// A row's or device's stable selector ("opencl:pocl:0"), else its selector.
+std::string selector_of(const json& j) {
+    return str(j, "stable_selector").empty() ? str(j, "selector") : str(j, "stable_selector");
+}
+
+struct Roofline {
+    std::map<std::string, Series> series;                  // x = FLOP/byte, y = GFLOP/s
+    std::map<std::string, std::pair<double, double>> roof;  // device title -> (GB/s, GFLOP/s)
+};
+
+Roofline collect_roofline(const std::vector<std::string>& files) {
+    Roofline r;
+    for (const auto& file : files) {
+        const json doc = read_results(file);
+        const std::string host = doc.contains("machine") ? str(doc["machine"], "hostname") : "";
+        const std::string prefix = files.size() > 1 ? (host.empty() ? file : host) + ": " : "";
+        if (doc.contains("devices"))
+            for (const auto& d : doc["devices"]) {
+                const double bw = d.value("bandwidth_ceiling_gbps", 0.0), peak = d.value("peak_fma_gflops", 0.0);
+                if (bw > 0 && peak > 0) r.roof[clean(prefix + selector_of(d))] = {bw, peak};
+            }
+        for (const auto& row : doc["rows"]) {
+            const double flops = row.value("flops", 0.0), bytes = row.value("bytes", 0.0);
+            const double ms = row.contains("kernel_ms") ? row["kernel_ms"].value("median", 0.0) : 0.0;
+            if (flops <= 0 || bytes <= 0 || ms <= 0 || row.contains("error")) continue;
+            const std::string dtype = str(row, "dtype").empty() ? "f32" : str(row, "dtype");
+            const std::string title = clean(prefix + selector_of(row) + " " + str(row, "path") + " " + dtype);
+            r.series[title].points.emplace_back(flops / bytes, flops / (ms * 1e6));
+        }
+    }
+    return r;
+}
+
+std::string write_roofline_script(const fs::path& dir, const Roofline& r, const std::string& terminal,
+                                  const std::string& png) {
+    std::ofstream script(dir / "plot.gp");
+    script << "set terminal " << terminal << " size 1100,750\n"
+           << "set output \"" << clean(png) << "\"\n"
+           << "set logscale xy\nset grid\nset key below height 1.5\nset format x \"%g\"\nset samples 400\n"
+           << "set title \"accel-bench roofline: attained GFLOP/s against arithmetic intensity (one point per row; "
+              "lines: each device's ceilings)\"\n"
+           << "set xlabel \"arithmetic intensity (FLOP per byte moved, op table counts)\"\n"
+           << "set ylabel \"GFLOP/s (warm median)\"\n"
+           << "set xrange [0.01:1000]\n";
+    int i = 0;
+    std::string plots;
+    for (const auto& [device, c] : r.roof) {
+        script << "roof" << i << "(x) = x * " << c.first << " < " << c.second << " ? x * " << c.first << " : "
+               << c.second << "\n";
+        plots += std::string(plots.empty() ? "" : ", \\\n     ") + "roof" + std::to_string(i) +
+                 "(x) with lines dashtype 2 lw 2 title \"" + device + " ceilings (" + num(c.first) + " GB/s, " +
+                 num(c.second) + " GFLOP/s)\"";
+        ++i;
+    }
+    int k = 0;
+    for (const auto& [title, s] : r.series) {
+        const fs::path data = dir / ("roof" + std::to_string(k++) + ".dat");
+        std::ofstream f(data);
+        for (const auto& p : s.points) f << p.first << " " << p.second << "\n";
+        plots += std::string(plots.empty() ? "" : ", \\\n     ") + "\"" + clean(data.string()) +
+                 "\" using 1:2 with points pointsize 1.5 title \"" + title + "\"";
+    }
+    script << "plot " << plots << "\n";
+    return (dir / "plot.gp").string();
+}
+
 }  // namespace
 
 int plot_command(const std::vector<std::string>& argv) {
-    const Args args = parse_args(argv, {}, {"-o", "--op", "--metric"});
+    const Args args = parse_args(argv, {"--roofline"}, {"-o", "--op", "--metric"});
     if (args.positional.empty()) throw UsageError("plot needs at least one RESULTS.json");
     std::string png, op, metric = "time";
+    bool roofline = false;
     for (const auto& [name, value] : args.options) {
-        if (name == "-o") png = value;
+        if (name == "--roofline") roofline = true;
+        else if (name == "-o") png = value;
         else if (name == "--op") op = value;
         else if (name == "--metric") metric = value;
     }
@@ -125,7 +199,7 @@ int plot_command(const std::vector<std::string>& argv) {
     if (metric != "time" && metric != "rate")
         throw UsageError("--metric: unknown value '" + metric + "'; valid: time, rate");
     const bool rate = metric == "rate";
-    if (op.empty()) {  // default: the first op of the first file
+    if (op.empty() && !roofline) {  // default: the first op of the first file
         const json doc = read_results(args.positional[0]);
         if (doc["rows"].empty()) throw std::runtime_error("'" + args.positional[0] + "' has no rows to plot");
         op = str(doc["rows"][0], "op");
@@ -137,8 +211,12 @@ int plot_command(const std::vector<std::string>& argv) {
                      "(Debian/Ubuntu: apt-get install gnuplot-nox) and run again\n";
         return 2;
     }
-    const PlotData data = collect(args.positional, op, rate);
-    if (data.series.empty())
+    const PlotData data = roofline ? PlotData{} : collect(args.positional, op, rate);
+    const Roofline roof = roofline ? collect_roofline(args.positional) : Roofline{};
+    if (roofline && roof.series.empty())
+        throw std::runtime_error("no rows with FLOP and byte counts and a kernel time in the given file(s) (files "
+                                 "of an accel-bench older than the roofline lack them)");
+    if (!roofline && data.series.empty())
         throw std::runtime_error("no rows of op '" + op + "' with " + (rate ? "a rate" : "a kernel time") +
                                  " in the given file(s)");
 
@@ -151,7 +229,8 @@ int plot_command(const std::vector<std::string>& argv) {
     // pngcairo draws nicer lines; the libgd png terminal is the fallback.
     for (const char* terminal : {"pngcairo", "png"}) {
         fs::remove(png);
-        const std::string script = write_script(dir, data, op, rate, terminal, png);
+        const std::string script = roofline ? write_roofline_script(dir, roof, terminal, png)
+                                            : write_script(dir, data, op, rate, terminal, png);
         const std::string err = (dir / "gnuplot.err").string();
         const int rc = std::system((shell_quote(gnuplot) + " " + shell_quote(script) + " 2> " + shell_quote(err)).c_str());
         std::ifstream e(err);
@@ -168,7 +247,11 @@ int plot_command(const std::vector<std::string>& argv) {
         std::cerr << "accel-bench plot: gnuplot could not write '" << png << "':\n" << log;
         return 2;
     }
-    std::cout << "wrote " << png << ": " << op << " " << metric << ", " << data.series.size() << " line(s)\n";
+    if (roofline)
+        std::cout << "wrote " << png << ": roofline, " << roof.series.size() << " series, " << roof.roof.size()
+                  << " device ceiling(s)\n";
+    else
+        std::cout << "wrote " << png << ": " << op << " " << metric << ", " << data.series.size() << " line(s)\n";
     return 0;
 }
 

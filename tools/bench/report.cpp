@@ -27,8 +27,6 @@ std::string cpu_model() {
     return "unknown";
 }
 
-// Times and rates: 4 significant digits, no exponent for large values.
-std::string num(double x) { return x >= 1e4 ? format("%.0f", x) : format("%.4g", x); }
 std::string opt(const std::optional<double>& x, double scale = 1) { return x ? num(*x * scale) : ""; }
 
 std::string status(const Row& r) { return !r.error.empty() ? "error" : r.passed() ? "pass" : "FAIL"; }
@@ -114,7 +112,11 @@ json row_json(const Row& r) {
         return j;
     }
     j["runs"] = r.runs;
-    j["kernel_ms"] = {{"median", r.kernel_ms_median}, {"min", r.kernel_ms_min}, {"max", r.kernel_ms_max}};
+    j["kernel_ms"] = {{"median", r.kernel_ms_median}, {"min", r.kernel_ms_min}, {"max", r.kernel_ms_max},
+                      {"cold_median", r.kernel_ms_cold}};
+    j["stalled"] = r.stalled;
+    j["flops"] = r.flops;
+    j["bytes"] = r.bytes;
     j["end_to_end_ms"] = r.end_to_end_ms;
     if (r.gbps) j["gbps"] = *r.gbps;
     if (r.gflops) j["gflops"] = *r.gflops;
@@ -126,6 +128,8 @@ json row_json(const Row& r) {
 }
 
 }  // namespace
+
+std::string num(double x) { return x >= 1e4 ? format("%.0f", x) : format("%.4g", x); }
 
 std::string format(const char* fmt, ...) {
     char buf[512];
@@ -238,10 +242,13 @@ void write_side_by_side(std::ostream& out, const Results& r) {
 
 void write_table(std::ostream& out, const Results& r, const Machine& m) {
     out << "accel-bench " << ACCEL_VERSION << " on " << m.hostname << " (" << m.cpu << ", " << m.os << ")\n";
-    out << "kernel ms: device events around the op (median/min/max over runs); e2e ms: host clock, upload inputs + "
-           "op + download output (median)\n";
-    out << "launch us: host time per empty kernel launch; add(1) us: per 1-element ops::add (both back to back, "
-           "one sync)\n";
+    out << "warm ms: device events around back-to-back runs of the op (median/min/max; rates use the median; ! marks "
+           "a spread that shows contention: max >= " << kStallRatio << "x min and " << kStallMs << " ms more); cold ms: "
+           "the median run right after its inputs were uploaded; e2e ms: host clock, upload inputs + op + download "
+           "output (median)\n";
+    out << "launch us: host time per bare empty launch of the runtime (host backend: dispatching an empty task to "
+           "its OpenMP team, its cost of a parallel op); add(1) us: per 1-element ops::add (both back to back, one "
+           "sync)\n";
     out << "% ceil: GB/s of the bandwidth ceiling (memory-bound ops) or GFLOP/s of the peak-FMA ceiling (matmul, "
            "dense); * marks operands within twice the last-level cache (may pass the DRAM ceiling); nmse vs the "
            "float64 oracle\n\n";
@@ -269,19 +276,21 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     for (const auto& u : r.unavailable) out << "not run: " << u << "\n";
     out << "\n";
 
-    TextTable t({"device", "name", "op", "shape", "dtype", "path", "block", "kernel ms", "min", "max", "e2e ms",
-                 "GB/s", "GFLOP/s", "% ceil", "nmse", "limit", "ok"},
+    TextTable t({"device", "name", "op", "shape", "dtype", "path", "block", "warm ms", "min", "max", "cold ms",
+                 "e2e ms", "GB/s", "GFLOP/s", "% ceil", "nmse", "limit", "ok"},
                 6);
     for (const auto& row : r.rows) {
         std::vector<std::string> c{row.stable_selector, row.device, accel::op_name(row.problem.op),
                                    row.problem.shape(), row.dtype, row.path, row.block};
         if (row.error.empty()) {
-            for (double v : {row.kernel_ms_median, row.kernel_ms_min, row.kernel_ms_max, row.end_to_end_ms})
+            for (double v : {row.kernel_ms_median, row.kernel_ms_min, row.kernel_ms_max})
                 c.push_back(num(v));
+            c.back() += row.stalled ? "!" : "";
+            for (double v : {row.kernel_ms_cold, row.end_to_end_ms}) c.push_back(num(v));
             c.insert(c.end(), {opt(row.gbps), opt(row.gflops), opt(row.fraction, 100) + (row.cache_resident ? "*" : ""),
                                format("%.1e", row.nmse)});
         } else {
-            c.insert(c.end(), 8, "-");
+            c.insert(c.end(), 9, "-");
         }
         c.insert(c.end(), {format("%.0e", row.threshold), status(row)});
         t.add(std::move(c));
@@ -305,7 +314,7 @@ void write_csv(std::ostream& out, const Results& r) {
         return o + "\"";
     };
     out << "backend,device,selector,stable_selector,runtime,timer,op,shape,dtype,size,size_unit,path,block,geometry,runs,"
-           "kernel_ms_median,kernel_ms_min,kernel_ms_max,end_to_end_ms,gbps,gflops,fraction_of_ceiling,cache_resident,"
+           "kernel_ms_median,kernel_ms_min,kernel_ms_max,kernel_ms_cold,stalled,end_to_end_ms,gbps,gflops,fraction_of_ceiling,cache_resident,"
            "nmse,nmse_threshold,pass,error\n";
     for (const auto& row : r.rows) {
         const bool ok = row.error.empty();
@@ -317,7 +326,8 @@ void write_csv(std::ostream& out, const Results& r) {
             << format("%.6g", row.problem.size())
             << "," << row.problem.size_unit() << "," << row.path << "," << row.block << "," << q(row.geometry) << ","
             << (ok ? std::to_string(row.runs) : "") << "," << val(row.kernel_ms_median) << "," << val(row.kernel_ms_min)
-            << "," << val(row.kernel_ms_max) << "," << val(row.end_to_end_ms) << "," << ov(row.gbps) << ","
+            << "," << val(row.kernel_ms_max) << "," << val(row.kernel_ms_cold) << ","
+            << (ok ? (row.stalled ? "true" : "false") : "") << "," << val(row.end_to_end_ms) << "," << ov(row.gbps) << ","
             << ov(row.gflops) << "," << ov(row.fraction) << "," << (ok && row.gbps ? (row.cache_resident ? "true" : "false") : "")
             << "," << (ok ? format("%.3e", row.nmse) : "") << ","
             << format("%.0e", row.threshold) << "," << (row.passed() ? "true" : "false") << "," << q(row.error)

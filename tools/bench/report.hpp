@@ -64,4 +64,7 @@ private:
 /// printf-style formatting into a std::string.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/// A time or rate for a table: 4 significant digits, no exponent from 1e4 up.
+std::string num(double x);
+
 }  // namespace bench

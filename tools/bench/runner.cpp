@@ -315,30 +315,38 @@ void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item
         launch();
         d.synchronize();
     }
-    // Full rounds: host clock around upload + op + download, events around the op.
+    // Full rounds: host clock around upload + op + download, events around
+    // the op right after the upload (the cold timings).
     EventTimer timer(d, device_timer);
-    std::vector<double> kernel, e2e;
+    std::vector<double> cold, e2e;
     accel::reference::Vec got;
     for (int i = 0; i < std::max(1, s.repeats); ++i) {
         const auto t0 = Clock::now();
         upload(w, b);
-        kernel.push_back(timer.time(launch));
+        cold.push_back(timer.time(launch));
         got = b.output().download_as<double>();
         e2e.push_back(ms_since(t0));
         // Slow rows (big matmuls on CPUs): three rounds are enough once they took kSlowRowMs.
-        if (kernel.size() >= 3 && std::accumulate(e2e.begin(), e2e.end(), 0.0) > kSlowRowMs) break;
+        if (cold.size() >= 3 && std::accumulate(e2e.begin(), e2e.end(), 0.0) > kSlowRowMs) break;
     }
     row.nmse = accel::reference::nmse(w.covered(got), w.oracle);
-    // Short kernels: more kernel-only runs for a stable median.
-    timer.fill(kernel, launch, 0, s.min_time_ms);
-    row.runs = int(kernel.size());
-    row.kernel_ms_median = median(kernel);
-    row.kernel_ms_min = *std::min_element(kernel.begin(), kernel.end());
-    row.kernel_ms_max = *std::max_element(kernel.begin(), kernel.end());
+    // Warm: back-to-back kernel-only runs (in-place ops keep updating their
+    // state, which leaves the work the same), enough for a stable median.
+    std::vector<double> warm;
+    const bool slow = std::accumulate(e2e.begin(), e2e.end(), 0.0) > kSlowRowMs;
+    timer.fill(warm, launch, slow ? 2 : 3, slow ? 0 : s.min_time_ms);
+    row.runs = int(warm.size());
+    row.kernel_ms_cold = median(cold);
+    row.kernel_ms_median = median(warm);
+    row.kernel_ms_min = *std::min_element(warm.begin(), warm.end());
+    row.kernel_ms_max = *std::max_element(warm.begin(), warm.end());
+    row.stalled = row.kernel_ms_max >= kStallRatio * row.kernel_ms_min && row.kernel_ms_max - row.kernel_ms_min >= kStallMs;
     row.end_to_end_ms = median(e2e);
 }
 
 void fill_rates(Row& row, const Workload& w, const DeviceReport& dev) {
+    row.flops = w.all_flops;
+    row.bytes = w.all_bytes;
     const double seconds = row.kernel_ms_median * 1e-3;
     if (seconds <= 0) return;
     if (w.flops > 0) {
@@ -439,8 +447,10 @@ std::vector<Problem> Settings::problems(Op op) const {
     std::vector<Problem> out;
     if (is_elementwise(op))
         for (std::size_t n : elementwise_sizes) out.push_back({op, {n}});
-    else if (op == Op::matmul)
+    else if (op == Op::matmul) {
         for (std::size_t n : matmul_sizes) out.push_back({op, {n, n, n}});
+        for (const auto& shape : matmul_shapes) out.push_back({op, shape});
+    }
     else if (op == Op::dense)
         for (const auto& d : dense_shapes) out.push_back({op, d});
     else if (op == Op::column_sum)

@@ -41,6 +41,7 @@ struct Settings {
     std::vector<accel::Op> ops;            ///< ops to run, in this order
     std::vector<std::size_t> elementwise_sizes;  ///< n for add, sigmoid, relu, adam_step
     std::vector<std::size_t> matmul_sizes;       ///< N for N×N×N matmul
+    std::vector<std::vector<std::size_t>> matmul_shapes;  ///< {M, N, K} matmuls beside the N×N×N ones
     std::vector<std::vector<std::size_t>> dense_shapes;       ///< {batch, in, out}
     std::vector<std::vector<std::size_t>> column_sum_shapes;  ///< {rows, cols}
     std::vector<accel::OpPath> paths{accel::OpPath::native, accel::OpPath::vendor};
@@ -106,8 +107,18 @@ struct Row {
     std::string block;                     ///< block extents, e.g. "256" or "16x16"
     std::string geometry;                  ///< full grid/block text
     bool default_geometry = true;          ///< geometry chosen by the device
-    int runs = 0;                          ///< kernel timings taken
+    int runs = 0;                          ///< warm kernel timings taken
+    /// Warm: back-to-back runs on resident operands (what the rates use).
     double kernel_ms_median = 0, kernel_ms_min = 0, kernel_ms_max = 0;
+    /// Cold: the median run right after its inputs were uploaded (caches and
+    /// TLBs hold the upload's data, not the kernel's working set).
+    double kernel_ms_cold = 0;
+    /// The warm runs' spread shows contention: the slowest took at least
+    /// kStallRatio × the fastest and kStallMs more (a scheduler time slice
+    /// lost to another process, not the kernel's own variation).
+    bool stalled = false;
+    double flops = 0;                      ///< FLOPs of one call (op table; a FMA counts 2)
+    double bytes = 0;                      ///< bytes one call must move at least (op table)
     double end_to_end_ms = 0;              ///< median, upload inputs + op + download output
     std::optional<double> gbps;            ///< memory-bound ops: bytes moved / kernel time
     std::optional<double> gflops;          ///< matmul, dense: 2·M·N·K / kernel time
@@ -120,6 +131,10 @@ struct Row {
     /// True when the row ran and its nmse is within the threshold.
     bool passed() const { return error.empty() && nmse <= threshold; }
 };
+
+/// A row is flagged stalled when its slowest warm run took this many times
+/// its fastest and at least kStallMs longer.
+constexpr double kStallRatio = 3.0, kStallMs = 1.0;
 
 /// Everything one `run` produced.
 struct Results {

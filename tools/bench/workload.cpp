@@ -192,10 +192,12 @@ Workload make_workload(const Problem& p, std::mt19937_64& rng) {
     }
     for (FVec& v : w.inputs) w.stored.push_back(round_to(v, p.dtype));  // exact: drawn already rounded
     const accel::OpInfo& info = accel::op_info(p.op);
+    w.all_flops = info.flops(op_size(p));
+    w.all_bytes = info.bytes(op_size(p), p.dtype);
     if (info.tiled)
-        w.flops = info.flops(op_size(p));
+        w.flops = w.all_flops;
     else
-        w.bytes = info.bytes(op_size(p), p.dtype);
+        w.bytes = w.all_bytes;
     return w;
 }
 

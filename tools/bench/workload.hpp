@@ -29,6 +29,8 @@ struct Workload {
     Launch launch;
     double bytes = 0;            ///< bytes a memory-bound op reads + writes (op table); 0 for compute-bound ops
     double flops = 0;            ///< FLOPs of a compute-bound op (op table: 2·M·N·K); 0 for memory-bound ops
+    double all_flops = 0;        ///< FLOPs of any op (op table), for the roofline
+    double all_bytes = 0;        ///< least bytes moved by any op (op table), for the roofline
     std::size_t row_length = 0;  ///< output columns (for row sampling)
     std::vector<std::size_t> sampled_rows;  ///< output rows the oracle covers; empty = all
     accel::reference::Vec oracle;           ///< float64 result on the covered rows
