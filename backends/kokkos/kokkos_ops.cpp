@@ -122,6 +122,17 @@ void register_dtype(Device& d, DType dt) {
                   ActivateFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], a.n), act});
         });
     }
+    if constexpr (std::is_same<T, float>::value && kHostSpace) {
+        // Host spaces: blocks of kSigmoidBlock elements as one vector loop;
+        // the chunk is block.x elements' worth of blocks (at least one).
+        d.register_kernel("sigmoid", dt, nat, [](const KernelArgs& a) {
+            LaunchGeometry blocks = a.geometry;
+            blocks.block.x = std::max<std::size_t>(1, a.geometry.block.x / kSigmoidBlock);
+            const std::size_t count = (a.n + kSigmoidBlock - 1) / kSigmoidBlock;
+            range("accel::sigmoid", count, blocks, *a.stream,
+                  SigmoidHostFn{cv(a.in[0], a.n), fv(a.out[0], a.n), static_cast<Index>(a.n)});
+        });
+    }
     d.register_kernel("relu_backward", dt, nat, [](const KernelArgs& a) {
         range("accel::relu_backward", a.n, a.geometry, *a.stream,
               ReluBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});

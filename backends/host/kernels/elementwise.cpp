@@ -7,8 +7,7 @@ namespace host {
 
 ACCEL_HOST_MULTIVERSION
 void sigmoid_range(const float* x, float* y, std::size_t b, std::size_t e) {
-#pragma omp simd
-    for (std::size_t i = b; i < e; ++i) y[i] = sigmoid1(x[i]);
+    cpu::sigmoid_range(x, y, b, e);
 }
 
 ACCEL_HOST_MULTIVERSION

@@ -4,26 +4,13 @@
 #include <cmath>
 #include <cstddef>
 
-// glibc's libmvec has SIMD versions of expf (SSE, AVX2, AVX-512). Declaring
-// them lets the vectorizer call them from the sigmoid loops instead of one
-// scalar expf per element (with -fno-math-errno, set for this plugin).
-#if defined(__x86_64__) && defined(__GLIBC__) && defined(_OPENMP)
-extern "C" {
-#pragma omp declare simd notinbranch
-float expf(float);
-}
-#endif
+#include "../../common/cpu_elementwise.hpp"
 
 namespace accel {
 namespace host {
 
-/// Stable logistic: e = exp(−|x|) never overflows; σ(x) = 1/(1+e) for x ≥ 0
-/// and e/(1+e) otherwise. One exp, one division and a select, no branch.
-inline float sigmoid1(float x) {
-    const float e = expf(-std::fabs(x));
-    const float r = 1.0f / (1.0f + e);
-    return x >= 0.0f ? r : e * r;
-}
+/// The stable logistic of the CPU backends (backends/common).
+using cpu::sigmoid1;
 
 /// The same in double (f64 tensors compute in double).
 inline double sigmoid1(double x) {

@@ -123,6 +123,26 @@ struct FmaProbeFn {
     }
 };
 
+/// Elements per call of the host-space sigmoid (SigmoidHostFn).
+constexpr Index kSigmoidBlock = 256;
+
+/// Host spaces only: y[i] = sigmoid(x[i]) for i in [begin, end), vectorized
+/// (libmvec's expf); defined in kernels/host_loops.cpp (multi-versioned).
+void host_sigmoid_block(const float* x, float* y, Index begin, Index end);
+
+/// f32 sigmoid on host spaces: index b covers elements [b·kSigmoidBlock,
+/// (b+1)·kSigmoidBlock) ∩ [0, n) as one vector loop (one scalar expf per
+/// element, ActivateFn's body, ran at 0.07 of add's bandwidth).
+struct SigmoidHostFn {
+    ConstView x;
+    FloatView y;
+    Index n;
+    void operator()(Index b) const {
+        const Index begin = b * kSigmoidBlock, end = begin + kSigmoidBlock < n ? begin + kSigmoidBlock : n;
+        host_sigmoid_block(x.data(), y.data(), begin, end);
+    }
+};
+
 /// Elements per call of the host-space fma_throughput probe (FmaProbeHostFn).
 constexpr int kFmaLanes = 16;
 

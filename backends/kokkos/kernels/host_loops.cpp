@@ -6,6 +6,7 @@
 #include "elementwise.hpp"
 #include "matmul.hpp"
 
+#include "../../common/cpu_elementwise.hpp"
 #include "../../common/cpu_gemm.hpp"
 
 namespace accel {
@@ -31,6 +32,11 @@ void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const fl
     const cpu::StridedMatrix<float> A{a, ars, aks};
     const cpu::StridedMatrix<float> B{b, ldb, 1};
     cpu::gemm<float>(A, B, c, ldc, depth, 0, rows, 0, cols, true);
+}
+
+ACCEL_KOKKOS_MULTIVERSION
+void host_sigmoid_block(const float* x, float* y, Index begin, Index end) {
+    cpu::sigmoid_range(x, y, static_cast<std::size_t>(begin), static_cast<std::size_t>(end));
 }
 
 ACCEL_KOKKOS_MULTIVERSION
