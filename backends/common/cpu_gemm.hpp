@@ -17,9 +17,9 @@
 // NR values per depth step), which is also where transposes disappear: both
 // operands are described by a row and a column stride, so one code path
 // serves all four transpose cases. Packing converts the storage type T to
-// the compute type (GemmType<T>::Compute), so 16-bit storage (f16/bf16 →
-// float) or double (double accumulation) need a GemmType specialization and
-// a conversion, not another driver. Only float is instantiated today.
+// the compute type (compute::Compute<T>), so 16-bit storage (f16/bf16 →
+// float) or double (double accumulation) need no other driver. Only float is
+// instantiated today.
 //
 // Skinny shapes: a narrow NR (one vector) takes column remainders, so N = 10
 // computes 16 columns rather than 32; A is read in place (no packing) when a
@@ -45,6 +45,8 @@
 #include <new>
 #include <type_traits>
 
+#include "compute_type.hpp"
+
 #if defined(__GNUC__)
 #define ACCEL_CPU_GEMM_INLINE inline __attribute__((always_inline))
 #define ACCEL_CPU_GEMM_VECTOR 1
@@ -56,28 +58,12 @@
 namespace accel {
 namespace cpu {
 
-/// Storage type T → the type packing converts to and products accumulate in.
-/// float → float. (Later: double → double; f16/bf16 → float.)
+/// Storage type T → the type packing converts to and products accumulate in
+/// (compute_type.hpp: float, or double for double).
 template <class T>
-struct GemmType;
-template <>
-struct GemmType<float> {
-    using Compute = float;
-};
-
-template <class T>
-using GemmCompute = typename GemmType<T>::Compute;
-
-/// Storage → compute type, and back (plain conversions for float; a 16-bit
-/// type would specialize these). Pure; thread-safe.
-template <class T>
-ACCEL_CPU_GEMM_INLINE GemmCompute<T> to_compute(T v) {
-    return static_cast<GemmCompute<T>>(v);
-}
-template <class T>
-ACCEL_CPU_GEMM_INLINE T from_compute(GemmCompute<T> v) {
-    return static_cast<T>(v);
-}
+using GemmCompute = compute::Compute<T>;
+using compute::from_compute;
+using compute::to_compute;
 
 /// A read-only matrix of any layout: element (i, j) is data[i·rs + j·cs]
 /// (row-major [rows, cols]: rs = cols, cs = 1; its transpose: rs = 1, cs = cols).

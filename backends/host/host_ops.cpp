@@ -10,6 +10,8 @@
 #include "kernels/matmul.hpp"
 #include "kernels/parallel.hpp"
 
+#include "../common/compute_type.hpp"
+
 #include <Eigen/Core>
 
 #include <cmath>
@@ -21,17 +23,7 @@ namespace host {
 
 namespace {
 
-template <class T>
-struct ComputeOf {
-    using type = float;
-};
-template <>
-struct ComputeOf<double> {
-    using type = double;
-};
-/// The type a kernel computes in for storage type T.
-template <class T>
-using Compute = typename ComputeOf<T>::type;
+using compute::Compute;
 
 template <class T>
 const T* in(DeviceHandle h) {
@@ -43,11 +35,11 @@ T* out(DeviceHandle h) {
 }
 template <class T>
 Compute<T> ld(const T* p, std::size_t i) {
-    return static_cast<Compute<T>>(p[i]);
+    return compute::to_compute(p[i]);
 }
 template <class T>
 void st(T* p, std::size_t i, Compute<T> v) {
-    p[i] = static_cast<T>(v);  // Eigen::half / bfloat16: round to nearest even
+    p[i] = compute::from_compute<T>(v);  // Eigen::half / bfloat16: round to nearest even
 }
 
 // Elementwise: block.x elements per task, each task a plain loop.

@@ -12,9 +12,6 @@ using namespace accel;
 using namespace accel_test;
 
 namespace {
-struct MNK {
-    std::size_t m, n, k;
-};
 
 // Sizes b-1, b, b+1 for each boundary b of one dimension, the others kept small but not multiples.
 std::vector<MNK> around(std::size_t MNK::*dim, std::initializer_list<std::size_t> bounds, MNK base) {
@@ -43,32 +40,11 @@ std::vector<MNK> blocking_shapes() {
     return s;
 }
 
-std::vector<float> random_matrix(std::mt19937_64& g, std::size_t r, std::size_t c) { return uniform(g, r * c); }
 }  // namespace
 
 TEST_CASE("matmul matches the reference around the CPU GEMM's block sizes, every transpose and path") {
     auto g = rng(60);
-    const auto shapes = within_work_cap(blocking_shapes(), [](const MNK& x) { return x.m * x.n * x.k; }, "gemm blocking");
-    for (auto path : paths(Op::matmul))
-        for (const auto& s : shapes)
-            for (int t = 0; t < 4; ++t) {
-                const bool ta = t & 1, tb = t & 2;
-                CAPTURE(name(path));
-                CAPTURE(s.m);
-                CAPTURE(s.n);
-                CAPTURE(s.k);
-                CAPTURE(ta);
-                CAPTURE(tb);
-                auto a = random_matrix(g, s.m, s.k), b = random_matrix(g, s.k, s.n);
-                auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a);
-                auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b);
-                auto C = poisoned(device(), {s.m, s.n});
-                ops::Options o;
-                o.path = path;
-                ops::matmul(A, B, C, {ta, tb}, o);
-                expect_close(C.download(), reference::matmul(a, b, s.m, s.n, s.k, ta, tb), threshold(Op::matmul),
-                             std::string("matmul ") + name(path));
-            }
+    check_matmul_shapes(blocking_shapes(), g, "gemm blocking");
 }
 
 TEST_CASE("dense matches the reference around the CPU GEMM's block sizes") {

@@ -12,9 +12,6 @@ using namespace accel;
 using namespace accel_test;
 
 namespace {
-struct MNK {
-    std::size_t m, n, k;
-};
 const std::vector<MNK> kShapes{{1, 1, 1}, {7, 5, 3}, {16, 16, 16}, {33, 17, 65}, {1, 300, 7},
                                {127, 129, 131}, {64, 1, 64}, {257, 255, 256}, {384, 320, 1023}};
 
@@ -23,28 +20,7 @@ std::vector<float> random_matrix(std::mt19937_64& g, std::size_t r, std::size_t 
 
 TEST_CASE("matmul matches the reference for every transpose and path") {
     auto g = rng(20);
-    for (auto path : paths(Op::matmul)) {
-        for (const auto& s : within_work_cap(kShapes, [](const MNK& x) { return x.m * x.n * x.k; }, "matmul")) {
-            for (int t = 0; t < 4; ++t) {
-                const bool ta = t & 1, tb = t & 2;
-                CAPTURE(name(path));
-                CAPTURE(s.m);
-                CAPTURE(s.n);
-                CAPTURE(s.k);
-                CAPTURE(ta);
-                CAPTURE(tb);
-                auto a = random_matrix(g, s.m, s.k), b = random_matrix(g, s.k, s.n);
-                auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a);
-                auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b);
-                auto C = poisoned(device(), {s.m, s.n});
-                ops::Options o;
-                o.path = path;
-                ops::matmul(A, B, C, {ta, tb}, o);
-                expect_close(C.download(), reference::matmul(a, b, s.m, s.n, s.k, ta, tb), threshold(Op::matmul),
-                             std::string("matmul ") + name(path));
-            }
-        }
-    }
+    check_matmul_shapes(kShapes, g, "matmul");
 }
 
 TEST_CASE("matmul with empty operands") {

@@ -77,6 +77,30 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& ref
     expect_close_of(got, ref, threshold, what);
 }
 
+void check_matmul_shapes(const std::vector<MNK>& shapes, std::mt19937_64& g, const std::string& what) {
+    using namespace accel;
+    for (auto path : paths(Op::matmul))
+        for (const auto& s : within_work_cap(shapes, [](const MNK& x) { return x.m * x.n * x.k; }, what))
+            for (int t = 0; t < 4; ++t) {
+                const bool ta = t & 1, tb = t & 2;
+                CAPTURE(name(path));
+                CAPTURE(s.m);
+                CAPTURE(s.n);
+                CAPTURE(s.k);
+                CAPTURE(ta);
+                CAPTURE(tb);
+                auto a = uniform(g, s.m * s.k), b = uniform(g, s.k * s.n);
+                auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a);
+                auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b);
+                auto C = poisoned(device(), {s.m, s.n});
+                ops::Options o;
+                o.path = path;
+                ops::matmul(A, B, C, {ta, tb}, o);
+                expect_close(C.download(), reference::matmul(a, b, s.m, s.n, s.k, ta, tb), threshold(Op::matmul),
+                             what + " " + name(path));
+            }
+}
+
 bool backend_available_but_index_out_of_range() {
     try {
         const accel::Selector sel = accel::parse_selector(accel::selector_from_env());

@@ -15,6 +15,16 @@
 
 namespace accel_test {
 
+/// A matmul size: C[m, n], inner dimension k.
+struct MNK {
+    std::size_t m, n, k;
+};
+
+/// matmul on every path of the device and all four transposes for each
+/// shape (within the work cap), fresh random data from `g`, NaN-poisoned
+/// output, against the float64 oracle with the op table's f32 threshold.
+void check_matmul_shapes(const std::vector<MNK>& shapes, std::mt19937_64& g, const std::string& what);
+
 /// The NMSE pass threshold of `op` in `dtype`: the op table's
 /// (accel::nmse_threshold, with its reasoning in core/src/op_table.cpp).
 inline double threshold(accel::Op op, accel::DType dtype = accel::DType::f32) {

@@ -11,23 +11,16 @@
 namespace accel {
 namespace kokkos {
 
-/// Widens a stored value to the compute type.
-template <class T>
-KOKKOS_INLINE_FUNCTION Compute<T> ld(const T& v) {
-    return static_cast<Compute<T>>(v);
-}
-/// Rounds a computed value to the storage type (to nearest, ties to even).
-template <class T>
-KOKKOS_INLINE_FUNCTION T st(Compute<T> v) {
-    return static_cast<T>(v);
-}
+/// Widening loads and rounding stores (backends/common/compute_type.hpp).
+using compute::from_compute;
+using compute::to_compute;
 
 /// c[i] = a[i] + b[i].
 template <class T>
 struct AddFn {
     ConstTypedView<T> a, b;
     TypedView<T> c;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { c(i) = st<T>(ld(a(i)) + ld(b(i))); }
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { c(i) = from_compute<T>(to_compute(a(i)) + to_compute(b(i))); }
 };
 
 /// y[i] = act(x[i]) for act ∈ {sigmoid, relu}; x may alias y (in place).
@@ -36,7 +29,7 @@ struct ActivateFn {
     ConstTypedView<T> x;
     TypedView<T> y;
     int act;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { y(i) = st<T>(activate(ld(x(i)), act)); }
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { y(i) = from_compute<T>(activate(to_compute(x(i)), act)); }
 };
 
 /// dx[i] = x[i] > 0 ? dy[i] : 0.
@@ -45,7 +38,7 @@ struct ReluBackwardFn {
     ConstTypedView<T> dy, x;
     TypedView<T> dx;
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        dx(i) = st<T>(ld(x(i)) > Compute<T>(0) ? ld(dy(i)) : Compute<T>(0));
+        dx(i) = from_compute<T>(to_compute(x(i)) > Compute<T>(0) ? to_compute(dy(i)) : Compute<T>(0));
     }
 };
 
@@ -55,8 +48,8 @@ struct SigmoidBackwardFn {
     ConstTypedView<T> dy, y;
     TypedView<T> dx;
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        const Compute<T> yi = ld(y(i));
-        dx(i) = st<T>(ld(dy(i)) * yi * (Compute<T>(1) - yi));
+        const Compute<T> yi = to_compute(y(i));
+        dx(i) = from_compute<T>(to_compute(dy(i)) * yi * (Compute<T>(1) - yi));
     }
 };
 
@@ -65,7 +58,7 @@ template <class T>
 struct BceFn {
     ConstTypedView<T> z, t;
     TypedView<T> l;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { l(i) = st<T>(bce1(ld(z(i)), ld(t(i)))); }
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { l(i) = from_compute<T>(bce1(to_compute(z(i)), to_compute(t(i)))); }
 };
 
 /// dz[i] = scale * (sigmoid(z[i]) - t[i]).
@@ -75,7 +68,7 @@ struct BceBackwardFn {
     TypedView<T> dz;
     Compute<T> scale;
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        dz(i) = st<T>(scale * (sigmoid1(ld(z(i))) - ld(t(i))));
+        dz(i) = from_compute<T>(scale * (sigmoid1(to_compute(z(i))) - to_compute(t(i))));
     }
 };
 
@@ -98,12 +91,12 @@ struct AdamFn {
     TypedView<T> m, v;
     F beta1, beta2, eps, step_size, bc2_sqrt;
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        const F gi = ld(g(i));
-        const F mi = beta1 * ld(m(i)) + (F(1) - beta1) * gi;
-        const F vi = beta2 * ld(v(i)) + (F(1) - beta2) * gi * gi;
-        m(i) = st<T>(mi);
-        v(i) = st<T>(vi);
-        p(i) = st<T>(ld(p(i)) - step_size * mi / (kmath::sqrt(vi) / bc2_sqrt + eps));
+        const F gi = to_compute(g(i));
+        const F mi = beta1 * to_compute(m(i)) + (F(1) - beta1) * gi;
+        const F vi = beta2 * to_compute(v(i)) + (F(1) - beta2) * gi * gi;
+        m(i) = from_compute<T>(mi);
+        v(i) = from_compute<T>(vi);
+        p(i) = from_compute<T>(to_compute(p(i)) - step_size * mi / (kmath::sqrt(vi) / bc2_sqrt + eps));
     }
 };
 
@@ -169,8 +162,8 @@ struct ColumnSumFn {
     Index rows, cols;
     KOKKOS_INLINE_FUNCTION void operator()(Index c) const {
         Compute<T> s = 0;
-        for (Index r = 0; r < rows; ++r) s += ld(x(r * cols + c));
-        y(c) = st<T>(s);
+        for (Index r = 0; r < rows; ++r) s += to_compute(x(r * cols + c));
+        y(c) = from_compute<T>(s);
     }
 };
 
@@ -185,8 +178,8 @@ struct BiasActivationFn {
     bool read_y;
     int act;
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        const F v = (read_y ? ld(y(i)) : F(0)) + (bias.data() ? ld(bias(i % cols)) : F(0));
-        y(i) = st<T>(activate(v, act));
+        const F v = (read_y ? to_compute(y(i)) : F(0)) + (bias.data() ? to_compute(bias(i % cols)) : F(0));
+        y(i) = from_compute<T>(activate(v, act));
     }
 };
 
@@ -205,9 +198,9 @@ struct DotMatmulFn {
     KOKKOS_INLINE_FUNCTION void operator()(Index idx) const {
         const Index i = idx / n, j = idx % n;
         F s = 0;
-        for (Index p = 0; p < k; ++p) s += ld(a(ta ? p * m + i : i * k + p)) * ld(b(tb ? j * k + p : p * n + j));
-        if (bias.data()) s += ld(bias(j));
-        c(idx) = st<T>(activate(s, act));
+        for (Index p = 0; p < k; ++p) s += to_compute(a(ta ? p * m + i : i * k + p)) * to_compute(b(tb ? j * k + p : p * n + j));
+        if (bias.data()) s += to_compute(bias(j));
+        c(idx) = from_compute<T>(activate(s, act));
     }
 };
 

@@ -3,6 +3,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "../../common/compute_type.hpp"
+
 #include <cstdint>
 
 namespace accel {
@@ -31,19 +33,8 @@ using ConstTypedView = Kokkos::View<const T*, MemSpace, Unmanaged>;
 using FloatView = TypedView<float>;
 using ConstView = ConstTypedView<float>;
 
-/// The type a kernel computes in for storage type T: double for double,
-/// float otherwise (f16/bf16 are storage only: widened on load, rounded once
-/// on store).
-template <class T>
-struct ComputeOf {
-    using type = float;
-};
-template <>
-struct ComputeOf<double> {
-    using type = double;
-};
-template <class T>
-using Compute = typename ComputeOf<T>::type;
+/// The type a kernel computes in for storage type T (backends/common).
+using compute::Compute;
 
 /// Whether the default execution space runs on the host CPU (Serial, OpenMP,
 /// Threads, HPX): its memory is host memory. Host spaces get kernel bodies of
