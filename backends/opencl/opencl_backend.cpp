@@ -399,8 +399,8 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
     i.extra.push_back({"elementwise vector width",
                        std::to_string(elementwise_width_for(d)) +
                            " (add, sigmoid, bce_with_logits, bce_with_logits_backward; build option EW_VW)"});
-    i.extra.push_back({"dtypes", std::string(device_has_fp64(d) ? "f32, f64, f16, bf16" : "f32, f16, bf16 (no f64: no cl_khr_fp64)") +
-                                     "; one program per dtype, built on its first use"});
+    const char* dtypes = device_has_fp64(d) ? "f32, f64, f16, bf16" : "f32, f16, bf16 (no f64: no cl_khr_fp64)";
+    i.extra.push_back({"dtypes", std::string(dtypes) + "; one program per dtype, built on its first use"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
     return i;
 }
@@ -534,7 +534,6 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
     gemm_ = gemm_params_for(platform, id, info().limits);
     ew_width_ = elementwise_width_for(id);
     fp64_ = device_has_fp64(id);
-    fp16_ = has_extension(id, "cl_khr_fp16");
     local_mem_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_LOCAL_MEM_SIZE);
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
     cl_int err = CL_SUCCESS;
@@ -728,8 +727,9 @@ bool OpenclDevice::has_vendor_gemm(DType t) const noexcept {
     switch (t) {
         case DType::f32: return have_vendor_blas();
         case DType::f64: return have_vendor_blas() && fp64_;
-        case DType::f16: return have_vendor_blas() && fp16_;
-        case DType::bf16: return false;
+        case DType::f16:   // CLBlast's HGEMM accumulates in half (opencl_vendor.cpp)
+        case DType::bf16:  // CLBlast has no bfloat16
+            return false;
     }
     return false;
 }

@@ -20,10 +20,10 @@
 // therefore leases a whole set of cl_kernel objects from a pool for the span
 // of set-arguments + enqueue; there are as many sets as launches ever ran at
 // once, so threads never wait on each other's enqueues; each dtype's program
-// has its own pool. Each program is built once (std::call_once). Command queues are thread-safe by the specification,
-// so the default stream is shared as it is. CLBlast keeps process-wide
-// caches that it does not fully protect, so its calls are serialized
-// (opencl_vendor.cpp).
+// has its own pool. Each program is built once (std::call_once per dtype).
+// Command queues are thread-safe by the specification, so the default stream
+// is shared as it is. CLBlast keeps process-wide caches that it does not
+// fully protect, so its calls are serialized (opencl_vendor.cpp).
 //
 // Resources: when the last handle to the device goes, its kernels, program,
 // queues and context are released, and CLBlast's caches, which hold programs
@@ -198,9 +198,9 @@ struct GemmParams {
 /// Every dtype's kernels accept the same geometries (the f64 program may
 /// stage a shorter K slice, which does not change the tile).
 /// Dtypes: every op natively in f32, f16 and bf16, and in f64 where the
-/// device reports double precision (cl_khr_fp64); vendor gemm in f32, in f64
-/// where the device has fp64 and in f16 where it has cl_khr_fp16 (CLBlast's
-/// HGEMM needs it), never in bf16 (CLBlast has no bfloat16).
+/// device reports double precision (cl_khr_fp64); vendor gemm (CLBlast) in
+/// f32, and in f64 where the device has it; not in bf16 (CLBlast has none)
+/// nor in f16 (CLBlast's HGEMM accumulates in half, accel's f16 in float).
 /// Timing: OpenCL profiling events (CL_PROFILING_COMMAND_END of markers).
 class OpenclDevice final : public Device, public Probes {
 public:
@@ -301,7 +301,6 @@ private:
     GemmParams gemm_;
     std::size_t ew_width_ = 4;  ///< EW_VW of kernels/elementwise.cl (f32 program), from elementwise_width_for()
     bool fp64_ = false;         ///< double precision: f64 kernels registered
-    bool fp16_ = false;         ///< cl_khr_fp16: CLBlast's HGEMM runs (vendor gemm in f16)
     std::uint64_t local_mem_ = 0;  ///< CL_DEVICE_LOCAL_MEM_SIZE, bytes
 };
 

@@ -159,8 +159,9 @@ void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandl
            ul(k), flag(ta), flag(tb));
 }
 
-void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
-                           std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g, Stream& s) {
+void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
+                           std::size_t batch, std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g,
+                           Stream& s) {
     check_tiled_geometry(g, batch, out, "dense");
     launch(t, Kernel::gemm, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
            activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
@@ -168,8 +169,8 @@ void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle
 
 void OpenclDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
                                      bool read_y, Activation act, const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::bias_activation, g, s, mem(bias), mem(y), flag(bias != nullptr), flag(read_y), activation_code(act),
-           ul(rows), ul(cols));
+    launch(t, Kernel::bias_activation, g, s, mem(bias), mem(y), flag(bias != nullptr), flag(read_y),
+           activation_code(act), ul(rows), ul(cols));
 }
 
 void OpenclDevice::k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
