@@ -398,7 +398,7 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
     i.extra.push_back({"matmul kernel", gemm.describe()});
     i.extra.push_back({"elementwise vector width",
                        std::to_string(elementwise_width_for(d)) +
-                           " (add, sigmoid, bce_with_logits, bce_with_logits_backward; build option EW_VW)"});
+                           " (add, sigmoid, bce_with_logits, bce_with_logits_backward in f32; build option EW_VW)"});
     const char* dtypes = device_has_fp64(d) ? "f32, f64, f16, bf16" : "f32, f16, bf16 (no f64: no cl_khr_fp64)";
     i.extra.push_back({"dtypes", std::string(dtypes) + "; one program per dtype, built on its first use"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
