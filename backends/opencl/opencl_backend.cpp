@@ -330,6 +330,16 @@ bool has_extension(cl_device_id d, const std::string& extension) {
     return list.find(" " + extension + " ") != std::string::npos;
 }
 
+// Whether the device computes in double precision: CL_DEVICE_DOUBLE_FP_CONFIG
+// is non-zero (0 means no double; a runtime that does not know the query
+// answers with an error) or the device lists cl_khr_fp64.
+bool device_has_fp64(cl_device_id d) {
+    cl_device_fp_config config = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof config, &config, nullptr) == CL_SUCCESS && config != 0)
+        return true;
+    return has_extension(d, "cl_khr_fp64");
+}
+
 // UUID (cl_khr_device_uuid) and PCI address (cl_khr_pci_bus_info), each
 // queried only when the device lists its extension; empty otherwise.
 void physical_identity(cl_device_id d, DeviceInfo& i) {
@@ -388,7 +398,9 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
     i.extra.push_back({"matmul kernel", gemm.describe()});
     i.extra.push_back({"elementwise vector width",
                        std::to_string(elementwise_width_for(d)) +
-                           " (add, sigmoid, bce_with_logits, bce_with_logits_backward; build option EW_VW)"});
+                           " (add, sigmoid, bce_with_logits, bce_with_logits_backward in f32; build option EW_VW)"});
+    const char* dtypes = device_has_fp64(d) ? "f32, f64, f16, bf16" : "f32, f16, bf16 (no f64: no cl_khr_fp64)";
+    i.extra.push_back({"dtypes", std::string(dtypes) + "; one program per dtype, built on its first use"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
     return i;
 }
@@ -521,21 +533,25 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
     max_alloc_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     gemm_ = gemm_params_for(platform, id, info().limits);
     ew_width_ = elementwise_width_for(id);
+    fp64_ = device_has_fp64(id);
+    local_mem_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_LOCAL_MEM_SIZE);
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
     cl_int err = CL_SUCCESS;
     context_ = clCreateContext(props, 1, &id_, nullptr, nullptr, &err);
     check_cl(err, "opening " + selector() + " (" + info().name + "): clCreateContext");
-    register_f32_kernels(*this);
+    register_kernels();
 }
 
 OpenclDevice::~OpenclDevice() {
     // Queues (the default stream is destroyed after this body) keep the
     // context alive until they are released, as OpenCL reference counting says.
     if (runtime_may_be_torn_down()) return;
-    for (const auto& set : kernel_sets_)
-        for (cl_kernel k : *set)
-            if (k) clReleaseKernel(k);
-    if (program_) clReleaseProgram(program_);
+    for (Program& p : programs_) {
+        for (const auto& set : p.sets)
+            for (cl_kernel k : *set)
+                if (k) clReleaseKernel(k);
+        if (p.program) clReleaseProgram(p.program);
+    }
     release_vendor_caches();
     if (context_) clReleaseContext(context_);
 }
@@ -550,13 +566,30 @@ static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std:
               "one name per Kernel");
 }  // namespace
 
-void OpenclDevice::build_program() {
+// f32: the gemm parameters and EW_VW chosen for the device, and no element
+// macros (kernels/common.cl defaults to float). Other dtypes: their element
+// macros (ACCEL_REAL_*) and EW_VW = 1 (the vector elementwise kernels are
+// float32 only); f64 with the K slice halved, if need be, until its double
+// slices fit the local memory (the tile, and so the launch geometry, stays).
+std::string OpenclDevice::build_options(DType t) const {
+    if (t == DType::f32) return "-cl-std=CL1.2" + gemm_.build_options() + " -DEW_VW=" + std::to_string(ew_width_);
+    GemmParams g = gemm_;
+    const char* real = "ACCEL_REAL_F16";
+    if (t == DType::f64) {
+        real = "ACCEL_REAL_F64";
+        while (g.tk > 4 && g.local_bytes(sizeof(cl_double)) > local_mem_) g.tk /= 2;
+    } else if (t == DType::bf16) {
+        real = "ACCEL_REAL_BF16";
+    }
+    return "-cl-std=CL1.2" + g.build_options() + " -DEW_VW=1 -D" + real;
+}
+
+void OpenclDevice::build_program(DType t) {
     const char* sources[] = {accel_cl_common, accel_cl_elementwise, accel_cl_reduce, accel_cl_matmul};
     cl_int err = CL_SUCCESS;
     cl_program p = clCreateProgramWithSource(context_, 4, sources, nullptr, &err);
-    check_cl(err, "building the kernels: clCreateProgramWithSource");
-    const std::string options =
-        "-cl-std=CL1.2" + gemm_.build_options() + " -DEW_VW=" + std::to_string(ew_width_);
+    check_cl(err, std::string("building the ") + dtype_name(t) + " kernels: clCreateProgramWithSource");
+    const std::string options = build_options(t);
     err = clBuildProgram(p, 1, &id_, options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
         std::size_t n = 0;
@@ -566,19 +599,22 @@ void OpenclDevice::build_program() {
             clGetProgramBuildInfo(p, id_, CL_PROGRAM_BUILD_LOG, n, &log[0], nullptr);
         }
         clReleaseProgram(p);
-        check_cl(err, "building the kernels for " + selector() + " (" + info().name + "): clBuildProgram",
+        check_cl(err,
+                 std::string("building the ") + dtype_name(t) + " kernels for " + selector() + " (" + info().name +
+                     "): clBuildProgram",
                  " with options '" + options + "'; build log:\n" + trimmed(log));
     }
-    program_ = p;
+    programs_[static_cast<std::size_t>(t)].program = p;
 }
 
-OpenclDevice::KernelSet* OpenclDevice::acquire_kernels() {
-    std::call_once(program_once_, [this] { build_program(); });
+OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t) {
+    Program& prog = programs_[static_cast<std::size_t>(t)];
+    std::call_once(prog.once, [this, t] { build_program(t); });
     {
-        std::lock_guard<std::mutex> lock(kernels_mutex_);
-        if (!free_kernel_sets_.empty()) {
-            KernelSet* set = free_kernel_sets_.back();
-            free_kernel_sets_.pop_back();
+        std::lock_guard<std::mutex> lock(prog.mutex);
+        if (!prog.free.empty()) {
+            KernelSet* set = prog.free.back();
+            prog.free.pop_back();
             return set;
         }
     }
@@ -587,23 +623,24 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels() {
     set->fill(nullptr);
     for (std::size_t i = 0; i < set->size(); ++i) {
         cl_int err = CL_SUCCESS;
-        (*set)[i] = clCreateKernel(program_, kKernelNames[i], &err);
+        (*set)[i] = clCreateKernel(prog.program, kKernelNames[i], &err);
         if (err != CL_SUCCESS) {
             for (cl_kernel k : *set)
                 if (k) clReleaseKernel(k);
-            check_cl(err, std::string("clCreateKernel(\"") + kKernelNames[i] + "\")");
+            check_cl(err, std::string("clCreateKernel(\"") + kKernelNames[i] + "\", " + dtype_name(t) + ")");
         }
     }
-    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    std::lock_guard<std::mutex> lock(prog.mutex);
     // Room for every set in the free list, so release_kernels never allocates.
-    free_kernel_sets_.reserve(kernel_sets_.size() + 1);
-    kernel_sets_.push_back(std::move(set));
-    return kernel_sets_.back().get();
+    prog.free.reserve(prog.sets.size() + 1);
+    prog.sets.push_back(std::move(set));
+    return prog.sets.back().get();
 }
 
-void OpenclDevice::release_kernels(KernelSet* set) noexcept {
-    std::lock_guard<std::mutex> lock(kernels_mutex_);
-    free_kernel_sets_.push_back(set);  // never reallocates: capacity reserved in acquire_kernels()
+void OpenclDevice::release_kernels(DType t, KernelSet* set) noexcept {
+    Program& prog = programs_[static_cast<std::size_t>(t)];
+    std::lock_guard<std::mutex> lock(prog.mutex);
+    prog.free.push_back(set);  // never reallocates: capacity reserved in acquire_kernels()
 }
 
 DeviceHandle OpenclDevice::do_allocate(std::size_t bytes) {
@@ -686,7 +723,16 @@ LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::s
     return Device::do_default_geometry(op, rows, cols);
 }
 
-bool OpenclDevice::has_vendor_gemm() const { return have_vendor_blas(); }
+bool OpenclDevice::has_vendor_gemm(DType t) const noexcept {
+    switch (t) {
+        case DType::f32: return have_vendor_blas();
+        case DType::f64: return have_vendor_blas() && fp64_;
+        case DType::f16:   // CLBlast's HGEMM accumulates in half (opencl_vendor.cpp)
+        case DType::bf16:  // CLBlast has no bfloat16
+            return false;
+    }
+    return false;
+}
 
 }  // namespace opencl
 }  // namespace accel

@@ -7,8 +7,11 @@
 // opencl:gpu|cpu|accelerator; `auto` takes the first real GPU, never a
 // simulator such as Oclgrind (see accel/registry.hpp).
 //
-// Kernels are the .cl files in kernels/, embedded at build time and built
-// into one cl_program per device (context) on first use.
+// Kernels are the .cl files in kernels/, embedded at build time. Every op
+// runs in f32, f16, bf16 and, where the device has cl_khr_fp64, f64: the same
+// sources are built into one cl_program per dtype and device (context), each
+// on the first use of its dtype, with build options that set the element
+// macros of kernels/common.cl (storage type, compute type, LOAD/STORE).
 //
 // Thread-safety (the contract of accel/device.hpp). OpenCL makes every API
 // call thread-safe except clSetKernelArg on one cl_kernel: a kernel object
@@ -16,11 +19,11 @@
 // arguments of one cl_kernel at once launch each other's buffers. Each launch
 // therefore leases a whole set of cl_kernel objects from a pool for the span
 // of set-arguments + enqueue; there are as many sets as launches ever ran at
-// once, so threads never wait on each other's enqueues. The program is built
-// once (std::call_once). Command queues are thread-safe by the specification,
-// so the default stream is shared as it is. CLBlast keeps process-wide
-// caches that it does not fully protect, so its calls are serialized
-// (opencl_vendor.cpp).
+// once, so threads never wait on each other's enqueues; each dtype's program
+// has its own pool. Each program is built once (std::call_once per dtype).
+// Command queues are thread-safe by the specification, so the default stream
+// is shared as it is. CLBlast keeps process-wide caches that it does not
+// fully protect, so its calls are serialized (opencl_vendor.cpp).
 //
 // Resources: when the last handle to the device goes, its kernels, program,
 // queues and context are released, and CLBlast's caches, which hold programs
@@ -39,6 +42,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -164,15 +168,18 @@ struct GemmParams {
 
     std::size_t tile_rows() const noexcept { return by * wm; }
     std::size_t tile_cols() const noexcept { return bx * wn * vw; }
-    /// Bytes of local memory one work-group uses (float elements).
-    std::size_t local_bytes() const noexcept { return tk * (tile_rows() + tile_cols()) * sizeof(float); }
+    /// Bytes of local memory one work-group uses, for `element`-byte
+    /// elements of the compute type (4: float; 8: double, the f64 program).
+    std::size_t local_bytes(std::size_t element = sizeof(float)) const noexcept {
+        return tk * (tile_rows() + tile_cols()) * element;
+    }
     /// " -DMM_BX=... -DMM_KBREAK=..." for clBuildProgram.
     std::string build_options() const;
     /// One line for DeviceInfo::extra (accel-info).
     std::string describe() const;
 };
 
-/// One OpenCL device with its context and program.
+/// One OpenCL device with its context and programs (one per dtype).
 ///
 /// Launch geometry (OpenCL terms: local size = block, global NDRange = grid ×
 /// block per dimension):
@@ -188,6 +195,12 @@ struct GemmParams {
 ///    N = out, M = batch). Anything else raises InvalidArgument naming the
 ///    accepted geometry.
 ///  - vendor path (CLBlast): the geometry is ignored; CLBlast chooses its own.
+/// Every dtype's kernels accept the same geometries (the f64 program may
+/// stage a shorter K slice, which does not change the tile).
+/// Dtypes: every op natively in f32, f16 and bf16, and in f64 where the
+/// device reports double precision (cl_khr_fp64); vendor gemm (CLBlast) in
+/// f32, and in f64 where the device has it; not in bf16 (CLBlast has none)
+/// nor in f16 (CLBlast's HGEMM accumulates in half, accel's f16 in float).
 /// Timing: OpenCL profiling events (CL_PROFILING_COMMAND_END of markers).
 class OpenclDevice final : public Device, public Probes {
 public:
@@ -201,8 +214,44 @@ public:
     /// The compile-time parameters of the gemm kernel on this device.
     const GemmParams& gemm_params() const noexcept { return gemm_; }
 
-    // The f32 kernels (opencl_ops.cpp; registered by the constructor).
-    ACCEL_DEVICE_F32_KERNELS
+    /// Whether f64 kernels are registered: the device reports double
+    /// precision (CL_DEVICE_DOUBLE_FP_CONFIG or cl_khr_fp64).
+    bool has_fp64() const noexcept { return fp64_; }
+    /// Whether CLBlast runs gemm in `t` on this device (see the class comment).
+    bool has_vendor_gemm(DType t) const noexcept;
+
+    // The kernels, one member per op, for tensors of dtype `t` (opencl_ops.cpp;
+    // register_kernels() registers them). Arguments as unpacked from
+    // KernelArgs: handles of this device, sizes in elements, a checked
+    // geometry, the stream; op scalars are passed to the kernels in the
+    // dtype's compute type. Semantics are the op table's (accel/op_table.hpp).
+    void k_add(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
+               Stream& s);
+    void k_sigmoid(DType t, DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s);
+    void k_relu(DType t, DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s);
+    void k_relu_backward(DType t, DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
+                         const LaunchGeometry& g, Stream& s);
+    void k_sigmoid_backward(DType t, DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
+                            const LaunchGeometry& g, Stream& s);
+    void k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+                  std::size_t k, bool trans_a, bool trans_b, const LaunchGeometry& g, Stream& s);
+    void k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
+                 std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g, Stream& s);
+    void k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
+                           bool read_y, Activation act, const LaunchGeometry& g, Stream& s);
+    void k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
+                      const LaunchGeometry& g, Stream& s);
+    void k_bce_with_logits(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle l, std::size_t n,
+                           const LaunchGeometry& g, Stream& s);
+    void k_bce_with_logits_backward(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle dz, std::size_t n,
+                                    double scale, const LaunchGeometry& g, Stream& s);
+    void k_adam_step(DType t, DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n,
+                     double beta1, double beta2, double eps, double step_size, double bias_correction2_sqrt,
+                     const LaunchGeometry& g, Stream& s);
+    /// C[m,n] = op(A)·op(B) + beta·C with CLBlast (opencl_vendor.cpp); only
+    /// where has_vendor_gemm(t).
+    void k_gemm_vendor(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+                       std::size_t k, bool trans_a, bool trans_b, double beta, Stream& s);
     // Probes: the `empty` and `fma_throughput` kernels of kernels/*.cl.
     void launch_empty(Stream& s) override;
     void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
@@ -214,34 +263,45 @@ protected:
     Probes* do_probes() noexcept override { return this; }
 
 private:
-    /// One cl_kernel per Kernel, created from program_.
+    /// One cl_kernel per Kernel, created from one dtype's program.
     using KernelSet = std::array<cl_kernel, static_cast<std::size_t>(Kernel::count_)>;
-    /// Leases an unused kernel set (creating one when every set is in use),
-    /// building the program on first use: DeviceError with the build log when
-    /// the OpenCL C compiler rejects it. Thread-safe.
-    KernelSet* acquire_kernels();
-    /// Returns a set from acquire_kernels() to the pool. Thread-safe.
-    void release_kernels(KernelSet* set) noexcept;
-    void build_program();
-    /// Sets the arguments of kernel `k` in order and enqueues it on `s` with
-    /// local size = g.block and global size = g.grid × g.block.
+    /// One dtype's program and its pool of kernel sets.
+    struct Program {
+        std::once_flag once;
+        cl_program program = nullptr;  ///< written once under `once`
+        std::mutex mutex;              ///< guards the two vectors below
+        std::vector<std::unique_ptr<KernelSet>> sets;  ///< every set made, released with the device
+        std::vector<KernelSet*> free;                  ///< sets not leased now
+    };
+    /// Registers every kernel of every dtype this device runs (constructor).
+    void register_kernels();
+    /// Leases an unused kernel set of dtype `t`'s program (creating one when
+    /// every set is in use), building the program on first use: DeviceError
+    /// with the build log when the OpenCL C compiler rejects it. Thread-safe.
+    KernelSet* acquire_kernels(DType t);
+    /// Returns a set from acquire_kernels(t) to t's pool. Thread-safe.
+    void release_kernels(DType t, KernelSet* set) noexcept;
+    void build_program(DType t);
+    /// The clBuildProgram options of dtype `t`'s program.
+    std::string build_options(DType t) const;
+    /// Sets the arguments of kernel `k` of dtype `t`'s program in order and
+    /// enqueues it on `s` with local size = g.block and global size =
+    /// g.grid × g.block.
     template <class... Args>
-    void launch(Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args);
+    void launch(DType t, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args);
     /// Throws InvalidArgument unless g is a geometry the gemm kernel accepts for C[m,n].
     void check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, const char* op) const;
 
     cl_platform_id platform_;
     cl_device_id id_;
     cl_context context_ = nullptr;
-    std::once_flag program_once_;
-    cl_program program_ = nullptr;  ///< written once under program_once_
-    std::mutex kernels_mutex_;      ///< guards the two vectors below
-    std::vector<std::unique_ptr<KernelSet>> kernel_sets_;  ///< every set made, released with the device
-    std::vector<KernelSet*> free_kernel_sets_;             ///< sets not leased now
+    std::array<Program, kDTypeCount> programs_;  ///< indexed by DType
     std::shared_ptr<QueueList> queues_ = std::make_shared<QueueList>();
     std::uint64_t max_alloc_ = 0;  ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes
     GemmParams gemm_;
-    std::size_t ew_width_ = 4;  ///< EW_VW of kernels/elementwise.cl, from elementwise_width_for()
+    std::size_t ew_width_ = 4;  ///< EW_VW of kernels/elementwise.cl (f32 program), from elementwise_width_for()
+    bool fp64_ = false;         ///< double precision: f64 kernels registered
+    std::uint64_t local_mem_ = 0;  ///< CL_DEVICE_LOCAL_MEM_SIZE, bytes
 };
 
 }  // namespace opencl

@@ -1,5 +1,6 @@
-// OpenCL backend: the op kernels (arguments already validated by ops/). Each
-// k_* sets the arguments of its kernel from kernels/*.cl and enqueues it.
+// OpenCL backend: the op kernels (arguments already validated by ops/) and
+// their registration, per dtype. Each k_* sets the arguments of its kernel
+// from kernels/*.cl in dtype t's program and enqueues it.
 #include "opencl_device.hpp"
 
 #include <accel/error.hpp>
@@ -17,6 +18,14 @@ cl_int activation_code(Activation a) {  // as activate() in kernels/common.cl
     return a == Activation::sigmoid ? 1 : a == Activation::relu ? 2 : 0;
 }
 
+// An op scalar as a kernel argument of type `acc` (kernels/common.cl): a
+// double in the f64 program, a float in the others.
+struct AccScalar {
+    double value;
+    bool is_double;
+};
+AccScalar scalar(DType t, double v) { return {v, t == DType::f64}; }
+
 template <class T>
 void set_arg(cl_kernel k, cl_uint i, const T& v) {
     check_cl(clSetKernelArg(k, i, sizeof(T), &v), "clSetKernelArg(" + std::to_string(i) + ")");
@@ -27,18 +36,74 @@ void set_arg(cl_kernel k, cl_uint i, const cl_mem& v) {
     check_cl(clSetKernelArg(k, i, sizeof(cl_mem), v ? &v : nullptr), "clSetKernelArg(" + std::to_string(i) + ")");
 }
 
+void set_arg(cl_kernel k, cl_uint i, const AccScalar& v) {
+    if (v.is_double) return set_arg(k, i, cl_double{v.value});
+    set_arg(k, i, static_cast<cl_float>(v.value));
+}
+
 }  // namespace
 
+void OpenclDevice::register_kernels() {
+    const OpPath nat = OpPath::native;
+    for (DType t : kAllDTypes) {
+        if (t == DType::f64 && !fp64_) continue;  // reported unsupported
+        register_kernel("add", t, nat, [this, t](const KernelArgs& a) {
+            k_add(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
+        });
+        register_kernel("sigmoid", t, nat, [this, t](const KernelArgs& a) {
+            k_sigmoid(t, a.in[0], a.out[0], a.n, a.geometry, *a.stream);
+        });
+        register_kernel("relu", t, nat, [this, t](const KernelArgs& a) {
+            k_relu(t, a.in[0], a.out[0], a.n, a.geometry, *a.stream);
+        });
+        register_kernel("relu_backward", t, nat, [this, t](const KernelArgs& a) {
+            k_relu_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
+        });
+        register_kernel("sigmoid_backward", t, nat, [this, t](const KernelArgs& a) {
+            k_sigmoid_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
+        });
+        register_kernel("matmul", t, nat, [this, t](const KernelArgs& a) {
+            k_matmul(t, a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b, a.geometry, *a.stream);
+        });
+        register_kernel("dense", t, nat, [this, t](const KernelArgs& a) {
+            k_dense(t, a.in[0], a.in[1], a.in[2], a.out[0], a.m, a.k, a.n, a.act, a.geometry, *a.stream);
+        });
+        register_kernel("bias_activation", t, nat, [this, t](const KernelArgs& a) {
+            k_bias_activation(t, a.in[0], a.out[0], a.m, a.n, a.scalars[0] != 0, a.act, a.geometry, *a.stream);
+        });
+        register_kernel("column_sum", t, nat, [this, t](const KernelArgs& a) {
+            k_column_sum(t, a.in[0], a.out[0], a.m, a.n, a.geometry, *a.stream);
+        });
+        register_kernel("bce_with_logits", t, nat, [this, t](const KernelArgs& a) {
+            k_bce_with_logits(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
+        });
+        register_kernel("bce_with_logits_backward", t, nat, [this, t](const KernelArgs& a) {
+            k_bce_with_logits_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.scalars[0], a.geometry, *a.stream);
+        });
+        register_kernel("adam_step", t, nat, [this, t](const KernelArgs& a) {
+            const auto& s = a.scalars;
+            k_adam_step(t, a.out[0], a.in[1], a.out[1], a.out[2], a.n, s[0], s[1], s[2], s[3], s[4], a.geometry,
+                        *a.stream);
+        });
+        if (has_vendor_gemm(t))
+            register_kernel("gemm", t, OpPath::vendor, [this, t](const KernelArgs& a) {
+                k_gemm_vendor(t, a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b, a.scalars[0],
+                              *a.stream);
+            });
+    }
+}
+
 template <class... Args>
-void OpenclDevice::launch(Kernel which, const LaunchGeometry& g, Stream& s, const Args&... args) {
-    // A leased kernel set: no other thread sets these kernels' arguments
-    // until the enqueue below has captured them.
+void OpenclDevice::launch(DType t, Kernel which, const LaunchGeometry& g, Stream& s, const Args&... args) {
+    // A leased kernel set of t's program: no other thread sets these
+    // kernels' arguments until the enqueue below has captured them.
     note_runtime_user_thread();
     struct Lease {
         OpenclDevice& device;
+        DType dtype;
         KernelSet* set;
-        ~Lease() { device.release_kernels(set); }
-    } lease{*this, acquire_kernels()};
+        ~Lease() { device.release_kernels(dtype, set); }
+    } lease{*this, t, acquire_kernels(t)};
     cl_kernel k = (*lease.set)[static_cast<std::size_t>(which)];
     cl_uint i = 0;
     (set_arg(k, i++, args), ...);
@@ -62,78 +127,81 @@ void OpenclDevice::check_tiled_geometry(const LaunchGeometry& g, std::size_t m, 
                               std::to_string(p.tile_cols()) + " tiles (rows x columns)");
 }
 
-void OpenclDevice::k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
-                         Stream& s) {
-    launch(Kernel::add, g, s, mem(a), mem(b), mem(c), ul(n));
+void OpenclDevice::k_add(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n,
+                         const LaunchGeometry& g, Stream& s) {
+    launch(t, Kernel::add, g, s, mem(a), mem(b), mem(c), ul(n));
 }
 
-void OpenclDevice::k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
-    launch(Kernel::sigmoid, g, s, mem(x), mem(y), ul(n));
+void OpenclDevice::k_sigmoid(DType t, DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
+                             Stream& s) {
+    launch(t, Kernel::sigmoid, g, s, mem(x), mem(y), ul(n));
 }
 
-void OpenclDevice::k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
-    launch(Kernel::relu, g, s, mem(x), mem(y), ul(n));
+void OpenclDevice::k_relu(DType t, DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
+                          Stream& s) {
+    launch(t, Kernel::relu, g, s, mem(x), mem(y), ul(n));
 }
 
-void OpenclDevice::k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
+void OpenclDevice::k_relu_backward(DType t, DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
                                    const LaunchGeometry& g, Stream& s) {
-    launch(Kernel::relu_backward, g, s, mem(dy), mem(x), mem(dx), ul(n));
+    launch(t, Kernel::relu_backward, g, s, mem(dy), mem(x), mem(dx), ul(n));
 }
 
-void OpenclDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
+void OpenclDevice::k_sigmoid_backward(DType t, DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
                                       const LaunchGeometry& g, Stream& s) {
-    launch(Kernel::sigmoid_backward, g, s, mem(dy), mem(y), mem(dx), ul(n));
+    launch(t, Kernel::sigmoid_backward, g, s, mem(dy), mem(y), mem(dx), ul(n));
 }
 
-void OpenclDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                             std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
     check_tiled_geometry(g, m, n, "matmul");
-    launch(Kernel::gemm, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m), ul(n),
+    launch(t, Kernel::gemm, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m), ul(n),
            ul(k), flag(ta), flag(tb));
 }
 
-void OpenclDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
-                           std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g, Stream& s) {
+void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
+                           std::size_t batch, std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g,
+                           Stream& s) {
     check_tiled_geometry(g, batch, out, "dense");
-    launch(Kernel::gemm, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
+    launch(t, Kernel::gemm, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
            activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
 }
 
-void OpenclDevice::k_bias_activation(DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
+void OpenclDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
                                      bool read_y, Activation act, const LaunchGeometry& g, Stream& s) {
-    launch(Kernel::bias_activation, g, s, mem(bias), mem(y), flag(bias != nullptr), flag(read_y), activation_code(act),
-           ul(rows), ul(cols));
+    launch(t, Kernel::bias_activation, g, s, mem(bias), mem(y), flag(bias != nullptr), flag(read_y),
+           activation_code(act), ul(rows), ul(cols));
 }
 
-void OpenclDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
+void OpenclDevice::k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
                                 const LaunchGeometry& g, Stream& s) {
-    launch(Kernel::column_sum, g, s, mem(x), mem(y), ul(rows), ul(cols));
+    launch(t, Kernel::column_sum, g, s, mem(x), mem(y), ul(rows), ul(cols));
 }
 
-void OpenclDevice::k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n,
+void OpenclDevice::k_bce_with_logits(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle l, std::size_t n,
                                      const LaunchGeometry& g, Stream& s) {
-    launch(Kernel::bce_with_logits, g, s, mem(z), mem(t), mem(l), ul(n));
+    launch(t, Kernel::bce_with_logits, g, s, mem(z), mem(tg), mem(l), ul(n));
 }
 
-void OpenclDevice::k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n,
-                                              float scale, const LaunchGeometry& g, Stream& s) {
-    launch(Kernel::bce_with_logits_backward, g, s, mem(z), mem(t), mem(dz), ul(n), cl_float{scale});
+void OpenclDevice::k_bce_with_logits_backward(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle dz,
+                                              std::size_t n, double scale, const LaunchGeometry& g, Stream& s) {
+    launch(t, Kernel::bce_with_logits_backward, g, s, mem(z), mem(tg), mem(dz), ul(n), scalar(t, scale));
 }
 
-void OpenclDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n,
-                               float beta1, float beta2, float eps, float step_size, float bc2_sqrt,
-                               const LaunchGeometry& g, Stream& s) {
-    launch(Kernel::adam_step, g, s, mem(p), mem(grad), mem(m), mem(v), ul(n), cl_float{beta1}, cl_float{beta2},
-           cl_float{eps}, cl_float{step_size}, cl_float{bc2_sqrt});
+void OpenclDevice::k_adam_step(DType t, DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v,
+                               std::size_t n, double beta1, double beta2, double eps, double step_size,
+                               double bc2_sqrt, const LaunchGeometry& g, Stream& s) {
+    launch(t, Kernel::adam_step, g, s, mem(p), mem(grad), mem(m), mem(v), ul(n), scalar(t, beta1), scalar(t, beta2),
+           scalar(t, eps), scalar(t, step_size), scalar(t, bc2_sqrt));
 }
 
 void OpenclDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
                                     Stream& s) {
-    launch(Kernel::fma_throughput, g, s, mem(y), ul(n), ul(iterations));
+    launch(DType::f32, Kernel::fma_throughput, g, s, mem(y), ul(n), ul(iterations));
 }
 
 void OpenclDevice::launch_empty(Stream& s) {
-    launch(Kernel::empty, LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s);
+    launch(DType::f32, Kernel::empty, LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s);
 }
 
 }  // namespace opencl

@@ -1,18 +1,27 @@
 // Elementwise kernels: grid-stride loops (see FOR_EACH in common.cl), so any
 // launch geometry is correct. The math is exactly that of the k_* docstrings
-// in accel/device.hpp.
+// in accel/device.hpp. Elements are read with LOAD, computed in acc and
+// written with STORE (common.cl), so every dtype runs these same kernels.
 //
-// add, sigmoid, bce_with_logits and bce_with_logits_backward work on vectors
-// of EW_VW elements (a build option chosen per device: the native float width
-// on CPUs, 4 elsewhere): work-item i takes the vectors i, i + S, i + 2S, ...
-// (S = flat_size()) of the first floor(n / EW_VW)·EW_VW elements, loaded with
-// vloadn (element alignment is all vloadn needs), then the < EW_VW remaining
-// elements are shared out one per work-item. Explicit vectors are what lets a
-// CPU compiler vectorize exp/log1p (one work-item per element leaves them
-// scalar on PoCL), and the math is branch-free (selects), so no lane diverges.
+// In the float32 program, add, sigmoid, bce_with_logits and
+// bce_with_logits_backward work on vectors of EW_VW elements (a build option
+// chosen per device: the native float width on CPUs, 4 elsewhere): work-item
+// i takes the vectors i, i + S, i + 2S, ... (S = flat_size()) of the first
+// floor(n / EW_VW)·EW_VW elements, loaded with vloadn (element alignment is
+// all vloadn needs), then the < EW_VW remaining elements are shared out one
+// per work-item. Explicit vectors are what lets a CPU compiler vectorize
+// exp/log1p (one work-item per element leaves them scalar on PoCL), and the
+// math is branch-free (selects), so no lane diverges. The other dtypes'
+// programs are built with EW_VW = 1: one element per work-item and loop step,
+// the scalar math of the float32 tails in their acc.
 #ifndef EW_VW
 #define EW_VW 4
 #endif
+#if EW_VW > 1 && (defined(ACCEL_REAL_F64) || defined(ACCEL_REAL_F16) || defined(ACCEL_REAL_BF16))
+#error "the vector elementwise kernels (EW_VW > 1) are float32 only; build other dtypes with -DEW_VW=1"
+#endif
+
+#if EW_VW > 1
 #define EW_CAT_(a, b) a##b
 #define EW_CAT(a, b) EW_CAT_(a, b)
 #define floatv EW_CAT(float, EW_VW)
@@ -38,62 +47,87 @@ floatv sigmoidv(floatv x) {
 
 // The stable binary cross-entropy on logits, per lane (see bce_with_logits).
 floatv bcev(floatv z, floatv t) { return fmax(z, (floatv)0.0f) - z * t + log1p(exp(-fabs(z))); }
+#endif
+
+// The stable binary cross-entropy on logits of one element.
+acc bce1(acc z, acc t) { return fmax(z, (acc)0) - z * t + log1p(exp(-fabs(z))); }
 
 // c[i] = a[i] + b[i] for i < n, EW_VW elements at a time.
-__kernel void add(__global const float* a, __global const float* b, __global float* c, ulong n) {
+__kernel void add(__global const real* a, __global const real* b, __global real* c, ulong n) {
+#if EW_VW > 1
     FOR_EACH_VECTOR(i, n) EW_STORE(EW_LOAD(a, i) + EW_LOAD(b, i), c, i);
     FOR_EACH_TAIL(j, n) c[j] = a[j] + b[j];
+#else
+    FOR_EACH(i, n) STORE(c, i, LOAD(a, i) + LOAD(b, i));
+#endif
 }
 
 // y[i] = 1 / (1 + exp(-x[i])), stable, for i < n; x and y may be the same buffer.
-__kernel void sigmoid(__global const float* x, __global float* y, ulong n) {
+__kernel void sigmoid(__global const real* x, __global real* y, ulong n) {
+#if EW_VW > 1
     FOR_EACH_VECTOR(i, n) EW_STORE(sigmoidv(EW_LOAD(x, i)), y, i);
     FOR_EACH_TAIL(j, n) y[j] = sigmoid1(x[j]);
+#else
+    FOR_EACH(i, n) STORE(y, i, sigmoid1(LOAD(x, i)));
+#endif
 }
 
 // y[i] = max(x[i], 0), NaN kept; x and y may be the same buffer.
-__kernel void relu(__global const float* x, __global float* y, ulong n) {
-    FOR_EACH(i, n) y[i] = relu1(x[i]);
+__kernel void relu(__global const real* x, __global real* y, ulong n) {
+    FOR_EACH(i, n) STORE(y, i, relu1(LOAD(x, i)));
 }
 
 // dx[i] = x[i] > 0 ? dy[i] : 0 (0 where x is NaN)
-__kernel void relu_backward(__global const float* dy, __global const float* x, __global float* dx, ulong n) {
-    FOR_EACH(i, n) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+__kernel void relu_backward(__global const real* dy, __global const real* x, __global real* dx, ulong n) {
+    FOR_EACH(i, n) STORE(dx, i, LOAD(x, i) > (acc)0 ? LOAD(dy, i) : (acc)0);
 }
 
 // dx[i] = dy[i] * y[i] * (1 - y[i])
-__kernel void sigmoid_backward(__global const float* dy, __global const float* y, __global float* dx, ulong n) {
-    FOR_EACH(i, n) dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+__kernel void sigmoid_backward(__global const real* dy, __global const real* y, __global real* dx, ulong n) {
+    FOR_EACH(i, n) {
+        const acc yi = LOAD(y, i);
+        STORE(dx, i, LOAD(dy, i) * yi * ((acc)1 - yi));
+    }
 }
 
 // l[i] = max(z,0) - z*t + log1p(exp(-|z|)), the stable form of binary cross-entropy on logits.
-__kernel void bce_with_logits(__global const float* z, __global const float* t, __global float* l, ulong n) {
+__kernel void bce_with_logits(__global const real* z, __global const real* t, __global real* l, ulong n) {
+#if EW_VW > 1
     FOR_EACH_VECTOR(i, n) EW_STORE(bcev(EW_LOAD(z, i), EW_LOAD(t, i)), l, i);
-    FOR_EACH_TAIL(j, n) l[j] = fmax(z[j], 0.0f) - z[j] * t[j] + log1p(exp(-fabs(z[j])));
+    FOR_EACH_TAIL(j, n) l[j] = bce1(z[j], t[j]);
+#else
+    FOR_EACH(i, n) STORE(l, i, bce1(LOAD(z, i), LOAD(t, i)));
+#endif
 }
 
 // dz[i] = scale * (sigmoid(z[i]) - t[i])
-__kernel void bce_with_logits_backward(__global const float* z, __global const float* t, __global float* dz, ulong n,
-                                       float scale) {
+__kernel void bce_with_logits_backward(__global const real* z, __global const real* t, __global real* dz, ulong n,
+                                       acc scale) {
+#if EW_VW > 1
     FOR_EACH_VECTOR(i, n) EW_STORE(scale * (sigmoidv(EW_LOAD(z, i)) - EW_LOAD(t, i)), dz, i);
     FOR_EACH_TAIL(j, n) dz[j] = scale * (sigmoid1(z[j]) - t[j]);
+#else
+    FOR_EACH(i, n) STORE(dz, i, scale * (sigmoid1(LOAD(z, i)) - LOAD(t, i)));
+#endif
 }
 
 // PyTorch's Adam (torch.optim.Adam, single-tensor form), see Device::k_adam_step.
-__kernel void adam_step(__global float* p, __global const float* grad, __global float* m, __global float* v, ulong n,
-                        float beta1, float beta2, float eps, float step_size, float bc2_sqrt) {
+// m and v are stored rounded to real and p once, from acc.
+__kernel void adam_step(__global real* p, __global const real* grad, __global real* m, __global real* v, ulong n,
+                        acc beta1, acc beta2, acc eps, acc step_size, acc bc2_sqrt) {
     FOR_EACH(i, n) {
-        const float g = grad[i];
-        const float mi = beta1 * m[i] + (1.0f - beta1) * g;
-        const float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        p[i] -= step_size * mi / (sqrt(vi) / bc2_sqrt + eps);
+        const acc g = LOAD(grad, i);
+        const acc mi = beta1 * LOAD(m, i) + ((acc)1 - beta1) * g;
+        const acc vi = beta2 * LOAD(v, i) + ((acc)1 - beta2) * g * g;
+        STORE(m, i, mi);
+        STORE(v, i, vi);
+        STORE(p, i, LOAD(p, i) - step_size * mi / (sqrt(vi) / bc2_sqrt + eps));
     }
 }
 
 // Peak-FMA probe (clpeak-style): 8 independent accumulators per work-item,
-// `iterations` rounds of a = a*0.9999 + 1e-4 each; 16*iterations FLOPs per element.
+// `iterations` rounds of a = a*0.9999 + 1e-4 each; 16*iterations FLOPs per element. Float32 in
+// every dtype's program: a probe, not an op.
 __kernel void fma_throughput(__global float* y, ulong n, ulong iterations) {
     FOR_EACH(i, n) {
         float a[8];
@@ -113,11 +147,11 @@ __kernel void fma_throughput(__global float* y, ulong n, ulong iterations) {
 // y[r, c] = act(y[r, c] + bias[c]) for y[rows, cols] (read_y 0: y is not read,
 // so act(bias[c]) or act(0)): the vendor path's epilogue after the GEMM, and
 // its K = 0 result. bias is ignored when has_bias is 0.
-__kernel void bias_activation(__global const float* bias, __global float* y, int has_bias, int read_y, int act,
+__kernel void bias_activation(__global const real* bias, __global real* y, int has_bias, int read_y, int act,
                               ulong rows, ulong cols) {
     FOR_EACH(i, rows * cols) {
-        const float v = (read_y ? y[i] : 0.0f) + (has_bias ? bias[i % cols] : 0.0f);
-        y[i] = activate(v, act);
+        const acc v = (read_y ? LOAD(y, i) : (acc)0) + (has_bias ? LOAD(bias, i % cols) : (acc)0);
+        STORE(y, i, activate(v, act));
     }
 }
 

@@ -22,27 +22,11 @@
 // (q·MM_BX + tx)·MM_VW (q < MM_WN): with MM_VW = 1 neighbouring work-items own
 // neighbouring columns, with MM_VW > 1 each vector is contiguous.
 //
-// Element types: `real` is the storage type of A, B, C and bias, read with
-// LOAD(p, i) / LOAD4(p, i) (4 consecutive elements from an index that is a
-// multiple of 4) and written with STORE(p, i, v); `acc` is the type of local
-// memory, accumulators and epilogue. Both default to float; other element
-// types (half through vload_half/vstore_half, bf16 as ushort, double) are
-// meant to be built from this source by defining these macros.
-#ifndef real
-#define real float
-#endif
-#ifndef acc
-#define acc float
-#endif
-#ifndef LOAD
-#define LOAD(p, i) ((acc)(p)[i])
-#endif
-#ifndef LOAD4
-#define LOAD4(p, i) vload4(0, (p) + (i))
-#endif
-#ifndef STORE
-#define STORE(p, i, v) ((p)[i] = (real)(v))
-#endif
+// Element types (common.cl): A, B, C and bias are of the storage type
+// `real`, read with LOAD(p, i) / LOAD4(p, i) and written with STORE(p, i, v);
+// local memory, accumulators and the epilogue are of the compute type `acc`
+// (float for f32, f16 and bf16; double for f64), and each element of C is
+// rounded once, when stored.
 
 #ifndef MM_KU
 #define MM_KU 1
@@ -92,8 +76,9 @@ acc gemm_activate(acc v, int act) {
 // when transpose. Elements outside the matrix are stored as 0, so partial
 // tiles and K slices add nothing. The NT work-items of the group share the
 // copy (lid = flat local id). When the block lies inside the matrix and its
-// rows start 16-byte aligned (cols and c0 multiples of 4), each work-item
-// moves 4 consecutive elements at a time with a vector load.
+// rows start at a multiple of 4 elements (cols and c0 multiples of 4), each
+// work-item moves 4 consecutive elements at a time with LOAD4, a vector load
+// (vload4, vload_half4) that needs only element alignment.
 void gemm_stage(__local acc* dst, __global const real* src, ulong rows, ulong cols, ulong r0, ulong c0, const int R,
                 const int S, const int transpose, const int lid) {
     if ((S % 4) == 0 && r0 + R <= rows && c0 + S <= cols && (cols % 4) == 0 && (c0 % 4) == 0) {
