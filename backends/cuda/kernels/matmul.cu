@@ -31,8 +31,22 @@ constexpr unsigned kBlock = kThreads * kThreads;
 constexpr unsigned kLoads = kTile * kSlice / kBlock;  // slice elements each thread loads
 static_assert(kTile % kThreads == 0 && (kTile * kSlice) % kBlock == 0, "tile shape");
 
+// Blocks per SM the register allocation must leave room for (the second
+// argument of __launch_bounds__, so at most 65536 / (256 · N) registers per
+// thread): f32 4 (64 registers, what ptxas picks anyway); f16 and bf16 3 (up
+// to 85: their conversions need a few registers more, and at 64 ptxas spills
+// on some targets); f64 2 (double accumulators take two registers each).
+template <class T>
+constexpr int kMinBlocks = 4;
+template <>
+constexpr int kMinBlocks<__half> = 3;
+template <>
+constexpr int kMinBlocks<__nv_bfloat16> = 3;
+template <>
+constexpr int kMinBlocks<double> = 2;
+
 template <class T, bool TA, bool TB>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kMinBlocks<T>)
     matmul_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, std::size_t m, std::size_t n,
                  std::size_t k, const T* __restrict__ bias, Epilogue act) {
     using F = Compute<T>;
