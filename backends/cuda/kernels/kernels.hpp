@@ -9,10 +9,10 @@
 //
 // Dtypes: the op launchers are templates over the storage type T, defined for
 // float (f32), double (f64), __half (f16) and __nv_bfloat16 (bf16), the
-// types accel::DType names (ACCEL_CUDA_FOR_EACH_STORAGE). A kernel loads T, computes in
-// Compute<T> (double for double, float otherwise: f16 and bf16 are storage
-// only), and rounds once to T, to nearest even, when it stores; scalar
-// arguments are passed in Compute<T>.
+// types accel::DType names (ACCEL_CUDA_FOR_EACH_STORAGE). A kernel loads T,
+// computes in Compute<T> (double for double, float otherwise: f16 and bf16
+// are storage only), and rounds once to T, to nearest even, when it stores;
+// scalar arguments are passed in Compute<T>.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -99,9 +99,9 @@ constexpr unsigned kColumnSumWidth = 32;
 constexpr unsigned kColumnSumMaxThreads = 1024;
 /// y[c] = Σ_r x[r,c] for x[rows,cols] (cols ≥ 1), accumulated in Compute<T>. Any
 /// grid and block within the device limits (≤ 1024 threads per block): a
-/// block of T threads takes chunks of w = min(32, T, cols) adjacent columns
+/// block of B threads takes chunks of w = min(32, B, cols) adjacent columns
 /// (grid-stride over the ⌈cols/w⌉ chunks) and splits each chunk's rows over
-/// L = ⌊T/w⌋ row lanes; lane l sums rows l, l+L, ... in order, and the L
+/// L = ⌊B/w⌋ row lanes; lane l sums rows l, l+L, ... in order, and the L
 /// partial sums of a column are added in lane order by one thread. Rounding
 /// error thus grows with rows/L + L, not rows; the result is the same bits
 /// for the same geometry (no atomics).
@@ -125,8 +125,9 @@ constexpr unsigned kMatmulThreads = 16;
 /// C[m,n] = act(op(A)·op(B) + bias[col]) with op(A) = A[m,k] or, when ta, the
 /// transpose of A[k,m]; op(B) = B[k,n] or, when tb, the transpose of B[n,k].
 /// bias (length n) may be null; k == 0 gives act(bias) (zeros for matmul).
-/// Operands are widened to Compute<T> as they are staged in shared memory;
-/// the sum is accumulated there (fused multiply-adds) and C rounded once.
+/// Operands are widened to Compute<T> as they are staged in shared memory,
+/// the products are summed in Compute<T> (fused multiply-adds), and each
+/// element of C is rounded once to T.
 /// Needs block (16,16,1) and a grid with grid.x·64 ≥ m (row tiles along x),
 /// grid.y·64 ≥ n, grid.z == 1 (checked by the caller); extra blocks exit at once.
 template <class T>
