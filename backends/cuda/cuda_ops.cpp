@@ -66,7 +66,8 @@ void CudaDevice::register_dtype(DType dt) {
     const OpPath nat = OpPath::native;
     register_kernel("add", dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_add(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
+        ACCEL_CUDA_CHECK(
+            launch_add(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
     });
     register_kernel("sigmoid", dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);

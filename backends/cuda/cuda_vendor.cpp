@@ -125,7 +125,8 @@ void cublas_gemm(Cublas& blas, const double* a, const double* b, double* c, std:
     const double one = 1.0;
     std::lock_guard<std::mutex> lock(blas.mutex);
     ACCEL_CUDA_CHECK(cublasSetStream(blas.handle, stream));
-    ACCEL_CUDA_CHECK(cublasDgemm(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, g.ldb, a, g.lda, &beta, c, g.ldc));
+    ACCEL_CUDA_CHECK(
+        cublasDgemm(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, g.ldb, a, g.lda, &beta, c, g.ldc));
 }
 
 void cublas_gemm(Cublas& blas, const __half* a, const __half* b, __half* c, std::size_t m, std::size_t n,

@@ -125,9 +125,12 @@ cudaError_t matmul_image_status() {
 template <class T>
 cudaError_t launch_matmul(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
                           bool tb, const T* bias, Epilogue act, const Launch& l) {
-    if (ta)
-        return tb ? run<T, true, true>(a, b, c, m, n, k, bias, act, l) : run<T, true, false>(a, b, c, m, n, k, bias, act, l);
-    return tb ? run<T, false, true>(a, b, c, m, n, k, bias, act, l) : run<T, false, false>(a, b, c, m, n, k, bias, act, l);
+    if (ta) {
+        return tb ? run<T, true, true>(a, b, c, m, n, k, bias, act, l)
+                  : run<T, true, false>(a, b, c, m, n, k, bias, act, l);
+    }
+    return tb ? run<T, false, true>(a, b, c, m, n, k, bias, act, l)
+              : run<T, false, false>(a, b, c, m, n, k, bias, act, l);
 }
 
 #define ACCEL_CUDA_MATMUL(T)                                                                                   \
