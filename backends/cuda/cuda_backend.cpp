@@ -460,7 +460,7 @@ CudaDevice::CudaDevice(int index, int ordinal) : Device(cuda_info(index, ordinal
     const CurrentDevice current(ordinal_);
     cublas_start(blas_);
     mutable_info().extra.push_back({"vendor BLAS", blas_.description});
-    register_f32_kernels(*this);
+    register_kernels();
 }
 
 CudaDevice::~CudaDevice() {
@@ -586,8 +586,6 @@ LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::siz
     g.grid.x = std::min(g.grid.x, cap);
     return g;
 }
-
-bool CudaDevice::has_vendor_gemm() const { return blas_.handle != nullptr; }
 
 }  // namespace cuda
 }  // namespace accel

@@ -5,10 +5,20 @@
 //                     staging, the device class
 //   cuda_backend.cpp  Backend + probe, device facts, memory, copies, streams,
 //                     events, default geometry
-//   cuda_ops.cpp      the k_* overrides: geometry checks, then the launchers
-//   cuda_vendor.cpp   cuBLAS: one handle per device, sgemm for matmul/dense
-//   kernels/*.cu      the kernels (elementwise.cu, matmul.cu); kernels.hpp
-//                     declares their launchers for plain C++
+//   cuda_ops.cpp      the kernels registered per (op, dtype, path): geometry
+//                     checks, then the launchers
+//   cuda_vendor.cpp   cuBLAS: one handle per device, the gemm of the vendor
+//                     path (sgemm, dgemm, gemmEx for f16/bf16)
+//   kernels/*.cu      the kernels (elementwise.cu, matmul.cu), templates over
+//                     the storage type; kernels.hpp declares their launchers
+//                     for plain C++
+//
+// Dtypes: every op runs natively in f32, f64, f16 and bf16 (f16/bf16 stored
+// as __half/__nv_bfloat16, computed and accumulated in float, rounded to
+// nearest even once per stored value; f64 computed in double). The vendor
+// path (gemm, composed by the front-end into matmul and dense) has all four:
+// cublasSgemm, cublasDgemm, and cublasGemmEx with 16-bit inputs and output
+// and FP32 compute (policy in cuda_vendor.cpp).
 //
 // Launch geometry: elementwise ops accept any grid/block within the device
 // limits (grid-stride loops over the whole launch). column_sum accepts any
@@ -74,8 +84,9 @@
 // Verification status
 //   - compiled and linked with nvcc 13.0 for sm_75..sm_90 plus sm_90 PTX, host
 //     code -Wall -Wextra clean, device code clean under -Werror=all-warnings;
-//     ptxas (sm_90): tiled matmul 59-64 registers, 8.3 KB shared memory, no
-//     spills; elementwise kernels at most 30 registers, no spills.
+//     ptxas (sm_90): tiled matmul f32 64 registers, f16/bf16 71-72, f64
+//     110-120; 8.3 KB shared memory (16.6 KB for f64); elementwise kernels
+//     and column_sum at most 32 registers; no spills on any target built.
 //   - on a machine without a GPU the plugin loads and reports itself
 //     unavailable in one line (cudaErrorInsufficientDriver (35) with no
 //     driver; cudaErrorStubLibrary (34) with the stub libcuda on the library
@@ -90,6 +101,8 @@
 #include <accel/plugin.hpp>
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <map>
@@ -306,34 +319,44 @@ struct Cublas {
 
 /// Creates the handle on the current device and sets its math mode: FP32
 /// (CUBLAS_DEFAULT_MATH, which for sgemm never uses TF32) unless
-/// ACCEL_CUDA_TF32=1 asks for CUBLAS_TF32_TENSOR_OP_MATH. Never throws: on
+/// ACCEL_CUDA_TF32=1 asks for CUBLAS_TF32_TENSOR_OP_MATH; either way with
+/// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, so f16/bf16 gemms
+/// reduce in FP32, never in their 16-bit output type. Never throws: on
 /// failure handle stays null and description says why. Throws
 /// InvalidArgument only for an ACCEL_CUDA_TF32 value other than 0 or 1.
 void cublas_start(Cublas& blas);
 /// Destroys the handle. Never throws.
 void cublas_stop(Cublas& blas) noexcept;
-/// C[m,n] = op(A)·op(B) + beta·C with cuBLAS sgemm on `stream`; shapes as
-/// Op::gemm's (row-major), computed through the column-major identity
-/// Cᵀ = op(B)ᵀ·op(A)ᵀ; k > 0 (the front-end handles K = 0). Throws
-/// Unsupported when a dimension exceeds INT_MAX (cuBLAS's int interface),
-/// DeviceError on failure.
+/// C[m,n] = op(A)·op(B) + beta·C (beta 0 or 1) with cuBLAS on `stream`:
+/// op(A) is A[m,k] or, when ta, the transpose of A[k,m]; op(B) is B[k,n] or,
+/// when tb, the transpose of B[n,k]; all row-major, computed through the
+/// column-major identity Cᵀ = op(B)ᵀ·op(A)ᵀ; k > 0 (the front-end handles
+/// K = 0). One overload per dtype: f32 cublasSgemm (FP32, or TF32 under
+/// ACCEL_CUDA_TF32=1), f64 cublasDgemm, f16 (__half) and bf16
+/// (__nv_bfloat16) cublasGemmEx with CUBLAS_COMPUTE_32F: FP32 accumulation,
+/// C rounded once to 16 bits. Throws Unsupported when a dimension exceeds
+/// INT_MAX (cuBLAS's int interface), DeviceError when cuBLAS fails.
 void cublas_gemm(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
-                 bool ta, bool tb, float beta, cudaStream_t stream);
+                 bool ta, bool tb, double beta, cudaStream_t stream);
+void cublas_gemm(Cublas& blas, const double* a, const double* b, double* c, std::size_t m, std::size_t n,
+                 std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream);
+void cublas_gemm(Cublas& blas, const __half* a, const __half* b, __half* c, std::size_t m, std::size_t n,
+                 std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream);
+void cublas_gemm(Cublas& blas, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, std::size_t m,
+                 std::size_t n, std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream);
 
 /// One CUDA device (made current around each call that needs it).
 class CudaDevice final : public Device, public Probes {
 public:
     /// Opens CUDA device `ordinal` as accel's cuda:`index`: reads its
-    /// properties, starts cuBLAS, registers the kernels. Throws DeviceError
-    /// when the runtime fails.
+    /// properties, starts cuBLAS, registers the kernels (register_kernels).
+    /// Throws DeviceError when the runtime fails.
     CudaDevice(int index, int ordinal);
     /// Synchronizes the device, then frees cuBLAS and the staging buffers;
     /// errors are ignored, and nothing is freed once the CUDA runtime is being
     /// unloaded at process exit.
     ~CudaDevice() override;
 
-    // The f32 kernels (cuda_ops.cpp).
-    ACCEL_DEVICE_F32_KERNELS
     // Probes (cuda_ops.cpp).
     void launch_empty(Stream& s) override;
     void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
@@ -351,6 +374,15 @@ protected:
     Probes* do_probes() noexcept override { return this; }
 
 private:
+    /// Registers every op's native kernel in f32, f64, f16 and bf16, and gemm
+    /// on the vendor path in all four when cuBLAS started (cuda_ops.cpp). The
+    /// kernels keep a pointer to this device.
+    void register_kernels();
+    /// The kernels of one dtype; T is its storage type (float, double, __half,
+    /// __nv_bfloat16). Defined and instantiated in cuda_ops.cpp only.
+    template <class T>
+    void register_dtype(DType dtype);
+
     int ordinal_;  // the CUDA device ordinal (cudaSetDevice)
     std::shared_ptr<DeviceMemory> memory_ = std::make_shared<DeviceMemory>();
     StagingPool staging_;

@@ -1,5 +1,7 @@
-// CUDA backend: the op kernels (arguments already validated by ops/): check
-// the geometry the tiled kernels need, make the device current, launch.
+// CUDA backend: the op kernels, registered per (op, dtype, path) (arguments
+// already validated by ops/): check the geometry the tiled kernels need, make
+// the device current, launch. One template, register_dtype<T>, serves the
+// four storage types; the launchers compute in Compute<T> (kernels.hpp).
 #include "cuda_device.hpp"
 
 #include "kernels/kernels.hpp"
@@ -11,8 +13,14 @@ namespace cuda {
 
 namespace {
 
-const float* in(DeviceHandle h) { return static_cast<const float*>(h); }
-float* out(DeviceHandle h) { return static_cast<float*>(h); }
+template <class T>
+const T* in(DeviceHandle h) {
+    return static_cast<const T*>(h);
+}
+template <class T>
+T* out(DeviceHandle h) {
+    return static_cast<T*>(h);
+}
 
 dim3 dim(const Dim3& d) {
     return dim3(static_cast<unsigned>(d.x), static_cast<unsigned>(d.y), static_cast<unsigned>(d.z));
@@ -52,95 +60,99 @@ void check_tiled(Op op, const LaunchGeometry& g, std::size_t rows, std::size_t c
 
 }  // namespace
 
-void CudaDevice::k_add(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
-                       Stream& s) {
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_add(in(a), in(b), out(c), n, launch(g, s)));
+template <class T>
+void CudaDevice::register_dtype(DType dt) {
+    using F = Compute<T>;
+    const OpPath nat = OpPath::native;
+    register_kernel("add", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(
+            launch_add(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
+    });
+    register_kernel("sigmoid", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_sigmoid(in<T>(a.in[0]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
+    });
+    register_kernel("relu", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_relu(in<T>(a.in[0]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
+    });
+    register_kernel("relu_backward", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_relu_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
+                                              launch(a.geometry, *a.stream)));
+    });
+    register_kernel("sigmoid_backward", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_sigmoid_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
+                                                 launch(a.geometry, *a.stream)));
+    });
+    register_kernel("matmul", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        check_tiled(Op::matmul, a.geometry, a.m, a.n);
+        ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a,
+                                       a.trans_b, static_cast<const T*>(nullptr), Epilogue::none,
+                                       launch(a.geometry, *a.stream)));
+    });
+    // dense: y[batch, out] = act(x[batch, in]·W[out, in]ᵀ + bias); m = batch, n = out, k = in.
+    register_kernel("dense", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        check_tiled(Op::dense, a.geometry, a.m, a.n);
+        ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, false, true,
+                                       in<T>(a.in[2]), epilogue(a.act), launch(a.geometry, *a.stream)));
+    });
+    register_kernel("bias_activation", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_bias_activation(out<T>(a.out[0]), in<T>(a.in[0]), a.m, a.n, a.scalars[0] != 0,
+                                                epilogue(a.act), launch(a.geometry, *a.stream)));
+    });
+    register_kernel("column_sum", dt, nat, [this](const KernelArgs& a) {
+        const LaunchGeometry& g = a.geometry;
+        const std::size_t threads = g.block.x * g.block.y * g.block.z;
+        if (threads > kColumnSumMaxThreads)  // partial sums live in a shared array of that size
+            throw InvalidArgument("column_sum: launch geometry " + g.to_string() + " rejected: the CUDA kernel accepts "
+                                  "at most " + std::to_string(kColumnSumMaxThreads) + " threads per block");
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_column_sum(in<T>(a.in[0]), out<T>(a.out[0]), a.m, a.n, launch(g, *a.stream)));
+    });
+    register_kernel("bce_with_logits", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_bce_with_logits(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
+                                                launch(a.geometry, *a.stream)));
+    });
+    register_kernel("bce_with_logits_backward", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_bce_with_logits_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
+                                                         static_cast<F>(a.scalars[0]), launch(a.geometry, *a.stream)));
+    });
+    // adam_step: in[1] = grad; out = p, m, v (updated in place); scalars =
+    // beta1, beta2, eps, step_size, sqrt(bias correction 2).
+    register_kernel("adam_step", dt, nat, [this](const KernelArgs& a) {
+        const auto s = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_adam_step(out<T>(a.out[0]), in<T>(a.in[1]), out<T>(a.out[1]), out<T>(a.out[2]), a.n,
+                                          s(0), s(1), s(2), s(3), s(4), launch(a.geometry, *a.stream)));
+    });
+    // The vendor path ignores the geometry: cuBLAS picks its own launches.
+    if (blas_.handle)
+        register_kernel("gemm", dt, OpPath::vendor, [this](const KernelArgs& a) {
+            const CurrentDevice current(ordinal_);
+            cublas_gemm(blas_, in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b,
+                        a.scalars[0], static_cast<CudaStream&>(*a.stream).handle());
+        });
 }
 
-void CudaDevice::k_sigmoid(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_sigmoid(in(x), out(y), n, launch(g, s)));
-}
-
-void CudaDevice::k_relu(DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_relu(in(x), out(y), n, launch(g, s)));
-}
-
-void CudaDevice::k_relu_backward(DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
-                                 const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_relu_backward(in(dy), in(x), out(dx), n, launch(g, s)));
-}
-
-void CudaDevice::k_sigmoid_backward(DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
-                                    const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_sigmoid_backward(in(dy), in(y), out(dx), n, launch(g, s)));
-}
-
-void CudaDevice::k_matmul(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                          std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    check_tiled(Op::matmul, g, m, n);
-    ACCEL_CUDA_CHECK(launch_matmul(in(a), in(b), out(c), m, n, k, ta, tb, nullptr, Epilogue::none, launch(g, s)));
-}
-
-void CudaDevice::k_dense(DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
-                         std::size_t in_f, std::size_t out_f, Activation act, const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    check_tiled(Op::dense, g, batch, out_f);
-    ACCEL_CUDA_CHECK(
-        launch_matmul(in(x), in(w), out(y), batch, out_f, in_f, false, true, in(bias), epilogue(act), launch(g, s)));
-}
-
-void CudaDevice::k_gemm_vendor(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                               std::size_t k, bool ta, bool tb, float beta, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    cublas_gemm(blas_, in(a), in(b), out(c), m, n, k, ta, tb, beta, static_cast<CudaStream&>(s).handle());
-}
-
-void CudaDevice::k_bias_activation(DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols, bool read_y,
-                                   Activation act, const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_bias_activation(out(y), in(bias), rows, cols, read_y, epilogue(act), launch(g, s)));
-}
-
-void CudaDevice::k_column_sum(DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
-                              const LaunchGeometry& g, Stream& s) {
-    const std::size_t threads = g.block.x * g.block.y * g.block.z;
-    if (threads > kColumnSumMaxThreads)  // partial sums live in a shared array of that size
-        throw InvalidArgument("column_sum: launch geometry " + g.to_string() + " rejected: the CUDA kernel accepts at "
-                              "most " + std::to_string(kColumnSumMaxThreads) + " threads per block");
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_column_sum(in(x), out(y), rows, cols, launch(g, s)));
-}
-
-void CudaDevice::k_bce_with_logits(DeviceHandle z, DeviceHandle t, DeviceHandle l, std::size_t n,
-                                   const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_bce_with_logits(in(z), in(t), out(l), n, launch(g, s)));
-}
-
-void CudaDevice::k_bce_with_logits_backward(DeviceHandle z, DeviceHandle t, DeviceHandle dz, std::size_t n,
-                                            float scale, const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_bce_with_logits_backward(in(z), in(t), out(dz), n, scale, launch(g, s)));
-}
-
-void CudaDevice::k_adam_step(DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n,
-                             float beta1, float beta2, float eps, float step_size, float bc2_sqrt,
-                             const LaunchGeometry& g, Stream& s) {
-    const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(
-        launch_adam_step(out(p), in(grad), out(m), out(v), n, beta1, beta2, eps, step_size, bc2_sqrt, launch(g, s)));
+void CudaDevice::register_kernels() {
+    register_dtype<float>(DType::f32);
+    register_dtype<double>(DType::f64);
+    register_dtype<__half>(DType::f16);
+    register_dtype<__nv_bfloat16>(DType::bf16);
 }
 
 void CudaDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                                  Stream& s) {
+                                Stream& s) {
     const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_fma_throughput(out(y), n, iterations, launch(g, s)));
+    ACCEL_CUDA_CHECK(launch_fma_throughput(out<float>(y), n, iterations, launch(g, s)));
 }
 
 void CudaDevice::launch_empty(Stream& s) {

@@ -1,12 +1,29 @@
-// CUDA vendor path: cuBLAS sgemm for matmul and dense.
+// CUDA vendor path: the cuBLAS gemm that the front-end composes matmul and
+// dense from, in every dtype.
 //
-// Precision: FP32 by default. The handle's math mode is set explicitly to
-// CUBLAS_DEFAULT_MATH, under which cublasSgemm computes in FP32 and never uses
-// TF32 tensor cores (cuBLAS documentation, cublasSetMathMode). ACCEL_CUDA_TF32=1
-// opts in to CUBLAS_TF32_TENSOR_OP_MATH: inputs are rounded to TF32 (10-bit
-// mantissa, relative error up to 2^-11 per input), so results differ from the
-// float64 oracle by an NMSE of roughly 1e-7..1e-6 and the conformance
-// threshold for the vendor path would then need to be 1e-5.
+// Precision policy, per dtype:
+//   f32   cublasSgemm, FP32 by default. The handle's math mode is set
+//         explicitly to CUBLAS_DEFAULT_MATH, under which cublasSgemm computes
+//         in FP32 and never uses TF32 tensor cores (cuBLAS documentation,
+//         cublasSetMathMode). ACCEL_CUDA_TF32=1 opts in to
+//         CUBLAS_TF32_TENSOR_OP_MATH: inputs are rounded to TF32 (10-bit
+//         mantissa, relative error up to 2^-11 per input), so results differ
+//         from the float64 oracle by an NMSE of roughly 1e-7..1e-6 and the
+//         conformance threshold for the vendor path would then need to be 1e-5.
+//   f64   cublasDgemm: FP64 throughout (the TF32 setting does not apply).
+//   f16,  cublasGemmEx, A, B and C in CUDA_R_16F / CUDA_R_16BF,
+//   bf16  CUBLAS_COMPUTE_32F: products and sums in FP32, C rounded once to 16
+//         bits. Tensor cores are allowed (cuBLAS uses them for 16-bit inputs
+//         where the GPU has them): they form the products of 16-bit inputs
+//         exactly and add them in FP32-width accumulators, whose rounding of
+//         the partial sums need not be IEEE round-to-nearest (Fasi, Higham,
+//         Mikaitis, Pranesh, "Numerical behavior of NVIDIA tensor cores",
+//         PeerJ CS 2021); that error is far below the one rounding of C to
+//         16 bits that the f16/bf16 thresholds allow for. The math mode also carries
+//         CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, so that split-K
+//         partial sums are reduced in FP32 and not rounded to the 16-bit
+//         output type first. Not CUBLAS_COMPUTE_32F_FAST_*: no input is
+//         rounded to a narrower format.
 #include "cuda_device.hpp"
 
 #include <accel/error.hpp>
@@ -32,7 +49,9 @@ void cublas_start(Cublas& blas) {
                            cublasGetStatusString(st);
         return;
     }
-    st = cublasSetMathMode(blas.handle, blas.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    st = cublasSetMathMode(blas.handle, static_cast<cublasMath_t>(
+                                            (blas.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) |
+                                            CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
     int version = 0;
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasGetVersion(blas.handle, &version);
     if (st != CUBLAS_STATUS_SUCCESS) {
@@ -45,7 +64,8 @@ void cublas_start(Cublas& blas) {
     blas.description = "cuBLAS " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
                        std::to_string(version % 100) +
                        (blas.tf32 ? ", TF32 tensor-core math (ACCEL_CUDA_TF32=1)"
-                                  : ", FP32 math (CUBLAS_DEFAULT_MATH; ACCEL_CUDA_TF32=1 for TF32)");
+                                  : ", FP32 math (CUBLAS_DEFAULT_MATH; ACCEL_CUDA_TF32=1 for TF32)") +
+                       "; f64 dgemm; f16/bf16 gemmEx with FP32 compute";
 }
 
 void cublas_stop(Cublas& blas) noexcept {
@@ -53,21 +73,70 @@ void cublas_stop(Cublas& blas) noexcept {
     blas.handle = nullptr;
 }
 
-void cublas_gemm(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
-                 bool ta, bool tb, float beta, cudaStream_t stream) {
+namespace {
+
+// The cuBLAS arguments of one row-major gemm (see cublas_gemm in cuda_device.hpp).
+struct GemmShape {
+    cublasOperation_t op_b, op_a;  // passed in this order: B first
+    int n, m, k;                   // column-major Cᵀ[n,m] = op(B)ᵀ[n,k]·op(A)ᵀ[k,m]
+    int ldb, lda, ldc;
+};
+
+// Row-major C[m,n] is column-major Cᵀ[n,m], and Cᵀ = op(B)ᵀ·op(A)ᵀ: B comes
+// first. A row-major X[r,c] is the column-major Xᵀ with leading dimension c,
+// so op(B)ᵀ needs no transpose when B is [k,n] (ld n) and a transpose when B
+// is [n,k] (ld k); likewise A: [m,k] (ld k) or [k,m] (ld m).
+GemmShape gemm_shape(std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb) {
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
         throw Unsupported("gemm (vendor): cuBLAS takes int dimensions but m=" + std::to_string(m) + ", n=" +
                           std::to_string(n) + ", k=" + std::to_string(k) + "; use the native path");
-    // Row-major C[m,n] is column-major Cᵀ[n,m], and Cᵀ = op(B)ᵀ·op(A)ᵀ: B comes
-    // first. A row-major X[r,c] is the column-major Xᵀ with leading dimension
-    // c, so op(B)ᵀ needs no transpose when B is [k,n] (ld n) and a transpose
-    // when B is [n,k] (ld k); likewise A: [m,k] (ld k) or [k,m] (ld m).
     const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
-    const float one = 1.0f;
+    return GemmShape{tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, ni, mi, ki, tb ? ki : ni,
+                     ta ? mi : ki, ni};
+}
+
+// f16/bf16: cublasGemmEx with `type` for A, B and C and FP32 compute (alpha
+// and beta are then float).
+void gemm_ex(Cublas& blas, const void* a, const void* b, void* c, cudaDataType type, std::size_t m, std::size_t n,
+             std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
+    const GemmShape g = gemm_shape(m, n, k, ta, tb);
+    const float one = 1.0f, beta32 = static_cast<float>(beta);
     std::lock_guard<std::mutex> lock(blas.mutex);
     ACCEL_CUDA_CHECK(cublasSetStream(blas.handle, stream));
-    ACCEL_CUDA_CHECK(cublasSgemm(blas.handle, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, ni, mi,
-                                 ki, &one, b, tb ? ki : ni, a, ta ? mi : ki, &beta, c, ni));
+    ACCEL_CUDA_CHECK(cublasGemmEx(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, type, g.ldb, a, type, g.lda,
+                                  &beta32, c, type, g.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace
+
+void cublas_gemm(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+                 bool ta, bool tb, double beta, cudaStream_t stream) {
+    const GemmShape g = gemm_shape(m, n, k, ta, tb);
+    const float one = 1.0f, beta32 = static_cast<float>(beta);
+    std::lock_guard<std::mutex> lock(blas.mutex);
+    ACCEL_CUDA_CHECK(cublasSetStream(blas.handle, stream));
+    ACCEL_CUDA_CHECK(
+        cublasSgemm(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, g.ldb, a, g.lda, &beta32, c, g.ldc));
+}
+
+void cublas_gemm(Cublas& blas, const double* a, const double* b, double* c, std::size_t m, std::size_t n,
+                 std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
+    const GemmShape g = gemm_shape(m, n, k, ta, tb);
+    const double one = 1.0;
+    std::lock_guard<std::mutex> lock(blas.mutex);
+    ACCEL_CUDA_CHECK(cublasSetStream(blas.handle, stream));
+    ACCEL_CUDA_CHECK(
+        cublasDgemm(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, g.ldb, a, g.lda, &beta, c, g.ldc));
+}
+
+void cublas_gemm(Cublas& blas, const __half* a, const __half* b, __half* c, std::size_t m, std::size_t n,
+                 std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
+    gemm_ex(blas, a, b, c, CUDA_R_16F, m, n, k, ta, tb, beta, stream);
+}
+
+void cublas_gemm(Cublas& blas, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, std::size_t m,
+                 std::size_t n, std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
+    gemm_ex(blas, a, b, c, CUDA_R_16BF, m, n, k, ta, tb, beta, stream);
 }
 
 }  // namespace cuda

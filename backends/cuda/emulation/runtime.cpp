@@ -20,10 +20,13 @@
 //     another, the threads of a block as fibers (own stacks, switched by a
 //     few lines of x86-64 assembly) at __syncthreads. Thread 0 of a block runs first; when it finishes without
 //     reaching a barrier the other threads are plain calls (no fiber switch).
-//   - cublasSgemm is a reference GEMM summing in float64.
+//   - cublasSgemm, cublasDgemm and cublasGemmEx (f32, f64, f16, bf16) are one
+//     reference GEMM summing in float64.
 #include "control.h"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <sys/mman.h>
@@ -902,35 +905,95 @@ cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
     return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                           const float* alpha, const float* a, int lda, const float* b, int ldb, const float* beta,
-                           float* c, int ldc) {
+namespace {
+
+// Element access of the reference GEMM: widening loads, rounding stores.
+double load(const float* p, std::size_t i) { return p[i]; }
+double load(const double* p, std::size_t i) { return p[i]; }
+double load(const __half* p, std::size_t i) { return __half2float(p[i]); }
+double load(const __nv_bfloat16* p, std::size_t i) { return __bfloat162float(p[i]); }
+void store(float* p, std::size_t i, double v) { p[i] = static_cast<float>(v); }
+void store(double* p, std::size_t i, double v) { p[i] = v; }
+// Through float first: the 32-bit compute type's result, then one 16-bit
+// rounding (the emulated FP32 sum is exact enough that the double rounding
+// only matters for values within 2^-29 relative of a 16-bit halfway point).
+void store(__half* p, std::size_t i, double v) { p[i] = __float2half_rn(static_cast<float>(v)); }
+void store(__nv_bfloat16* p, std::size_t i, double v) { p[i] = __float2bfloat16_rn(static_cast<float>(v)); }
+
+// Column-major C = alpha·op(A)·op(B) + beta·C, enqueued on the handle's
+// stream; T the element type of A, B and C.
+template <class T>
+cublasStatus_t reference_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                              double al, const T* a, int lda, const T* b, int ldb, double be, T* c, int ldc) {
     if (m < 0 || n < 0 || k < 0) return CUBLAS_STATUS_INVALID_VALUE;
     CUstream_st* s = h->stream ? h->stream : resolve(nullptr);
     if (s->device != h->device || enter(h->device)) return CUBLAS_STATUS_EXECUTION_FAILED;
-    const double al = *alpha, be = *beta;  // host pointer mode: read at the call
     s->push([=] {
         // op(A) as a contiguous column-major m×k copy, then column j of C is
         // Σ_p op(A)[:,p]·op(B)[p,j], accumulated in float64.
         const std::size_t M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n),
-                          K = static_cast<std::size_t>(k);
+                          K = static_cast<std::size_t>(k), LA = static_cast<std::size_t>(lda),
+                          LB = static_cast<std::size_t>(ldb), LC = static_cast<std::size_t>(ldc);
         std::vector<double> opa(M * K), acc(M);
         for (std::size_t p = 0; p < K; ++p)
-            for (std::size_t i = 0; i < M; ++i) opa[i + p * M] = ta == CUBLAS_OP_N ? a[i + p * lda] : a[p + i * lda];
+            for (std::size_t i = 0; i < M; ++i) opa[i + p * M] = load(a, ta == CUBLAS_OP_N ? i + p * LA : p + i * LA);
         for (std::size_t j = 0; j < N; ++j) {
             std::fill(acc.begin(), acc.end(), 0.0);
             for (std::size_t p = 0; p < K; ++p) {
-                const double bv = tb == CUBLAS_OP_N ? b[p + j * ldb] : b[j + p * ldb];
+                const double bv = load(b, tb == CUBLAS_OP_N ? p + j * LB : j + p * LB);
                 const double* col = &opa[p * M];
                 for (std::size_t i = 0; i < M; ++i) acc[i] += col[i] * bv;
             }
             for (std::size_t i = 0; i < M; ++i) {
-                float& out = c[i + j * ldc];
-                out = static_cast<float>(al * acc[i] + (be == 0.0 ? 0.0 : be * out));
+                const std::size_t at = i + j * LC;
+                store(c, at, al * acc[i] + (be == 0.0 ? 0.0 : be * load(c, at)));
             }
         }
     });
     return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                           const float* alpha, const float* a, int lda, const float* b, int ldb, const float* beta,
+                           float* c, int ldc) {
+    // Host pointer mode: alpha and beta are read at the call.
+    return reference_gemm(h, ta, tb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
+}
+
+cublasStatus_t cublasDgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                           const double* alpha, const double* a, int lda, const double* b, int ldb,
+                           const double* beta, double* c, int ldc) {
+    return reference_gemm(h, ta, tb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            const void* alpha, const void* a, cudaDataType atype, int lda, const void* b,
+                            cudaDataType btype, int ldb, const void* beta, void* c, cudaDataType ctype, int ldc,
+                            cublasComputeType_t compute, cublasGemmAlgo_t) {
+    if (atype != btype || atype != ctype) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (compute == CUBLAS_COMPUTE_64F) {
+        if (atype != CUDA_R_64F) return CUBLAS_STATUS_NOT_SUPPORTED;
+        return cublasDgemm(h, ta, tb, m, n, k, static_cast<const double*>(alpha), static_cast<const double*>(a), lda,
+                           static_cast<const double*>(b), ldb, static_cast<const double*>(beta),
+                           static_cast<double*>(c), ldc);
+    }
+    if (compute != CUBLAS_COMPUTE_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
+    const double al = *static_cast<const float*>(alpha), be = *static_cast<const float*>(beta);
+    switch (atype) {
+        case CUDA_R_32F:
+            return reference_gemm(h, ta, tb, m, n, k, al, static_cast<const float*>(a), lda,
+                                  static_cast<const float*>(b), ldb, be, static_cast<float*>(c), ldc);
+        case CUDA_R_16F:
+            return reference_gemm(h, ta, tb, m, n, k, al, static_cast<const __half*>(a), lda,
+                                  static_cast<const __half*>(b), ldb, be, static_cast<__half*>(c), ldc);
+        case CUDA_R_16BF:
+            return reference_gemm(h, ta, tb, m, n, k, al, static_cast<const __nv_bfloat16*>(a), lda,
+                                  static_cast<const __nv_bfloat16*>(b), ldb, be, static_cast<__nv_bfloat16*>(c), ldc);
+        case CUDA_R_64F: break;
+    }
+    return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
 const char* cublasGetStatusName(cublasStatus_t s) {
@@ -940,6 +1003,7 @@ const char* cublasGetStatusName(cublasStatus_t s) {
         case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
         case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
         case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+        case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
     }
     return "CUBLAS_STATUS_UNKNOWN";
 }

@@ -1,15 +1,21 @@
-// CUDA backend: device-side helpers shared by the kernels.
+// CUDA backend: device-side helpers shared by the kernels: thread indexing,
+// loads and stores of the storage types, the math of the compute types.
 //
-// Accuracy (CUDA C++ Programming Guide, "Mathematical Functions", single
-// precision, built without -use_fast_math): expf max 2 ulp, log1pf max 1 ulp,
-// sqrtf and x/y correctly rounded (nvcc's defaults -prec-sqrt=true,
-// -prec-div=true). nvcc contracts a*b+c to an FMA (-fmad=true), so results may
-// differ from the host backend in the last bit; the conformance thresholds
-// (NMSE against float64) allow for that.
+// Accuracy (CUDA C++ Programming Guide, "Mathematical Functions", built
+// without -use_fast_math): single precision expf max 2 ulp, log1pf max 1 ulp;
+// double precision exp and log1p max 1 ulp; sqrt and x/y correctly rounded
+// in both (nvcc's defaults -prec-sqrt=true, -prec-div=true). nvcc contracts
+// a*b+c to an FMA (-fmad=true), so results may differ from the host backend
+// in the last bit; the conformance thresholds (NMSE against float64) allow
+// for that. f16 and bf16 values are converted exactly to float on load and
+// rounded to nearest even on store (__float2half_rn, __float2bfloat16_rn),
+// once per stored value.
 #pragma once
 
 #include "kernels.hpp"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>  // the kernel language (explicit for the CUDA emulation)
 
 #include <cstddef>
@@ -44,20 +50,77 @@ __device__ __forceinline__ std::size_t flat_thread_index() {
 /// Threads in the whole launch: the stride of a grid-stride loop.
 __device__ __forceinline__ std::size_t flat_thread_count() { return flat_block_count() * block_thread_count(); }
 
-/// Stable logistic 1/(1+e^-x): expf only of a non-positive argument, so it
-/// never overflows (expf: max 2 ulp; the division is correctly rounded).
-__device__ __forceinline__ float sigmoid1(float x) {
-    // One expf of −|x| (never overflows) and a select: no divergent branch in a warp.
-    const float e = expf(-fabsf(x));
-    const float r = 1.0f / (1.0f + e);
-    return x >= 0.0f ? r : e * r;
+// ---- storage and compute types -------------------------------------------------
+
+/// A stored value widened (exactly) to its compute type: float and double
+/// as they are, f16 and bf16 to float.
+__device__ __forceinline__ float to_compute(float v) { return v; }
+__device__ __forceinline__ double to_compute(double v) { return v; }
+__device__ __forceinline__ float to_compute(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_compute(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+/// A computed value as storage type T: unchanged for float and double,
+/// rounded to the nearest f16 / bf16 value (ties to even; overflow gives
+/// ±Inf, NaN stays NaN) for __half and __nv_bfloat16.
+template <class T>
+__device__ __forceinline__ T from_compute(Compute<T> v);
+template <>
+__device__ __forceinline__ float from_compute<float>(float v) {
+    return v;
+}
+template <>
+__device__ __forceinline__ double from_compute<double>(double v) {
+    return v;
+}
+template <>
+__device__ __forceinline__ __half from_compute<__half>(float v) {
+    return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_compute<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+
+/// The math the kernels use, overloaded on the compute type: the single
+/// precision functions for float, the double precision ones for double
+/// (accuracy in the file comment).
+namespace math {
+__device__ __forceinline__ float exp(float x) { return ::expf(x); }
+__device__ __forceinline__ double exp(double x) { return ::exp(x); }
+__device__ __forceinline__ float log1p(float x) { return ::log1pf(x); }
+__device__ __forceinline__ double log1p(double x) { return ::log1p(x); }
+__device__ __forceinline__ float fabs(float x) { return ::fabsf(x); }
+__device__ __forceinline__ double fabs(double x) { return ::fabs(x); }
+__device__ __forceinline__ float fmax(float x, float y) { return ::fmaxf(x, y); }
+__device__ __forceinline__ double fmax(double x, double y) { return ::fmax(x, y); }
+__device__ __forceinline__ float sqrt(float x) { return ::sqrtf(x); }
+__device__ __forceinline__ double sqrt(double x) { return ::sqrt(x); }
+/// x·y + z rounded once.
+__device__ __forceinline__ float fma(float x, float y, float z) { return ::fmaf(x, y, z); }
+__device__ __forceinline__ double fma(double x, double y, double z) { return ::fma(x, y, z); }
+}  // namespace math
+
+// ---- activations (F: float or double) -------------------------------------------
+
+/// Stable logistic 1/(1+e^-x): exp only of a non-positive argument, so it
+/// never overflows (the division is correctly rounded).
+template <class F>
+__device__ __forceinline__ F sigmoid1(F x) {
+    // One exp of −|x| (never overflows) and a select: no divergent branch in a warp.
+    const F e = math::exp(-math::fabs(x));
+    const F r = F(1) / (F(1) + e);
+    return x >= F(0) ? r : e * r;
 }
 
 /// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
-__device__ __forceinline__ float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+template <class F>
+__device__ __forceinline__ F relu1(F x) {
+    return x <= F(0) ? F(0) : x;
+}
 
 /// The activation of a fused epilogue.
-__device__ __forceinline__ float activate(float v, Epilogue act) {
+template <class F>
+__device__ __forceinline__ F activate(F v, Epilogue act) {
     if (act == Epilogue::relu) return relu1(v);
     if (act == Epilogue::sigmoid) return sigmoid1(v);
     return v;

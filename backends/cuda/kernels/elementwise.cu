@@ -1,4 +1,5 @@
-// CUDA backend: elementwise kernels, column_sum and the dense epilogue.
+// CUDA backend: elementwise kernels, column_sum and the dense epilogue, in
+// every storage type (kernels.hpp).
 //
 // One grid-stride kernel template runs a per-element functor over [0, n), so
 // any grid/block the caller gives (within the device limits) is correct: a
@@ -9,6 +10,7 @@
 #include "launch.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace accel {
 namespace cuda {
@@ -25,68 +27,89 @@ cudaError_t run(std::size_t n, const Launch& l, Body body) {
     return launch_kernel(each_element<Body>, l, n, body);
 }
 
-// ---- per-element bodies (the math of accel/device.hpp) -----------------------
+// ---- per-element bodies (the math of the op table) ------------------------------
+// Each loads T, computes in F = Compute<T>, and stores T (rounded once).
 
+template <class T>
 struct AddBody {
-    const float *a, *b;
-    float* c;
-    __device__ void operator()(std::size_t i) const { c[i] = a[i] + b[i]; }
+    const T *a, *b;
+    T* c;
+    __device__ void operator()(std::size_t i) const { c[i] = from_compute<T>(to_compute(a[i]) + to_compute(b[i])); }
 };
 
+template <class T>
 struct SigmoidBody {
-    const float* x;
-    float* y;
-    __device__ void operator()(std::size_t i) const { y[i] = sigmoid1(x[i]); }
+    const T* x;
+    T* y;
+    __device__ void operator()(std::size_t i) const { y[i] = from_compute<T>(sigmoid1(to_compute(x[i]))); }
 };
 
+template <class T>
 struct ReluBody {
-    const float* x;
-    float* y;
-    __device__ void operator()(std::size_t i) const { y[i] = relu1(x[i]); }
+    const T* x;
+    T* y;
+    __device__ void operator()(std::size_t i) const { y[i] = from_compute<T>(relu1(to_compute(x[i]))); }
 };
 
+template <class T>
 struct ReluBackwardBody {
-    const float *dy, *x;
-    float* dx;
-    __device__ void operator()(std::size_t i) const { dx[i] = x[i] > 0.0f ? dy[i] : 0.0f; }
-};
-
-struct SigmoidBackwardBody {
-    const float *dy, *y;
-    float* dx;
-    __device__ void operator()(std::size_t i) const { dx[i] = dy[i] * y[i] * (1.0f - y[i]); }
-};
-
-// max(z,0) - z*t + log1p(exp(-|z|)): expf of a non-positive argument only
-// (max 2 ulp), log1pf max 1 ulp.
-struct BceBody {
-    const float *z, *t;
-    float* l;
+    using F = Compute<T>;
+    const T *dy, *x;
+    T* dx;
     __device__ void operator()(std::size_t i) const {
-        const float zi = z[i];
-        l[i] = fmaxf(zi, 0.0f) - zi * t[i] + log1pf(expf(-fabsf(zi)));
+        dx[i] = from_compute<T>(to_compute(x[i]) > F(0) ? to_compute(dy[i]) : F(0));
     }
 };
 
-struct BceBackwardBody {
-    const float *z, *t;
-    float* dz;
-    float scale;
-    __device__ void operator()(std::size_t i) const { dz[i] = scale * (sigmoid1(z[i]) - t[i]); }
+template <class T>
+struct SigmoidBackwardBody {
+    using F = Compute<T>;
+    const T *dy, *y;
+    T* dx;
+    __device__ void operator()(std::size_t i) const {
+        const F yi = to_compute(y[i]);
+        dx[i] = from_compute<T>(to_compute(dy[i]) * yi * (F(1) - yi));
+    }
 };
 
-// torch.optim.Adam, single-tensor form (see Device::k_adam_step).
-struct AdamBody {
-    float *p, *m, *v;
-    const float* g;
-    float beta1, beta2, eps, step_size, bc2_sqrt;
+// max(z,0) - z*t + log1p(exp(-|z|)): exp of a non-positive argument only.
+template <class T>
+struct BceBody {
+    using F = Compute<T>;
+    const T *z, *t;
+    T* l;
     __device__ void operator()(std::size_t i) const {
-        const float gi = g[i];
-        const float mi = beta1 * m[i] + (1.0f - beta1) * gi;
-        const float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        p[i] -= step_size * mi / (sqrtf(vi) / bc2_sqrt + eps);
+        const F zi = to_compute(z[i]);
+        l[i] = from_compute<T>(math::fmax(zi, F(0)) - zi * to_compute(t[i]) + math::log1p(math::exp(-math::fabs(zi))));
+    }
+};
+
+template <class T>
+struct BceBackwardBody {
+    using F = Compute<T>;
+    const T *z, *t;
+    T* dz;
+    F scale;
+    __device__ void operator()(std::size_t i) const {
+        dz[i] = from_compute<T>(scale * (sigmoid1(to_compute(z[i])) - to_compute(t[i])));
+    }
+};
+
+// torch.optim.Adam, single-tensor form (the adam_step op): p is updated from
+// the unrounded m and v, then each of p, m, v is rounded once to T.
+template <class T>
+struct AdamBody {
+    using F = Compute<T>;
+    T *p, *m, *v;
+    const T* g;
+    F beta1, beta2, eps, step_size, bc2_sqrt;
+    __device__ void operator()(std::size_t i) const {
+        const F gi = to_compute(g[i]);
+        const F mi = beta1 * to_compute(m[i]) + (F(1) - beta1) * gi;
+        const F vi = beta2 * to_compute(v[i]) + (F(1) - beta2) * gi * gi;
+        m[i] = from_compute<T>(mi);
+        v[i] = from_compute<T>(vi);
+        p[i] = from_compute<T>(to_compute(p[i]) - step_size * mi / (math::sqrt(vi) / bc2_sqrt + eps));
     }
 };
 
@@ -109,15 +132,17 @@ struct FmaBody {
     }
 };
 
+template <class T>
 struct BiasActivationBody {
-    float* y;
-    const float* bias;
+    using F = Compute<T>;
+    T* y;
+    const T* bias;
     std::size_t cols;
     bool read_y;
     Epilogue act;
     __device__ void operator()(std::size_t i) const {
-        const float v = (read_y ? y[i] : 0.0f) + (bias ? bias[i % cols] : 0.0f);
-        y[i] = activate(v, act);
+        const F v = (read_y ? to_compute(y[i]) : F(0)) + (bias ? to_compute(bias[i % cols]) : F(0));
+        y[i] = from_compute<T>(activate(v, act));
     }
 };
 
@@ -136,13 +161,16 @@ __global__ void __launch_bounds__(1024) add_vec4(const float4* a, const float4* 
 // over chunks) and splits the rows of a chunk over its threads: thread t is
 // column lane t % width and row lane t / width, and sums rows lane, lane +
 // lanes, ... of its column. When width == cols a warp reads consecutive
-// addresses, otherwise runs of `width` floats. The row lanes' partial sums
+// addresses, otherwise runs of `width` values. The row lanes' partial sums
 // meet in shared memory and one thread per column adds them in lane order, so
 // a given launch geometry always gives the same bits, and no atomics are
-// needed (one block writes each column).
-__global__ void __launch_bounds__(1024) column_sum_kernel(const float* __restrict__ x, float* __restrict__ y,
+// needed (one block writes each column). Sums are kept in F = Compute<T>;
+// each column's total is rounded once to T.
+template <class T>
+__global__ void __launch_bounds__(1024) column_sum_kernel(const T* __restrict__ x, T* __restrict__ y,
                                                           std::size_t rows, std::size_t cols) {
-    __shared__ float partial[kColumnSumMaxThreads];
+    using F = Compute<T>;
+    __shared__ F partial[kColumnSumMaxThreads];
     const unsigned threads = block_thread_count(), t = block_thread_index();
     unsigned width = threads < kColumnSumWidth ? threads : kColumnSumWidth;
     if (cols < width) width = static_cast<unsigned>(cols);
@@ -151,15 +179,15 @@ __global__ void __launch_bounds__(1024) column_sum_kernel(const float* __restric
     // The trip count is the same for every thread of a block: the barriers are uniform.
     for (std::size_t chunk = flat_block_index(); chunk < chunks; chunk += flat_block_count()) {
         const std::size_t c = chunk * width + col_lane;
-        float s = 0.0f;
+        F s = F(0);
         if (row_lane < lanes && c < cols)
-            for (std::size_t r = row_lane; r < rows; r += lanes) s += x[r * cols + c];
+            for (std::size_t r = row_lane; r < rows; r += lanes) s += to_compute(x[r * cols + c]);
         partial[t] = s;
         __syncthreads();
         if (row_lane == 0 && c < cols) {
-            float total = 0.0f;
+            F total = F(0);
             for (unsigned l = 0; l < lanes; ++l) total += partial[l * width + col_lane];
-            y[c] = total;
+            y[c] = from_compute<T>(total);
         }
         __syncthreads();  // the next chunk overwrites partial[]
     }
@@ -174,12 +202,14 @@ constexpr std::size_t kVectorMinElements = 4096;
 
 }  // namespace
 
-cudaError_t launch_add(const float* a, const float* b, float* c, std::size_t n, const Launch& l) {
-    if (n >= kVectorMinElements && aligned16(a) && aligned16(b) && aligned16(c)) {
-        return launch_kernel(add_vec4, l, reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b),
-                             reinterpret_cast<float4*>(c), n / 4, a, b, c, n);
+template <class T>
+cudaError_t launch_add(const T* a, const T* b, T* c, std::size_t n, const Launch& l) {
+    if constexpr (std::is_same<T, float>::value) {
+        if (n >= kVectorMinElements && aligned16(a) && aligned16(b) && aligned16(c))
+            return launch_kernel(add_vec4, l, reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b),
+                                 reinterpret_cast<float4*>(c), n / 4, a, b, c, n);
     }
-    return run(n, l, AddBody{a, b, c});
+    return run(n, l, AddBody<T>{a, b, c});
 }
 
 cudaError_t elementwise_image_status() {
@@ -189,46 +219,75 @@ cudaError_t elementwise_image_status() {
 
 cudaError_t launch_empty(cudaStream_t stream) { return launch_kernel(empty_kernel, Launch{dim3(1), dim3(1), stream}); }
 
-cudaError_t launch_sigmoid(const float* x, float* y, std::size_t n, const Launch& l) {
-    return run(n, l, SigmoidBody{x, y});
+template <class T>
+cudaError_t launch_sigmoid(const T* x, T* y, std::size_t n, const Launch& l) {
+    return run(n, l, SigmoidBody<T>{x, y});
 }
 
-cudaError_t launch_relu(const float* x, float* y, std::size_t n, const Launch& l) { return run(n, l, ReluBody{x, y}); }
-
-cudaError_t launch_relu_backward(const float* dy, const float* x, float* dx, std::size_t n, const Launch& l) {
-    return run(n, l, ReluBackwardBody{dy, x, dx});
+template <class T>
+cudaError_t launch_relu(const T* x, T* y, std::size_t n, const Launch& l) {
+    return run(n, l, ReluBody<T>{x, y});
 }
 
-cudaError_t launch_sigmoid_backward(const float* dy, const float* y, float* dx, std::size_t n, const Launch& l) {
-    return run(n, l, SigmoidBackwardBody{dy, y, dx});
+template <class T>
+cudaError_t launch_relu_backward(const T* dy, const T* x, T* dx, std::size_t n, const Launch& l) {
+    return run(n, l, ReluBackwardBody<T>{dy, x, dx});
 }
 
-cudaError_t launch_bce_with_logits(const float* z, const float* t, float* out, std::size_t n, const Launch& l) {
-    return run(n, l, BceBody{z, t, out});
+template <class T>
+cudaError_t launch_sigmoid_backward(const T* dy, const T* y, T* dx, std::size_t n, const Launch& l) {
+    return run(n, l, SigmoidBackwardBody<T>{dy, y, dx});
 }
 
-cudaError_t launch_bce_with_logits_backward(const float* z, const float* t, float* dz, std::size_t n, float scale,
+template <class T>
+cudaError_t launch_bce_with_logits(const T* z, const T* t, T* out, std::size_t n, const Launch& l) {
+    return run(n, l, BceBody<T>{z, t, out});
+}
+
+template <class T>
+cudaError_t launch_bce_with_logits_backward(const T* z, const T* t, T* dz, std::size_t n, Compute<T> scale,
                                             const Launch& l) {
-    return run(n, l, BceBackwardBody{z, t, dz, scale});
+    return run(n, l, BceBackwardBody<T>{z, t, dz, scale});
 }
 
-cudaError_t launch_adam_step(float* p, const float* g, float* m, float* v, std::size_t n, float beta1, float beta2,
-                             float eps, float step_size, float bias_correction2_sqrt, const Launch& l) {
-    return run(n, l, AdamBody{p, m, v, g, beta1, beta2, eps, step_size, bias_correction2_sqrt});
+template <class T>
+cudaError_t launch_adam_step(T* p, const T* g, T* m, T* v, std::size_t n, Compute<T> beta1, Compute<T> beta2,
+                             Compute<T> eps, Compute<T> step_size, Compute<T> bias_correction2_sqrt, const Launch& l) {
+    return run(n, l, AdamBody<T>{p, m, v, g, beta1, beta2, eps, step_size, bias_correction2_sqrt});
 }
 
 cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iterations, const Launch& l) {
     return run(n, l, FmaBody{y, iterations});
 }
 
-cudaError_t launch_column_sum(const float* x, float* y, std::size_t rows, std::size_t cols, const Launch& l) {
-    return launch_kernel(column_sum_kernel, l, x, y, rows, cols);
+template <class T>
+cudaError_t launch_column_sum(const T* x, T* y, std::size_t rows, std::size_t cols, const Launch& l) {
+    return launch_kernel(column_sum_kernel<T>, l, x, y, rows, cols);
 }
 
-cudaError_t launch_bias_activation(float* y, const float* bias, std::size_t rows, std::size_t cols, bool read_y,
+template <class T>
+cudaError_t launch_bias_activation(T* y, const T* bias, std::size_t rows, std::size_t cols, bool read_y,
                                    Epilogue act, const Launch& l) {
-    return run(rows * cols, l, BiasActivationBody{y, bias, cols, read_y, act});
+    return run(rows * cols, l, BiasActivationBody<T>{y, bias, cols, read_y, act});
 }
+
+// The launchers of kernels.hpp, for every storage type.
+#define ACCEL_CUDA_ELEMENTWISE(T)                                                                                    \
+    template cudaError_t launch_add<T>(const T*, const T*, T*, std::size_t, const Launch&);                          \
+    template cudaError_t launch_sigmoid<T>(const T*, T*, std::size_t, const Launch&);                                \
+    template cudaError_t launch_relu<T>(const T*, T*, std::size_t, const Launch&);                                   \
+    template cudaError_t launch_relu_backward<T>(const T*, const T*, T*, std::size_t, const Launch&);                \
+    template cudaError_t launch_sigmoid_backward<T>(const T*, const T*, T*, std::size_t, const Launch&);             \
+    template cudaError_t launch_bce_with_logits<T>(const T*, const T*, T*, std::size_t, const Launch&);              \
+    template cudaError_t launch_bce_with_logits_backward<T>(const T*, const T*, T*, std::size_t, Compute<T>,         \
+                                                            const Launch&);                                          \
+    template cudaError_t launch_adam_step<T>(T*, const T*, T*, T*, std::size_t, Compute<T>, Compute<T>, Compute<T>,  \
+                                             Compute<T>, Compute<T>, const Launch&);                                 \
+    template cudaError_t launch_column_sum<T>(const T*, T*, std::size_t, std::size_t, const Launch&);                \
+    template cudaError_t launch_bias_activation<T>(T*, const T*, std::size_t, std::size_t, bool, Epilogue,           \
+                                                   const Launch&);
+ACCEL_CUDA_FOR_EACH_STORAGE(ACCEL_CUDA_ELEMENTWISE)
+#undef ACCEL_CUDA_ELEMENTWISE
 
 }  // namespace cuda
 }  // namespace accel

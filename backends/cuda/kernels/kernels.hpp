@@ -4,10 +4,19 @@
 //
 // Every launcher enqueues one kernel on `l.stream` and returns
 // cudaGetLastError() (a launch-configuration error, or cudaSuccess); it never
-// throws. Pointers are device pointers to row-major float32 data, sizes are in
+// throws. Pointers are device pointers to row-major data, sizes are in
 // elements, and the arguments were validated by the op front-end.
+//
+// Dtypes: the op launchers are templates over the storage type T, defined for
+// float (f32), double (f64), __half (f16) and __nv_bfloat16 (bf16), the
+// types accel::DType names (ACCEL_CUDA_FOR_EACH_STORAGE). A kernel loads T,
+// computes in Compute<T> (double for double, float otherwise: f16 and bf16
+// are storage only), and rounds once to T, to nearest even, when it stores;
+// scalar arguments are passed in Compute<T>.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -22,6 +31,18 @@ struct Launch {
     cudaStream_t stream;
 };
 
+/// The type a kernel computes and accumulates in for storage type T.
+template <class T>
+struct ComputeOf {
+    using type = float;
+};
+template <>
+struct ComputeOf<double> {
+    using type = double;
+};
+template <class T>
+using Compute = typename ComputeOf<T>::type;
+
 /// Activation applied in a kernel's epilogue (mirrors accel::Activation).
 enum class Epilogue : int { none, sigmoid, relu };
 
@@ -29,25 +50,36 @@ enum class Epilogue : int { none, sigmoid, relu };
 // Grid-stride loops over the flattened launch (all of grid and block x/y/z), so
 // any geometry within the device limits covers every element.
 
-/// c[i] = a[i] + b[i]; float4 loads/stores when a, b and c are 16-byte aligned
-/// and n is large, scalar otherwise and for the tail.
-cudaError_t launch_add(const float* a, const float* b, float* c, std::size_t n, const Launch& l);
+/// c[i] = a[i] + b[i]. f32: float4 loads/stores when a, b and c are 16-byte
+/// aligned and n is large, scalar otherwise and for the tail.
+template <class T>
+cudaError_t launch_add(const T* a, const T* b, T* c, std::size_t n, const Launch& l);
 /// y[i] = sigmoid(x[i]) (stable form, see device_math.cuh).
-cudaError_t launch_sigmoid(const float* x, float* y, std::size_t n, const Launch& l);
-/// y[i] = max(x[i], 0) (x > 0 ? x : 0, so NaN gives 0 as on the host backend).
-cudaError_t launch_relu(const float* x, float* y, std::size_t n, const Launch& l);
+template <class T>
+cudaError_t launch_sigmoid(const T* x, T* y, std::size_t n, const Launch& l);
+/// y[i] = max(x[i], 0) (x <= 0 ? 0 : x, so NaN stays NaN as in PyTorch).
+template <class T>
+cudaError_t launch_relu(const T* x, T* y, std::size_t n, const Launch& l);
 /// dx[i] = x[i] > 0 ? dy[i] : 0.
-cudaError_t launch_relu_backward(const float* dy, const float* x, float* dx, std::size_t n, const Launch& l);
+template <class T>
+cudaError_t launch_relu_backward(const T* dy, const T* x, T* dx, std::size_t n, const Launch& l);
 /// dx[i] = dy[i] * y[i] * (1 - y[i]).
-cudaError_t launch_sigmoid_backward(const float* dy, const float* y, float* dx, std::size_t n, const Launch& l);
+template <class T>
+cudaError_t launch_sigmoid_backward(const T* dy, const T* y, T* dx, std::size_t n, const Launch& l);
 /// l[i] = max(z,0) - z*t + log1p(exp(-|z|)).
-cudaError_t launch_bce_with_logits(const float* z, const float* t, float* out, std::size_t n, const Launch& l);
+template <class T>
+cudaError_t launch_bce_with_logits(const T* z, const T* t, T* out, std::size_t n, const Launch& l);
 /// dz[i] = scale * (sigmoid(z[i]) - t[i]).
-cudaError_t launch_bce_with_logits_backward(const float* z, const float* t, float* dz, std::size_t n, float scale,
+template <class T>
+cudaError_t launch_bce_with_logits_backward(const T* z, const T* t, T* dz, std::size_t n, Compute<T> scale,
                                             const Launch& l);
-/// PyTorch's Adam per element (see Device::k_adam_step); updates p, m, v in place.
-cudaError_t launch_adam_step(float* p, const float* g, float* m, float* v, std::size_t n, float beta1, float beta2,
-                             float eps, float step_size, float bias_correction2_sqrt, const Launch& l);
+/// PyTorch's Adam per element (the adam_step op: m and v updated, then p
+/// from the unrounded m and v); updates p, m, v in place, each rounded once
+/// to T. step_size = lr / (1 - beta1^step), bias_correction2_sqrt =
+/// sqrt(1 - beta2^step).
+template <class T>
+cudaError_t launch_adam_step(T* p, const T* g, T* m, T* v, std::size_t n, Compute<T> beta1, Compute<T> beta2,
+                             Compute<T> eps, Compute<T> step_size, Compute<T> bias_correction2_sqrt, const Launch& l);
 /// cudaFuncGetAttributes of a kernel of elementwise.cu on the current device:
 /// cudaErrorNoKernelImageForDevice (or a PTX JIT error) when this build's
 /// kernels cannot run there. Loads the module, which lazy loading would
@@ -57,25 +89,29 @@ cudaError_t elementwise_image_status();
 cudaError_t matmul_image_status();
 /// An empty kernel, one block of one thread: the bare cost of a launch.
 cudaError_t launch_empty(cudaStream_t stream);
-/// The peak-FMA probe (see accel::Probes::fma_throughput); item i is the element index.
+/// The peak-FMA probe (see accel::Probes::fma_throughput); float32 y[n]; item
+/// i is the element index.
 cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iterations, const Launch& l);
 /// Columns one block of column_sum covers at a time (a warp's width).
 constexpr unsigned kColumnSumWidth = 32;
 /// The largest block column_sum is written for (its shared array): every
 /// device's limit.
 constexpr unsigned kColumnSumMaxThreads = 1024;
-/// y[c] = Σ_r x[r,c] for x[rows,cols] (cols ≥ 1), float32 accumulation. Any
+/// y[c] = Σ_r x[r,c] for x[rows,cols] (cols ≥ 1), accumulated in Compute<T>. Any
 /// grid and block within the device limits (≤ 1024 threads per block): a
-/// block of T threads takes chunks of w = min(32, T, cols) adjacent columns
+/// block of B threads takes chunks of w = min(32, B, cols) adjacent columns
 /// (grid-stride over the ⌈cols/w⌉ chunks) and splits each chunk's rows over
-/// L = ⌊T/w⌋ row lanes; lane l sums rows l, l+L, ... in order, and the L
+/// L = ⌊B/w⌋ row lanes; lane l sums rows l, l+L, ... in order, and the L
 /// partial sums of a column are added in lane order by one thread. Rounding
 /// error thus grows with rows/L + L, not rows; the result is the same bits
 /// for the same geometry (no atomics).
-cudaError_t launch_column_sum(const float* x, float* y, std::size_t rows, std::size_t cols, const Launch& l);
+template <class T>
+cudaError_t launch_column_sum(const T* x, T* y, std::size_t rows, std::size_t cols, const Launch& l);
 /// In place: y[r,c] = act((read_y ? y[r,c] : 0) + bias[c]) for y[rows,cols];
-/// bias may be null. The epilogue of the vendor path (and its K = 0 result).
-cudaError_t launch_bias_activation(float* y, const float* bias, std::size_t rows, std::size_t cols, bool read_y,
+/// bias (length cols) may be null. The epilogue of the vendor path (and its
+/// K = 0 result).
+template <class T>
+cudaError_t launch_bias_activation(T* y, const T* bias, std::size_t rows, std::size_t cols, bool read_y,
                                    Epilogue act, const Launch& l);
 
 // ---- tiled matmul (kernels/matmul.cu) ----------------------------------------
@@ -89,10 +125,18 @@ constexpr unsigned kMatmulThreads = 16;
 /// C[m,n] = act(op(A)·op(B) + bias[col]) with op(A) = A[m,k] or, when ta, the
 /// transpose of A[k,m]; op(B) = B[k,n] or, when tb, the transpose of B[n,k].
 /// bias (length n) may be null; k == 0 gives act(bias) (zeros for matmul).
+/// Operands are widened to Compute<T> as they are staged in shared memory,
+/// the products are summed in Compute<T> (fused multiply-adds), and each
+/// element of C is rounded once to T.
 /// Needs block (16,16,1) and a grid with grid.x·64 ≥ m (row tiles along x),
 /// grid.y·64 ≥ n, grid.z == 1 (checked by the caller); extra blocks exit at once.
-cudaError_t launch_matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
-                          bool ta, bool tb, const float* bias, Epilogue act, const Launch& l);
+template <class T>
+cudaError_t launch_matmul(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+                          bool tb, const T* bias, Epilogue act, const Launch& l);
+
+/// Calls X(T) for each storage type the launchers are defined for (the
+/// explicit instantiations in kernels/*.cu).
+#define ACCEL_CUDA_FOR_EACH_STORAGE(X) X(float) X(double) X(__half) X(__nv_bfloat16)
 
 }  // namespace cuda
 }  // namespace accel
