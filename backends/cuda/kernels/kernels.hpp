@@ -21,6 +21,8 @@
 
 #include <cstddef>
 
+#include "../../common/compute_type.hpp"
+
 namespace accel {
 namespace cuda {
 
@@ -31,17 +33,9 @@ struct Launch {
     cudaStream_t stream;
 };
 
-/// The type a kernel computes and accumulates in for storage type T.
-template <class T>
-struct ComputeOf {
-    using type = float;
-};
-template <>
-struct ComputeOf<double> {
-    using type = double;
-};
-template <class T>
-using Compute = typename ComputeOf<T>::type;
+/// The type a kernel computes and accumulates in for storage type T
+/// (backends/common/compute_type.hpp: double for double, float otherwise).
+using compute::Compute;
 
 /// Activation applied in a kernel's epilogue (mirrors accel::Activation).
 enum class Epilogue : int { none, sigmoid, relu };
