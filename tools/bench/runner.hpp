@@ -82,7 +82,7 @@ struct DeviceReport {
     double peak_gflops = 0;      ///< FMA ceiling: max(probe_gflops, machine's on CPU devices)
     std::string ceiling_source;  ///< where the ceilings come from, e.g. "own probes" or "machine (host)"
     std::size_t cache_bytes = 0; ///< last-level cache of a CPU device (sysfs), 0 when unknown
-    double bare_launch_us = 0;   ///< host µs per Device::launch_empty (many back to back, then one sync)
+    double bare_launch_us = 0;   ///< host µs per diagnostics::launch_empty (many back to back, then one sync)
     double add1_launch_us = 0;   ///< host µs per ops::add on 1 element, measured the same way
     /// Whether the device's own timer (events) agrees with the host clock.
     /// When not, every kernel time of this device is host time between

@@ -100,7 +100,7 @@ struct AdamFn {
     }
 };
 
-/// The fma_throughput probe (see Device::k_fma_throughput): 8 independent
+/// The fma_throughput probe (see accel::Probes::fma_throughput): 8 independent
 /// chains a_j = a_j * 0.9999 + 1e-4 per work-item, y[i] = Σ_j a_j.
 struct FmaProbeFn {
     FloatView y;

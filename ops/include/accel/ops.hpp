@@ -173,7 +173,12 @@ struct AdamParams {
 /// One Adam update of `param` in place, with moment tensors m and v (same
 /// shape, zero-initialized by the caller before step 1). `step` is the
 /// 1-based step count t. Math: Kingma & Ba 2015, in PyTorch's arrangement
-/// (see Device::k_adam_step). Throws InvalidArgument for step == 0 or a
+/// (torch.optim.Adam, single-tensor form), per element:
+///   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g*g;
+///   p -= step_size * m / (sqrt(v) / bias_correction2_sqrt + eps)
+/// with step_size = lr / (1 - beta1^t), bias_correction2_sqrt = sqrt(1 - beta2^t)
+/// (KernelArgs::scalars {beta1, beta2, eps, step_size, bias_correction2_sqrt}),
+/// computed in f32 (f64 for f64 tensors). Throws InvalidArgument for step == 0 or a
 /// non-positive lr / eps, betas outside [0,1).
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::size_t step,
                const AdamParams& hp = {}, const Options& o = {});

@@ -31,7 +31,7 @@ Vec column_sum(const FVec& x, std::size_t rows, std::size_t cols);
 Vec bce_with_logits(const FVec& z, const FVec& t);
 /// (sigmoid(z) - t) * scale.
 Vec bce_with_logits_backward(const FVec& z, const FVec& t, double scale);
-/// Adam as in Device::k_adam_step, in float64; updates p, m, v in place.
+/// Adam as in ops::adam_step, in float64; updates p, m, v in place.
 void adam_step(Vec& p, const Vec& g, Vec& m, Vec& v, std::size_t step, double lr, double beta1, double beta2,
                double eps);
 /// Per-element value of the fma_throughput probe for work-item i.
