@@ -1,5 +1,6 @@
 #include "check.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -75,6 +76,25 @@ void expect_close(const std::vector<float>& got, const std::vector<double>& ref,
 void expect_close(const std::vector<double>& got, const std::vector<double>& ref, double threshold,
                   const std::string& what) {
     expect_close_of(got, ref, threshold, what);
+}
+
+void expect_close_at_scale(const std::vector<float>& got, const std::vector<double>& ref,
+                           const std::vector<double>& scale, double threshold, const std::string& what) {
+    REQUIRE(got.size() == ref.size());
+    REQUIRE(scale.size() == ref.size());
+    double err = 0, norm = 0;
+    bool finite = true;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        finite = finite && std::isfinite(got[i]);
+        err += (got[i] - ref[i]) * (got[i] - ref[i]);
+        norm += scale[i] * scale[i];
+    }
+    const double e = norm > 0 ? err / norm : err;
+    INFO(what << ": error² / scale² " << e << " (threshold " << threshold << "), max |err| "
+              << accel::reference::max_abs_error(got, ref) << ", seed " << seed()
+              << " (rerun with ACCEL_TEST_SEED=" << seed() << ")");
+    CHECK(finite);
+    CHECK(e <= threshold);
 }
 
 void check_matmul_shapes(const std::vector<MNK>& shapes, std::mt19937_64& g, const std::string& what) {

@@ -52,6 +52,15 @@ void expect_close(const std::vector<float>& got, const std::vector<double>& ref,
 void expect_close(const std::vector<double>& got, const std::vector<double>& ref, double threshold,
                   const std::string& what);
 
+/// Asserts got matches ref with the error measured against `scale` instead of
+/// ref: Σ(got−ref)² / Σscale² ≤ threshold, all finite, sizes equal. For results
+/// that are sums whose terms may cancel: a sum's rounding error is bounded
+/// relative to the sum of its terms' magnitudes (Higham, Accuracy and Stability
+/// of Numerical Algorithms, 2nd ed., §4.2), so `scale` holds that magnitude and
+/// a sum that cancels to near zero is judged at the size it was computed at.
+void expect_close_at_scale(const std::vector<float>& got, const std::vector<double>& ref,
+                           const std::vector<double>& scale, double threshold, const std::string& what);
+
 /// Whether a case of `work` elements (or multiply-adds) runs: always, unless
 /// ACCEL_TEST_MAX_WORK caps it. Kernel checkers such as Oclgrind simulate
 /// every work-item, so their runs keep to the small cases. A case left out is
