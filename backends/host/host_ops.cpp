@@ -68,27 +68,14 @@ void bias_activation(const T* bias, T* y, std::size_t rows, std::size_t cols, bo
     });
 }
 
-// C[m,n] = op(A)·op(B) accumulated in F. f32: the tuned kernel. f16/bf16:
-// operands widened to f32 once (as a GEMM packs them), the f32 kernel, one
-// rounding of C. f64: row-parallel i-k-j loops in double.
+// C[m,n] = op(A)·op(B) accumulated in F. f32 and f64: the blocked CPU GEMM
+// (kernels/matmul). f16/bf16: operands widened to f32 once (as a GEMM packs
+// them), the f32 GEMM, one rounding of C (a 16-bit C inside the GEMM would
+// be rounded after every KC-deep pass).
 template <class T>
 void matmul_native_t(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb) {
-    if constexpr (std::is_same<T, float>::value) {
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
         matmul_native(a, b, c, m, n, k, ta, tb);
-    } else if constexpr (std::is_same<T, double>::value) {
-        parallel_for(m, 8, [&](std::size_t r0, std::size_t r1) {
-            for (std::size_t i = r0; i < r1; ++i) {
-                double* row = c + i * n;
-                std::fill(row, row + n, 0.0);
-                for (std::size_t p = 0; p < k; ++p) {
-                    const double av = ta ? a[p * m + i] : a[i * k + p];
-                    if (tb)
-                        for (std::size_t j = 0; j < n; ++j) row[j] += av * b[j * k + p];
-                    else
-                        for (std::size_t j = 0; j < n; ++j) row[j] += av * b[p * n + j];
-                }
-            }
-        });
     } else {
         std::vector<float> a32(m * k), b32(k * n), c32(m * n);
         for (std::size_t i = 0; i < a32.size(); ++i) a32[i] = ld(a, i);

@@ -10,7 +10,6 @@ namespace accel {
 namespace host {
 
 namespace {
-using Blocking = cpu::GemmBlocking<float>;
 
 /// Below this many multiply-adds one thread does the whole product: waking
 /// the team costs more than it saves (and under CPU contention a descheduled
@@ -25,22 +24,35 @@ constexpr std::size_t kMinTileRows = 64;
 
 /// C[i0:i1, j0:j1] = op(A)·op(B) over that rectangle (row-major C [m, n];
 /// A stored [m, k], or [k, m] when ta; B stored [k, n], or [n, k] when tb).
-/// Compiled per x86 level (ACCEL_HOST_MULTIVERSION): the GEMM is inlined
-/// here and vectorized for each. Thread-safe for disjoint rectangles.
+/// Thread-safe for disjoint rectangles.
+template <class T>
+ACCEL_CPU_GEMM_INLINE void gemm_rect(const T* a, const T* b, T* c, std::size_t m, std::size_t n,
+                                                     std::size_t k, bool ta, bool tb, std::size_t i0, std::size_t i1,
+                                                     std::size_t j0, std::size_t j1) {
+    using D = std::ptrdiff_t;
+    const cpu::StridedMatrix<T> A{a, ta ? D{1} : D(k), ta ? D(m) : D{1}};
+    const cpu::StridedMatrix<T> B{b, tb ? D{1} : D(n), tb ? D(k) : D{1}};
+    cpu::gemm<T>(A, B, c, D(n), D(k), D(i0), D(i1), D(j0), D(j1), false);
+}
+
+// One entry point per type, compiled per x86 level (ACCEL_HOST_MULTIVERSION
+// does not apply to templates): the GEMM is inlined and vectorized for each.
 ACCEL_HOST_MULTIVERSION
 void gemm_tile(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
                bool tb, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
-    using D = std::ptrdiff_t;
-    const cpu::StridedMatrix<float> A{a, ta ? D{1} : D(k), ta ? D(m) : D{1}};
-    const cpu::StridedMatrix<float> B{b, tb ? D{1} : D(n), tb ? D(k) : D{1}};
-    cpu::gemm<float>(A, B, c, D(n), D(k), D(i0), D(i1), D(j0), D(j1), false);
+    gemm_rect(a, b, c, m, n, k, ta, tb, i0, i1, j0, j1);
+}
+ACCEL_HOST_MULTIVERSION
+void gemm_tile(const double* a, const double* b, double* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+               bool tb, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+    gemm_rect(a, b, c, m, n, k, ta, tb, i0, i1, j0, j1);
 }
 
 std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
-}  // namespace
 
-void matmul_native(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
-                   bool tb) {
+template <class T>
+void matmul_tiles(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb) {
+    using Blocking = cpu::GemmBlocking<T>;
     if (m == 0 || n == 0) return;
     const std::size_t threads = thread_count();
     if (threads <= 1 || m * n * std::max<std::size_t>(k, 1) < kSerialWork) {
@@ -61,6 +73,17 @@ void matmul_native(const float* a, const float* b, float* c, std::size_t m, std:
         const std::size_t i0 = (t / tiles_n) * tile_m, j0 = (t % tiles_n) * tile_n;
         gemm_tile(a, b, c, m, n, k, ta, tb, i0, std::min(m, i0 + tile_m), j0, std::min(n, j0 + tile_n));
     });
+}
+}  // namespace
+
+void matmul_native(const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+                   bool tb) {
+    matmul_tiles(a, b, c, m, n, k, ta, tb);
+}
+
+void matmul_native(const double* a, const double* b, double* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+                   bool tb) {
+    matmul_tiles(a, b, c, m, n, k, ta, tb);
 }
 
 }  // namespace host
