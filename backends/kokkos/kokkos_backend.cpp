@@ -262,8 +262,8 @@ DeviceInfo kokkos_info() {
     i.limits.max_block_dims = {1024, 1024, 1};
     i.timer = "fence + steady_clock (host time between fences of the execution-space instance)";
 
-    TiledMatmulFn::Policy team_probe(ExecSpace(), 1, Kokkos::AUTO, 1);
-    const int team_max = team_probe.team_size_max(TiledMatmulFn{}, Kokkos::ParallelForTag());
+    TiledMatmulFn<float>::Policy team_probe(ExecSpace(), 1, Kokkos::AUTO, 1);
+    const int team_max = team_probe.team_size_max(TiledMatmulFn<float>{}, Kokkos::ParallelForTag());
     i.extra = {
         {"execution space", ExecSpace::name()},
         {"memory space", MemSpace::name()},
@@ -275,8 +275,8 @@ DeviceInfo kokkos_info() {
         {"streams", streams_text()},
         {"team size (matmul)", host_space() ? "1 (host space: one thread per team)"
                                             : "min(block.y, " + std::to_string(team_max) + ")"},
-        {"vector length max", std::to_string(TiledMatmulFn::Policy::vector_length_max())},
-        {"team scratch level 0", std::to_string(TiledMatmulFn::Policy::scratch_size_max(0)) + " bytes"},
+        {"vector length max", std::to_string(TiledMatmulFn<float>::Policy::vector_length_max())},
+        {"team scratch level 0", std::to_string(TiledMatmulFn<float>::Policy::scratch_size_max(0)) + " bytes"},
         {"launch geometry",
          host_space() ? "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x block.x, "
                         "one thread per team (host spaces)"

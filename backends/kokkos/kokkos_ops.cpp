@@ -40,14 +40,15 @@ void range(const char* label, std::size_t n, const LaunchGeometry& g, Stream& s,
 
 // Launches the tiled functor f (operands, sizes, epilogue set) with the
 // geometry's tile and league size (see kokkos_device.hpp).
-void tiled(const char* label, TiledMatmulFn f, const LaunchGeometry& g, Stream& s) {
+template <class V>
+void tiled(const char* label, TiledMatmulFn<V> f, const LaunchGeometry& g, Stream& s) {
     require_runtime();
-    using Policy = TiledMatmulFn::Policy;
+    using Policy = typename TiledMatmulFn<V>::Policy;
     f.bx = static_cast<int>(g.block.x);
     f.by = static_cast<int>(g.block.y);
     f.tiles_x = (f.n + f.bx - 1) / f.bx;
     f.tiles = f.tiles_x * ((f.m + f.by - 1) / f.by);
-    const std::size_t bytes = TiledMatmulFn::scratch_bytes(f.bx, f.by);
+    const std::size_t bytes = TiledMatmulFn<V>::scratch_bytes(f.bx, f.by);
     const auto scratch_max = [](int level) { return static_cast<std::size_t>(Policy::scratch_size_max(level)); };
     if (bytes <= scratch_max(0))
         f.scratch_level = 0;
@@ -76,12 +77,13 @@ void tiled(const char* label, TiledMatmulFn f, const LaunchGeometry& g, Stream& 
     Kokkos::parallel_for(label, policy, f);
 }
 
-TiledMatmulFn matmul_fn(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                        std::size_t k, bool ta, bool tb) {
-    TiledMatmulFn f{};
-    f.a = cv(a, m * k);
-    f.b = cv(b, k * n);
-    f.c = fv(c, m * n);
+template <class V>
+TiledMatmulFn<V> matmul_fn(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+                           std::size_t k, bool ta, bool tb) {
+    TiledMatmulFn<V> f{};
+    f.a = ConstTypedView<V>(static_cast<const V*>(a), m * k);
+    f.b = ConstTypedView<V>(static_cast<const V*>(b), k * n);
+    f.c = TypedView<V>(static_cast<V*>(c), m * n);
     f.m = static_cast<Index>(m);
     f.n = static_cast<Index>(n);
     f.k = static_cast<Index>(k);
@@ -104,9 +106,48 @@ TypedView<T> view(DeviceHandle h, std::size_t n) {
     return TypedView<T>(static_cast<T*>(h), n);
 }
 
+// matmul (dense = false) or dense (x·Wᵀ + bias, activation) of the kernel
+// arguments on the tiled kernel in V, over operands already of type V.
+template <class V>
+void tiled_product(const char* label, const KernelArgs& a, bool dense, DeviceHandle x, DeviceHandle w,
+                   DeviceHandle bias, DeviceHandle y) {
+    TiledMatmulFn<V> f = matmul_fn<V>(x, w, y, a.m, a.n, a.k, dense ? false : a.trans_a, dense ? true : a.trans_b);
+    if (dense) {
+        f.bias = cview<V>(bias, a.n);
+        f.act = act_code(a.act);
+    }
+    tiled(label, f, a.geometry, *a.stream);
+}
+
+// matmul / dense in storage type T. f32, f64: the tiled kernel on T.
+// f16, bf16: the operands (and bias) widened to f32 copies, the f32 tiled
+// kernel, C rounded once to T: products accumulate in f32 as the op table
+// says, and the GEMM never stores a partial sum in 16 bits.
+template <class T>
+void product(const char* label, const KernelArgs& a, bool dense) {
+    if constexpr (std::is_same<T, Compute<T>>::value) {
+        tiled_product<T>(label, a, dense, a.in[0], a.in[1], dense ? a.in[2] : nullptr, a.out[0]);
+    } else {
+        const std::size_t m = a.m, n = a.n, k = a.k;
+        LaunchGeometry g;
+        g.block = {256, 1, 1};
+        const auto widen = [&](DeviceHandle h, std::size_t count) {
+            Kokkos::View<float*, MemSpace> w(Kokkos::view_alloc(Kokkos::WithoutInitializing, "accel::widened"),
+                                             h ? count : 0);
+            if (h) range("accel::convert", count, g, *a.stream, ConvertFn<T, float>{cview<T>(h, count), w});
+            return w;
+        };
+        const auto x = widen(a.in[0], m * k), w = widen(a.in[1], k * n);
+        const auto bias = widen(dense ? a.in[2] : nullptr, n);
+        Kokkos::View<float*, MemSpace> y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "accel::widened"), m * n);
+        tiled_product<float>(label, a, dense, x.data(), w.data(), bias.data() ? bias.data() : nullptr, y.data());
+        range("accel::convert", m * n, g, *a.stream, ConvertFn<float, T>{y, view<T>(a.out[0], m * n)});
+        instance_of(*a.stream).fence();  // the copies are freed on return
+    }
+}
+
 // Every op in storage type T: the functors of kernels/elementwise.hpp, and
-// for matmul/dense the tuned tiled kernel in f32, plain dot products
-// (DotMatmulFn) in the other dtypes.
+// for matmul/dense the tiled kernel (product).
 template <class T>
 void register_dtype(Device& d, DType dt) {
     using F = Compute<T>;
@@ -180,33 +221,10 @@ void register_dtype(Device& d, DType dt) {
               AdamFn<T>{view<T>(a.out[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[1], a.n),
                         view<T>(a.out[2], a.n), sc(0), sc(1), sc(2), sc(3), sc(4)});
     });
-    if constexpr (std::is_same<T, float>::value) {
-        d.register_kernel("matmul", dt, nat, [](const KernelArgs& a) {
-            tiled("accel::matmul", matmul_fn(a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b),
-                  a.geometry, *a.stream);
-        });
-        d.register_kernel("dense", dt, nat, [](const KernelArgs& a) {
-            TiledMatmulFn f = matmul_fn(a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, false, true);  // x·Wᵀ
-            f.bias = cv(a.in[2], a.n);
-            f.act = act_code(a.act);
-            tiled("accel::dense", f, a.geometry, *a.stream);
-        });
-    } else {
-        // One output element per index: any geometry's chunk size is accepted.
-        const auto dot = [](const KernelArgs& a, bool dense) {
-            const std::size_t m = a.m, n = a.n, k = a.k;
-            LaunchGeometry g;
-            g.block = {64, 1, 1};
-            range(dense ? "accel::dense" : "accel::matmul", m * n, g, *a.stream,
-                  DotMatmulFn<T>{cview<T>(a.in[0], m * k), cview<T>(a.in[1], k * n),
-                                 dense ? cview<T>(a.in[2], n) : ConstTypedView<T>(), view<T>(a.out[0], m * n),
-                                 static_cast<Index>(m), static_cast<Index>(n), static_cast<Index>(k),
-                                 dense ? false : a.trans_a, dense ? true : a.trans_b,
-                                 dense ? act_code(a.act) : int(act_none)});
-        };
-        d.register_kernel("matmul", dt, nat, [dot](const KernelArgs& a) { dot(a, false); });
-        d.register_kernel("dense", dt, nat, [dot](const KernelArgs& a) { dot(a, true); });
-    }
+    // matmul / dense: the tiled kernel in V = Compute<T> (float or double);
+    // the 16-bit types through f32 copies (widened_product).
+    d.register_kernel("matmul", dt, nat, [](const KernelArgs& a) { product<T>("accel::matmul", a, false); });
+    d.register_kernel("dense", dt, nat, [](const KernelArgs& a) { product<T>("accel::dense", a, true); });
     if (have_vendor_blas() && (std::is_same<T, float>::value || std::is_same<T, double>::value))
         d.register_kernel("gemm", dt, OpPath::vendor, [](const KernelArgs& a) {
             gemm_vendor(instance_of(*a.stream), static_cast<const T*>(a.in[0]), static_cast<const T*>(a.in[1]),

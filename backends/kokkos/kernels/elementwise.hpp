@@ -183,26 +183,6 @@ struct BiasActivationFn {
     }
 };
 
-/// C[m,n] = act(op(A)·op(B) + bias) with one output element per index,
-/// accumulated in Compute<T> (matmul: no bias, act_none; dense: B = W
-/// transposed). The kernel of the dtypes that have no tuned tiled kernel
-/// (f64, f16, bf16): any launch geometry, plain dot products.
-template <class T>
-struct DotMatmulFn {
-    using F = Compute<T>;
-    ConstTypedView<T> a, b, bias;
-    TypedView<T> c;
-    Index m, n, k;
-    bool ta, tb;
-    int act;
-    KOKKOS_INLINE_FUNCTION void operator()(Index idx) const {
-        const Index i = idx / n, j = idx % n;
-        F s = 0;
-        for (Index p = 0; p < k; ++p) s += to_compute(a(ta ? p * m + i : i * k + p)) * to_compute(b(tb ? j * k + p : p * n + j));
-        if (bias.data()) s += to_compute(bias(j));
-        c(idx) = from_compute<T>(activate(s, act));
-    }
-};
 
 }  // namespace kokkos
 }  // namespace accel

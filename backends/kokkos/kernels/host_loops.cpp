@@ -35,6 +35,14 @@ void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const fl
 }
 
 ACCEL_KOKKOS_MULTIVERSION
+void host_tile(double* c, int ldc, const double* a, Index ars, Index aks, const double* b, Index ldb, int rows,
+               int cols, Index depth) {
+    const cpu::StridedMatrix<double> A{a, ars, aks};
+    const cpu::StridedMatrix<double> B{b, ldb, 1};
+    cpu::gemm<double>(A, B, c, ldc, depth, 0, rows, 0, cols, true);
+}
+
+ACCEL_KOKKOS_MULTIVERSION
 void host_sigmoid_block(const float* x, float* y, Index begin, Index end) {
     cpu::sigmoid_range(x, y, static_cast<std::size_t>(begin), static_cast<std::size_t>(end));
 }

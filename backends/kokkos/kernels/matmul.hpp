@@ -6,8 +6,9 @@
 // slice of kTileK along K, the team loads an A tile [by × kTileK] and a B
 // tile [kTileK × bx] into scratch, then adds the kTileK products to the
 // tile's accumulators (in scratch). Tiles are walked grid-stride by league
-// rank, so any league size ≥ 1 is correct. Each output is a float32 sum over
-// k in increasing order (host spaces: of KC-deep partial sums, see
+// rank, so any league size ≥ 1 is correct. The functor is instantiated for
+// V = float (f32, and f16/bf16 widened to f32 by the caller) and V = double
+// (f64). Each output is a sum in V over k in increasing order (host spaces: of KC-deep partial sums, see
 // host_tile); K == 0 gives the epilogue of zero (bias,
 // activation), i.e. zeros for matmul.
 //
@@ -49,22 +50,26 @@ constexpr int kHostTileK = 128;
 /// multi-versioned; not callable from device code.
 void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index ldb, int rows, int cols,
                Index depth);
+/// The same in double (f64).
+void host_tile(double* c, int ldc, const double* a, Index ars, Index aks, const double* b, Index ldb, int rows,
+               int cols, Index depth);
 
-/// C[M,N] = act(op(A)·op(B) + bias) with row-major A, B, C; op transposes
-/// when ta / tb (A stored [K,M], B stored [N,K]). bias (may be empty) is
-/// indexed by the column of C. See the file comment for the algorithm; Host
-/// selects the host body, which must be launched with a team size of 1.
-template <bool Host>
+/// C[M,N] = act(op(A)·op(B) + bias) with row-major A, B, C of element type V
+/// (float or double); op transposes when ta / tb (A stored [K,M], B stored
+/// [N,K]). bias (may be empty) is indexed by the column of C. See the file
+/// comment for the algorithm; Host selects the host body, which must be
+/// launched with a team size of 1.
+template <bool Host, class V>
 struct TiledMatmul {
     /// Host spaces hand tiles out dynamically: a thread that the OS
     /// preempts (a loaded machine) does not hold the others back.
     using Policy = std::conditional_t<Host, Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>,
                                       Kokkos::TeamPolicy<ExecSpace>>;
     using Member = typename Policy::member_type;
-    using Scratch = Kokkos::View<float*, ExecSpace::scratch_memory_space, Unmanaged>;
+    using Scratch = Kokkos::View<V*, ExecSpace::scratch_memory_space, Unmanaged>;
 
-    ConstView a, b, bias;
-    FloatView c;
+    ConstTypedView<V> a, b, bias;
+    TypedView<V> c;
     Index m, n, k;
     bool ta, tb;
     int act;
@@ -81,10 +86,10 @@ struct TiledMatmul {
                Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
     }
 
-    KOKKOS_INLINE_FUNCTION float load_a(Index row, Index kk) const {
+    KOKKOS_INLINE_FUNCTION V load_a(Index row, Index kk) const {
         return ta ? a(kk * m + row) : a(row * k + kk);
     }
-    KOKKOS_INLINE_FUNCTION float load_b(Index kk, Index col) const {
+    KOKKOS_INLINE_FUNCTION V load_b(Index kk, Index col) const {
         return tb ? b(col * k + kk) : b(kk * n + col);
     }
 
@@ -103,23 +108,23 @@ struct TiledMatmul {
     /// epilogue (bias, activation) then runs over the finished tile.
     void host_body(const Member& t) const {
         Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kHostTileK) * bx);
-        float* const pb = sb.data();
+        V* const pb = sb.data();
         const Index ars = ta ? 1 : k, aks = ta ? m : 1;  // A(row, kk) = a[row·ars + kk·aks]
         for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
             const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
             const int rows = static_cast<int>(m - row0 < by ? m - row0 : by);
             const int cols = static_cast<int>(n - col0 < bx ? n - col0 : bx);
-            float* const ct = c.data() + row0 * n + col0;
+            V* const ct = c.data() + row0 * n + col0;
             const int ldc = static_cast<int>(n);
             for (int r = 0; r < rows; ++r)
-                for (int cc = 0; cc < cols; ++cc) ct[r * n + cc] = 0.0f;
+                for (int cc = 0; cc < cols; ++cc) ct[r * n + cc] = V(0);
             if (!tb) {
                 host_tile(ct, ldc, a.data() + row0 * ars, ars, aks, b.data() + col0, n, rows, cols, k);
             } else {
                 for (Index k0 = 0; k0 < k; k0 += kHostTileK) {
                     const int depth = static_cast<int>(k - k0 < kHostTileK ? k - k0 : kHostTileK);
                     for (int cc = 0; cc < cols; ++cc) {
-                        const float* src = b.data() + (col0 + cc) * k + k0;
+                        const V* src = b.data() + (col0 + cc) * k + k0;
                         for (int kk = 0; kk < depth; ++kk) pb[kk * bx + cc] = src[kk];
                     }
                     host_tile(ct, ldc, a.data() + row0 * ars + k0 * aks, ars, aks, pb, bx, rows, cols, depth);
@@ -128,8 +133,8 @@ struct TiledMatmul {
             if (bias.data() || act != act_none)
                 for (int r = 0; r < rows; ++r)
                     for (int cc = 0; cc < cols; ++cc) {
-                        float& v = ct[r * n + cc];
-                        v = activate(v + (bias.data() ? bias(col0 + cc) : 0.0f), act);
+                        V& v = ct[r * n + cc];
+                        v = activate(v + (bias.data() ? bias(col0 + cc) : V(0)), act);
                     }
         }
     }
@@ -142,21 +147,21 @@ struct TiledMatmul {
         Scratch sc(t.team_scratch(scratch_level), static_cast<std::size_t>(area));
         for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
             const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
-            Kokkos::parallel_for(Kokkos::TeamVectorRange(t, area), [&](int i) { sc(i) = 0.0f; });
+            Kokkos::parallel_for(Kokkos::TeamVectorRange(t, area), [&](int i) { sc(i) = V(0); });
             for (Index k0 = 0; k0 < k; k0 += kTileK) {
                 t.team_barrier();  // sc zeroed, previous slice's products done before it is overwritten
                 Kokkos::parallel_for(Kokkos::TeamVectorRange(t, by * kTileK), [&](int i) {
                     const Index row = row0 + i / kTileK, kk = k0 + i % kTileK;
-                    sa(i) = row < m && kk < k ? load_a(row, kk) : 0.0f;
+                    sa(i) = row < m && kk < k ? load_a(row, kk) : V(0);
                 });
                 Kokkos::parallel_for(Kokkos::TeamVectorRange(t, kTileK * bx), [&](int i) {
                     const Index kk = k0 + i / bx, col = col0 + i % bx;
-                    sb(i) = kk < k && col < n ? load_b(kk, col) : 0.0f;
+                    sb(i) = kk < k && col < n ? load_b(kk, col) : V(0);
                 });
                 t.team_barrier();
                 Kokkos::parallel_for(Kokkos::TeamThreadRange(t, by), [&](int r) {
                     for (int kk = 0; kk < kTileK; ++kk) {
-                        const float av = sa(r * kTileK + kk);
+                        const V av = sa(r * kTileK + kk);
                         Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, bx),
                                              [&](int cc) { sc(r * bx + cc) += av * sb(kk * bx + cc); });
                     }
@@ -166,7 +171,7 @@ struct TiledMatmul {
             Kokkos::parallel_for(Kokkos::TeamVectorRange(t, area), [&](int i) {
                 const Index row = row0 + i / bx, col = col0 + i % bx;
                 if (row < m && col < n) {
-                    const float v = sc(i) + (bias.data() ? bias(col) : 0.0f);
+                    const V v = sc(i) + (bias.data() ? bias(col) : V(0));
                     c(row * n + col) = activate(v, act);
                 }
             });
@@ -175,8 +180,9 @@ struct TiledMatmul {
     }
 };
 
-/// The tiled functor of the default execution space.
-using TiledMatmulFn = TiledMatmul<kHostSpace>;
+/// The tiled functor of the default execution space, in V.
+template <class V>
+using TiledMatmulFn = TiledMatmul<kHostSpace, V>;
 
 }  // namespace kokkos
 }  // namespace accel
