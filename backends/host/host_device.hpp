@@ -11,6 +11,7 @@
 #include <accel/plugin.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace accel {
@@ -42,8 +43,14 @@ struct Cblas {
                            int);
     using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
                            double*, int);
+    /// OpenBLAS's bf16 GEMM: A, B bf16 (bit patterns), C float32.
+    using Sbgemm = void (*)(int, int, int, int, int, int, float, const std::uint16_t*, int, const std::uint16_t*, int,
+                            float, float*, int);
     Sgemm sgemm = nullptr;
     Dgemm dgemm = nullptr;  ///< null where the library has no cblas_dgemm
+    /// null where the library has no cblas_sbgemm (OpenBLAS built without
+    /// BUILD_BFLOAT16, as Debian 12's 0.3.21 is)
+    Sbgemm sbgemm = nullptr;
     std::string description;  ///< library, version, core and why; or why none was loaded
 };
 
@@ -53,7 +60,9 @@ const Cblas& cblas();
 
 /// C[m,n] = op(A)·op(B) + beta·C by the CBLAS (row-major; A [m,k] or [k,m]
 /// when ta, B [k,n] or [n,k] when tb), one call at a time. T: float
-/// (sgemm) or double (dgemm; blas.dgemm must be non-null). host_vendor.cpp.
+/// (sgemm), double (dgemm; blas.dgemm must be non-null) or Eigen::bfloat16
+/// (sbgemm into a float32 copy of C, rounded once to bf16; blas.sbgemm must
+/// be non-null). host_vendor.cpp.
 template <class T>
 void gemm_vendor(const Cblas& blas, const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
                  bool tb, double beta);

@@ -200,7 +200,8 @@ void HostDevice::register_kernels() {
     register_dtype<double>(*this, DType::f64);
     register_dtype<Eigen::half>(*this, DType::f16);
     register_dtype<Eigen::bfloat16>(*this, DType::bf16);
-    // Vendor gemm where the CBLAS has the dtype: sgemm (f32), dgemm (f64).
+    // Vendor gemm where the CBLAS has the dtype: sgemm (f32), dgemm (f64),
+    // sbgemm (bf16, OpenBLAS built with BUILD_BFLOAT16).
     const Cblas& blas = cblas();
     if (blas.sgemm)
         register_kernel("gemm", DType::f32, OpPath::vendor, [&blas](const KernelArgs& a) {
@@ -211,6 +212,12 @@ void HostDevice::register_kernels() {
         register_kernel("gemm", DType::f64, OpPath::vendor, [&blas](const KernelArgs& a) {
             gemm_vendor(blas, in<double>(a.in[0]), in<double>(a.in[1]), out<double>(a.out[0]), a.m, a.n, a.k,
                         a.trans_a, a.trans_b, a.scalars[0]);
+        });
+    if (blas.sbgemm)
+        register_kernel("gemm", DType::bf16, OpPath::vendor, [&blas](const KernelArgs& a) {
+            using B = Eigen::bfloat16;
+            gemm_vendor(blas, in<B>(a.in[0]), in<B>(a.in[1]), out<B>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b,
+                        a.scalars[0]);
         });
 }
 

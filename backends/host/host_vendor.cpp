@@ -1,4 +1,5 @@
-// Host vendor path: a CPU BLAS's cblas_sgemm, loaded at run time.
+// Host vendor path: a CPU BLAS's cblas_sgemm (and cblas_dgemm, and
+// OpenBLAS's cblas_sbgemm for bf16 where built in), loaded at run time.
 //
 // Why dlopen instead of linking: OpenBLAS picks its kernels once, when the
 // library loads, from the CPU it recognizes. Debian's OpenBLAS 0.3.21 does not
@@ -27,6 +28,7 @@
 
 #include <accel/registry.hpp>
 
+#include <Eigen/Core>
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -74,6 +76,7 @@ Cblas load() {
         }
         out.sgemm = sgemm;
         out.dgemm = reinterpret_cast<Cblas::Dgemm>(dlsym(h, "cblas_dgemm"));
+        out.sbgemm = reinterpret_cast<Cblas::Sbgemm>(dlsym(h, "cblas_sbgemm"));
         out.description = lib;
         using CharFn = char* (*)();
         if (auto cfg = reinterpret_cast<CharFn>(dlsym(h, "openblas_get_config"))) out.description += " (" + std::string(cfg());
@@ -106,7 +109,19 @@ void gemm_vendor(const Cblas& blas, const T* a, const T* b, T* c, std::size_t m,
     static std::mutex one_call_at_a_time;
     std::lock_guard<std::mutex> lock(one_call_at_a_time);
     const int op_a = ta ? kTrans : kNoTrans, op_b = tb ? kTrans : kNoTrans;
-    if constexpr (std::is_same<T, float>::value)
+    if constexpr (std::is_same<T, Eigen::bfloat16>::value) {
+        // sbgemm writes float32: C is widened (when beta reads it), summed
+        // into in f32, and rounded once to bf16.
+        static_assert(sizeof(Eigen::bfloat16) == sizeof(std::uint16_t), "bf16 is stored in 16 bits");
+        std::vector<float> c32(m * n);
+        if (beta != 0)
+            for (std::size_t i = 0; i < c32.size(); ++i) c32[i] = static_cast<float>(c[i]);
+        blas.sbgemm(kRowMajor, op_a, op_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
+                    reinterpret_cast<const std::uint16_t*>(a), lda > 0 ? lda : 1,
+                    reinterpret_cast<const std::uint16_t*>(b), ldb > 0 ? ldb : 1, static_cast<float>(beta),
+                    c32.data(), ldc);
+        for (std::size_t i = 0; i < c32.size(); ++i) c[i] = static_cast<Eigen::bfloat16>(c32[i]);
+    } else if constexpr (std::is_same<T, float>::value)
         blas.sgemm(kRowMajor, op_a, op_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
                    lda > 0 ? lda : 1, b, ldb > 0 ? ldb : 1, static_cast<float>(beta), c, ldc);
     else
@@ -118,6 +133,9 @@ template void gemm_vendor<float>(const Cblas&, const float*, const float*, float
                                  std::size_t, bool, bool, double);
 template void gemm_vendor<double>(const Cblas&, const double*, const double*, double*, std::size_t, std::size_t,
                                   std::size_t, bool, bool, double);
+template void gemm_vendor<Eigen::bfloat16>(const Cblas&, const Eigen::bfloat16*, const Eigen::bfloat16*,
+                                           Eigen::bfloat16*, std::size_t, std::size_t, std::size_t, bool, bool,
+                                           double);
 
 }  // namespace host
 }  // namespace accel
