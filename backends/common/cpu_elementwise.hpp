@@ -37,5 +37,34 @@ __attribute__((always_inline)) inline void sigmoid_range(const float* x, float* 
     for (std::size_t i = b; i < e; ++i) y[i] = sigmoid1(x[i]);
 }
 
+/// Elements per call of fma_probe_block: the chains of 16 neighbouring
+/// elements are the lanes of vector FMAs (16 floats or doubles: one or two
+/// AVX-512 registers per chain, 16 of 32 registers in all).
+constexpr std::size_t kFmaProbeLanes = 16;
+
+/// The peak-FMA probe (accel::Probes::fma_throughput) for elements
+/// [begin, min(end, begin + kFmaProbeLanes)) in F (float or double): 8
+/// chains a_j = a_j·0.9999 + 1e-4 per element, y[i] = Σ_j a_j. Plain arrays
+/// the vectorizer keeps in registers (GCC spilled explicit 128-byte vector
+/// types of double to the stack: 1/4 of the rate). Call it from a
+/// multi-versioned function.
+template <class F>
+__attribute__((always_inline)) inline void fma_probe_block(F* y, std::size_t begin, std::size_t end,
+                                                           std::size_t iterations) {
+    constexpr std::size_t L = kFmaProbeLanes;
+    F a[8][L];
+    for (int j = 0; j < 8; ++j)
+        for (std::size_t l = 0; l < L; ++l)
+            a[j][l] = static_cast<F>(static_cast<float>(begin + l) * 1e-9f + static_cast<float>(j));
+    for (std::size_t it = 0; it < iterations; ++it)
+        for (int j = 0; j < 8; ++j)
+            for (std::size_t l = 0; l < L; ++l) a[j][l] = a[j][l] * F(0.9999f) + F(1e-4f);
+    for (std::size_t l = 0; l < L && begin + l < end; ++l) {
+        F s = 0;
+        for (int j = 0; j < 8; ++j) s += a[j][l];
+        y[begin + l] = s;
+    }
+}
+
 }  // namespace cpu
 }  // namespace accel

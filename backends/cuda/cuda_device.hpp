@@ -359,8 +359,8 @@ public:
 
     // Probes (cuda_ops.cpp).
     void launch_empty(Stream& s) override;
-    void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                        Stream& s) override;
+    void fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
+                        const LaunchGeometry& g, Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES

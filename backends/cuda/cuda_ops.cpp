@@ -149,10 +149,13 @@ void CudaDevice::register_kernels() {
     register_dtype<__nv_bfloat16>(DType::bf16);
 }
 
-void CudaDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                                Stream& s) {
+void CudaDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
+                                const LaunchGeometry& g, Stream& s) {
     const CurrentDevice current(ordinal_);
-    ACCEL_CUDA_CHECK(launch_fma_throughput(out<float>(y), n, iterations, launch(g, s)));
+    if (dtype == DType::f64)
+        ACCEL_CUDA_CHECK(launch_fma_throughput(out<double>(y), n, iterations, launch(g, s)));
+    else
+        ACCEL_CUDA_CHECK(launch_fma_throughput(out<float>(y), n, iterations, launch(g, s)));
 }
 
 void CudaDevice::launch_empty(Stream& s) {

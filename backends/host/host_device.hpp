@@ -75,8 +75,8 @@ public:
     /// Dispatches one empty task to each thread of the OpenMP team: the
     /// host's counterpart of a launch, what every parallel op pays.
     void launch_empty(Stream& s) override;
-    void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                        Stream& s) override;
+    void fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
+                        const LaunchGeometry& g, Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES

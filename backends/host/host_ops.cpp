@@ -221,10 +221,15 @@ void HostDevice::register_kernels() {
         });
 }
 
-void HostDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                                Stream&) {
-    float* yo = out<float>(y);
-    parallel_for(n, g.block.x, [&](std::size_t b, std::size_t e) { fma_probe(yo, b, e, iterations); });
+void HostDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
+                                const LaunchGeometry& g, Stream&) {
+    const auto run = [&](auto* yo) {
+        parallel_for(n, g.block.x, [&](std::size_t b, std::size_t e) { fma_probe(yo, b, e, iterations); });
+    };
+    if (dtype == DType::f64)
+        run(out<double>(y));
+    else
+        run(out<float>(y));
 }
 
 }  // namespace host

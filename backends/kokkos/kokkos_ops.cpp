@@ -246,23 +246,26 @@ namespace {
 // instructions), the chunk block.x / kFmaLanes blocks (at least 1); on device
 // spaces one element per index. A template so that device builds never
 // instantiate the host functor.
-template <bool Host = kHostSpace>
-void fma_probe(FloatView y, std::size_t n, std::size_t iterations, const LaunchGeometry& g, Stream& s) {
+template <class F, bool Host = kHostSpace>
+void fma_probe(TypedView<F> y, std::size_t n, std::size_t iterations, const LaunchGeometry& g, Stream& s) {
     if constexpr (Host) {
         LaunchGeometry blocks = g;
         blocks.block.x = std::max<std::size_t>(1, g.block.x / kFmaLanes);
         const std::size_t count = (n + kFmaLanes - 1) / kFmaLanes;
         range("accel::fma_throughput", count, blocks, s,
-              FmaProbeHostFn{y, static_cast<Index>(n), static_cast<Index>(iterations)});
+              FmaProbeHostFn<F>{y, static_cast<Index>(n), static_cast<Index>(iterations)});
     } else {
-        range("accel::fma_throughput", n, g, s, FmaProbeFn{y, static_cast<Index>(iterations)});
+        range("accel::fma_throughput", n, g, s, FmaProbeFn<F>{y, static_cast<Index>(iterations)});
     }
 }
 }  // namespace
 
-void KokkosDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                                    Stream& s) {
-    fma_probe(fv(y, n), n, iterations, g, s);
+void KokkosDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
+                                  const LaunchGeometry& g, Stream& s) {
+    if (dtype == DType::f64)
+        fma_probe(view<double>(y, n), n, iterations, g, s);
+    else
+        fma_probe(fv(y, n), n, iterations, g, s);
 }
 
 // Does nothing: accel-bench times it as the bare cost of one launch.

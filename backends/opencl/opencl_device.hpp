@@ -254,8 +254,8 @@ public:
                        std::size_t k, bool trans_a, bool trans_b, double beta, Stream& s);
     // Probes: the `empty` and `fma_throughput` kernels of kernels/*.cl.
     void launch_empty(Stream& s) override;
-    void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                        Stream& s) override;
+    void fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
+                        const LaunchGeometry& g, Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES

@@ -195,9 +195,11 @@ void OpenclDevice::k_adam_step(DType t, DeviceHandle p, DeviceHandle grad, Devic
            scalar(t, eps), scalar(t, step_size), scalar(t, bc2_sqrt));
 }
 
-void OpenclDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                                    Stream& s) {
-    launch(DType::f32, Kernel::fma_throughput, g, s, mem(y), ul(n), ul(iterations));
+void OpenclDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
+                                  const LaunchGeometry& g, Stream& s) {
+    if (dtype == DType::f64 && !fp64_)
+        throw Unsupported("fma_throughput: " + selector() + " has no f64 probe (the device lacks cl_khr_fp64)");
+    launch(dtype, Kernel::fma_throughput, g, s, mem(y), ul(n), ul(iterations));
 }
 
 void OpenclDevice::launch_empty(Stream& s) {

@@ -515,9 +515,9 @@ void launch_empty(Device& d, Stream& stream) {
 
 double fma_throughput(Tensor& y, std::size_t iterations, const ops::Options& o) {
     if (!y.device_ptr()) throw InvalidArgument("fma_throughput: tensor 'y' has no device (default-constructed)");
-    if (y.dtype() != DType::f32)
+    if (y.dtype() != DType::f32 && y.dtype() != DType::f64)
         throw InvalidArgument(std::string("fma_throughput: y is ") + dtype_name(y.dtype()) +
-                              "; the probe writes f32");
+                              "; the probe runs in a compute type, f32 or f64 (f16/bf16 compute in f32)");
     Device& d = y.device();
     Stream& s = o.stream ? *o.stream : d.default_stream();
     if (&s.device() != &d)
@@ -531,7 +531,7 @@ double fma_throughput(Tensor& y, std::size_t iterations, const ops::Options& o) 
         g = *o.geometry;
     }
     Probes& p = probes_of(d, "fma_throughput");
-    if (n && iterations) p.fma_throughput(y.handle(), n, iterations, g, s);
+    if (n && iterations) p.fma_throughput(y.handle(), y.dtype(), n, iterations, g, s);
     return 16.0 * static_cast<double>(iterations) * static_cast<double>(n);
 }
 

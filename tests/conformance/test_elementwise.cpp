@@ -204,12 +204,23 @@ TEST_CASE("adam_step matches PyTorch's update over several steps") {
     }
 }
 
-TEST_CASE("fma_throughput probe computes what it claims") {
-    const std::size_t n = 4099, iters = 1000;
-    auto ty = poisoned(device(), {n});
-    const double flops = diagnostics::fma_throughput(ty, iters);
-    CHECK(flops == doctest::Approx(16.0 * iters * n));
+TEST_CASE("fma_throughput probe computes what it claims, in f32 and f64") {
+    const std::size_t n = 4099, iterations = 1000;
     reference::Vec ref(n);
-    for (std::size_t i = 0; i < n; ++i) ref[i] = reference::fma_throughput_value(i, iters);
-    expect_close(ty.download(), ref, diagnostics::kFmaProbeNmse, "fma_throughput");
+    for (std::size_t i = 0; i < n; ++i) ref[i] = reference::fma_throughput_value(i, iterations);
+    for (DType t : {DType::f32, DType::f64}) {
+        CAPTURE(dtype_name(t));
+        Tensor y = Tensor::from_host(device(), {n}, std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), t);
+        double flops = 0;
+        try {
+            flops = diagnostics::fma_throughput(y, iterations);
+        } catch (const Unsupported& e) {
+            MESSAGE("skipped: fma_throughput " << dtype_name(t) << ": " << e.what());
+            continue;
+        }
+        CHECK(flops == doctest::Approx(16.0 * iterations * n));
+        expect_close(y.download_as<double>(), ref, diagnostics::fma_probe_nmse(t), "fma_throughput");
+    }
+    Tensor half(device(), {8}, DType::f16);
+    CHECK_THROWS_AS(diagnostics::fma_throughput(half, 10), InvalidArgument);
 }

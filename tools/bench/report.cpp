@@ -72,8 +72,10 @@ json device_json(const DeviceReport& d) {
            {"add_probe_gbps", d.add_gbps},
            {"add_probe_elements", d.add_elements},
            {"fma_probe_gflops", d.probe_gflops},
+           {"fma_probe_gflops_f64", d.probe_gflops_f64},
            {"bandwidth_ceiling_gbps", d.bandwidth_gbps},
            {"peak_fma_gflops", d.peak_gflops},
+           {"peak_fma_gflops_f64", d.peak_gflops_f64},
            {"ceiling_source", d.ceiling_source},
            {"last_level_cache_bytes", d.cache_bytes},
            {"device_timer_ok", d.device_timer_ok},
@@ -249,7 +251,7 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     out << "launch us: host time per bare empty launch of the runtime (host backend: dispatching an empty task to "
            "its OpenMP team, its cost of a parallel op); add(1) us: per 1-element ops::add (both back to back, one "
            "sync)\n";
-    out << "% ceil: GB/s of the bandwidth ceiling (memory-bound ops) or GFLOP/s of the peak-FMA ceiling (matmul, "
+    out << "% ceil: GB/s of the bandwidth ceiling (memory-bound ops) or GFLOP/s of the peak-FMA ceiling in the row's compute type (f64 for f64, f32 otherwise; matmul, "
            "dense); * marks operands within twice the last-level cache (may pass the DRAM ceiling); nmse vs the "
            "float64 oracle\n\n";
     TextTable dev({"device", "name", "runtime", "timer", "ceiling GB/s", "own add GB/s", "ceiling GFLOP/s",
@@ -258,9 +260,11 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     for (const auto& d : r.devices) {
         const bool ok = d.error.empty();
         auto v = [&](double x) { return ok ? num(x) : std::string("error"); };
+        // f32 figure, and f64's beside it where measured.
+        auto fma = [&](double f32, double f64) { return f64 > 0 && ok ? v(f32) + " (f64 " + num(f64) + ")" : v(f32); };
         dev.add({d.shown_selector(), d.info.name, d.info.runtime_version,
                  d.device_timer_ok ? d.info.timer : "host clock (device timer rejected)", v(d.bandwidth_gbps),
-                 v(d.add_gbps), v(d.peak_gflops), v(d.probe_gflops), v(d.bare_launch_us), v(d.add1_launch_us),
+                 v(d.add_gbps), fma(d.peak_gflops, d.peak_gflops_f64), fma(d.probe_gflops, d.probe_gflops_f64), v(d.bare_launch_us), v(d.add1_launch_us),
                  d.vendor_matmul ? "yes" : "no"});
     }
     dev.write(out);

@@ -176,12 +176,13 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
         r.add_elements = n;
         r.add_gbps = 12.0 * double(n) / (best(t) * 1e6);
     }
-    {
-        // Enough work-items to fill every compute unit many times over; the
-        // iteration count grows until one run takes fma_target_ms (host time
-        // bounds the growth too, whatever the device timer reads).
+    // Peak FMA in compute type t (f32, f64): enough work-items to fill every
+    // compute unit many times over; the iteration count grows until one run
+    // takes fma_target_ms (host time bounds the growth too, whatever the
+    // device timer reads).
+    auto fma_gflops = [&](accel::DType t) {
         const std::size_t n = std::size_t(std::max(1, d.info().compute_units)) * 16384;
-        accel::Tensor y(dp, accel::Shape{n});
+        accel::Tensor y(dp, accel::Shape{n}, t);
         std::size_t iterations = 64;
         double flops = 0, ms = 0;
         for (;;) {
@@ -195,12 +196,21 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
             const double grow = basis > 0 ? std::min(16.0, std::max(2.0, s.fma_target_ms / basis)) : 16.0;
             iterations = std::size_t(double(iterations) * grow);
         }
-        std::vector<double> t{ms};
-        timer.fill(t, [&] { flops = accel::diagnostics::fma_throughput(y, iterations); }, runs, 0);
-        r.probe_gflops = flops / (best(t) * 1e6);
+        std::vector<double> t_ms{ms};
+        timer.fill(t_ms, [&] { flops = accel::diagnostics::fma_throughput(y, iterations); }, runs, 0);
+        return flops / (best(t_ms) * 1e6);
+    };
+    r.probe_gflops = fma_gflops(accel::DType::f32);
+    if (std::find(s.dtypes.begin(), s.dtypes.end(), accel::DType::f64) != s.dtypes.end()) {
+        try {
+            r.probe_gflops_f64 = fma_gflops(accel::DType::f64);
+        } catch (const accel::Unsupported&) {
+            r.probe_gflops_f64 = 0;  // no f64 on this device: its f64 rows are unsupported too
+        }
     }
     r.bandwidth_gbps = r.add_gbps;
     r.peak_gflops = r.probe_gflops;
+    r.peak_gflops_f64 = r.probe_gflops_f64;
     r.ceiling_source = "own probes";
     {
         // Launch cost: back-to-back submissions, one synchronize, host clock.
@@ -253,6 +263,7 @@ void use_machine_ceilings(std::vector<DeviceReport>& devices, const Settings& s)
         const bool bw = host.add_gbps > d.bandwidth_gbps, fma = host.probe_gflops > d.peak_gflops;
         d.bandwidth_gbps = std::max(d.bandwidth_gbps, host.add_gbps);
         d.peak_gflops = std::max(d.peak_gflops, host.probe_gflops);
+        d.peak_gflops_f64 = std::max(d.peak_gflops_f64, host.probe_gflops_f64);
         d.ceiling_source = bw && fma ? "machine (host probes)"
                            : bw      ? "bandwidth: machine (host add); FMA: own probe"
                            : fma     ? "bandwidth: own add; FMA: machine (host probe)"
@@ -351,7 +362,8 @@ void fill_rates(Row& row, const Workload& w, const DeviceReport& dev) {
     if (seconds <= 0) return;
     if (w.flops > 0) {
         row.gflops = w.flops / seconds * 1e-9;
-        if (dev.peak_gflops > 0) row.fraction = *row.gflops / dev.peak_gflops;
+        const double peak = dev.peak_for(w.problem.dtype);
+        if (peak > 0) row.fraction = *row.gflops / peak;
     } else {
         row.gbps = w.bytes / seconds * 1e-9;
         if (dev.bandwidth_gbps > 0) row.fraction = *row.gbps / dev.bandwidth_gbps;

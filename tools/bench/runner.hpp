@@ -77,9 +77,16 @@ struct DeviceReport {
     std::size_t copy_bytes = 0;  ///< buffer size used for copy_gbps
     double add_gbps = 0;         ///< this device's add probe at add_elements, best run, GB/s
     std::size_t add_elements = 0;  ///< elements of each add operand in the bandwidth probe
-    double probe_gflops = 0;     ///< this device's FMA probe, GFLOP/s
+    double probe_gflops = 0;     ///< this device's FMA probe in f32 (the compute type of f32/f16/bf16), GFLOP/s
+    /// This device's FMA probe in f64, GFLOP/s; measured when the run has f64
+    /// rows, 0 when not measured or the device has no f64 probe.
+    double probe_gflops_f64 = 0;
     double bandwidth_gbps = 0;   ///< bandwidth ceiling: max(add_gbps, machine's on CPU devices)
-    double peak_gflops = 0;      ///< FMA ceiling: max(probe_gflops, machine's on CPU devices)
+    double peak_gflops = 0;      ///< f32 FMA ceiling: max(probe_gflops, machine's on CPU devices)
+    double peak_gflops_f64 = 0;  ///< f64 FMA ceiling: max(probe_gflops_f64, machine's on CPU devices)
+    /// The FMA ceiling of rows in `dtype`: f64's for f64, f32's otherwise
+    /// (16-bit dtypes accumulate in f32); 0 when not measured.
+    double peak_for(accel::DType dtype) const { return dtype == accel::DType::f64 ? peak_gflops_f64 : peak_gflops; }
     std::string ceiling_source;  ///< where the ceilings come from, e.g. "own probes" or "machine (host)"
     std::size_t cache_bytes = 0; ///< last-level cache of a CPU device (sysfs), 0 when unknown
     double bare_launch_us = 0;   ///< host µs per diagnostics::launch_empty (many back to back, then one sync)

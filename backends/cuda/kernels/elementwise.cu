@@ -114,18 +114,20 @@ struct AdamBody {
 };
 
 // 8 independent accumulators per item so the FMA pipes stay busy.
+// F: float or double (the probe's compute type).
+template <class F>
 struct FmaBody {
-    float* y;
+    F* y;
     std::size_t iterations;
     __device__ void operator()(std::size_t i) const {
-        float a[8];
+        F a[8];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) a[j] = static_cast<float>(i) * 1e-9f + static_cast<float>(j);
+        for (int j = 0; j < 8; ++j) a[j] = static_cast<F>(static_cast<float>(i) * 1e-9f + static_cast<float>(j));
         for (std::size_t it = 0; it < iterations; ++it) {
 #pragma unroll
-            for (int j = 0; j < 8; ++j) a[j] = fmaf(a[j], 0.9999f, 1e-4f);
+            for (int j = 0; j < 8; ++j) a[j] = math::fma(a[j], F(0.9999f), F(1e-4f));
         }
-        float s = 0.0f;
+        F s = 0;
 #pragma unroll
         for (int j = 0; j < 8; ++j) s += a[j];
         y[i] = s;
@@ -257,7 +259,11 @@ cudaError_t launch_adam_step(T* p, const T* g, T* m, T* v, std::size_t n, Comput
 }
 
 cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iterations, const Launch& l) {
-    return run(n, l, FmaBody{y, iterations});
+    return run(n, l, FmaBody<float>{y, iterations});
+}
+
+cudaError_t launch_fma_throughput(double* y, std::size_t n, std::size_t iterations, const Launch& l) {
+    return run(n, l, FmaBody<double>{y, iterations});
 }
 
 template <class T>

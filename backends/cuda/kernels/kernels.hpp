@@ -83,9 +83,10 @@ cudaError_t elementwise_image_status();
 cudaError_t matmul_image_status();
 /// An empty kernel, one block of one thread: the bare cost of a launch.
 cudaError_t launch_empty(cudaStream_t stream);
-/// The peak-FMA probe (see accel::Probes::fma_throughput); float32 y[n]; item
-/// i is the element index.
+/// The peak-FMA probe (see accel::Probes::fma_throughput) in f32 or f64:
+/// y[n]; item i is the element index.
 cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iterations, const Launch& l);
+cudaError_t launch_fma_throughput(double* y, std::size_t n, std::size_t iterations, const Launch& l);
 /// Columns one block of column_sum covers at a time (a warp's width).
 constexpr unsigned kColumnSumWidth = 32;
 /// The largest block column_sum is written for (its shared array): every

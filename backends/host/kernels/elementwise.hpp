@@ -48,6 +48,8 @@ void sigmoid_range(const float* x, float* y, std::size_t b, std::size_t e);
 /// Items are processed 16 at a time so that the 8 dependent chains of 16
 /// lanes each keep both FMA pipes busy; defined in elementwise.cpp.
 void fma_probe(float* y, std::size_t i0, std::size_t i1, std::size_t iterations);
+/// The same in f64.
+void fma_probe(double* y, std::size_t i0, std::size_t i1, std::size_t iterations);
 
 }  // namespace host
 }  // namespace accel

@@ -102,15 +102,17 @@ struct AdamFn {
 
 /// The fma_throughput probe (see accel::Probes::fma_throughput): 8 independent
 /// chains a_j = a_j * 0.9999 + 1e-4 per work-item, y[i] = Σ_j a_j.
+/// F: float or double (the probe's compute type).
+template <class F>
 struct FmaProbeFn {
-    FloatView y;
+    TypedView<F> y;
     Index iterations;
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        float a[8];
-        for (int j = 0; j < 8; ++j) a[j] = static_cast<float>(i) * 1e-9f + static_cast<float>(j);
+        F a[8];
+        for (int j = 0; j < 8; ++j) a[j] = static_cast<F>(static_cast<float>(i) * 1e-9f + static_cast<float>(j));
         for (Index it = 0; it < iterations; ++it)
-            for (int j = 0; j < 8; ++j) a[j] = a[j] * 0.9999f + 1e-4f;
-        float s = 0.0f;
+            for (int j = 0; j < 8; ++j) a[j] = a[j] * F(0.9999f) + F(1e-4f);
+        F s = 0;
         for (int j = 0; j < 8; ++j) s += a[j];
         y(i) = s;
     }
@@ -137,19 +139,22 @@ struct SigmoidHostFn {
 };
 
 /// Elements per call of the host-space fma_throughput probe (FmaProbeHostFn).
-constexpr int kFmaLanes = 16;
+constexpr int kFmaLanes = 16;  // = cpu::kFmaProbeLanes (checked in host_loops.cpp)
 
 /// Host spaces only: the probe for elements [begin, min(end, begin +
 /// kFmaLanes)) with the FmaProbeFn recurrence, the lanes as vector lanes.
 /// Defined in kernels/host_loops.cpp (multi-versioned).
 void host_fma_block(float* y, Index begin, Index end, Index iterations);
+/// The same in f64.
+void host_fma_block(double* y, Index begin, Index end, Index iterations);
 
 /// The fma_throughput probe on host spaces: index b covers the kFmaLanes
 /// elements from b·kFmaLanes, so the 8 chains of 16 neighbouring elements
 /// run as vector instructions (FmaProbeFn's scalar chains reached 10 GFLOP/s
 /// on a CPU whose vector units give 300). Same values as FmaProbeFn.
+template <class F>
 struct FmaProbeHostFn {
-    FloatView y;
+    TypedView<F> y;
     Index n, iterations;
     void operator()(Index b) const { host_fma_block(y.data(), b * kFmaLanes, n, iterations); }
 };

@@ -126,18 +126,18 @@ __kernel void adam_step(__global real* p, __global const real* grad, __global re
 }
 
 // Peak-FMA probe (clpeak-style): 8 independent accumulators per work-item,
-// `iterations` rounds of a = a*0.9999 + 1e-4 each; 16*iterations FLOPs per element. Float32 in
-// every dtype's program: a probe, not an op.
-__kernel void fma_throughput(__global float* y, ulong n, ulong iterations) {
+// `iterations` rounds of a = a*0.9999 + 1e-4 each; 16*iterations FLOPs per element. In the
+// program's compute type `acc`: float (f32, f16, bf16 programs) or double (f64).
+__kernel void fma_throughput(__global acc* y, ulong n, ulong iterations) {
     FOR_EACH(i, n) {
-        float a[8];
+        acc a[8];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) a[j] = (float)i * 1e-9f + (float)j;
+        for (int j = 0; j < 8; ++j) a[j] = (acc)((float)i * 1e-9f + (float)j);
         for (ulong it = 0; it < iterations; ++it) {
 #pragma unroll
-            for (int j = 0; j < 8; ++j) a[j] = a[j] * 0.9999f + 1e-4f;
+            for (int j = 0; j < 8; ++j) a[j] = a[j] * (acc)0.9999f + (acc)1e-4f;
         }
-        float s = 0.0f;
+        acc s = 0;
 #pragma unroll
         for (int j = 0; j < 8; ++j) s += a[j];
         y[i] = s;

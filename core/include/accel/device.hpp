@@ -99,12 +99,15 @@ public:
     virtual ~Probes() = default;
     /// Enqueues a kernel that does nothing (one block of one thread) on `s`.
     virtual void launch_empty(Stream& s) = 0;
-    /// Peak-FMA probe (clpeak-style): work-item i keeps 8 independent
-    /// accumulators a_j = (float)i * 1e-9f + j, runs `iterations` rounds of
-    /// a_j = a_j * 0.9999f + 1e-4f on each, and writes y[i] = Σ_j a_j
-    /// (float32 y[n]). FLOPs = 16 * iterations * n.
-    virtual void fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
-                                Stream& s) = 0;
+    /// Peak-FMA probe (clpeak-style) in `dtype`, a compute type: f32, or f64
+    /// (16-bit dtypes compute in f32). Work-item i keeps 8 independent
+    /// accumulators a_j = i * 1e-9 + j (computed in float32), runs `iterations` rounds of
+    /// a_j = a_j * 0.9999 + 1e-4 on each (constants as float32 literals), and
+    /// writes y[i] = Σ_j a_j (y[n] of `dtype`). FLOPs = 16 * iterations * n.
+    /// Throws Unsupported where the device has no probe in `dtype` (f64 on a
+    /// device without double precision).
+    virtual void fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
+                                const LaunchGeometry& g, Stream& s) = 0;
 };
 
 /// An in-order queue of device work (CUDA stream, OpenCL command queue,

@@ -15,18 +15,21 @@ namespace diagnostics {
 /// Unsupported where the device has no probes. Thread-safe as Device.
 void launch_empty(Device& device, Stream& stream);
 
-/// NMSE within which the probe's output matches reference::fma_throughput_value:
-/// each a ← a·0.9999 + 1e-4 step rounds in float32 and the recurrence amplifies
-/// rounding by up to 1/(1−0.9999) = 1e4, so relative error ~1e-3, NMSE ~1e-6;
-/// 1e-5 still catches a missing or wrong iteration count.
-inline constexpr double kFmaProbeNmse = 1e-5;
+/// NMSE within which the probe's output in `dtype` (f32 or f64) matches
+/// reference::fma_throughput_value: each a ← a·0.9999 + 1e-4 step rounds in
+/// the dtype and the recurrence amplifies rounding by up to 1/(1−0.9999) = 1e4.
+/// f32: relative error ~1e-3, NMSE ~1e-6, bound 1e-5 (still catches a missing
+/// or wrong iteration count). f64: relative ~1e-12, NMSE ~1e-24, bound 1e-18
+/// (catches a probe that computes in f32).
+constexpr double fma_probe_nmse(DType dtype) { return dtype == DType::f64 ? 1e-18 : 1e-5; }
 
-/// Peak-FMA probe (see Probes::fma_throughput): fills the f32 tensor y (any
-/// shape) after `iterations` rounds and returns the FLOPs performed
-/// (16 · iterations · elements). Geometry and stream from `o` as for ops
-/// (default: the device's elementwise geometry). Throws InvalidArgument for a
-/// default-constructed or non-f32 y, a stream of another device or a
-/// geometry beyond the limits; Unsupported where the device has no probes.
+/// Peak-FMA probe (see Probes::fma_throughput) in y's dtype, f32 or f64:
+/// fills y (any shape) after `iterations` rounds and returns the FLOPs
+/// performed (16 · iterations · elements). Geometry and stream from `o` as for
+/// ops (default: the device's elementwise geometry). Throws InvalidArgument
+/// for a default-constructed y, a 16-bit y (they compute in f32: probe f32),
+/// a stream of another device or a geometry beyond the limits; Unsupported
+/// where the device has no probes, or none in y's dtype.
 double fma_throughput(Tensor& y, std::size_t iterations, const ops::Options& o = {});
 
 }  // namespace diagnostics
