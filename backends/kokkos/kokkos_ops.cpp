@@ -24,9 +24,7 @@ namespace {
 ConstView cv(DeviceHandle h, std::size_t n) { return ConstView(static_cast<const float*>(h), h ? n : 0); }
 FloatView fv(DeviceHandle h, std::size_t n) { return FloatView(static_cast<float*>(h), n); }
 
-int act_code(Activation a) {
-    return a == Activation::relu ? act_relu : a == Activation::sigmoid ? act_sigmoid : act_none;
-}
+int act_code(Activation a) { return static_cast<int>(a); }  // the ACCEL_ACTIVATION_* code
 
 // parallel_for over [0, n) on the stream's instance, chunks of block.x.
 template <class F>
@@ -89,7 +87,7 @@ TiledMatmulFn<V> matmul_fn(DeviceHandle a, DeviceHandle b, DeviceHandle c, std::
     f.k = static_cast<Index>(k);
     f.ta = ta;
     f.tb = tb;
-    f.act = act_none;
+    f.act = ACCEL_ACTIVATION_NONE;
     return f;
 }
 
@@ -157,9 +155,9 @@ void register_dtype(Device& d, DType dt) {
               AddFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
     });
     for (const char* op : {"sigmoid", "relu"}) {
-        const int act = op[0] == 's' ? act_sigmoid : act_relu;
+        const int act = op[0] == 's' ? ACCEL_ACTIVATION_SIGMOID : ACCEL_ACTIVATION_RELU;
         d.register_kernel(op, dt, nat, [act](const KernelArgs& a) {
-            range(act == act_sigmoid ? "accel::sigmoid" : "accel::relu", a.n, a.geometry, *a.stream,
+            range(act == ACCEL_ACTIVATION_SIGMOID ? "accel::sigmoid" : "accel::relu", a.n, a.geometry, *a.stream,
                   ActivateFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], a.n), act});
         });
     }

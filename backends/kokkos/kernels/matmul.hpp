@@ -130,7 +130,7 @@ struct TiledMatmul {
                     host_tile(ct, ldc, a.data() + row0 * ars + k0 * aks, ars, aks, pb, bx, rows, cols, depth);
                 }
             }
-            if (bias.data() || act != act_none)
+            if (bias.data() || act != ACCEL_ACTIVATION_NONE)
                 for (int r = 0; r < rows; ++r)
                     for (int cc = 0; cc < cols; ++cc) {
                         V& v = ct[r * n + cc];

@@ -5,6 +5,8 @@
 
 #include "../../common/compute_type.hpp"
 
+#include <accel/activation_codes.h>
+
 #include <cstdint>
 
 namespace accel {
@@ -77,9 +79,6 @@ KOKKOS_INLINE_FUNCTION F bce1(F z, F t) {
     return kmath::fmax(z, F(0)) - z * t + kmath::log1p(kmath::exp(-kmath::fabs(z)));
 }
 
-/// Activation codes passed into kernels (Activation as a plain int so that
-/// device code needs no accel headers).
-enum ActCode : int { act_none = 0, act_sigmoid = 1, act_relu = 2 };
 
 /// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
 template <class F>
@@ -87,11 +86,12 @@ KOKKOS_INLINE_FUNCTION F relu1(F x) {
     return x <= F(0) ? F(0) : x;
 }
 
-/// Applies activation `act` (an ActCode) to v.
+/// Applies activation `act` (an ACCEL_ACTIVATION_* code: accel::Activation
+/// as a plain int) to v.
 template <class F>
 KOKKOS_INLINE_FUNCTION F activate(F v, int act) {
-    if (act == act_relu) return relu1(v);
-    if (act == act_sigmoid) return sigmoid1(v);
+    if (act == ACCEL_ACTIVATION_RELU) return relu1(v);
+    if (act == ACCEL_ACTIVATION_SIGMOID) return sigmoid1(v);
     return v;
 }
 

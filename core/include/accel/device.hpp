@@ -12,6 +12,8 @@
 // unsupported.
 #pragma once
 
+#include <accel/activation_codes.h>
+
 #include <accel/dtype.hpp>
 #include <accel/geometry.hpp>
 #include <accel/op_table.hpp>
@@ -46,8 +48,14 @@ enum class OpPath { native, vendor };
 const char* path_name(OpPath p) noexcept;
 
 /// Activation fused into `dense`. The numeric values are part of the plugin
-/// ABI (KernelArgs::act).
-enum class Activation : int { none = 0, sigmoid = 1, relu = 2 };
+/// ABI (KernelArgs::act) and are what kernels receive: accel/activation_codes.h
+/// defines them for kernel languages, and backends pass
+/// static_cast<int>(act) on unchanged.
+enum class Activation : int {
+    none = ACCEL_ACTIVATION_NONE,
+    sigmoid = ACCEL_ACTIVATION_SIGMOID,
+    relu = ACCEL_ACTIVATION_RELU
+};
 
 /// "none", "sigmoid" or "relu".
 const char* activation_name(Activation a) noexcept;
