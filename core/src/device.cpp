@@ -213,8 +213,17 @@ std::vector<KernelKey> Device::kernels() const {
 }
 
 LaunchGeometry Device::default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+    if (const auto layout = tile_layout(op, rows, cols))
+        return tiled_geometry(*layout, rows, cols, info_.limits, std::string("default geometry of ") + op_name(op));
     return do_default_geometry(op, rows, cols);
 }
+
+std::optional<TileLayout> Device::tile_layout(Op op, std::size_t rows, std::size_t cols) const {
+    if (!op_info(op).tiled) return std::nullopt;
+    return do_tile_layout(op, rows, cols);
+}
+
+std::optional<TileLayout> Device::do_tile_layout(Op, std::size_t, std::size_t) const { return std::nullopt; }
 
 LaunchGeometry Device::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     if (op_info(op).tiled)

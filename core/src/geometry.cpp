@@ -39,6 +39,42 @@ LaunchGeometry geometry_2d(std::size_t rows, std::size_t cols, Dim3 block, std::
     return g;
 }
 
+namespace {
+// Tiles along grid x and y that cover a rows × cols output with layout t.
+Dim3 tiles_needed(const TileLayout& t, std::size_t rows, std::size_t cols, const std::string& what) {
+    if (t.tile_rows == 0 || t.tile_cols == 0)
+        throw InvalidArgument(what + ": the backend's tile layout has a zero extent (" + std::to_string(t.tile_rows) +
+                              "x" + std::to_string(t.tile_cols) + "); a tile must cover at least one element");
+    const std::size_t along_rows = std::max<std::size_t>(1, ceil_div(rows, t.tile_rows));
+    const std::size_t along_cols = std::max<std::size_t>(1, ceil_div(cols, t.tile_cols));
+    return t.rows_along_x ? Dim3{along_rows, along_cols, 1} : Dim3{along_cols, along_rows, 1};
+}
+}  // namespace
+
+LaunchGeometry tiled_geometry(const TileLayout& t, std::size_t rows, std::size_t cols, const LaunchLimits& limits,
+                              const std::string& what) {
+    LaunchGeometry g;
+    g.block = t.block;
+    g.grid = tiles_needed(t, rows, cols, what);
+    check_geometry(g, limits, what);
+    return g;
+}
+
+void check_tiled_geometry(const LaunchGeometry& g, const TileLayout& t, std::size_t rows, std::size_t cols,
+                          const std::string& what) {
+    const Dim3 need = tiles_needed(t, rows, cols, what);
+    if (g.block == t.block && g.grid.z == 1 && g.grid.x >= need.x && g.grid.y >= need.y) return;
+    const auto dims = [](const Dim3& d) {
+        return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+    };
+    throw InvalidArgument(what + ": launch geometry " + g.to_string() + " rejected: the native kernel computes " +
+                          std::to_string(t.tile_rows) + "x" + std::to_string(t.tile_cols) +
+                          " tiles (rows x columns) of the " + std::to_string(rows) + "x" + std::to_string(cols) +
+                          " output, one per block, " + (t.rows_along_x ? "row" : "column") +
+                          " tiles along grid x; it needs block" + dims(t.block) + " and a grid of at least " +
+                          dims(need) + " (leave Options::geometry unset for that default)");
+}
+
 void check_geometry(const LaunchGeometry& g, const LaunchLimits& l, const std::string& what) {
     auto fail = [&](const std::string& why) {
         throw InvalidArgument(what + ": launch geometry " + g.to_string() + " rejected: " + why);

@@ -108,6 +108,8 @@ Stream& stream_of(Op op, Device& d, const Options& o) {
 LaunchGeometry geometry_of(Op op, Device& d, const Options& o, std::size_t rows, std::size_t cols) {
     if (!o.geometry) return d.default_geometry(op, rows, cols);
     check_geometry(*o.geometry, d.info().limits, op_name(op));
+    if (const auto layout = d.tile_layout(op, rows, cols))
+        check_tiled_geometry(*o.geometry, *layout, rows, cols, std::string(op_name(op)) + " (native, " + d.selector() + ")");
     return *o.geometry;
 }
 

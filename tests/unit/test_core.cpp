@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <random>
 #include <string>
 
 using namespace accel;
@@ -285,6 +286,58 @@ TEST_CASE("ceil_div and geometry helpers") {
     }
     CHECK_THROWS_AS(check_geometry({{0, 1, 1}, {1, 1, 1}}, l, "add"), InvalidArgument);
     CHECK_THROWS_AS(check_geometry({{101, 1, 1}, {1, 1, 1}}, l, "add"), InvalidArgument);
+}
+
+TEST_CASE("tiled geometry: the default covers the output in both layouts, and the check names what fits") {
+    LaunchLimits l;
+    std::mt19937_64 g(std::random_device{}());
+    std::uniform_int_distribution<std::size_t> extent(1, 5000), tile(1, 200);
+    for (int trial = 0; trial < 200; ++trial) {
+        const std::size_t rows = extent(g), cols = extent(g);
+        TileLayout t;
+        t.block = {16, 8, 1};
+        t.tile_rows = tile(g);
+        t.tile_cols = tile(g);
+        t.rows_along_x = trial % 2 == 0;
+        CAPTURE(rows);
+        CAPTURE(cols);
+        CAPTURE(t.tile_rows);
+        CAPTURE(t.tile_cols);
+        CAPTURE(t.rows_along_x);
+        const LaunchGeometry d = tiled_geometry(t, rows, cols, l, "matmul");
+        const std::size_t along_x = t.rows_along_x ? t.tile_rows : t.tile_cols;
+        const std::size_t along_y = t.rows_along_x ? t.tile_cols : t.tile_rows;
+        const std::size_t extent_x = t.rows_along_x ? rows : cols, extent_y = t.rows_along_x ? cols : rows;
+        // Covers the output, with no block row or column wholly outside it.
+        CHECK(d.grid.x * along_x >= extent_x);
+        CHECK((d.grid.x - 1) * along_x < extent_x);
+        CHECK(d.grid.y * along_y >= extent_y);
+        CHECK((d.grid.y - 1) * along_y < extent_y);
+        CHECK(d.grid.z == 1);
+        CHECK(d.block == t.block);
+        CHECK_NOTHROW(check_tiled_geometry(d, t, rows, cols, "matmul"));
+        LaunchGeometry bigger = d;
+        bigger.grid.x += 3;  // extra blocks exit at the bounds check
+        CHECK_NOTHROW(check_tiled_geometry(bigger, t, rows, cols, "matmul"));
+        LaunchGeometry short_x = d, short_y = d, wrong_block = d, deep = d;
+        short_x.grid.x -= 1;
+        short_y.grid.y -= 1;
+        wrong_block.block.x = 32;
+        deep.grid.z = 2;
+        for (const LaunchGeometry& bad : {short_x, short_y, wrong_block, deep}) {
+            if (bad.grid.x == 0 || bad.grid.y == 0) continue;
+            try {
+                check_tiled_geometry(bad, t, rows, cols, "matmul");
+                FAIL("geometry " << bad.to_string() << " accepted");
+            } catch (const InvalidArgument& e) {
+                CHECK(contains(e.what(), "block(16,8,1)"));
+                CHECK(contains(e.what(), "(" + std::to_string(d.grid.x) + "," + std::to_string(d.grid.y) + ",1)"));
+            }
+        }
+    }
+    TileLayout zero;
+    zero.tile_rows = 0;
+    CHECK_THROWS_AS(tiled_geometry(zero, 4, 4, l, "matmul"), InvalidArgument);
 }
 
 TEST_CASE("a block whose thread count overflows size_t is too large, not empty") {

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -294,6 +295,14 @@ public:
     /// `rows`/`cols` describe the output (elementwise: rows = 1, cols = n).
     LaunchGeometry default_geometry(Op op, std::size_t rows, std::size_t cols) const;
 
+    /// The tile layout of this device's native kernel for tiled op `op`
+    /// (op_info(op).tiled: matmul, dense) on a rows × cols output, or
+    /// nullopt when that kernel accepts any geometry within the limits (or
+    /// `op` is not tiled). The op front-end builds default geometry from it
+    /// and rejects a caller's geometry that does not fit it
+    /// (check_tiled_geometry). Thread-safe.
+    std::optional<TileLayout> tile_layout(Op op, std::size_t rows, std::size_t cols) const;
+
     // ---- kernels ------------------------------------------------------------
     /// Registers `kernel` as this device's implementation of the op named
     /// `op` (an op-table name, e.g. "matmul") for `dtype` on `path`,
@@ -336,6 +345,9 @@ protected:
     virtual void do_synchronize() = 0;
     /// Default: elementwise 1-D blocks of 256; matmul/dense 16×16 tiles.
     virtual LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const;
+    /// Default: nullopt (the tiled kernels take any geometry). Called only
+    /// for tiled ops.
+    virtual std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const;
     /// The backend's benchmark probes (Probes); default none.
     virtual Probes* do_probes() noexcept { return nullptr; }
 

@@ -60,6 +60,35 @@ LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits&
 LaunchGeometry geometry_2d(std::size_t rows, std::size_t cols, Dim3 block, std::size_t tile_x,
                            std::size_t tile_y, const LaunchLimits& limits);
 
+/// How the native kernel of a tiled op (matmul, dense) covers its output
+/// C[rows, cols] (row-major): each block of `block` threads computes one
+/// tile of tile_rows × tile_cols elements of C. Tiles of rows run along
+/// grid x when rows_along_x (CUDA's convention, grid.x having the largest
+/// limit), else tiles of columns do (OpenCL: the NDRange's x is the column
+/// index); grid.z is 1. A backend states it per output shape
+/// (Device::tile_layout), and the op front-end builds the default geometry
+/// from it and checks a caller's geometry against it: one check for every
+/// backend.
+struct TileLayout {
+    Dim3 block;
+    std::size_t tile_rows = 1;  ///< rows of C per block (elements)
+    std::size_t tile_cols = 1;  ///< columns of C per block (elements)
+    bool rows_along_x = false;
+};
+
+/// The smallest geometry of layout `t` covering a rows × cols output (at
+/// least one block along each axis). Throws InvalidArgument, naming `what`,
+/// when a tile extent is 0 or the geometry exceeds `limits`. Thread-safe (pure).
+LaunchGeometry tiled_geometry(const TileLayout& t, std::size_t rows, std::size_t cols, const LaunchLimits& limits,
+                              const std::string& what);
+
+/// Throws InvalidArgument unless g has t's block, grid.z == 1 and at least
+/// the tiles along x and y that cover a rows × cols output; the message
+/// names `what`, the geometry given, and the block and smallest grid that
+/// would be right. Thread-safe (pure).
+void check_tiled_geometry(const LaunchGeometry& g, const TileLayout& t, std::size_t rows, std::size_t cols,
+                          const std::string& what);
+
 /// Throws InvalidArgument naming the offending field and the device's limit
 /// when g has a zero extent, a block volume above max_block_size or of
 /// SIZE_MAX (what Dim3::volume() gives on overflow), or any block/grid

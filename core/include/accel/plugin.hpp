@@ -9,7 +9,8 @@
 /// loads and reports that op unsupported. 3: DeviceInfo gained uuid,
 /// pci_bus_id and host; Device's constructor moved into libaccel. 4: kernels
 /// are data (register_kernel, KernelArgs, dtypes); probes moved to Probes.
-#define ACCEL_PLUGIN_ABI 4
+/// 5: Device::do_tile_layout; Probes::fma_throughput takes a dtype.
+#define ACCEL_PLUGIN_ABI 5
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check
