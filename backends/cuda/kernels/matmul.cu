@@ -21,7 +21,9 @@
 // cp.async (cuda_pipeline.h) where a slice row is a straight copy (f32 and
 // f64 operands contiguous along i/j: A when transposed, B when not), else
 // through registers (global loads issued before the compute, stored to
-// shared memory after it). One __syncthreads per slice.
+// shared memory after it). One __syncthreads per slice. In the CUDA
+// emulation cp.async is a synchronous copy and the 64×64 tile takes the
+// register path throughout (kMediumAsync), so both paths run in the tests.
 //
 // Global loads are vectors of VL elements along the operand's contiguous
 // dimension when the pointer and leading dimension allow it and the vector
@@ -41,12 +43,13 @@
 #include <cstdint>
 #include <type_traits>
 
-// cp.async: sm_80 and newer, and the CUDA emulation (synchronous copies
-// there, so that the path is tested).
-#if defined(ACCEL_CUDA_EMULATION) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)
-#define ACCEL_CUDA_MATMUL_ASYNC 1
-#else
+// cp.async exists from sm_80 on: device code for older targets stages every
+// operand through registers. (The host side and the CUDA emulation, where
+// __CUDA_ARCH__ is not defined, may take either path: see kEmulationAsync.)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #define ACCEL_CUDA_MATMUL_ASYNC 0
+#else
+#define ACCEL_CUDA_MATMUL_ASYNC 1
 #endif
 
 namespace accel {
@@ -57,7 +60,7 @@ namespace {
 constexpr unsigned kThreads = kMatmulThreads;       // threads per block side
 constexpr unsigned kBlock = kThreads * kThreads;    // threads per block
 constexpr unsigned kSlice = kMatmulSlice;           // BK
-constexpr bool kAsyncCopy = ACCEL_CUDA_MATMUL_ASYNC != 0;
+constexpr bool kArchAsync = ACCEL_CUDA_MATMUL_ASYNC != 0;
 
 constexpr unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 
@@ -101,7 +104,8 @@ __device__ __forceinline__ void store_vec(V* p, const V* in) {
 /// when not): a vector is VL consecutive i at one p and lands in shared
 /// memory as it is, so it can be a cp.async. Otherwise X(i, p) =
 /// src[i·K + p]: a vector is VL consecutive p at one i, stored transposed.
-template <class T, bool Contig, unsigned BR>
+/// Async: use cp.async where the target has it and the layout allows it.
+template <class T, bool Contig, unsigned BR, bool Async>
 struct Operand {
     using F = Compute<T>;
     static constexpr unsigned kPad = 16 / sizeof(F);  // 16 bytes of row padding
@@ -112,7 +116,7 @@ struct Operand {
     static constexpr unsigned kPerThread = kVectors / kBlock;  // vectors each thread moves per slice
     static constexpr unsigned kAlong = Contig ? BR / VL : kSlice / VL;  // vectors along the contiguous dimension
     // cp.async copies bytes: only where no conversion and no transposition happen.
-    static constexpr bool kAsync = kAsyncCopy && Contig && std::is_same<T, F>::value;
+    static constexpr bool kAsync = Async && kArchAsync && Contig && std::is_same<T, F>::value;
     static_assert(VL >= 1 && kVectors % kBlock == 0 && kPerThread >= 1, "slice shape");
     static_assert((kStride * sizeof(F)) % 16 == 0, "rows of 16-byte multiples keep the vectors aligned");
 
@@ -217,7 +221,7 @@ constexpr int min_blocks() {
     return wide ? 2 : 3;
 }
 
-template <class T, bool TA, bool TB, unsigned BM, unsigned BN>
+template <class T, bool TA, bool TB, unsigned BM, unsigned BN, bool Async>
 __global__ void __launch_bounds__(kBlock, min_blocks<T, BM>())
     matmul_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, std::size_t m, std::size_t n,
                  std::size_t k, const T* __restrict__ bias, Epilogue act) {
@@ -225,8 +229,8 @@ __global__ void __launch_bounds__(kBlock, min_blocks<T, BM>())
     constexpr unsigned TM = BM / kThreads, TN = BN / kThreads;  // elements of C per thread
     constexpr unsigned WM = TM / 2, WN = TN / 2;                // per sub-tile
     static_assert(WM >= 1 && WN >= 1 && BM % (2 * kThreads) == 0 && BN % (2 * kThreads) == 0, "tile shape");
-    using OpA = Operand<T, TA, BM>;   // op(A) = A[m,k], or A[k,m] transposed: contiguous along i
-    using OpB = Operand<T, !TB, BN>;  // op(B)ᵀ = B[n,k] when tb, else B[k,n] (contiguous along j)
+    using OpA = Operand<T, TA, BM, Async>;   // op(A) = A[m,k], or A[k,m] transposed: contiguous along i
+    using OpB = Operand<T, !TB, BN, Async>;  // op(B)ᵀ = B[n,k] when tb, else B[k,n] (contiguous along j)
 
     alignas(16) __shared__ F as[2][kSlice][OpA::kStride];
     alignas(16) __shared__ F bs[2][kSlice][OpB::kStride];
@@ -299,17 +303,28 @@ __global__ void __launch_bounds__(kBlock, min_blocks<T, BM>())
     }
 }
 
+// Whether the 64×64 tile uses cp.async. On a GPU every tile does (from
+// sm_80 on). The CUDA emulation runs the 64×64 tile with register staging
+// only, as pre-sm_80 device code does, so that the tests exercise both ways
+// of filling shared memory (the 128×128 and 32×32 tiles copy asynchronously
+// there, synchronously emulated).
+#ifdef ACCEL_CUDA_EMULATION
+constexpr bool kMediumAsync = false;
+#else
+constexpr bool kMediumAsync = true;
+#endif
+
 template <class T, bool TA, bool TB>
 cudaError_t run(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, const T* bias, Epilogue act,
                 const Launch& l) {
     const MatmulTile tile = matmul_tile(m, n);
     if (tile.rows == kMatmulLarge.rows)
-        return launch_kernel(matmul_tiled<T, TA, TB, kMatmulLarge.rows, kMatmulLarge.cols>, l, a, b, c, m, n, k,
+        return launch_kernel(matmul_tiled<T, TA, TB, kMatmulLarge.rows, kMatmulLarge.cols, true>, l, a, b, c, m, n, k,
                              bias, act);
     if (tile.rows == kMatmulMedium.rows)
-        return launch_kernel(matmul_tiled<T, TA, TB, kMatmulMedium.rows, kMatmulMedium.cols>, l, a, b, c, m, n, k,
+        return launch_kernel(matmul_tiled<T, TA, TB, kMatmulMedium.rows, kMatmulMedium.cols, kMediumAsync>, l, a, b, c, m, n, k,
                              bias, act);
-    return launch_kernel(matmul_tiled<T, TA, TB, kMatmulSmall.rows, kMatmulSmall.cols>, l, a, b, c, m, n, k, bias,
+    return launch_kernel(matmul_tiled<T, TA, TB, kMatmulSmall.rows, kMatmulSmall.cols, true>, l, a, b, c, m, n, k, bias,
                          act);
 }
 
@@ -317,7 +332,7 @@ cudaError_t run(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std:
 
 cudaError_t matmul_image_status() {
     cudaFuncAttributes attr{};
-    return cudaFuncGetAttributes(&attr, matmul_tiled<float, false, false, kMatmulLarge.rows, kMatmulLarge.cols>);
+    return cudaFuncGetAttributes(&attr, matmul_tiled<float, false, false, kMatmulLarge.rows, kMatmulLarge.cols, true>);
 }
 
 template <class T>
