@@ -20,6 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <initializer_list>
 
 #include "../../common/compute_type.hpp"
 
@@ -154,17 +155,25 @@ constexpr bool matmul_tile_fits(MatmulTile t, std::size_t m, std::size_t n) {
     return matmul_blocks(t, m, n) >= kMatmulMinBlocks && 2 * m * n >= padded;
 }
 
+/// Column tiles a grid may have: grid.y's limit on every CUDA device.
+constexpr std::size_t kMatmulMaxColumnTiles = 65535;
+
 /// The tile configuration of the matmul kernel for C[m, n] (matmul and
 /// dense; the same for every dtype and transpose, and independent of K):
 /// the largest of 128×128 and 64×64 that gives at least kMatmulMinBlocks
 /// blocks and whose blocks hold at least half useful elements (m·n ≥ half
 /// of the padded ⌈m/BM⌉BM·⌈n/BN⌉BN), else 32×32. So 4096×4096 takes
 /// 128×128, 1024×1024 64×64, and skinny or small outputs (4096×10, 64×128)
-/// 32×32. Pure function of (m, n); thread-safe.
+/// 32×32. An output too wide for 32-column tiles within grid.y's limit
+/// (n > 65535·32) takes the narrowest tile that fits (64, then 128; wider
+/// than 65535·128 columns no tile fits and the geometry check rejects it).
+/// Pure function of (m, n); thread-safe.
 constexpr MatmulTile matmul_tile(std::size_t m, std::size_t n) {
     if (matmul_tile_fits(kMatmulLarge, m, n)) return kMatmulLarge;
     if (matmul_tile_fits(kMatmulMedium, m, n)) return kMatmulMedium;
-    return kMatmulSmall;
+    for (MatmulTile t : {kMatmulSmall, kMatmulMedium})
+        if ((n + t.cols - 1) / t.cols <= kMatmulMaxColumnTiles) return t;
+    return kMatmulLarge;
 }
 
 /// C[m,n] = act(op(A)·op(B) + bias[col]) with op(A) = A[m,k] or, when ta, the
