@@ -6,6 +6,8 @@
 // cudaGetLastError() (a launch-configuration error, or cudaSuccess); it never
 // throws. Pointers are device pointers to row-major data, sizes are in
 // elements, and the arguments were validated by the op front-end.
+// Thread-safety is the CUDA runtime's: any host thread may launch, on the
+// device current in that thread (the caller makes it current).
 //
 // Dtypes: the op launchers are templates over the storage type T, defined for
 // float (f32), double (f64), __half (f16) and __nv_bfloat16 (bf16), the
