@@ -147,10 +147,9 @@ struct Operand {
     __device__ __forceinline__ void fetch_vector(std::size_t k0, unsigned i, unsigned kk, F* v) const {
         const std::size_t r = r0 + i, p = k0 + kk;
         const std::size_t last_r = Contig ? r + VL - 1 : r, last_p = Contig ? p : p + VL - 1;
-        const T* at = Contig ? src + p * rows + r : src + r * k + p;
         if (vectors && last_r < rows && last_p < k) {
             T raw[VL];
-            load_vec<VL>(at, raw);
+            load_vec<VL>(Contig ? src + p * rows + r : src + r * k + p, raw);
 #pragma unroll
             for (unsigned w = 0; w < VL; ++w) v[w] = to_compute(raw[w]);
         } else {
