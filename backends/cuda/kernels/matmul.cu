@@ -45,7 +45,7 @@
 
 // cp.async exists from sm_80 on: device code for older targets stages every
 // operand through registers. (The host side and the CUDA emulation, where
-// __CUDA_ARCH__ is not defined, may take either path: see kEmulationAsync.)
+// __CUDA_ARCH__ is not defined, may take either path: see kMediumAsync.)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #define ACCEL_CUDA_MATMUL_ASYNC 0
 #else
