@@ -368,8 +368,10 @@ protected:
     /// most 32 blocks per SM (grid-stride loops do the rest). column_sum
     /// (rows ignored): blocks of 256 threads, one per 32-column chunk, with the
     /// same cap.
-    /// matmul/dense: block (16,16,1), one block per 64×64 output tile (rows
-    /// along x).
+    /// matmul/dense: block (16,16,1), grid (⌈rows/BM⌉, ⌈cols/BN⌉, 1): one
+    /// block per BM × BN output tile (rows along x), the tile being
+    /// matmul_tile(rows, cols) of kernels/kernels.hpp (128×128, 64×64 or
+    /// 32×32 by the output's shape).
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     Probes* do_probes() noexcept override { return this; }
 

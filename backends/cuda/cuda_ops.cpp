@@ -40,15 +40,21 @@ Epilogue epilogue(Activation a) {
     return Epilogue::none;
 }
 
-// The tiled kernel is written for one block shape and does not loop over
-// tiles: reject anything else, naming what would be accepted.
+// check_tiled: the matmul kernel is written for one block shape and does
+// not loop over tiles, and its tile depends on the output's shape
+// (matmul_tile in kernels/kernels.hpp): `g` must have block (16,16,1),
+// grid.x·BM ≥ rows, grid.y·BN ≥ cols and grid.z = 1 for the BM × BN tile of
+// a rows × cols output. Throws InvalidArgument naming the geometry given and
+// the one that would be accepted (Options::geometry unset gives it).
 void check_tiled(Op op, const LaunchGeometry& g, std::size_t rows, std::size_t cols) {
+    const MatmulTile tile = matmul_tile(rows, cols);
     const Dim3 need_block{kMatmulThreads, kMatmulThreads, 1};
-    const std::size_t gx = ceil_div(rows, kMatmulTile), gy = ceil_div(cols, kMatmulTile);
+    const std::size_t gx = ceil_div(rows, tile.rows), gy = ceil_div(cols, tile.cols);
     const std::string want = "block (" + std::to_string(kMatmulThreads) + "," + std::to_string(kMatmulThreads) +
                              ",1) and grid of at least (" + std::to_string(gx) + "," + std::to_string(gy) +
                              ",1) with grid.z = 1 for a " + std::to_string(rows) + "x" + std::to_string(cols) +
-                             " output (one block per 64x64 tile, row tiles along x); leave Options::geometry unset "
+                             " output (one block per " + std::to_string(tile.rows) + "x" +
+                             std::to_string(tile.cols) + " tile, row tiles along x); leave Options::geometry unset "
                              "for that default";
     if (g.block != need_block)
         throw InvalidArgument(std::string(op_name(op)) + ": launch geometry " + g.to_string() +
@@ -124,6 +130,23 @@ void CudaDevice::register_dtype(DType dt) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_bce_with_logits_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
                                                          static_cast<F>(a.scalars[0]), launch(a.geometry, *a.stream)));
+    });
+    // convert: y (dtype dt) = x (a.src_dtype) rounded once to dt.
+    register_kernel("convert", dt, nat, [this](const KernelArgs& a) {
+        const CurrentDevice current(ordinal_);
+        const Launch l = launch(a.geometry, *a.stream);
+        const auto run = [&](auto source) {
+            using S = decltype(source);
+            return launch_convert(in<S>(a.in[0]), out<T>(a.out[0]), a.n, l);
+        };
+        switch (a.src_dtype) {
+            case DType::f32: ACCEL_CUDA_CHECK(run(float{})); return;
+            case DType::f64: ACCEL_CUDA_CHECK(run(double{})); return;
+            case DType::f16: ACCEL_CUDA_CHECK(run(__half{})); return;
+            case DType::bf16: ACCEL_CUDA_CHECK(run(__nv_bfloat16{})); return;
+        }
+        throw InvalidArgument("convert: source dtype " + std::to_string(static_cast<int>(a.src_dtype)) +
+                              " is not one of f32, f64, f16, bf16");
     });
     // adam_step: in[1] = grad; out = p, m, v (updated in place); scalars =
     // beta1, beta2, eps, step_size, sqrt(bias correction 2).

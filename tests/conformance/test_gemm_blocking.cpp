@@ -40,6 +40,30 @@ std::vector<MNK> blocking_shapes() {
     return s;
 }
 
+// Outputs large enough for a GPU's tile rule to pick 64×64 and 128×128 block
+// tiles (the CUDA backend's matmul_tile takes a tile only when it gives at
+// least 128 blocks): edges of 1, 63 and 127 rows/columns past a tile
+// multiple, K of one partial 8-deep slice or several with a partial last one
+// (the double-buffered loop's edge), and leading dimensions that allow
+// 16-byte vector loads (multiples of 4) and that forbid them (odd).
+std::vector<MNK> gpu_tile_shapes() {
+    return {{1024, 576, 16},    // 64×64 tiles, every load vectorizable
+            {1087, 577, 19},    // 64×64, edges of 63 rows and 1 column, no vectors
+            {2048, 1152, 12},   // 128×128, aligned, K = 8 + 4
+            {2049, 1151, 13},   // 128×128, edges of 1 row and 127 columns, no vectors
+            {1920, 1280, 30},   // 128×128, rows along M/N vectorizable, rows along K (30) not
+            {1030, 4, 5}};      // a skinny output: the smallest tile
+}
+
+// v rounded to dtype t and widened back: what a device holds in t.
+std::vector<float> stored(const std::vector<float>& v, DType t) {
+    std::vector<unsigned char> raw(v.size() * dtype_size(t));
+    convert_elements(v.data(), DType::f32, raw.data(), t, v.size());
+    std::vector<float> back(v.size());
+    convert_elements(raw.data(), t, back.data(), DType::f32, v.size());
+    return back;
+}
+
 }  // namespace
 
 TEST_CASE("matmul matches the reference around the CPU GEMM's block sizes, every transpose and path") {
@@ -72,4 +96,54 @@ TEST_CASE("dense matches the reference around the CPU GEMM's block sizes") {
                 expect_close(Y.download(), reference::dense(x, w, b, d.m, d.n, d.k, act), threshold(Op::matmul),
                              std::string("dense ") + name(path));
             }
+}
+
+TEST_CASE("matmul matches the reference at GPU tile sizes, every transpose and path") {
+    auto g = rng(62);
+    check_matmul_shapes(gpu_tile_shapes(), g, "gemm gpu tiles");
+}
+
+TEST_CASE("matmul and dense in every dtype match the reference at GPU tile sizes") {
+    // f16 and bf16 are staged as float and f64 as double: the 16-bit
+    // conversions on the way into shared memory and the double tiles get
+    // the large-tile shapes too. Inputs are the values as stored in the dtype.
+    auto g = rng(63);
+    const std::vector<MNK> shapes{{2049, 1151, 13}, {1087, 577, 19}, {1024, 576, 16}};
+    for (DType t : kAllDTypes) {
+        if (!device()->supports(Op::matmul, t, OpPath::native)) continue;
+        for (const auto& s : within_work_cap(shapes, [](const MNK& x) { return x.m * x.n * x.k; }, "gemm dtypes"))
+            for (int tr = 0; tr < 4; ++tr) {
+                const bool ta = tr & 1, tb = tr & 2;
+                CAPTURE(dtype_name(t));
+                CAPTURE(s.m);
+                CAPTURE(s.n);
+                CAPTURE(s.k);
+                CAPTURE(ta);
+                CAPTURE(tb);
+                const auto a = stored(uniform(g, s.m * s.k), t), b = stored(uniform(g, s.k * s.n), t);
+                auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a, t);
+                auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b, t);
+                auto C = Tensor::from_host(device(), {s.m, s.n},
+                                           std::vector<float>(s.m * s.n, std::numeric_limits<float>::quiet_NaN()), t);
+                ops::Options o;
+                o.path = ops::PathChoice::native;
+                ops::matmul(A, B, C, {ta, tb}, o);
+                expect_close(C.download_as<double>(), reference::matmul(a, b, s.m, s.n, s.k, ta, tb),
+                             threshold(Op::matmul, t), std::string("gemm dtypes ") + dtype_name(t));
+            }
+        // dense: x [batch, in]·W[out, in]ᵀ + bias, then sigmoid; batch × out at the large tiles.
+        const std::size_t batch = 2049, in = 13, out = 1151;
+        if (!runs_at_size(batch * in * out, "gemm dtypes dense")) continue;
+        const auto x = stored(uniform(g, batch * in), t), w = stored(uniform(g, out * in), t),
+                   b = stored(uniform(g, out), t);
+        auto X = Tensor::from_host(device(), {batch, in}, x, t), W = Tensor::from_host(device(), {out, in}, w, t);
+        auto Bias = Tensor::from_host(device(), {out}, b, t);
+        auto Y = Tensor::from_host(device(), {batch, out},
+                                   std::vector<float>(batch * out, std::numeric_limits<float>::quiet_NaN()), t);
+        ops::Options o;
+        o.path = ops::PathChoice::native;
+        ops::dense(X, W, &Bias, Y, Activation::sigmoid, o);
+        expect_close(Y.download_as<double>(), reference::dense(x, w, b, batch, in, out, Activation::sigmoid),
+                     threshold(Op::matmul, t), std::string("gemm dtypes dense ") + dtype_name(t));
+    }
 }

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>  // the kernel language (explicit for the CUDA emulation)
 
 #include <cstddef>
+#include <type_traits>
 
 namespace accel {
 namespace cuda {
@@ -79,6 +80,29 @@ __device__ __forceinline__ __half from_compute<__half>(float v) {
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_compute<__nv_bfloat16>(float v) {
     return __float2bfloat16_rn(v);
+}
+
+/// `x` (storage type S) as storage type T, rounded once to nearest even
+/// (the convert op; host_ops.cpp's convert_range is the reference):
+/// identical types copy; widening (f16/bf16 → f32/f64, f32 → f64) is exact;
+/// f32 → f16/bf16 and f16 ↔ bf16 (through the exact float value) round with
+/// __float2half_rn / __float2bfloat16_rn; f64 → f32 is the C++ conversion;
+/// f64 → f16/bf16 round straight from the double (__double2half,
+/// __double2bfloat16), never through a rounded float. Overflow gives ±Inf,
+/// NaN stays NaN.
+template <class T, class S>
+__device__ __forceinline__ T convert_to(S x) {
+    if constexpr (std::is_same<T, S>::value) {
+        return x;
+    } else if constexpr (std::is_same<S, double>::value) {
+        if constexpr (std::is_same<T, __half>::value) return __double2half(x);
+        else if constexpr (std::is_same<T, __nv_bfloat16>::value) return __double2bfloat16(x);
+        else return static_cast<T>(x);  // float
+    } else {
+        const float f = to_compute(x);  // exact: S is float, __half or __nv_bfloat16
+        if constexpr (std::is_same<T, double>::value) return static_cast<double>(f);
+        else return from_compute<T>(f);
+    }
 }
 
 /// The math the kernels use, overloaded on the compute type: the single

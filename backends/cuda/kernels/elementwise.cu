@@ -199,6 +199,14 @@ __global__ void empty_kernel() {}
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
+// y[i] = x[i] converted from S to T (convert_to: one rounding).
+template <class S, class T>
+struct ConvertBody {
+    const S* x;
+    T* y;
+    __device__ void operator()(std::size_t i) const { y[i] = convert_to<T>(x[i]); }
+};
+
 // Below this the scalar kernel is as fast and the vector path is not worth a branch.
 constexpr std::size_t kVectorMinElements = 4096;
 
@@ -277,6 +285,11 @@ cudaError_t launch_bias_activation(T* y, const T* bias, std::size_t rows, std::s
     return run(rows * cols, l, BiasActivationBody<T>{y, bias, cols, read_y, act});
 }
 
+template <class S, class T>
+cudaError_t launch_convert(const S* x, T* y, std::size_t n, const Launch& l) {
+    return run(n, l, ConvertBody<S, T>{x, y});
+}
+
 // The launchers of kernels.hpp, for every storage type.
 #define ACCEL_CUDA_ELEMENTWISE(T)                                                                                    \
     template cudaError_t launch_add<T>(const T*, const T*, T*, std::size_t, const Launch&);                          \
@@ -294,6 +307,15 @@ cudaError_t launch_bias_activation(T* y, const T* bias, std::size_t rows, std::s
                                                    const Launch&);
 ACCEL_CUDA_FOR_EACH_STORAGE(ACCEL_CUDA_ELEMENTWISE)
 #undef ACCEL_CUDA_ELEMENTWISE
+
+// launch_convert for every (source, target) pair of storage types.
+#define ACCEL_CUDA_CONVERT_TO(T, S) template cudaError_t launch_convert<S, T>(const S*, T*, std::size_t, const Launch&);
+#define ACCEL_CUDA_CONVERT_FROM(S)                                                                      \
+    ACCEL_CUDA_CONVERT_TO(float, S)                                                                     \
+    ACCEL_CUDA_CONVERT_TO(double, S) ACCEL_CUDA_CONVERT_TO(__half, S) ACCEL_CUDA_CONVERT_TO(__nv_bfloat16, S)
+ACCEL_CUDA_FOR_EACH_STORAGE(ACCEL_CUDA_CONVERT_FROM)
+#undef ACCEL_CUDA_CONVERT_FROM
+#undef ACCEL_CUDA_CONVERT_TO
 
 }  // namespace cuda
 }  // namespace accel

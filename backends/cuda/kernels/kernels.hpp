@@ -6,6 +6,8 @@
 // cudaGetLastError() (a launch-configuration error, or cudaSuccess); it never
 // throws. Pointers are device pointers to row-major data, sizes are in
 // elements, and the arguments were validated by the op front-end.
+// Thread-safety is the CUDA runtime's: any host thread may launch, on the
+// device current in that thread (the caller makes it current).
 //
 // Dtypes: the op launchers are templates over the storage type T, defined for
 // float (f32), double (f64), __half (f16) and __nv_bfloat16 (bf16), the
@@ -20,6 +22,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <initializer_list>
 
 #include "../../common/compute_type.hpp"
 
@@ -74,6 +77,12 @@ cudaError_t launch_bce_with_logits_backward(const T* z, const T* t, T* dz, std::
 template <class T>
 cudaError_t launch_adam_step(T* p, const T* g, T* m, T* v, std::size_t n, Compute<T> beta1, Compute<T> beta2,
                              Compute<T> eps, Compute<T> step_size, Compute<T> bias_correction2_sqrt, const Launch& l);
+/// y[i] = x[i] converted from storage type S to storage type T, rounded
+/// once to nearest even (convert_to in device_math.cuh: f64 → f16/bf16 round
+/// straight from the double). Defined for every pair of the four storage
+/// types; x and y must not overlap unless S is T and x == y.
+template <class S, class T>
+cudaError_t launch_convert(const S* x, T* y, std::size_t n, const Launch& l);
 /// cudaFuncGetAttributes of a kernel of elementwise.cu on the current device:
 /// cudaErrorNoKernelImageForDevice (or a PTX JIT error) when this build's
 /// kernels cannot run there. Loads the module, which lazy loading would
@@ -110,21 +119,78 @@ cudaError_t launch_bias_activation(T* y, const T* bias, std::size_t rows, std::s
                                    Epilogue act, const Launch& l);
 
 // ---- tiled matmul (kernels/matmul.cu) ----------------------------------------
+// The one place the tile constants live: the kernel, check_tiled
+// (cuda_ops.cpp) and do_default_geometry (cuda_backend.cpp) read them here.
 
-/// Output tile of one block of the tiled matmul kernel (rows and columns of C).
-constexpr unsigned kMatmulTile = 64;
-/// The one block shape the tiled kernel is written for: 16×16 threads, each
-/// computing a 4×4 piece of the 64×64 output tile.
+/// Threads along each side of a matmul block: every tile configuration runs
+/// in blocks of (16, 16, 1) = 256 threads.
 constexpr unsigned kMatmulThreads = 16;
+/// K extent of one shared-memory slice of op(A) and op(B) (BK).
+constexpr unsigned kMatmulSlice = 8;
+
+/// Rows and columns of C one block of the matmul kernel computes (BM × BN).
+/// Each of the 16×16 threads computes (rows/16) × (cols/16) elements of C as
+/// 2×2 sub-tiles of (rows/32) × (cols/32).
+struct MatmulTile {
+    unsigned rows;  ///< BM: rows of C per block (row tiles run along grid x)
+    unsigned cols;  ///< BN: columns of C per block (column tiles along grid y)
+};
+
+/// The tile configurations, largest first: 8×8 (as 2×(4×4)), 4×4 (2×(2×2))
+/// and 2×2 (2×(1×1)) elements of C per thread.
+constexpr MatmulTile kMatmulLarge{128, 128};
+constexpr MatmulTile kMatmulMedium{64, 64};
+constexpr MatmulTile kMatmulSmall{32, 32};
+/// Blocks a configuration must give before the shape rule takes it (about
+/// one block per SM of a current large GPU); below that the next smaller
+/// tile spreads the work over more SMs.
+constexpr std::size_t kMatmulMinBlocks = 128;
+
+/// Blocks of `t` that cover an m × n output: ⌈m/BM⌉·⌈n/BN⌉.
+constexpr std::size_t matmul_blocks(MatmulTile t, std::size_t m, std::size_t n) {
+    return ((m + t.rows - 1) / t.rows) * ((n + t.cols - 1) / t.cols);
+}
+
+/// Whether tile `t` suits an m × n output: at least kMatmulMinBlocks blocks,
+/// and at least half of the ⌈m/BM⌉BM·⌈n/BN⌉BN elements they cover in C.
+constexpr bool matmul_tile_fits(MatmulTile t, std::size_t m, std::size_t n) {
+    const std::size_t padded = ((m + t.rows - 1) / t.rows) * t.rows * (((n + t.cols - 1) / t.cols) * t.cols);
+    return matmul_blocks(t, m, n) >= kMatmulMinBlocks && 2 * m * n >= padded;
+}
+
+/// Column tiles a grid may have: grid.y's limit on every CUDA device.
+constexpr std::size_t kMatmulMaxColumnTiles = 65535;
+
+/// The tile configuration of the matmul kernel for C[m, n] (matmul and
+/// dense; the same for every dtype and transpose, and independent of K):
+/// the largest of 128×128 and 64×64 that gives at least kMatmulMinBlocks
+/// blocks and whose blocks hold at least half useful elements (m·n ≥ half
+/// of the padded ⌈m/BM⌉BM·⌈n/BN⌉BN), else 32×32. So 4096×4096 takes
+/// 128×128, 1024×1024 64×64, and skinny or small outputs (4096×10, 64×128)
+/// 32×32. An output too wide for 32-column tiles within grid.y's limit
+/// (n > 65535·32) takes the narrowest tile that fits (64, then 128; wider
+/// than 65535·128 columns no tile fits and the geometry check rejects it).
+/// Pure function of (m, n); thread-safe.
+constexpr MatmulTile matmul_tile(std::size_t m, std::size_t n) {
+    if (matmul_tile_fits(kMatmulLarge, m, n)) return kMatmulLarge;
+    if (matmul_tile_fits(kMatmulMedium, m, n)) return kMatmulMedium;
+    for (MatmulTile t : {kMatmulSmall, kMatmulMedium})
+        if ((n + t.cols - 1) / t.cols <= kMatmulMaxColumnTiles) return t;
+    return kMatmulLarge;
+}
 
 /// C[m,n] = act(op(A)·op(B) + bias[col]) with op(A) = A[m,k] or, when ta, the
-/// transpose of A[k,m]; op(B) = B[k,n] or, when tb, the transpose of B[n,k].
-/// bias (length n) may be null; k == 0 gives act(bias) (zeros for matmul).
-/// Operands are widened to Compute<T> as they are staged in shared memory,
-/// the products are summed in Compute<T> (fused multiply-adds), and each
+/// transpose of A[k,m]; op(B) = B[k,n] or, when tb, the transpose of B[n,k];
+/// all row-major, any m, n, k (0 included) and any alignment of the
+/// pointers. bias (length n) may be null; k == 0 gives act(bias) (zeros for
+/// matmul). Operands are widened to Compute<T> as they are staged in shared
+/// memory (f16/bf16 to float, f32 float, f64 double), the products are summed
+/// in Compute<T> (fused multiply-adds, in k order per element), and each
 /// element of C is rounded once to T.
-/// Needs block (16,16,1) and a grid with grid.x·64 ≥ m (row tiles along x),
-/// grid.y·64 ≥ n, grid.z == 1 (checked by the caller); extra blocks exit at once.
+/// The tile is matmul_tile(m, n) = BM × BN. Needs block (16,16,1) and a grid
+/// with grid.x·BM ≥ m (row tiles along x), grid.y·BN ≥ n, grid.z == 1
+/// (checked by the caller, check_tiled in cuda_ops.cpp); extra blocks exit at
+/// once. Returns the launch error (cudaSuccess when enqueued); never throws.
 template <class T>
 cudaError_t launch_matmul(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
                           bool tb, const T* bias, Epilogue act, const Launch& l);

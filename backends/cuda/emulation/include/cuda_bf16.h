@@ -8,6 +8,8 @@
 
 #include <Eigen/Core>
 
+#include "narrow_to_float.h"
+
 /// A bfloat16 value as stored (the upper 16 bits of a binary32: 1 sign, 8
 /// exponent, 7 fraction bits): 16 bits, 2-byte aligned, as CUDA's
 /// __nv_bfloat16. Convert with __bfloat162float and __float2bfloat16_rn; no
@@ -28,4 +30,12 @@ inline float __bfloat162float(__nv_bfloat16 b) {
 /// As CUDA's __float2bfloat16_rn.
 inline __nv_bfloat16 __float2bfloat16_rn(float f) {
     return __nv_bfloat16{Eigen::numext::bit_cast<unsigned short>(Eigen::bfloat16(f))};
+}
+
+/// `d` rounded once to the nearest bfloat16 value, ties to even (not through
+/// a rounded float: see narrow_to_float.h); beyond the largest finite value
+/// it gives ±Inf, NaN stays NaN. As CUDA's __double2bfloat16.
+inline __nv_bfloat16 __double2bfloat16(double d) {
+    return __nv_bfloat16{
+        Eigen::numext::bit_cast<unsigned short>(Eigen::bfloat16(accel_emulation::narrow_to_float_odd(d)))};
 }
