@@ -12,6 +12,8 @@
 
 #include "../common/compute_type.hpp"
 
+#include <accel/round_to_odd.hpp>
+
 #include <Eigen/Core>
 
 #include <cmath>
@@ -85,14 +87,19 @@ void matmul_native_t(const T* a, const T* b, T* c, std::size_t m, std::size_t n,
     }
 }
 
-// y[i] = x[i] converted from S to T: through double when either is double,
-// else through float (exact for every f16/bf16 value), rounding once at T.
+// y[i] = x[i] converted from S to T, rounded once: through double when
+// either is double (double → f16/bf16 through float rounded to odd), else
+// through float (exact for every f16/bf16 value).
 template <class S, class T>
 void convert_range(const void* x, void* y, std::size_t n, const LaunchGeometry& g) {
-    using Wide = std::conditional_t<std::is_same<S, double>::value || std::is_same<T, double>::value, double, float>;
     const S* xi = static_cast<const S*>(x);
     T* yo = static_cast<T*>(y);
-    each(n, g, [=](std::size_t i) { yo[i] = static_cast<T>(static_cast<Wide>(xi[i])); });
+    if constexpr (std::is_same<S, double>::value && !std::is_same<T, float>::value && !std::is_same<T, double>::value)
+        each(n, g, [=](std::size_t i) { yo[i] = static_cast<T>(round_to_odd_float(xi[i])); });
+    else {
+        using Wide = std::conditional_t<std::is_same<S, double>::value || std::is_same<T, double>::value, double, float>;
+        each(n, g, [=](std::size_t i) { yo[i] = static_cast<T>(static_cast<Wide>(xi[i])); });
+    }
 }
 
 // Calls f(S{}) with S the host storage type of dtype t.

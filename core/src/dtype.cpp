@@ -2,6 +2,7 @@
 // are Eigen's (Eigen::half, Eigen::bfloat16: round to nearest even, F16C
 // instructions where the compiler targets them), not hand-written bit tricks.
 #include <accel/dtype.hpp>
+#include <accel/round_to_odd.hpp>
 #include <accel/error.hpp>
 
 #include "text.hpp"
@@ -81,8 +82,9 @@ void store(void* p, DType t, std::size_t i, double v) noexcept {
     switch (t) {
         case DType::f32: static_cast<float*>(p)[i] = static_cast<float>(v); return;
         case DType::f64: static_cast<double*>(p)[i] = v; return;
-        case DType::f16: static_cast<Half*>(p)[i] = to_half(static_cast<float>(v)); return;
-        case DType::bf16: static_cast<BFloat16*>(p)[i] = to_bfloat16(static_cast<float>(v)); return;
+        // Through float rounded to odd, then to nearest even: v rounded once.
+        case DType::f16: static_cast<Half*>(p)[i] = to_half(round_to_odd_float(v)); return;
+        case DType::bf16: static_cast<BFloat16*>(p)[i] = to_bfloat16(round_to_odd_float(v)); return;
     }
 }
 }  // namespace

@@ -7,6 +7,7 @@
 #include "support/check.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -171,6 +172,48 @@ const std::vector<std::pair<Op, Case>>& cases() {
 }
 
 }  // namespace
+
+TEST_CASE("convert rounds f64 once to f16 and bf16") {
+    // Doubles just above and below halfway points of f16 and bf16, closer
+    // than half a float ulp: through a rounded float they land on the halfway
+    // point and tie to even, which is wrong for half of them. The expected
+    // value is the nearer of the two neighbours, computed on exact doubles.
+    auto g = rng(12);
+    for (DType t : {DType::f16, DType::bf16}) {
+        CAPTURE(dtype_name(t));
+        const int bits = t == DType::f16 ? 11 : 8;  // significand bits of the target
+        std::vector<double> x, want;
+        for (int i = 0; i < 2000; ++i) {
+            const int e = static_cast<int>(g() % 20) - 10;  // within f16's normal range
+            const double lo = std::ldexp(std::floor(std::ldexp(uniform(g, 1, 1.0f, 2.0f)[0], bits - 1)), e - bits + 1);
+            const double ulp = std::ldexp(1.0, e - bits + 1), mid = lo + ulp / 2;
+            const double nudge = std::ldexp(1.0, e - 40) * (i % 2 ? 1 : -1);  // far below a float ulp (2^(e-23))
+            const double sign = (i / 2) % 2 ? -1.0 : 1.0;
+            x.push_back(sign * (mid + nudge));
+            want.push_back(sign * (nudge > 0 ? lo + ulp : lo));
+        }
+        auto X = Tensor::from_host(device(), {x.size()}, x);
+        auto Y = Tensor::from_host(device(), {x.size()}, std::vector<float>(x.size(), 0.0f), t);
+        try {
+            ops::convert(X, Y);
+        } catch (const Unsupported& e) {
+            MESSAGE(std::string("skipped: convert f64 to ") + dtype_name(t) + ": " + e.what());
+            continue;
+        }
+        const auto got = Y.download_as<double>();
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) wrong += got[i] != want[i];
+        CHECK_MESSAGE(wrong == 0, wrong << " of " << x.size() << " values not rounded once to nearest");
+        // The host-side conversion (accel::convert_elements) rounds once too.
+        std::vector<std::uint16_t> bits16(x.size());
+        convert_elements(x.data(), DType::f64, bits16.data(), t, x.size());
+        std::vector<double> back(x.size());
+        convert_elements(bits16.data(), t, back.data(), DType::f64, x.size());
+        std::size_t host_wrong = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) host_wrong += back[i] != want[i];
+        CHECK_MESSAGE(host_wrong == 0, host_wrong << " of " << x.size() << " host conversions not rounded once");
+    }
+}
 
 TEST_CASE("every op in every dtype and path passes the op table's threshold, or is skipped as unsupported") {
     auto g = rng(9001);

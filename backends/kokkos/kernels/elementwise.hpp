@@ -6,6 +6,8 @@
 
 #include "views.hpp"
 
+#include <accel/round_to_odd.hpp>
+
 #include <type_traits>
 
 namespace accel {
@@ -77,9 +79,18 @@ struct BceBackwardFn {
 template <class S, class T>
 struct ConvertFn {
     using Wide = std::conditional_t<std::is_same<S, double>::value || std::is_same<T, double>::value, double, float>;
+    /// double → f16/bf16 on the host: through float rounded to odd, so the
+    /// value is rounded once (accel/round_to_odd.hpp).
+    static constexpr bool kOddFirst = kHostSpace && std::is_same<S, double>::value &&
+                                      !std::is_same<T, float>::value && !std::is_same<T, double>::value;
     ConstTypedView<S> x;
     TypedView<T> y;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { y(i) = static_cast<T>(static_cast<Wide>(x(i))); }
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
+        if constexpr (kOddFirst)
+            y(i) = static_cast<T>(round_to_odd_float(x(i)));
+        else
+            y(i) = static_cast<T>(static_cast<Wide>(x(i)));
+    }
 };
 
 /// PyTorch's Adam per element (see ops::adam_step), in Compute<T>.

@@ -64,9 +64,8 @@ BFloat16 to_bfloat16(float f) noexcept;
 
 /// Converts `count` elements of dtype `from` at `src` into dtype `to` at
 /// `dst` (host memory; the two ranges must not overlap). Each value is
-/// rounded to nearest, ties to even; f64 → f16/bf16 goes through f32 (two
-/// roundings, which differ from one only for values within 2^-29 relative
-/// of a halfway point). Never throws.
+/// rounded once to nearest, ties to even (f64 → f16/bf16 too: through f32
+/// rounded to odd, accel/round_to_odd.hpp). Never throws.
 void convert_elements(const void* src, DType from, void* dst, DType to, std::size_t count) noexcept;
 
 }  // namespace accel

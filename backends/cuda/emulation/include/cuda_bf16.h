@@ -8,7 +8,7 @@
 
 #include <Eigen/Core>
 
-#include "narrow_to_float.h"
+#include <accel/round_to_odd.hpp>
 
 /// A bfloat16 value as stored (the upper 16 bits of a binary32: 1 sign, 8
 /// exponent, 7 fraction bits): 16 bits, 2-byte aligned, as CUDA's
@@ -33,9 +33,9 @@ inline __nv_bfloat16 __float2bfloat16_rn(float f) {
 }
 
 /// `d` rounded once to the nearest bfloat16 value, ties to even (not through
-/// a rounded float: see narrow_to_float.h); beyond the largest finite value
+/// a rounded float: see accel/round_to_odd.hpp); beyond the largest finite value
 /// it gives ±Inf, NaN stays NaN. As CUDA's __double2bfloat16.
 inline __nv_bfloat16 __double2bfloat16(double d) {
     return __nv_bfloat16{
-        Eigen::numext::bit_cast<unsigned short>(Eigen::bfloat16(accel_emulation::narrow_to_float_odd(d)))};
+        Eigen::numext::bit_cast<unsigned short>(Eigen::bfloat16(accel::round_to_odd_float(d)))};
 }

@@ -9,7 +9,7 @@
 
 #include <Eigen/Core>
 
-#include "narrow_to_float.h"
+#include <accel/round_to_odd.hpp>
 
 /// An IEEE binary16 value as stored (1 sign, 5 exponent, 10 fraction bits):
 /// 16 bits, 2-byte aligned, as CUDA's __half. Convert with __half2float and
@@ -29,8 +29,8 @@ inline float __half2float(__half h) { return static_cast<float>(Eigen::numext::b
 inline __half __float2half_rn(float f) { return __half{Eigen::numext::bit_cast<unsigned short>(Eigen::half(f))}; }
 
 /// `d` rounded once to the nearest binary16 value, ties to even (not through
-/// a rounded float: see narrow_to_float.h); overflow gives ±Inf, NaN stays
+/// a rounded float: see accel/round_to_odd.hpp); overflow gives ±Inf, NaN stays
 /// NaN. As CUDA's __double2half.
 inline __half __double2half(double d) {
-    return __half{Eigen::numext::bit_cast<unsigned short>(Eigen::half(accel_emulation::narrow_to_float_odd(d)))};
+    return __half{Eigen::numext::bit_cast<unsigned short>(Eigen::half(accel::round_to_odd_float(d)))};
 }

@@ -1,5 +1,6 @@
-// The first step of the emulation's double → f16 / bf16 conversions
-// (cuda_fp16.h's __double2half, cuda_bf16.h's __double2bfloat16).
+// accel/round_to_odd.hpp — the first step of every double → f16 / bf16
+// conversion in accel (accel::convert_elements, the host and Kokkos convert
+// kernels, the CUDA emulation's __double2half / __double2bfloat16).
 //
 // Rounding a double to float to nearest and then to f16 or bf16 to nearest
 // rounds twice: a double just above a halfway point of the 16-bit format can
@@ -10,7 +11,8 @@
 // needs whenever the float has at least two more significand bits than the
 // target (24 ≥ 11 + 2 and 8 + 2, at every exponent, subnormals included), so
 // Eigen's float → f16 / bf16 rounding to nearest even after it gives the
-// double rounded once, as CUDA's own conversions do. Only the standard
+// double rounded once, as CUDA's own conversions do.
+// Header-only and pure: thread-safe. Only the standard
 // library's float functions are used (std::nextafter, std::ilogb,
 // std::scalbn); no bit manipulation.
 #pragma once
@@ -19,14 +21,14 @@
 #include <cmath>
 #include <limits>
 
-namespace accel_emulation {
+namespace accel {
 
 /// `d` rounded to float toward zero, and when that was inexact, to the odd
 /// one of the two floats around `d` (the one whose last significand bit is
 /// 1). Exact values, ±0, ±Inf and NaN come back as the float they are;
 /// magnitudes beyond the float range give ±FLT_MAX (odd), those below half
 /// the smallest subnormal ±(smallest subnormal) when not zero.
-inline float narrow_to_float_odd(double d) {
+inline float round_to_odd_float(double d) {
     const float nearest = static_cast<float>(d);
     if (std::isnan(d) || static_cast<double>(nearest) == d) return nearest;
     const float toward_zero = std::fabs(static_cast<double>(nearest)) > std::fabs(d)
@@ -42,4 +44,4 @@ inline float narrow_to_float_odd(double d) {
     return std::fmod(significand, 2.0) != 0.0 ? toward_zero : away;
 }
 
-}  // namespace accel_emulation
+}  // namespace accel
