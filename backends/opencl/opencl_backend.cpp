@@ -259,6 +259,13 @@ std::string type_name(cl_device_type t) {
     return "other";
 }
 
+// A CPU device (CL_DEVICE_TYPE_CPU without GPU; Oclgrind, which reports
+// every type, is not one).
+bool is_cpu_device(cl_device_id d) {
+    const cl_device_type type = ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE);
+    return (type & CL_DEVICE_TYPE_CPU) && !(type & CL_DEVICE_TYPE_GPU);
+}
+
 // EW_VW, the vector width of the vectorized elementwise kernels: the
 // native float vector width on CPUs (16 with AVX-512), between 4 and 16,
 // where the compiler then computes one vector per instruction; 4 elsewhere
@@ -433,7 +440,9 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
                            tiles.tiles[GemmTiles::narrow].describe()});
     i.extra.push_back({"elementwise vector width",
                        std::to_string(elementwise_width_for(d)) +
-                           " (add, sigmoid, bce_with_logits, bce_with_logits_backward in f32; build option EW_VW)"});
+                           " (sigmoid, bce_with_logits, bce_with_logits_backward in f32, and add except on CPU "
+                           "devices, where it takes one element per work-item in work-groups of up to 4096; build "
+                           "options EW_VW, ADD_VW)"});
     const char* dtypes = device_has_fp64(d) ? "f32, f64, f16, bf16" : "f32, f16, bf16 (no f64: no cl_khr_fp64)";
     i.extra.push_back({"dtypes", std::string(dtypes) + "; one program per dtype, built on its first use"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
@@ -568,6 +577,10 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
     max_alloc_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     tiles_ = gemm_tiles_for(gemm_params_for(platform, id, info().limits), id);
     ew_width_ = elementwise_width_for(id);
+    add_width_ = is_cpu_device(id) ? 1 : ew_width_;
+    add_block_ = is_cpu_device(id) ? std::min<std::size_t>({4096, info().limits.max_block_size,
+                                                            info().limits.max_block_dims.x})
+                                   : 0;
     fp64_ = device_has_fp64(id);
     local_mem_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_LOCAL_MEM_SIZE);
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
@@ -614,7 +627,8 @@ std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
     const std::string fp64 = fp64_ ? " -DACCEL_HAS_FP64" : "";
     const GemmParams& general = tiles_.tiles[tile];
     if (t == DType::f32)
-        return "-cl-std=CL1.2" + general.build_options() + " -DEW_VW=" + std::to_string(ew_width_) + fp64;
+        return "-cl-std=CL1.2" + general.build_options() + " -DEW_VW=" + std::to_string(ew_width_) +
+               " -DADD_VW=" + std::to_string(add_width_) + fp64;
     GemmParams g = general;
     const char* real = "ACCEL_REAL_F16";
     if (t == DType::f64) {
@@ -623,7 +637,7 @@ std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
     } else if (t == DType::bf16) {
         real = "ACCEL_REAL_BF16";
     }
-    return "-cl-std=CL1.2" + g.build_options() + " -DEW_VW=1 -D" + real + fp64;
+    return "-cl-std=CL1.2" + g.build_options() + " -DEW_VW=1 -DADD_VW=1 -D" + real + fp64;
 }
 
 // The general tile's program: every kernel; another tile's: common.cl and
@@ -767,6 +781,8 @@ LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::s
         const GemmParams& p = tiles_.tiles[tiles_.choose(rows, cols)];
         return geometry_2d(rows, cols, Dim3{p.bx, p.by, 1}, p.tile_cols(), p.tile_rows(), info().limits);
     }
+    if (op == Op::add && add_block_)  // CPU devices: one element per work-item, large work-groups
+        return geometry_1d(rows * cols, add_block_, info().limits);
     if (op == Op::add || op == Op::sigmoid || op == Op::bce_with_logits || op == Op::bce_with_logits_backward)
         return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(rows * cols, ew_width_)));
     return Device::do_default_geometry(op, rows, cols);

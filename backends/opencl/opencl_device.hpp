@@ -208,9 +208,12 @@ struct GemmTiles {
 /// block per dimension):
 ///  - elementwise ops, column_sum, fma_throughput: any geometry within the
 ///    limits (grid-stride loops over the flattened NDRange).
-///    default_geometry gives add, sigmoid, bce_with_logits and
+///    default_geometry gives sigmoid, bce_with_logits and
 ///    bce_with_logits_backward one work-item per vector of EW_VW elements
-///    (the vector width of their kernels), the others one per element.
+///    (the vector width of their kernels) in work-groups of 256; add the
+///    same except on CPU devices, where it gives one work-item per element
+///    in work-groups of min(4096, CL_DEVICE_MAX_WORK_GROUP_SIZE); the
+///    others one work-item per element.
 ///  - matmul and dense, native path: for C[M,N] (dense: M = batch, N = out)
 ///    let P = gemm_params(M, N, K, dtype) (the tile depends on M and N only;
 ///    see GemmTiles::choose): block must be (P.bx, P.by, 1) and grid.z 1;
@@ -356,6 +359,8 @@ private:
     std::uint64_t max_alloc_ = 0;  ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes
     GemmTiles tiles_;  ///< the gemm tiles (gemm_tiles_for())
     std::size_t ew_width_ = 4;  ///< EW_VW of kernels/elementwise.cl (f32 program), from elementwise_width_for()
+    std::size_t add_width_ = 4;  ///< ADD_VW of the f32 program: 1 on CPU devices, else ew_width_
+    std::size_t add_block_ = 0;  ///< add's default work-group size on CPU devices (≤ 4096); 0 elsewhere
     bool fp64_ = false;         ///< double precision: f64 kernels registered
     std::uint64_t local_mem_ = 0;  ///< CL_DEVICE_LOCAL_MEM_SIZE, bytes
 };
