@@ -163,8 +163,8 @@ void OpenclDevice::k_sigmoid_backward(DType t, DeviceHandle dy, DeviceHandle y, 
 void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                             std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
     const std::size_t tile = check_tiled_geometry(g, m, n, k, t, "matmul");
-    launch_tile(t, tile, Kernel::gemm, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m), ul(n),
-           ul(k), flag(ta), flag(tb));
+    launch_tile(t, tile, Kernel::gemm, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m),
+                ul(n), ul(k), flag(ta), flag(tb));
 }
 
 void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
@@ -172,7 +172,7 @@ void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle
                            Stream& s) {
     const std::size_t tile = check_tiled_geometry(g, batch, out, in, t, "dense");
     launch_tile(t, tile, Kernel::gemm, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
-           activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
+                activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
 }
 
 void OpenclDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,

@@ -51,8 +51,9 @@
 // exp(y) on a vector with every lane y <= 0 (or NaN), branch-free: y = k·ln2
 // + r with k = round(y·log2(e)) and |r| <= ln2/2 (ln2 in two parts, so r is
 // exact up to the last fma), exp(r) by its Taylor polynomial to degree 6
-// (truncation error at most (ln2/2)^7/7! = 1.2e-7 relative), times 2^k built in the exponent field. k comes from adding 1.5·2^23, which
-// rounds y·log2(e) to an integer in the low mantissa bits. Lanes below
+// (truncation error at most (ln2/2)^7/7! = 1.2e-7 relative), times 2^k
+// built in the exponent field. k comes from adding 1.5·2^23, which rounds
+// y·log2(e) to an integer in the low mantissa bits. Lanes below
 // -87.33 are taken at -87.33 (so that 2^k stays a normal float): exp is then
 // 1.2e-38 instead of less, an absolute error under 1.2e-38. NaN passes.
 // Relative error over [-87.3, 0]: at most 2.3e-7 (2-4 ulp; OpenCL allows
