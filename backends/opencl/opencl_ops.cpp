@@ -196,13 +196,6 @@ void OpenclDevice::k_bce_with_logits_backward(DType t, DeviceHandle z, DeviceHan
     launch(t, Kernel::bce_with_logits_backward, g, s, mem(z), mem(tg), mem(dz), ul(n), scalar(t, scale));
 }
 
-void OpenclDevice::k_adam_step(DType t, DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v,
-                               std::size_t n, double beta1, double beta2, double eps, double step_size,
-                               double bc2_sqrt, const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::adam_step, g, s, mem(p), mem(grad), mem(m), mem(v), ul(n), scalar(t, beta1), scalar(t, beta2),
-           scalar(t, eps), scalar(t, step_size), scalar(t, bc2_sqrt));
-}
-
 void OpenclDevice::k_convert(DType from, DType t, DeviceHandle x, DeviceHandle y, std::size_t n,
                              const LaunchGeometry& g, Stream& s) {
     Kernel k = Kernel::convert_f32;
@@ -220,6 +213,13 @@ void OpenclDevice::k_convert(DType from, DType t, DeviceHandle x, DeviceHandle y
             break;
     }
     launch(t, k, g, s, mem(x), mem(y), ul(n));
+}
+
+void OpenclDevice::k_adam_step(DType t, DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v,
+                               std::size_t n, double beta1, double beta2, double eps, double step_size,
+                               double bc2_sqrt, const LaunchGeometry& g, Stream& s) {
+    launch(t, Kernel::adam_step, g, s, mem(p), mem(grad), mem(m), mem(v), ul(n), scalar(t, beta1), scalar(t, beta2),
+           scalar(t, eps), scalar(t, step_size), scalar(t, bc2_sqrt));
 }
 
 void OpenclDevice::fma_throughput(DeviceHandle y, std::size_t n, std::size_t iterations, const LaunchGeometry& g,
