@@ -21,6 +21,7 @@ extern const char accel_cl_common[];
 extern const char accel_cl_elementwise[];
 extern const char accel_cl_reduce[];
 extern const char accel_cl_matmul[];
+extern const char accel_cl_convert[];
 
 namespace accel {
 namespace opencl {
@@ -258,6 +259,13 @@ std::string type_name(cl_device_type t) {
     return "other";
 }
 
+// A CPU device (CL_DEVICE_TYPE_CPU without GPU; Oclgrind, which reports
+// every type, is not one).
+bool is_cpu_device(cl_device_id d) {
+    const cl_device_type type = ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE);
+    return (type & CL_DEVICE_TYPE_CPU) && !(type & CL_DEVICE_TYPE_GPU);
+}
+
 // EW_VW, the vector width of the vectorized elementwise kernels: the
 // native float vector width on CPUs (16 with AVX-512), between 4 and 16,
 // where the compiler then computes one vector per instruction; 4 elsewhere
@@ -322,6 +330,36 @@ GemmParams gemm_params_for(cl_platform_id p, cl_device_id d, const LaunchLimits&
     const cl_ulong local = ACCEL_DEVICE_VALUE(cl_ulong, d, CL_DEVICE_LOCAL_MEM_SIZE);
     while (g.tk > 4 && g.local_bytes() > local) g.tk /= 2;
     return g;
+}
+
+// The gemm tiles of a device (GemmTiles): the general tile from
+// gemm_params_for(), and on CPU devices a narrow one derived from it (same
+// fma, K-tail exit and vector width VW; fewer work-items and less local
+// memory, so it fits wherever the general one does): BY × 1 work-items
+// (8 × 1), each 16 rows × one vector of VW columns — 16 accumulator vectors,
+// as many as the general tile's 8 × 2 — a (BY·16) × VW tile (128 × 16 with
+// AVX-512), K slice min(TK, 32). It serves C with few columns (N ≤ VW: the
+// output layer of an MLP, 4096×10×30), where the general tile's 128 columns
+// would be more than 90 % padding: measured on a 2-core AVX-512 Xeon at
+// 4096×10×30, 0.68 → 3.9 GFLOP/s on PoCL and 0.67 → 3.3 on Intel's runtime
+// (CLBlast there: 1.4-3.3). Splitting outputs that fit one general tile
+// (dense 64×784×128: one work-group) into 2 or 4 smaller work-groups was
+// measured slower on both runtimes, so those keep the general tile.
+// Other devices (GPUs, Oclgrind) have the general tile only.
+GemmTiles gemm_tiles_for(const GemmParams& general, cl_device_id d) {
+    GemmTiles t;
+    t.tiles[GemmTiles::general] = general;
+    t.count = 1;
+    const cl_device_type type = ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE);
+    if (!(type & CL_DEVICE_TYPE_CPU) || (type & CL_DEVICE_TYPE_GPU)) return t;
+    GemmParams narrow = general;
+    narrow.bx = 1;
+    narrow.wm = 16;
+    narrow.wn = 1;
+    narrow.tk = std::min<std::size_t>(general.tk, 32);
+    t.tiles[GemmTiles::narrow] = narrow;
+    t.count = 2;
+    return t;
 }
 
 // Whether `extension` is a word of the device's CL_DEVICE_EXTENSIONS.
@@ -396,9 +434,15 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
     i.extra.push_back({"max allocation", std::to_string(ACCEL_DEVICE_VALUE(cl_ulong, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE)) +
                                              " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)"});
     i.extra.push_back({"matmul kernel", gemm.describe()});
+    const GemmTiles tiles = gemm_tiles_for(gemm, d);
+    if (tiles.count > GemmTiles::narrow)
+        i.extra.push_back({"matmul kernel, N <= " + std::to_string(tiles.tiles[GemmTiles::narrow].tile_cols()),
+                           tiles.tiles[GemmTiles::narrow].describe()});
     i.extra.push_back({"elementwise vector width",
                        std::to_string(elementwise_width_for(d)) +
-                           " (add, sigmoid, bce_with_logits, bce_with_logits_backward in f32; build option EW_VW)"});
+                           " (sigmoid, bce_with_logits, bce_with_logits_backward in f32, and add except on CPU "
+                           "devices, where it takes one element per work-item in work-groups of up to 4096; build "
+                           "options EW_VW, ADD_VW)"});
     const char* dtypes = device_has_fp64(d) ? "f32, f64, f16, bf16" : "f32, f16, bf16 (no f64: no cl_khr_fp64)";
     i.extra.push_back({"dtypes", std::string(dtypes) + "; one program per dtype, built on its first use"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
@@ -531,8 +575,12 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
     : Device(make_info(index, platform, id, within_platform)), platform_(platform), id_(id) {
     note_runtime_user_thread();
     max_alloc_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
-    gemm_ = gemm_params_for(platform, id, info().limits);
+    tiles_ = gemm_tiles_for(gemm_params_for(platform, id, info().limits), id);
     ew_width_ = elementwise_width_for(id);
+    add_width_ = is_cpu_device(id) ? 1 : ew_width_;
+    add_block_ = is_cpu_device(id) ? std::min<std::size_t>({4096, info().limits.max_block_size,
+                                                            info().limits.max_block_dims.x})
+                                   : 0;
     fp64_ = device_has_fp64(id);
     local_mem_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_LOCAL_MEM_SIZE);
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
@@ -561,7 +609,8 @@ const char* const kKernelNames[] = {"add",           "sigmoid",         "relu",
                                     "relu_backward", "sigmoid_backward", "bce_with_logits",
                                     "bce_with_logits_backward", "adam_step", "fma_throughput",
                                     "bias_activation",     "column_sum",      "gemm",
-                                    "empty"};
+                                    "empty",         "convert_f32",     "convert_f64",
+                                    "convert_f16",   "convert_bf16"};
 static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std::size_t>(Kernel::count_),
               "one name per Kernel");
 }  // namespace
@@ -571,9 +620,16 @@ static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std:
 // macros (ACCEL_REAL_*) and EW_VW = 1 (the vector elementwise kernels are
 // float32 only); f64 with the K slice halved, if need be, until its double
 // slices fit the local memory (the tile, and so the launch geometry, stays).
-std::string OpenclDevice::build_options(DType t) const {
-    if (t == DType::f32) return "-cl-std=CL1.2" + gemm_.build_options() + " -DEW_VW=" + std::to_string(ew_width_);
-    GemmParams g = gemm_;
+// Every dtype's program on a device with double precision also gets
+// ACCEL_HAS_FP64 (its convert_f64 kernel, kernels/convert.cl).
+// The gemm parameters are those of tile `tile` (GemmTiles).
+std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
+    const std::string fp64 = fp64_ ? " -DACCEL_HAS_FP64" : "";
+    const GemmParams& general = tiles_.tiles[tile];
+    if (t == DType::f32)
+        return "-cl-std=CL1.2" + general.build_options() + " -DEW_VW=" + std::to_string(ew_width_) +
+               " -DADD_VW=" + std::to_string(add_width_) + fp64;
+    GemmParams g = general;
     const char* real = "ACCEL_REAL_F16";
     if (t == DType::f64) {
         real = "ACCEL_REAL_F64";
@@ -581,15 +637,19 @@ std::string OpenclDevice::build_options(DType t) const {
     } else if (t == DType::bf16) {
         real = "ACCEL_REAL_BF16";
     }
-    return "-cl-std=CL1.2" + g.build_options() + " -DEW_VW=1 -D" + real;
+    return "-cl-std=CL1.2" + g.build_options() + " -DEW_VW=1 -DADD_VW=1 -D" + real + fp64;
 }
 
-void OpenclDevice::build_program(DType t) {
-    const char* sources[] = {accel_cl_common, accel_cl_elementwise, accel_cl_reduce, accel_cl_matmul};
+// The general tile's program: every kernel; another tile's: common.cl and
+// matmul.cl only (its gemm kernel).
+void OpenclDevice::build_program(DType t, std::size_t tile) {
+    const char* all[] = {accel_cl_common, accel_cl_elementwise, accel_cl_reduce, accel_cl_matmul, accel_cl_convert};
+    const char* gemm_only[] = {accel_cl_common, accel_cl_matmul};
+    const bool general = tile == GemmTiles::general;
     cl_int err = CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(context_, 4, sources, nullptr, &err);
+    cl_program p = clCreateProgramWithSource(context_, general ? 5 : 2, general ? all : gemm_only, nullptr, &err);
     check_cl(err, std::string("building the ") + dtype_name(t) + " kernels: clCreateProgramWithSource");
-    const std::string options = build_options(t);
+    const std::string options = build_options(t, tile);
     err = clBuildProgram(p, 1, &id_, options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
         std::size_t n = 0;
@@ -604,12 +664,12 @@ void OpenclDevice::build_program(DType t) {
                      "): clBuildProgram",
                  " with options '" + options + "'; build log:\n" + trimmed(log));
     }
-    programs_[static_cast<std::size_t>(t)].program = p;
+    programs_[tile * kDTypeCount + static_cast<std::size_t>(t)].program = p;
 }
 
-OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t) {
-    Program& prog = programs_[static_cast<std::size_t>(t)];
-    std::call_once(prog.once, [this, t] { build_program(t); });
+OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t, std::size_t tile) {
+    Program& prog = programs_[tile * kDTypeCount + static_cast<std::size_t>(t)];
+    std::call_once(prog.once, [this, t, tile] { build_program(t, tile); });
     {
         std::lock_guard<std::mutex> lock(prog.mutex);
         if (!prog.free.empty()) {
@@ -622,6 +682,8 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t) {
     auto set = std::make_unique<KernelSet>();
     set->fill(nullptr);
     for (std::size_t i = 0; i < set->size(); ++i) {
+        if (static_cast<Kernel>(i) == Kernel::convert_f64 && !fp64_) continue;  // not in the program: no double
+        if (tile != GemmTiles::general && static_cast<Kernel>(i) != Kernel::gemm) continue;  // gemm-only program
         cl_int err = CL_SUCCESS;
         (*set)[i] = clCreateKernel(prog.program, kKernelNames[i], &err);
         if (err != CL_SUCCESS) {
@@ -637,8 +699,8 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t) {
     return prog.sets.back().get();
 }
 
-void OpenclDevice::release_kernels(DType t, KernelSet* set) noexcept {
-    Program& prog = programs_[static_cast<std::size_t>(t)];
+void OpenclDevice::release_kernels(DType t, std::size_t tile, KernelSet* set) noexcept {
+    Program& prog = programs_[tile * kDTypeCount + static_cast<std::size_t>(t)];
     std::lock_guard<std::mutex> lock(prog.mutex);
     prog.free.push_back(set);  // never reallocates: capacity reserved in acquire_kernels()
 }
@@ -715,12 +777,25 @@ void OpenclDevice::do_synchronize() {
 }
 
 LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
-    if (op_info(op).tiled)
-        return geometry_2d(rows, cols, Dim3{gemm_.bx, gemm_.by, 1}, gemm_.tile_cols(), gemm_.tile_rows(),
-                           info().limits);
+    if (op_info(op).tiled) {
+        const GemmParams& p = tiles_.tiles[tiles_.choose(rows, cols)];
+        return geometry_2d(rows, cols, Dim3{p.bx, p.by, 1}, p.tile_cols(), p.tile_rows(), info().limits);
+    }
+    if (op == Op::add && add_block_)  // CPU devices: one element per work-item, large work-groups
+        return geometry_1d(rows * cols, add_block_, info().limits);
     if (op == Op::add || op == Op::sigmoid || op == Op::bce_with_logits || op == Op::bce_with_logits_backward)
         return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(rows * cols, ew_width_)));
     return Device::do_default_geometry(op, rows, cols);
+}
+
+std::size_t GemmTiles::choose(std::size_t m, std::size_t n) const noexcept {
+    if (count == 1) return general;
+    (void)m;
+    return n <= tiles[narrow].tile_cols() ? narrow : general;
+}
+
+const GemmParams& OpenclDevice::gemm_params(std::size_t m, std::size_t n, std::size_t, DType) const noexcept {
+    return tiles_.tiles[tiles_.choose(m, n)];
 }
 
 bool OpenclDevice::has_vendor_gemm(DType t) const noexcept {
@@ -738,3 +813,4 @@ bool OpenclDevice::has_vendor_gemm(DType t) const noexcept {
 }  // namespace accel
 
 ACCEL_DEFINE_PLUGIN("opencl", accel::opencl::OpenclBackend)
+

@@ -77,6 +77,10 @@ enum class Kernel {
     column_sum,
     gemm,
     empty,
+    convert_f32,   ///< convert from f32 into the program's dtype (kernels/convert.cl)
+    convert_f64,   ///< from f64: only in programs of devices with fp64 (else no kernel: a null entry)
+    convert_f16,   ///< from f16
+    convert_bf16,  ///< from bf16
     count_
 };
 
@@ -179,20 +183,43 @@ struct GemmParams {
     std::string describe() const;
 };
 
+/// The gemm tiles of one device, chosen per output shape by choose(): a
+/// work-group computes a whole tile, so a tile much wider than C computes
+/// mostly padding. Index 0 is the general tile (gemm_params_for()); CPU
+/// devices add `narrow` (gemm_tiles_for() in opencl_backend.cpp documents
+/// it and the measurements behind it). Each tile is one compiled variant of
+/// kernels/matmul.cl: its own program per dtype, built on first use.
+struct GemmTiles {
+    enum Index : std::size_t { general = 0, narrow = 1, max_count = 2 };
+    std::array<GemmParams, max_count> tiles{};
+    std::size_t count = 1;  ///< tiles[0, count) exist on this device
+
+    /// The tile for C[m,n] (row-major; m rows, n columns; any m, n ≥ 0), the
+    /// one rule that picks it: `narrow` where the device has it and
+    /// n ≤ tiles[narrow].tile_cols(), else `general`. Depends on the output
+    /// shape only (never on K or the dtype), so the launch geometry of a
+    /// matmul or dense follows from it. Never throws.
+    std::size_t choose(std::size_t m, std::size_t n) const noexcept;
+};
+
 /// One OpenCL device with its context and programs (one per dtype).
 ///
 /// Launch geometry (OpenCL terms: local size = block, global NDRange = grid ×
 /// block per dimension):
 ///  - elementwise ops, column_sum, fma_throughput: any geometry within the
 ///    limits (grid-stride loops over the flattened NDRange).
-///    default_geometry gives add, sigmoid, bce_with_logits and
+///    default_geometry gives sigmoid, bce_with_logits and
 ///    bce_with_logits_backward one work-item per vector of EW_VW elements
-///    (the vector width of their kernels), the others one per element.
-///  - matmul and dense, native path: block must be (BX, BY, 1) with BX, BY
-///    from gemm_params(), and grid.z must be 1; each work-group computes a
-///    TM × TN output tile (gemm_params().tile_rows() × tile_cols()), so the
-///    grid must be at least (ceil(N / TN), ceil(M / TM)) for C[M,N] (dense:
-///    N = out, M = batch). Anything else raises InvalidArgument naming the
+///    (the vector width of their kernels) in work-groups of 256; add the
+///    same except on CPU devices, where it gives one work-item per element
+///    in work-groups of min(4096, CL_DEVICE_MAX_WORK_GROUP_SIZE); the
+///    others one work-item per element.
+///  - matmul and dense, native path: for C[M,N] (dense: M = batch, N = out)
+///    let P = gemm_params(M, N, K, dtype) (the tile depends on M and N only;
+///    see GemmTiles::choose): block must be (P.bx, P.by, 1) and grid.z 1;
+///    each work-group computes a TM × TN output tile (P.tile_rows() ×
+///    P.tile_cols()), so the grid must be at least (ceil(N / TN),
+///    ceil(M / TM)). Anything else raises InvalidArgument naming the
 ///    accepted geometry.
 ///  - vendor path (CLBlast): the geometry is ignored; CLBlast chooses its own.
 /// Every dtype's kernels accept the same geometries (the f64 program may
@@ -211,8 +238,16 @@ public:
     OpenclDevice(int index, cl_platform_id platform, cl_device_id id, int within_platform);
     ~OpenclDevice() override;
 
-    /// The compile-time parameters of the gemm kernel on this device.
-    const GemmParams& gemm_params() const noexcept { return gemm_; }
+    /// The compile-time parameters of the general gemm tile on this device
+    /// (what accel-info shows; gemm_params(m, n, k, t) gives the one a shape uses).
+    const GemmParams& gemm_params() const noexcept { return tiles_.tiles[GemmTiles::general]; }
+    /// The gemm parameters the native matmul/dense of C[m,n] = op(A)[m,k] ·
+    /// op(B)[k,n] in dtype t runs with, and so its tile (block (bx, by, 1),
+    /// tile_rows() × tile_cols() of C per work-group): tiles of
+    /// GemmTiles::choose(m, n); k and t never change the tile (the f64
+    /// program may stage a shorter K slice than tk shows). Never throws;
+    /// thread-safe (the tiles are fixed when the device is opened).
+    const GemmParams& gemm_params(std::size_t m, std::size_t n, std::size_t k, DType t) const noexcept;
 
     /// Whether f64 kernels are registered: the device reports double
     /// precision (CL_DEVICE_DOUBLE_FP_CONFIG or cl_khr_fp64).
@@ -248,6 +283,17 @@ public:
     void k_adam_step(DType t, DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n,
                      double beta1, double beta2, double eps, double step_size, double bias_correction2_sqrt,
                      const LaunchGeometry& g, Stream& s);
+    /// y[i] = x[i] for i < n, x of dtype `from` and y of dtype `t` (any two
+    /// of the device's dtypes, equal ones included): widening is exact,
+    /// narrowing rounds once to nearest, ties to even (from f64 to f16 or bf16
+    /// too: not through a float rounding), NaN and ±Inf are kept, values
+    /// beyond t's range become ±Inf (kernels/convert.cl). x and y hold n
+    /// elements each and do not overlap unless from == t. Any geometry (a
+    /// grid-stride loop). Throws Unsupported when `from` is f64 and the device
+    /// has no double precision, DeviceError when the enqueue fails.
+    /// Thread-safe, as every k_*.
+    void k_convert(DType from, DType t, DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
+                   Stream& s);
     /// C[m,n] = op(A)·op(B) + beta·C with CLBlast (opencl_vendor.cpp); only
     /// where has_vendor_gemm(t).
     void k_gemm_vendor(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
@@ -265,7 +311,9 @@ protected:
 private:
     /// One cl_kernel per Kernel, created from one dtype's program.
     using KernelSet = std::array<cl_kernel, static_cast<std::size_t>(Kernel::count_)>;
-    /// One dtype's program and its pool of kernel sets.
+    /// One program — of a dtype and a gemm tile — and its pool of kernel
+    /// sets. The general tile's program holds every kernel; another tile's
+    /// holds only gemm (its set's other entries are null).
     struct Program {
         std::once_flag once;
         cl_program program = nullptr;  ///< written once under `once`
@@ -275,31 +323,44 @@ private:
     };
     /// Registers every kernel of every dtype this device runs (constructor).
     void register_kernels();
-    /// Leases an unused kernel set of dtype `t`'s program (creating one when
-    /// every set is in use), building the program on first use: DeviceError
-    /// with the build log when the OpenCL C compiler rejects it. Thread-safe.
-    KernelSet* acquire_kernels(DType t);
-    /// Returns a set from acquire_kernels(t) to t's pool. Thread-safe.
-    void release_kernels(DType t, KernelSet* set) noexcept;
-    void build_program(DType t);
-    /// The clBuildProgram options of dtype `t`'s program.
-    std::string build_options(DType t) const;
-    /// Sets the arguments of kernel `k` of dtype `t`'s program in order and
+    /// Leases an unused kernel set of the program of dtype `t` and gemm tile
+    /// `tile` (a GemmTiles index below tiles_.count), creating one when every
+    /// set is in use, building the program on first use: DeviceError with the
+    /// build log when the OpenCL C compiler rejects it. Thread-safe.
+    KernelSet* acquire_kernels(DType t, std::size_t tile);
+    /// Returns a set from acquire_kernels(t, tile) to its pool. Thread-safe.
+    void release_kernels(DType t, std::size_t tile, KernelSet* set) noexcept;
+    void build_program(DType t, std::size_t tile);
+    /// The clBuildProgram options of the program of dtype `t` and gemm tile `tile`.
+    std::string build_options(DType t, std::size_t tile) const;
+    /// Sets the arguments of kernel `k` of the program of dtype `t` (and gemm
+    /// tile `tile`; other kernels than gemm only in tile 0's) in order and
     /// enqueues it on `s` with local size = g.block and global size =
     /// g.grid × g.block.
     template <class... Args>
-    void launch(DType t, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args);
-    /// Throws InvalidArgument unless g is a geometry the gemm kernel accepts for C[m,n].
-    void check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, const char* op) const;
+    void launch_tile(DType t, std::size_t tile, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args);
+    /// launch_tile() in the general program (tile 0).
+    template <class... Args>
+    void launch(DType t, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {
+        launch_tile(t, GemmTiles::general, k, g, s, args...);
+    }
+    /// Throws InvalidArgument unless g is a geometry the gemm kernel accepts
+    /// for C[m,n] = op(A)[m,k]·op(B)[k,n] in dtype t (`op` names the op in
+    /// the message); returns the GemmTiles index of the tile it runs with.
+    std::size_t check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, std::size_t k, DType t,
+                                     const char* op) const;
 
     cl_platform_id platform_;
     cl_device_id id_;
     cl_context context_ = nullptr;
-    std::array<Program, kDTypeCount> programs_;  ///< indexed by DType
+    /// Indexed by tile · kDTypeCount + DType (tile: a GemmTiles index).
+    std::array<Program, kDTypeCount * GemmTiles::max_count> programs_;
     std::shared_ptr<QueueList> queues_ = std::make_shared<QueueList>();
     std::uint64_t max_alloc_ = 0;  ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes
-    GemmParams gemm_;
+    GemmTiles tiles_;  ///< the gemm tiles (gemm_tiles_for())
     std::size_t ew_width_ = 4;  ///< EW_VW of kernels/elementwise.cl (f32 program), from elementwise_width_for()
+    std::size_t add_width_ = 4;  ///< ADD_VW of the f32 program: 1 on CPU devices, else ew_width_
+    std::size_t add_block_ = 0;  ///< add's default work-group size on CPU devices (≤ 4096); 0 elsewhere
     bool fp64_ = false;         ///< double precision: f64 kernels registered
     std::uint64_t local_mem_ = 0;  ///< CL_DEVICE_LOCAL_MEM_SIZE, bytes
 };

@@ -85,6 +85,9 @@ void OpenclDevice::register_kernels() {
             k_adam_step(t, a.out[0], a.in[1], a.out[1], a.out[2], a.n, s[0], s[1], s[2], s[3], s[4], a.geometry,
                         *a.stream);
         });
+        register_kernel("convert", t, nat, [this, t](const KernelArgs& a) {
+            k_convert(a.src_dtype, t, a.in[0], a.out[0], a.n, a.geometry, *a.stream);
+        });
         if (has_vendor_gemm(t))
             register_kernel("gemm", t, OpPath::vendor, [this, t](const KernelArgs& a) {
                 k_gemm_vendor(t, a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b, a.scalars[0],
@@ -94,16 +97,18 @@ void OpenclDevice::register_kernels() {
 }
 
 template <class... Args>
-void OpenclDevice::launch(DType t, Kernel which, const LaunchGeometry& g, Stream& s, const Args&... args) {
+void OpenclDevice::launch_tile(DType t, std::size_t tile, Kernel which, const LaunchGeometry& g, Stream& s,
+                               const Args&... args) {
     // A leased kernel set of t's program: no other thread sets these
     // kernels' arguments until the enqueue below has captured them.
     note_runtime_user_thread();
     struct Lease {
         OpenclDevice& device;
         DType dtype;
+        std::size_t tile;
         KernelSet* set;
-        ~Lease() { device.release_kernels(dtype, set); }
-    } lease{*this, t, acquire_kernels(t)};
+        ~Lease() { device.release_kernels(dtype, tile, set); }
+    } lease{*this, t, tile, acquire_kernels(t, tile)};
     cl_kernel k = (*lease.set)[static_cast<std::size_t>(which)];
     cl_uint i = 0;
     (set_arg(k, i++, args), ...);
@@ -115,8 +120,10 @@ void OpenclDevice::launch(DType t, Kernel which, const LaunchGeometry& g, Stream
              "clEnqueueNDRangeKernel", " with " + g.to_string());
 }
 
-void OpenclDevice::check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, const char* op) const {
-    const GemmParams& p = gemm_;
+std::size_t OpenclDevice::check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, std::size_t k,
+                                               DType t, const char* op) const {
+    const std::size_t tile = tiles_.choose(m, n);
+    const GemmParams& p = gemm_params(m, n, k, t);
     const std::size_t need_x = ceil_div(n, p.tile_cols()), need_y = ceil_div(m, p.tile_rows());
     if (g.block != Dim3{p.bx, p.by, 1} || g.grid.z != 1 || g.grid.x < need_x || g.grid.y < need_y)
         throw InvalidArgument(std::string(op) + " (native, " + selector() + "): launch geometry " + g.to_string() +
@@ -125,6 +132,7 @@ void OpenclDevice::check_tiled_geometry(const LaunchGeometry& g, std::size_t m, 
                               std::to_string(need_y) + ",1) to cover the " + std::to_string(m) + "x" +
                               std::to_string(n) + " output with " + std::to_string(p.tile_rows()) + "x" +
                               std::to_string(p.tile_cols()) + " tiles (rows x columns)");
+    return tile;
 }
 
 void OpenclDevice::k_add(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n,
@@ -154,17 +162,17 @@ void OpenclDevice::k_sigmoid_backward(DType t, DeviceHandle dy, DeviceHandle y, 
 
 void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                             std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
-    check_tiled_geometry(g, m, n, "matmul");
-    launch(t, Kernel::gemm, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m), ul(n),
-           ul(k), flag(ta), flag(tb));
+    const std::size_t tile = check_tiled_geometry(g, m, n, k, t, "matmul");
+    launch_tile(t, tile, Kernel::gemm, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m),
+                ul(n), ul(k), flag(ta), flag(tb));
 }
 
 void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
                            std::size_t batch, std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g,
                            Stream& s) {
-    check_tiled_geometry(g, batch, out, "dense");
-    launch(t, Kernel::gemm, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
-           activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
+    const std::size_t tile = check_tiled_geometry(g, batch, out, in, t, "dense");
+    launch_tile(t, tile, Kernel::gemm, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
+                activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
 }
 
 void OpenclDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
@@ -186,6 +194,25 @@ void OpenclDevice::k_bce_with_logits(DType t, DeviceHandle z, DeviceHandle tg, D
 void OpenclDevice::k_bce_with_logits_backward(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle dz,
                                               std::size_t n, double scale, const LaunchGeometry& g, Stream& s) {
     launch(t, Kernel::bce_with_logits_backward, g, s, mem(z), mem(tg), mem(dz), ul(n), scalar(t, scale));
+}
+
+void OpenclDevice::k_convert(DType from, DType t, DeviceHandle x, DeviceHandle y, std::size_t n,
+                             const LaunchGeometry& g, Stream& s) {
+    Kernel k = Kernel::convert_f32;
+    switch (from) {
+        case DType::f32: k = Kernel::convert_f32; break;
+        case DType::f16: k = Kernel::convert_f16; break;
+        case DType::bf16: k = Kernel::convert_bf16; break;
+        case DType::f64:
+            if (!fp64_)
+                throw Unsupported(std::string("convert (f64 to ") + dtype_name(t) + ", " + selector() + " (" +
+                                  info().name + ")): the device has no double precision (no cl_khr_fp64), so f64 "
+                                  "is not one of its dtypes; convert from f32, f16 or bf16 here, or use a device "
+                                  "with fp64");
+            k = Kernel::convert_f64;
+            break;
+    }
+    launch(t, k, g, s, mem(x), mem(y), ul(n));
 }
 
 void OpenclDevice::k_adam_step(DType t, DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v,
