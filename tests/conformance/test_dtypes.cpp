@@ -197,7 +197,7 @@ TEST_CASE("convert rounds f64 once to f16 and bf16") {
         try {
             ops::convert(X, Y);
         } catch (const Unsupported& e) {
-            MESSAGE(std::string("skipped: convert f64 to ") + dtype_name(t) + ": " + e.what());
+            MESSAGE((std::string("skipped: convert f64 to ") + dtype_name(t) + ": " + e.what()));
             continue;
         }
         const auto got = Y.download_as<double>();

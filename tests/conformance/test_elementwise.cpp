@@ -215,7 +215,7 @@ TEST_CASE("fma_throughput probe computes what it claims, in f32 and f64") {
         try {
             flops = diagnostics::fma_throughput(y, iterations);
         } catch (const Unsupported& e) {
-            MESSAGE(std::string("skipped: fma_throughput ") + dtype_name(t) + ": " + e.what());
+            MESSAGE((std::string("skipped: fma_throughput ") + dtype_name(t) + ": " + e.what()));
             continue;
         }
         CHECK(flops == doctest::Approx(16.0 * iterations * n));
