@@ -573,12 +573,20 @@ void CudaDevice::do_synchronize() {
     ACCEL_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// The matmul kernel is written for one block shape and does not loop over
+// tiles; its tile depends on the output's shape (matmul_tile in
+// kernels/kernels.hpp). Row tiles run along grid x (its limit is the largest).
+std::optional<TileLayout> CudaDevice::do_tile_layout(Op, std::size_t rows, std::size_t cols) const {
+    const MatmulTile tile = matmul_tile(rows, cols);
+    TileLayout t;
+    t.block = Dim3{kMatmulThreads, kMatmulThreads, 1};
+    t.tile_rows = tile.rows;
+    t.tile_cols = tile.cols;
+    t.rows_along_x = true;
+    return t;
+}
+
 LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
-    if (op_info(op).tiled) {  // rows along x: geometry_2d's x is the tile count of its first extent
-        const MatmulTile tile = matmul_tile(rows, cols);  // the kernel's tile for this output (kernels.hpp)
-        return geometry_2d(cols, rows, Dim3{kMatmulThreads, kMatmulThreads, 1}, tile.rows, tile.cols,
-                           info().limits);
-    }
     const std::size_t block = std::min<std::size_t>(256, info().limits.max_block_size);
     // column_sum: one block per chunk of kColumnSumWidth columns (its rows split over the block's threads).
     const std::size_t items = op == Op::column_sum ? ceil_div(cols, kColumnSumWidth) * block : rows * cols;

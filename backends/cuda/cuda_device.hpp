@@ -373,6 +373,7 @@ protected:
     /// matmul_tile(rows, cols) of kernels/kernels.hpp (128×128, 64×64 or
     /// 32×32 by the output's shape).
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
+    std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;
     Probes* do_probes() noexcept override { return this; }
 
 private:

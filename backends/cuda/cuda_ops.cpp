@@ -40,30 +40,6 @@ Epilogue epilogue(Activation a) {
     return Epilogue::none;
 }
 
-// check_tiled: the matmul kernel is written for one block shape and does
-// not loop over tiles, and its tile depends on the output's shape
-// (matmul_tile in kernels/kernels.hpp): `g` must have block (16,16,1),
-// grid.x·BM ≥ rows, grid.y·BN ≥ cols and grid.z = 1 for the BM × BN tile of
-// a rows × cols output. Throws InvalidArgument naming the geometry given and
-// the one that would be accepted (Options::geometry unset gives it).
-void check_tiled(Op op, const LaunchGeometry& g, std::size_t rows, std::size_t cols) {
-    const MatmulTile tile = matmul_tile(rows, cols);
-    const Dim3 need_block{kMatmulThreads, kMatmulThreads, 1};
-    const std::size_t gx = ceil_div(rows, tile.rows), gy = ceil_div(cols, tile.cols);
-    const std::string want = "block (" + std::to_string(kMatmulThreads) + "," + std::to_string(kMatmulThreads) +
-                             ",1) and grid of at least (" + std::to_string(gx) + "," + std::to_string(gy) +
-                             ",1) with grid.z = 1 for a " + std::to_string(rows) + "x" + std::to_string(cols) +
-                             " output (one block per " + std::to_string(tile.rows) + "x" +
-                             std::to_string(tile.cols) + " tile, row tiles along x); leave Options::geometry unset "
-                             "for that default";
-    if (g.block != need_block)
-        throw InvalidArgument(std::string(op_name(op)) + ": launch geometry " + g.to_string() +
-                              " rejected: the CUDA tiled kernel accepts only " + want);
-    if (g.grid.x < gx || g.grid.y < gy || g.grid.z != 1)
-        throw InvalidArgument(std::string(op_name(op)) + ": launch geometry " + g.to_string() +
-                              " does not cover the output: the CUDA tiled kernel needs " + want);
-}
-
 }  // namespace
 
 template <class T>
@@ -95,7 +71,6 @@ void CudaDevice::register_dtype(DType dt) {
     });
     register_kernel("matmul", dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
-        check_tiled(Op::matmul, a.geometry, a.m, a.n);
         ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a,
                                        a.trans_b, static_cast<const T*>(nullptr), Epilogue::none,
                                        launch(a.geometry, *a.stream)));
@@ -103,7 +78,6 @@ void CudaDevice::register_dtype(DType dt) {
     // dense: y[batch, out] = act(x[batch, in]·W[out, in]ᵀ + bias); m = batch, n = out, k = in.
     register_kernel("dense", dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
-        check_tiled(Op::dense, a.geometry, a.m, a.n);
         ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, false, true,
                                        in<T>(a.in[2]), epilogue(a.act), launch(a.geometry, *a.stream)));
     });

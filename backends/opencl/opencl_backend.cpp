@@ -776,11 +776,18 @@ void OpenclDevice::do_synchronize() {
     check_cl(first_error, "Device::synchronize: clFinish");
 }
 
+// One work-group per TM × TN tile of C, column tiles along x (the NDRange's
+// x is the column index); the tile depends on the output's shape.
+std::optional<TileLayout> OpenclDevice::do_tile_layout(Op, std::size_t rows, std::size_t cols) const {
+    const GemmParams& p = gemm_params(rows, cols);
+    TileLayout t;
+    t.block = Dim3{p.bx, p.by, 1};
+    t.tile_rows = p.tile_rows();
+    t.tile_cols = p.tile_cols();
+    return t;
+}
+
 LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
-    if (op_info(op).tiled) {
-        const GemmParams& p = tiles_.tiles[tiles_.choose(rows, cols)];
-        return geometry_2d(rows, cols, Dim3{p.bx, p.by, 1}, p.tile_cols(), p.tile_rows(), info().limits);
-    }
     if (op == Op::add && add_block_)  // CPU devices: one element per work-item, large work-groups
         return geometry_1d(rows * cols, add_block_, info().limits);
     if (op == Op::add || op == Op::sigmoid || op == Op::bce_with_logits || op == Op::bce_with_logits_backward)
@@ -794,7 +801,7 @@ std::size_t GemmTiles::choose(std::size_t m, std::size_t n) const noexcept {
     return n <= tiles[narrow].tile_cols() ? narrow : general;
 }
 
-const GemmParams& OpenclDevice::gemm_params(std::size_t m, std::size_t n, std::size_t, DType) const noexcept {
+const GemmParams& OpenclDevice::gemm_params(std::size_t m, std::size_t n) const noexcept {
     return tiles_.tiles[tiles_.choose(m, n)];
 }
 

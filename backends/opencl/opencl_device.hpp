@@ -215,12 +215,12 @@ struct GemmTiles {
 ///    in work-groups of min(4096, CL_DEVICE_MAX_WORK_GROUP_SIZE); the
 ///    others one work-item per element.
 ///  - matmul and dense, native path: for C[M,N] (dense: M = batch, N = out)
-///    let P = gemm_params(M, N, K, dtype) (the tile depends on M and N only;
+///    let P = gemm_params(M, N) (the tile depends on M and N only;
 ///    see GemmTiles::choose): block must be (P.bx, P.by, 1) and grid.z 1;
 ///    each work-group computes a TM × TN output tile (P.tile_rows() ×
 ///    P.tile_cols()), so the grid must be at least (ceil(N / TN),
-///    ceil(M / TM)). Anything else raises InvalidArgument naming the
-///    accepted geometry.
+///    ceil(M / TM)) (do_tile_layout; the op front-end rejects anything
+///    else, naming the accepted geometry).
 ///  - vendor path (CLBlast): the geometry is ignored; CLBlast chooses its own.
 /// Every dtype's kernels accept the same geometries (the f64 program may
 /// stage a shorter K slice, which does not change the tile).
@@ -239,15 +239,15 @@ public:
     ~OpenclDevice() override;
 
     /// The compile-time parameters of the general gemm tile on this device
-    /// (what accel-info shows; gemm_params(m, n, k, t) gives the one a shape uses).
+    /// (what accel-info shows; gemm_params(m, n) gives the one a shape uses).
     const GemmParams& gemm_params() const noexcept { return tiles_.tiles[GemmTiles::general]; }
-    /// The gemm parameters the native matmul/dense of C[m,n] = op(A)[m,k] ·
-    /// op(B)[k,n] in dtype t runs with, and so its tile (block (bx, by, 1),
-    /// tile_rows() × tile_cols() of C per work-group): tiles of
-    /// GemmTiles::choose(m, n); k and t never change the tile (the f64
-    /// program may stage a shorter K slice than tk shows). Never throws;
-    /// thread-safe (the tiles are fixed when the device is opened).
-    const GemmParams& gemm_params(std::size_t m, std::size_t n, std::size_t k, DType t) const noexcept;
+    /// The gemm parameters the native matmul/dense of C[m,n] runs with in
+    /// every dtype, and so its tile (block (bx, by, 1), tile_rows() ×
+    /// tile_cols() of C per work-group; do_tile_layout): tiles of
+    /// GemmTiles::choose(m, n); neither K nor the dtype changes the tile
+    /// (the f64 program may stage a shorter K slice than tk shows). Never
+    /// throws; thread-safe (the tiles are fixed when the device is opened).
+    const GemmParams& gemm_params(std::size_t m, std::size_t n) const noexcept;
 
     /// Whether f64 kernels are registered: the device reports double
     /// precision (CL_DEVICE_DOUBLE_FP_CONFIG or cl_khr_fp64).
@@ -306,6 +306,7 @@ public:
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
+    std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;
     Probes* do_probes() noexcept override { return this; }
 
 private:
@@ -344,11 +345,6 @@ private:
     void launch(DType t, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {
         launch_tile(t, GemmTiles::general, k, g, s, args...);
     }
-    /// Throws InvalidArgument unless g is a geometry the gemm kernel accepts
-    /// for C[m,n] = op(A)[m,k]·op(B)[k,n] in dtype t (`op` names the op in
-    /// the message); returns the GemmTiles index of the tile it runs with.
-    std::size_t check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, std::size_t k, DType t,
-                                     const char* op) const;
 
     cl_platform_id platform_;
     cl_device_id id_;

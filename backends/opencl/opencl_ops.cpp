@@ -120,21 +120,6 @@ void OpenclDevice::launch_tile(DType t, std::size_t tile, Kernel which, const La
              "clEnqueueNDRangeKernel", " with " + g.to_string());
 }
 
-std::size_t OpenclDevice::check_tiled_geometry(const LaunchGeometry& g, std::size_t m, std::size_t n, std::size_t k,
-                                               DType t, const char* op) const {
-    const std::size_t tile = tiles_.choose(m, n);
-    const GemmParams& p = gemm_params(m, n, k, t);
-    const std::size_t need_x = ceil_div(n, p.tile_cols()), need_y = ceil_div(m, p.tile_rows());
-    if (g.block != Dim3{p.bx, p.by, 1} || g.grid.z != 1 || g.grid.x < need_x || g.grid.y < need_y)
-        throw InvalidArgument(std::string(op) + " (native, " + selector() + "): launch geometry " + g.to_string() +
-                              " is not accepted; the gemm kernel needs block(" + std::to_string(p.bx) + "," +
-                              std::to_string(p.by) + ",1) and a grid of at least (" + std::to_string(need_x) + "," +
-                              std::to_string(need_y) + ",1) to cover the " + std::to_string(m) + "x" +
-                              std::to_string(n) + " output with " + std::to_string(p.tile_rows()) + "x" +
-                              std::to_string(p.tile_cols()) + " tiles (rows x columns)");
-    return tile;
-}
-
 void OpenclDevice::k_add(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n,
                          const LaunchGeometry& g, Stream& s) {
     launch(t, Kernel::add, g, s, mem(a), mem(b), mem(c), ul(n));
@@ -162,7 +147,7 @@ void OpenclDevice::k_sigmoid_backward(DType t, DeviceHandle dy, DeviceHandle y, 
 
 void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                             std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
-    const std::size_t tile = check_tiled_geometry(g, m, n, k, t, "matmul");
+    const std::size_t tile = tiles_.choose(m, n);  // the geometry was checked against it (do_tile_layout)
     launch_tile(t, tile, Kernel::gemm, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m),
                 ul(n), ul(k), flag(ta), flag(tb));
 }
@@ -170,7 +155,7 @@ void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandl
 void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
                            std::size_t batch, std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g,
                            Stream& s) {
-    const std::size_t tile = check_tiled_geometry(g, batch, out, in, t, "dense");
+    const std::size_t tile = tiles_.choose(batch, out);
     launch_tile(t, tile, Kernel::gemm, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
                 activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
 }

@@ -218,6 +218,39 @@ TEST_CASE("matmul and dense with a caller-given geometry larger than needed") {
     }
 }
 
+TEST_CASE("matmul and dense reject a caller-given geometry their tiled kernel cannot cover, writing nothing") {
+    auto g = rng(27);
+    const std::size_t m = 97, n = 70, k = 33;
+    const auto layout = device()->tile_layout(Op::matmul, m, n);
+    if (!layout) {
+        MESSAGE("skipped: the native matmul of " << device()->selector() << " takes any geometry within the limits");
+        return;
+    }
+    auto A = Tensor::from_host(device(), {m, k}, random_matrix(g, m, k));
+    auto B = Tensor::from_host(device(), {k, n}, random_matrix(g, k, n));
+    const std::vector<float> before = uniform(g, m * n);
+    auto C = Tensor::from_host(device(), {m, n}, before);
+    const LaunchGeometry fits = device()->default_geometry(Op::matmul, m, n);
+    LaunchGeometry short_x = fits, other_block = fits;
+    short_x.grid.x = fits.grid.x - 1;
+    other_block.block.x = fits.block.x == 1 ? 2 : fits.block.x / 2;
+    for (const LaunchGeometry& bad : {short_x, other_block}) {
+        if (bad.grid.x == 0) continue;
+        CAPTURE(bad.to_string());
+        ops::Options o;
+        o.path = ops::PathChoice::native;
+        o.geometry = bad;
+        try {
+            ops::matmul(A, B, C, {}, o);
+            FAIL("accepted");
+        } catch (const InvalidArgument& e) {
+            const std::string block = "block(" + std::to_string(fits.block.x) + "," + std::to_string(fits.block.y) + ",1)";
+            CHECK(std::string(e.what()).find(block) != std::string::npos);
+        }
+        CHECK(C.download() == before);
+    }
+}
+
 TEST_CASE("matmul and dense with more output rows than 65535 tiles of 64 (a tall output)") {
     // 65535 * 64 + 65 rows: more than a launch with one 64-row tile per block
     // along CUDA's grid.y (at most 65535 blocks) covers; every path must take it.
