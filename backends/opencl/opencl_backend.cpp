@@ -624,7 +624,12 @@ static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std:
 // ACCEL_HAS_FP64 (its convert_f64 kernel, kernels/convert.cl).
 // The gemm parameters are those of tile `tile` (GemmTiles).
 std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
-    const std::string fp64 = fp64_ ? " -DACCEL_HAS_FP64" : "";
+    // accel::Activation's codes (accel/activation_codes.h) for activate() and
+    // gemm_activate(), so dense's activation passes to the kernel unchanged.
+    const std::string activations = " -DACCEL_ACTIVATION_NONE=" + std::to_string(ACCEL_ACTIVATION_NONE) +
+                                    " -DACCEL_ACTIVATION_SIGMOID=" + std::to_string(ACCEL_ACTIVATION_SIGMOID) +
+                                    " -DACCEL_ACTIVATION_RELU=" + std::to_string(ACCEL_ACTIVATION_RELU);
+    const std::string fp64 = (fp64_ ? " -DACCEL_HAS_FP64" : "") + activations;
     const GemmParams& general = tiles_.tiles[tile];
     if (t == DType::f32)
         return "-cl-std=CL1.2" + general.build_options() + " -DEW_VW=" + std::to_string(ew_width_) +

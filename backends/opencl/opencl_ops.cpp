@@ -14,9 +14,8 @@ cl_mem mem(DeviceHandle h) { return static_cast<cl_mem>(h); }
 cl_ulong ul(std::size_t v) { return static_cast<cl_ulong>(v); }
 cl_int flag(bool v) { return v ? 1 : 0; }
 
-cl_int activation_code(Activation a) {  // as activate() in kernels/common.cl
-    return a == Activation::sigmoid ? 1 : a == Activation::relu ? 2 : 0;
-}
+// The ACCEL_ACTIVATION_* code the kernels are built with (build_options).
+cl_int activation_code(Activation a) { return static_cast<cl_int>(a); }
 
 // An op scalar as a kernel argument of type `acc` (kernels/common.cl): a
 // double in the f64 program, a float in the others.

@@ -24,6 +24,8 @@
 #include <cstddef>
 #include <initializer_list>
 
+#include <accel/activation_codes.h>
+
 #include "../../common/compute_type.hpp"
 
 namespace accel {
@@ -40,8 +42,13 @@ struct Launch {
 /// (backends/common/compute_type.hpp: double for double, float otherwise).
 using compute::Compute;
 
-/// Activation applied in a kernel's epilogue (mirrors accel::Activation).
-enum class Epilogue : int { none, sigmoid, relu };
+/// Activation applied in a kernel's epilogue: accel::Activation's codes
+/// (accel/activation_codes.h), so the front-end's value passes on unchanged.
+enum class Epilogue : int {
+    none = ACCEL_ACTIVATION_NONE,
+    sigmoid = ACCEL_ACTIVATION_SIGMOID,
+    relu = ACCEL_ACTIVATION_RELU
+};
 
 // ---- elementwise (kernels/elementwise.cu) -----------------------------------
 // Grid-stride loops over the flattened launch (all of grid and block x/y/z), so

@@ -77,9 +77,10 @@ acc sigmoid1(acc x) {
 // max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
 acc relu1(acc x) { return x <= (acc)0 ? (acc)0 : x; }
 
-// Activation codes of `dense` (accel::Activation): 0 none, 1 sigmoid, 2 relu.
+// Activation codes of `dense`: accel::Activation's, given as build options
+// (ACCEL_ACTIVATION_*, accel/activation_codes.h).
 acc activate(acc v, int act) {
-    if (act == 1) return sigmoid1(v);
-    if (act == 2) return relu1(v);
+    if (act == ACCEL_ACTIVATION_SIGMOID) return sigmoid1(v);
+    if (act == ACCEL_ACTIVATION_RELU) return relu1(v);
     return v;
 }

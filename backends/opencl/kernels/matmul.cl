@@ -59,15 +59,15 @@
 #define STOREV(v, p) MM_CAT(vstore, MM_VW)((v), 0, (p))
 #endif
 
-// The dense epilogue on one element, in acc precision: 0 none, 1 sigmoid,
-// 2 relu (as activate() in common.cl).
+// The dense epilogue on one element, in acc precision; act is an
+// ACCEL_ACTIVATION_* code (as activate() in common.cl).
 acc gemm_activate(acc v, int act) {
-    if (act == 1) {
+    if (act == ACCEL_ACTIVATION_SIGMOID) {
         const acc e = exp(-fabs(v));  // never overflows
         const acc r = (acc)1 / ((acc)1 + e);
         return v >= (acc)0 ? r : e * r;
     }
-    if (act == 2) return v <= (acc)0 ? (acc)0 : v;  // NaN kept
+    if (act == ACCEL_ACTIVATION_RELU) return v <= (acc)0 ? (acc)0 : v;  // NaN kept
     return v;
 }
 
