@@ -17,14 +17,6 @@ using namespace accel_test;
 
 namespace {
 
-// v rounded to dtype t and widened back: what the device holds.
-std::vector<float> stored(const std::vector<float>& v, DType t) {
-    std::vector<unsigned char> raw(v.size() * dtype_size(t));
-    convert_elements(v.data(), DType::f32, raw.data(), t, v.size());
-    std::vector<float> back(v.size());
-    convert_elements(raw.data(), t, back.data(), DType::f32, v.size());
-    return back;
-}
 
 Tensor put(const std::vector<float>& v, Shape s, DType t) { return Tensor::from_host(device(), std::move(s), v, t); }
 

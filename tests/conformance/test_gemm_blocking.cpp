@@ -55,14 +55,6 @@ std::vector<MNK> gpu_tile_shapes() {
             {1030, 4, 5}};      // a skinny output: the smallest tile
 }
 
-// v rounded to dtype t and widened back: what a device holds in t.
-std::vector<float> stored(const std::vector<float>& v, DType t) {
-    std::vector<unsigned char> raw(v.size() * dtype_size(t));
-    convert_elements(v.data(), DType::f32, raw.data(), t, v.size());
-    std::vector<float> back(v.size());
-    convert_elements(raw.data(), t, back.data(), DType::f32, v.size());
-    return back;
-}
 
 }  // namespace
 

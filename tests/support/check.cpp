@@ -52,6 +52,14 @@ std::vector<float> uniform(std::mt19937_64& g, std::size_t n, float lo, float hi
     return v;
 }
 
+std::vector<float> stored(const std::vector<float>& v, accel::DType t) {
+    std::vector<unsigned char> raw(v.size() * accel::dtype_size(t));
+    accel::convert_elements(v.data(), accel::DType::f32, raw.data(), t, v.size());
+    std::vector<float> back(v.size());
+    accel::convert_elements(raw.data(), t, back.data(), accel::DType::f32, v.size());
+    return back;
+}
+
 accel::Tensor poisoned(const std::shared_ptr<accel::Device>& d, accel::Shape s) {
     accel::Tensor t(d, s);
     t.upload(std::vector<float>(t.elements(), std::numeric_limits<float>::quiet_NaN()));

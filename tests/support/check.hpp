@@ -37,6 +37,10 @@ std::uint64_t seed();
 /// A generator seeded from seed() and `salt` (each test its own stream).
 std::mt19937_64 rng(std::uint64_t salt);
 
+/// v rounded to dtype t and widened back to float: what a device holds in t
+/// (the oracle's inputs for a test in t).
+std::vector<float> stored(const std::vector<float>& v, accel::DType t);
+
 /// n values uniform in [lo, hi).
 std::vector<float> uniform(std::mt19937_64& g, std::size_t n, float lo = -1.0f, float hi = 1.0f);
 
