@@ -42,6 +42,15 @@ namespace host {
 
 namespace {
 
+// A symbol the library may lack, or null. dlerror() clears the failure's
+// message, which glibc otherwise keeps allocated (a leak at exit when no
+// later dl call replaces it).
+void* optional_symbol(void* library, const char* name) {
+    void* p = dlsym(library, name);
+    if (!p) (void)dlerror();
+    return p;
+}
+
 Cblas load() {
     Cblas out;
     std::vector<std::string> candidates;
@@ -69,18 +78,18 @@ Cblas load() {
             errors += (errors.empty() ? "" : "; ") + std::string(e ? e : lib + ": not loadable");
             continue;
         }
-        auto sgemm = reinterpret_cast<Cblas::Sgemm>(dlsym(h, "cblas_sgemm"));
+        auto sgemm = reinterpret_cast<Cblas::Sgemm>(optional_symbol(h, "cblas_sgemm"));
         if (!sgemm) {
             errors += (errors.empty() ? "" : "; ") + lib + " has no cblas_sgemm";
             continue;
         }
         out.sgemm = sgemm;
-        out.dgemm = reinterpret_cast<Cblas::Dgemm>(dlsym(h, "cblas_dgemm"));
-        out.sbgemm = reinterpret_cast<Cblas::Sbgemm>(dlsym(h, "cblas_sbgemm"));
+        out.dgemm = reinterpret_cast<Cblas::Dgemm>(optional_symbol(h, "cblas_dgemm"));
+        out.sbgemm = reinterpret_cast<Cblas::Sbgemm>(optional_symbol(h, "cblas_sbgemm"));
         out.description = lib;
         using CharFn = char* (*)();
-        if (auto cfg = reinterpret_cast<CharFn>(dlsym(h, "openblas_get_config"))) out.description += " (" + std::string(cfg());
-        if (auto core = reinterpret_cast<CharFn>(dlsym(h, "openblas_get_corename")))
+        if (auto cfg = reinterpret_cast<CharFn>(optional_symbol(h, "openblas_get_config"))) out.description += " (" + std::string(cfg());
+        if (auto core = reinterpret_cast<CharFn>(optional_symbol(h, "openblas_get_corename")))
             out.description += ", core " + std::string(core()) + ")";
         if (!note.empty()) out.description += "; " + note;
         return out;
