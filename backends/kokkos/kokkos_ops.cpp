@@ -138,7 +138,8 @@ void product(const char* label, const KernelArgs& a, bool dense) {
         const auto x = widen(a.in[0], m * k), w = widen(a.in[1], k * n);
         const auto bias = widen(dense ? a.in[2] : nullptr, n);
         Kokkos::View<float*, MemSpace> y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "accel::widened"), m * n);
-        tiled_product<float>(label, a, dense, x.data(), w.data(), bias.data() ? bias.data() : nullptr, y.data());
+        // No bias: null, not the data of an empty view (which need not be null).
+        tiled_product<float>(label, a, dense, x.data(), w.data(), dense && a.in[2] ? bias.data() : nullptr, y.data());
         range("accel::convert", m * n, g, *a.stream, ConvertFn<float, T>{y, view<T>(a.out[0], m * n)});
         instance_of(*a.stream).fence();  // the copies are freed on return
     }
