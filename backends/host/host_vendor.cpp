@@ -42,12 +42,16 @@ namespace host {
 
 namespace {
 
-// A symbol the library may lack, or null. dlerror() clears the failure's
-// message, which glibc otherwise keeps allocated (a leak at exit when no
-// later dl call replaces it).
+// A symbol the library may lack, or null. glibc keeps a failed lookup's
+// record per thread until dlerror() is called twice (the first call formats
+// the message and returns it, the second frees both and returns null), so a
+// record left at exit reads as a leak to LeakSanitizer.
 void* optional_symbol(void* library, const char* name) {
     void* p = dlsym(library, name);
-    if (!p) (void)dlerror();
+    if (!p) {
+        (void)dlerror();
+        (void)dlerror();
+    }
     return p;
 }
 
