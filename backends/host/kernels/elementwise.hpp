@@ -41,7 +41,7 @@ void adam1(F& p, F g, F& m, F& v, F beta1, F beta2, F eps, F step_size, F bc2_sq
 }
 
 /// y[i] = sigmoid1(x[i]) for i in [b, e); x may equal y. Vectorized
-/// (libmvec's expf) and multi-versioned; defined in elementwise.cpp.
+/// (cpu::sigmoid_range) and multi-versioned; defined in elementwise.cpp.
 void sigmoid_range(const float* x, float* y, std::size_t b, std::size_t e);
 
 /// The fma_throughput probe for work-items [i0, i1) (see accel::Probes::fma_throughput).

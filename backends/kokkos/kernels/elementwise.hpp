@@ -129,15 +129,17 @@ struct FmaProbeFn {
     }
 };
 
-/// Elements per call of the host-space sigmoid (SigmoidHostFn).
-constexpr Index kSigmoidBlock = 256;
+/// Elements per call of the host-space sigmoid (SigmoidHostFn): 64 KiB of
+/// float32, so the two halves cpu::sigmoid_range alternates between are
+/// 32 KiB apart (separate streams for the prefetcher).
+constexpr Index kSigmoidBlock = 16384;
 
 /// Host spaces only: y[i] = sigmoid(x[i]) for i in [begin, end), vectorized
-/// (libmvec's expf); defined in kernels/host_loops.cpp (multi-versioned).
+/// (cpu::sigmoid_range); defined in kernels/host_loops.cpp (multi-versioned).
 void host_sigmoid_block(const float* x, float* y, Index begin, Index end);
 
 /// f32 sigmoid on host spaces: index b covers elements [b·kSigmoidBlock,
-/// (b+1)·kSigmoidBlock) ∩ [0, n) as one vector loop (one scalar expf per
+/// (b+1)·kSigmoidBlock) ∩ [0, n) as one vector loop (one scalar exp per
 /// element, ActivateFn's body, ran at 0.07 of add's bandwidth).
 struct SigmoidHostFn {
     ConstView x;
