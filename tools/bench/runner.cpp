@@ -25,6 +25,9 @@ constexpr int kMaxRuns = 10000;
 // Timed warm runs of a row that is not slow, at least (the median of five
 // holds against two disturbed runs).
 constexpr int kMinWarmRuns = 5;
+// Untimed warm-up before the warm runs, as a multiple of Settings::min_time_ms
+// (50 ms by default).
+constexpr double kWarmUpFactor = 2.5;
 // Host-clock time after which a row stops at three full rounds.
 constexpr double kSlowRowMs = 3000;
 
@@ -346,14 +349,18 @@ void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item
     row.nmse = accel::reference::nmse(w.covered(got), w.oracle);
     // Warm: back-to-back kernel-only runs (in-place ops keep updating their
     // state, which leaves the work the same), enough for a stable median.
-    // The first run after the rounds above is not timed: their downloads
-    // evicted the operands from the caches (with only three timed runs, PoCL's
-    // add at 1e7 read 8 ms instead of 3: two of three runs were cold).
+    // Untimed runs come first, for kWarmUpFactor × min_time_ms of host time:
+    // after the rounds above (downloads, host conversions), a CPU device
+    // takes some ten runs to reach its steady rate (PoCL's add at 1e7: 8.3 ms
+    // for the first runs, 2.7 from the tenth on).
     std::vector<double> warm;
     const bool slow = std::accumulate(e2e.begin(), e2e.end(), 0.0) > kSlowRowMs;
     if (!slow) {
-        launch();
-        d.synchronize();
+        const auto t0 = Clock::now();
+        do {
+            launch();
+            d.synchronize();
+        } while (ms_since(t0) < kWarmUpFactor * s.min_time_ms);
     }
     timer.fill(warm, launch, slow ? 2 : kMinWarmRuns, slow ? 0 : s.min_time_ms);
     row.runs = int(warm.size());
