@@ -38,9 +38,9 @@ inline float exp_nonpositive(float y) {
     p = std::fma(p, r, 0.5f);
     p = std::fma(p, r, 1.0f);
     p = std::fma(p, r, 1.0f);
-    std::int32_t bits;
+    std::uint32_t bits;  // unsigned: a NaN's bits wrap, defined (its p is NaN anyway)
     std::memcpy(&bits, &kf, sizeof bits);
-    bits = (bits - 0x4B400000 + 127) << 23;  // 2^k, k in [-126, 0]
+    bits = (bits - 0x4B400000u + 127u) << 23;  // 2^k, k in [-126, 0]
     float scale;
     std::memcpy(&scale, &bits, sizeof scale);
     return p * scale;
