@@ -40,7 +40,7 @@
 #define EW_CAT_(a, b) a##b
 #define EW_CAT(a, b) EW_CAT_(a, b)
 #define floatv EW_CAT(float, EW_VW)
-#define intv EW_CAT(int, EW_VW)
+#define uintv EW_CAT(uint, EW_VW)
 #define EW_LOAD(p, i) EW_CAT(vload, EW_VW)((i), (p))
 #define EW_STORE(v, p, i) EW_CAT(vstore, EW_VW)((v), (i), (p))
 
@@ -76,7 +76,7 @@ floatv exp_nonpositive(floatv y) {
     p = fma(p, r, (floatv)0.5f);
     p = fma(p, r, (floatv)1.0f);
     p = fma(p, r, (floatv)1.0f);
-    const intv scale = (EW_CAT(as_int, EW_VW)(kf) - 0x4B400000 + 127) << 23;  // 2^k, k in [-126, 0]
+    const uintv scale = (EW_CAT(as_uint, EW_VW)(kf) - 0x4B400000u + 127u) << 23;  // 2^k, k in [-126, 0]; unsigned: a NaN lane wraps, defined
     return p * EW_CAT(as_float, EW_VW)(scale);
 }
 
