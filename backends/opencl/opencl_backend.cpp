@@ -624,8 +624,8 @@ static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std:
 // ACCEL_HAS_FP64 (its convert_f64 kernel, kernels/convert.cl).
 // The gemm parameters are those of tile `tile` (GemmTiles).
 std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
-    // accel::Activation's codes (accel/activation_codes.h) for activate() and
-    // gemm_activate(), so dense's activation passes to the kernel unchanged.
+    // accel::Activation's codes (accel/activation_codes.h) for activate() in
+    // common.cl, so dense's activation passes to the kernels unchanged.
     const std::string activations = " -DACCEL_ACTIVATION_NONE=" + std::to_string(ACCEL_ACTIVATION_NONE) +
                                     " -DACCEL_ACTIVATION_SIGMOID=" + std::to_string(ACCEL_ACTIVATION_SIGMOID) +
                                     " -DACCEL_ACTIVATION_RELU=" + std::to_string(ACCEL_ACTIVATION_RELU);

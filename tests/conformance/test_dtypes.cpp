@@ -17,7 +17,6 @@ using namespace accel_test;
 
 namespace {
 
-
 Tensor put(const std::vector<float>& v, Shape s, DType t) { return Tensor::from_host(device(), std::move(s), v, t); }
 
 Tensor nan_tensor(Shape s, DType t) {

@@ -55,7 +55,6 @@ std::vector<MNK> gpu_tile_shapes() {
             {1030, 4, 5}};      // a skinny output: the smallest tile
 }
 
-
 }  // namespace
 
 TEST_CASE("matmul matches the reference around the CPU GEMM's block sizes, every transpose and path") {

@@ -59,18 +59,6 @@
 #define STOREV(v, p) MM_CAT(vstore, MM_VW)((v), 0, (p))
 #endif
 
-// The dense epilogue on one element, in acc precision; act is an
-// ACCEL_ACTIVATION_* code (as activate() in common.cl).
-acc gemm_activate(acc v, int act) {
-    if (act == ACCEL_ACTIVATION_SIGMOID) {
-        const acc e = exp(-fabs(v));  // never overflows
-        const acc r = (acc)1 / ((acc)1 + e);
-        return v >= (acc)0 ? r : e * r;
-    }
-    if (act == ACCEL_ACTIVATION_RELU) return v <= (acc)0 ? (acc)0 : v;  // NaN kept
-    return v;
-}
-
 // Stages the R × S block src[r0 + i][c0 + j] (i < R, j < S) of the row-major
 // matrix src[rows, cols] into local memory: dst[i·S + j], or dst[j·R + i]
 // when transpose. Elements outside the matrix are stored as 0, so partial
@@ -164,7 +152,7 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm(
             const ulong c0 = col0 + (ulong)(q * MM_BX + tx) * MM_VW;
             for (int l = 0; l < MM_VW; ++l) {
                 const ulong cc = c0 + l;
-                if (cc < N) STORE(C, r * N + cc, gemm_activate(v[l] + (has_bias ? LOAD(bias, cc) : (acc)0), act));
+                if (cc < N) STORE(C, r * N + cc, activate(v[l] + (has_bias ? LOAD(bias, cc) : (acc)0), act));
             }
         }
     }
