@@ -26,10 +26,11 @@
 // libcblas/libblas.
 #include "host_device.hpp"
 
+#include "../common/dynamic_library.hpp"
+
 #include <accel/registry.hpp>
 
 #include <Eigen/Core>
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -41,19 +42,6 @@ namespace accel {
 namespace host {
 
 namespace {
-
-// A symbol the library may lack, or null. glibc keeps a failed lookup's
-// record per thread until dlerror() is called twice (the first call formats
-// the message and returns it, the second frees both and returns null), so a
-// record left at exit reads as a leak to LeakSanitizer.
-void* optional_symbol(void* library, const char* name) {
-    void* p = dlsym(library, name);
-    if (!p) {
-        (void)dlerror();
-        (void)dlerror();
-    }
-    return p;
-}
 
 Cblas load() {
     Cblas out;
@@ -80,20 +68,21 @@ Cblas load() {
         if (!h) {
             const char* e = dlerror();
             errors += (errors.empty() ? "" : "; ") + std::string(e ? e : lib + ": not loadable");
+            dl::clear_error();
             continue;
         }
-        auto sgemm = reinterpret_cast<Cblas::Sgemm>(optional_symbol(h, "cblas_sgemm"));
+        auto sgemm = reinterpret_cast<Cblas::Sgemm>(dl::optional_symbol(h, "cblas_sgemm"));
         if (!sgemm) {
             errors += (errors.empty() ? "" : "; ") + lib + " has no cblas_sgemm";
             continue;
         }
         out.sgemm = sgemm;
-        out.dgemm = reinterpret_cast<Cblas::Dgemm>(optional_symbol(h, "cblas_dgemm"));
-        out.sbgemm = reinterpret_cast<Cblas::Sbgemm>(optional_symbol(h, "cblas_sbgemm"));
+        out.dgemm = reinterpret_cast<Cblas::Dgemm>(dl::optional_symbol(h, "cblas_dgemm"));
+        out.sbgemm = reinterpret_cast<Cblas::Sbgemm>(dl::optional_symbol(h, "cblas_sbgemm"));
         out.description = lib;
         using CharFn = char* (*)();
-        if (auto cfg = reinterpret_cast<CharFn>(optional_symbol(h, "openblas_get_config"))) out.description += " (" + std::string(cfg());
-        if (auto core = reinterpret_cast<CharFn>(optional_symbol(h, "openblas_get_corename")))
+        if (auto cfg = reinterpret_cast<CharFn>(dl::optional_symbol(h, "openblas_get_config"))) out.description += " (" + std::string(cfg());
+        if (auto core = reinterpret_cast<CharFn>(dl::optional_symbol(h, "openblas_get_corename")))
             out.description += ", core " + std::string(core()) + ")";
         if (!note.empty()) out.description += "; " + note;
         return out;
