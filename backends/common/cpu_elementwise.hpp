@@ -16,17 +16,22 @@ namespace cpu {
 /// vectorize inline: y = k·ln2 + r with k = round(y·log2(e)) and |r| <=
 /// ln2/2 (ln2 in two parts, so r is exact up to the last fma), exp(r) by its
 /// Taylor polynomial to degree 6 (truncation at most (ln2/2)^7/7! = 1.2e-7
-/// relative), times 2^k built in the exponent field. k comes from adding
-/// 1.5·2^23, which rounds y·log2(e) to an integer in the low mantissa bits.
-/// y below -87.6 is taken at -87.6 (k stays >= -126, so 2^k is a normal
-/// float): exp is then 9.0e-39 instead of less, an absolute error under
-/// FLT_MIN, as are the subnormal results below -87.34. NaN passes. Relative
-/// error on [-87.3, 0]: at most 2.3e-7 (libm's expf: 0.5 ulp).
-/// The OpenCL backend's exp_nonpositive (kernels/elementwise.cl) is the same
+/// relative), times 2^k. k comes from adding 1.5·2^23, which rounds
+/// y·log2(e) to an integer in the low mantissa bits. 2^k is applied as two
+/// normal factors 2^-h · 2^-(u-h), u = -k, h = u/2, built in the exponent
+/// field: the first product is exact, the second rounds once, so results in
+/// the subnormal range (y < -87.34) are exp's value rounded to the nearest
+/// subnormal, and values below half the smallest subnormal (y < -103.97)
+/// round to 0. y below kExpFloor is taken at it (exp is 0 there either way),
+/// so u <= 159 and both factors stay normal; -inf gives 0, NaN passes.
+/// Relative error on [-87.3, 0]: at most 2.3e-7 (libm's expf: 0.5 ulp);
+/// below, at most that plus half a subnormal (7e-46) absolute.
+/// The OpenCL backend's exp_nonpositive (kernels/common.cl) is the same
 /// algorithm in OpenCL C. Why not libmvec's vector expf: the call and its
 /// special cases cost more than the whole sigmoid's memory traffic on CPUs.
+constexpr float kExpFloor = -110.0f;
 inline float exp_nonpositive(float y) {
-    y = y < -87.6f ? -87.6f : y;
+    y = y < kExpFloor ? kExpFloor : y;
     const float kf = std::fma(y, 1.44269504088896341f, 12582912.0f);  // 1.5·2^23 + k
     const float k = kf - 12582912.0f;
     float r = std::fma(k, -0.693145751953125f, y);  // ln2, high part: k·it is exact
@@ -40,10 +45,13 @@ inline float exp_nonpositive(float y) {
     p = std::fma(p, r, 1.0f);
     std::uint32_t bits;  // unsigned: a NaN's bits wrap, defined (its p is NaN anyway)
     std::memcpy(&bits, &kf, sizeof bits);
-    bits = (bits - 0x4B400000u + 127u) << 23;  // 2^k, k in [-126, 0]
-    float scale;
-    std::memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    const std::uint32_t u = 0x4B400000u - bits;  // -k, in [0, 159]
+    const std::uint32_t h = u >> 1;
+    const std::uint32_t bits_hi = (127u - h) << 23, bits_lo = (127u - (u - h)) << 23;  // 2^-h, 2^-(u-h)
+    float scale_hi, scale_lo;
+    std::memcpy(&scale_hi, &bits_hi, sizeof scale_hi);
+    std::memcpy(&scale_lo, &bits_lo, sizeof scale_lo);
+    return (p * scale_hi) * scale_lo;
 }
 
 /// Stable logistic: e = exp(−|x|) never overflows; σ(x) = 1/(1+e) for x ≥ 0

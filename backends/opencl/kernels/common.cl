@@ -66,12 +66,68 @@ ulong flat_size(void) { return (ulong)get_global_size(0) * get_global_size(1) * 
 
 #define FOR_EACH(i, n) for (ulong i = flat_id(), stride_ = flat_size(); i < (n); i += stride_)
 
-// Stable logistic: exp() only of a non-positive argument, so it never overflows.
+// exp(y) for every lane y <= 0 (or NaN) of F (float or a float vector; U
+// the unsigned type of its width, AS_U / AS_F its bit casts), branch-free:
+// y = k·ln2 + r with k = round(y·log2(e)) and |r| <= ln2/2 (ln2 in two
+// parts, so r is exact up to the last fma), exp(r) by its Taylor polynomial
+// to degree 6 (truncation error at most (ln2/2)^7/7! = 1.2e-7 relative),
+// times 2^k. k comes from adding 1.5·2^23, which rounds y·log2(e) to an
+// integer in the low mantissa bits. 2^k is applied as two normal factors
+// 2^-h · 2^-(u-h), u = -k, h = u/2, built in the exponent field: the first
+// product is exact, the second rounds once, so results in the subnormal
+// range (y < -87.34) are rounded to the nearest subnormal and those below
+// half the smallest subnormal (y < -103.97) to 0. Lanes below -110 are taken
+// at -110 (exp is 0 there either way; u stays <= 159, so both factors are
+// normal): -inf gives 0, NaN passes. Relative error over [-87.3, 0]: at
+// most 2.3e-7 (2-4 ulp; OpenCL allows its exp 3 ulp); below, that plus half
+// a subnormal absolute. The CPU backends' cpu::exp_nonpositive
+// (backends/common/cpu_elementwise.hpp) is the same algorithm. Cheaper than
+// the library's vector exp on CPUs (fewer operations, no special cases),
+// for sigmoid the difference between compute-bound and memory-bound; and
+// not the library's exp, whose subnormal results a device may flush.
+//
+// The logistic from it, stable: with e = exp(-|x|) (never overflows),
+// 1 / (1 + e) for x >= 0 and e / (1 + e) below; NaN passes (every step
+// keeps it). Only correctly rounded operations (fma, +, *, /, selects, bit
+// operations), so a scalar and every lane of a vector give the same bits:
+// an element's result does not depend on its position or the tensor's
+// length (vector body or tail).
+#define DEFINE_SIGMOID_F32(EXP, SIGMOID, F, U, AS_U, AS_F)                                       \
+    F EXP(F y) {                                                                                 \
+        y = select(y, (F)-110.0f, isless(y, (F)-110.0f));                                        \
+        const F kf = fma(y, (F)1.44269504088896341f, (F)12582912.0f); /* 1.5·2^23 + k */         \
+        const F k = kf - (F)12582912.0f;                                                         \
+        F r = fma(k, (F)-0.693145751953125f, y);  /* ln2, high part: k·it is exact */            \
+        r = fma(k, (F)-1.428606765330187045e-06f, r); /* ln2, low part */                        \
+        F p = (F)(1.0f / 720.0f);                                                                \
+        p = fma(p, r, (F)(1.0f / 120.0f));                                                       \
+        p = fma(p, r, (F)(1.0f / 24.0f));                                                        \
+        p = fma(p, r, (F)(1.0f / 6.0f));                                                         \
+        p = fma(p, r, (F)0.5f);                                                                  \
+        p = fma(p, r, (F)1.0f);                                                                  \
+        p = fma(p, r, (F)1.0f);                                                                  \
+        const U u = (U)0x4B400000u - AS_U(kf); /* -k in [0, 159]; unsigned: a NaN lane wraps */  \
+        const U h = u >> 1;                                                                      \
+        return (p * AS_F(((U)127u - h) << 23)) * AS_F(((U)127u - (u - h)) << 23);                \
+    }                                                                                            \
+    F SIGMOID(F x) {                                                                             \
+        const F e = EXP(-fabs(x));                                                               \
+        const F r = (F)1.0f / ((F)1.0f + e);                                                     \
+        return select(e * r, r, isgreaterequal(x, (F)0.0f));                                     \
+    }
+
+DEFINE_SIGMOID_F32(exp_nonpositive1, sigmoid_f32, float, uint, as_uint, as_float)
+
+// Stable logistic of acc: the float one above; f64 with the library's exp
+// of -|x| (never overflows; its subnormal range starts at -708).
 acc sigmoid1(acc x) {
-    // One exp of -|x| (never overflows) and a select: no divergent branch.
+#if defined(ACCEL_REAL_F64)
     const acc e = exp(-fabs(x));
     const acc r = (acc)1 / ((acc)1 + e);
     return x >= (acc)0 ? r : e * r;
+#else
+    return sigmoid_f32(x);
+#endif
 }
 
 // max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.

@@ -48,49 +48,8 @@
 #define FOR_EACH_VECTOR(i, n) for (ulong i = flat_id(), stride_ = flat_size(); i < (n) / EW_VW; i += stride_)
 #define FOR_EACH_TAIL(j, n) for (ulong j = (n) / EW_VW * EW_VW + flat_id(), stride_ = flat_size(); j < (n); j += stride_)
 
-// exp(y) on a vector with every lane y <= 0 (or NaN), branch-free: y = k·ln2
-// + r with k = round(y·log2(e)) and |r| <= ln2/2 (ln2 in two parts, so r is
-// exact up to the last fma), exp(r) by its Taylor polynomial to degree 6
-// (truncation error at most (ln2/2)^7/7! = 1.2e-7 relative), times 2^k
-// built in the exponent field. k comes from adding 1.5·2^23, which rounds
-// y·log2(e) to an integer in the low mantissa bits. Lanes below
-// -87.6 are taken at -87.6 (k stays >= -126, so 2^k is a normal float): exp
-// is then 9.0e-39 instead of less, an absolute error under FLT_MIN, as are
-// the subnormal results below -87.34. NaN passes.
-// Relative error over [-87.3, 0]: at most 2.3e-7 (2-4 ulp; OpenCL allows
-// its exp 3 ulp), measured on 1e6 points, the same on PoCL, Intel's runtime
-// and Oclgrind (their library exp: 0.6-0.8e-7); sigmoid from it: at most
-// 3.2e-7 relative on [-12, 12]. Cheaper than the library's vector exp on
-// CPUs (fewer operations, no special cases), for sigmoid the difference
-// between compute-bound and memory-bound.
-floatv exp_nonpositive(floatv y) {
-    y = select(y, (floatv)-87.6f, isless(y, (floatv)-87.6f));
-    const floatv kf = fma(y, (floatv)1.44269504088896341f, (floatv)12582912.0f);  // 1.5·2^23 + k
-    const floatv k = kf - (floatv)12582912.0f;
-    floatv r = fma(k, (floatv)-0.693145751953125f, y);      // ln2, high part: k·it is exact
-    r = fma(k, (floatv)-1.428606765330187045e-06f, r);      // ln2, low part
-    floatv p = (floatv)(1.0f / 720.0f);
-    p = fma(p, r, (floatv)(1.0f / 120.0f));
-    p = fma(p, r, (floatv)(1.0f / 24.0f));
-    p = fma(p, r, (floatv)(1.0f / 6.0f));
-    p = fma(p, r, (floatv)0.5f);
-    p = fma(p, r, (floatv)1.0f);
-    p = fma(p, r, (floatv)1.0f);
-    const uintv scale = (EW_CAT(as_uint, EW_VW)(kf) - 0x4B400000u + 127u) << 23;  // 2^k, k in [-126, 0]; unsigned: a NaN lane wraps, defined
-    return p * EW_CAT(as_float, EW_VW)(scale);
-}
-
-// The logistic on a vector, branch-free, stable: with e = exp(-|x|) (never
-// overflows), 1 / (1 + e) for x >= 0 and e / (1 + e) below; the division as
-// a fast reciprocal refined by one Newton step (about 1 ulp; a division
-// costs several times more on CPUs). NaN passes (every step keeps it).
-floatv sigmoidv(floatv x) {
-    const floatv e = exp_nonpositive(-fabs(x));
-    const floatv d = (floatv)1.0f + e;
-    floatv r = native_recip(d);
-    r = r * ((floatv)2.0f - d * r);
-    return select(e * r, r, isgreaterequal(x, (floatv)0.0f));
-}
+// exp_nonpositive and sigmoidv: common.cl's float ones on EW_VW lanes.
+DEFINE_SIGMOID_F32(exp_nonpositive, sigmoidv, floatv, uintv, EW_CAT(as_uint, EW_VW), EW_CAT(as_float, EW_VW))
 
 // The stable binary cross-entropy on logits, per lane (see bce_with_logits).
 floatv bcev(floatv z, floatv t) { return fmax(z, (floatv)0.0f) - z * t + log1p(exp(-fabs(z))); }
