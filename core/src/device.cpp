@@ -27,6 +27,11 @@ void Event::record(Stream& stream) {
     recorded_ = true;
 }
 
+void Event::record(const std::unique_ptr<Stream>& stream) {
+    if (!stream) throw InvalidArgument("Event::record: the stream is null; pass one from Device::create_stream()");
+    record(*stream);
+}
+
 void Event::synchronize() {
     if (!recorded_) throw InvalidArgument("Event::synchronize: the event was never recorded; call record() first");
     do_synchronize();
@@ -164,6 +169,13 @@ double Device::elapsed_ms(Event& start, Event& end) {
         throw InvalidArgument("elapsed_ms: the end event was recorded before the start event (" + std::to_string(-ms) +
                               " ms earlier); pass the events as (start, end)");
     return ms;
+}
+
+double Device::elapsed_ms(const std::unique_ptr<Event>& start, const std::unique_ptr<Event>& end) {
+    if (!start || !end)
+        throw InvalidArgument(std::string("elapsed_ms: the ") + (start ? "end" : "start") +
+                              " event is null; pass events from Device::create_event()");
+    return elapsed_ms(*start, *end);
 }
 
 void Device::synchronize() { do_synchronize(); }

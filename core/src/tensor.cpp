@@ -130,4 +130,45 @@ std::vector<float> Tensor::download() const {
     return out;
 }
 
+Tensor Tensor::to(const std::shared_ptr<Device>& device) const {
+    if (!device) throw InvalidArgument("Tensor::to: no device given (null shared_ptr)");
+    if (!device_ptr())
+        throw InvalidArgument("Tensor::to: the tensor has no storage (default-constructed or moved-from)");
+    Tensor out(device, shape_, dtype_);
+    if (bytes() == 0) return out;
+    // Blocking copies run on the default streams, after the ops enqueued there.
+    if (device.get() == device_ptr().get()) {
+        device->copy_device_to_device(out.buffer_, 0, buffer_, 0, bytes());
+    } else {
+        std::vector<unsigned char> staging(bytes());
+        buffer_.download(staging.data(), staging.size());
+        out.buffer_.upload(staging.data(), staging.size());
+    }
+    return out;
+}
+
+// The Tensor forms of Device's copies: the Buffer forms on the tensor's storage.
+void Device::copy_host_to_device(Tensor& dst, std::size_t dst_offset, const void* src, std::size_t bytes) {
+    copy_host_to_device(dst.buffer(), dst_offset, src, bytes);
+}
+void Device::copy_device_to_host(void* dst, const Tensor& src, std::size_t src_offset, std::size_t bytes) {
+    copy_device_to_host(dst, src.buffer(), src_offset, bytes);
+}
+void Device::copy_device_to_device(Tensor& dst, std::size_t dst_offset, const Tensor& src, std::size_t src_offset,
+                                   std::size_t bytes) {
+    copy_device_to_device(dst.buffer(), dst_offset, src.buffer(), src_offset, bytes);
+}
+void Device::copy_host_to_device_async(Tensor& dst, std::size_t dst_offset, const void* src, std::size_t bytes,
+                                       Stream& stream) {
+    copy_host_to_device_async(dst.buffer(), dst_offset, src, bytes, stream);
+}
+void Device::copy_device_to_host_async(void* dst, const Tensor& src, std::size_t src_offset, std::size_t bytes,
+                                       Stream& stream) {
+    copy_device_to_host_async(dst, src.buffer(), src_offset, bytes, stream);
+}
+void Device::copy_device_to_device_async(Tensor& dst, std::size_t dst_offset, const Tensor& src,
+                                         std::size_t src_offset, std::size_t bytes, Stream& stream) {
+    copy_device_to_device_async(dst.buffer(), dst_offset, src.buffer(), src_offset, bytes, stream);
+}
+
 }  // namespace accel

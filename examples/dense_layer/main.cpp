@@ -52,7 +52,7 @@ int main(int argc, char** argv) try {
                 if (!d->supports(accel::Op::dense, p)) continue;
                 accel::ops::Options o;
                 o.path = p == accel::OpPath::vendor ? accel::ops::PathChoice::vendor : accel::ops::PathChoice::native;
-                auto run = [&] { accel::ops::dense(X, W, &B, Y, accel::Activation::sigmoid, o); };
+                auto run = [&] { accel::ops::dense(X, W, B, Y, accel::Activation::sigmoid, o); };
                 run();
                 const std::vector<float> y = Y.download();
                 if (host_y.empty()) host_y = y;  // the host backend's native path comes first

@@ -206,8 +206,8 @@ Model::Batch& Model::batch_tensors(std::size_t b) {
 }
 
 void Model::forward(const accel::Tensor& x, Batch& bt) {
-    accel::ops::dense(x, weight(0), &weight(1), bt.h, accel::Activation::relu);
-    accel::ops::dense(bt.h, weight(2), &weight(3), bt.z, accel::Activation::none);
+    accel::ops::dense(x, weight(0), weight(1), bt.h, accel::Activation::relu);
+    accel::ops::dense(bt.h, weight(2), weight(3), bt.z, accel::Activation::none);
 }
 
 double Model::train_epoch(const Dataset& train, const TrainConfig& cfg, std::size_t epoch) {

@@ -289,8 +289,10 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
     KernelAccess::run(d, op, args);
 }
 
-void dense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, Activation act, const Options& o) {
+void dense(const Tensor& x, const Tensor& w, OptionalTensor bias_operand, Tensor& y, Activation act,
+           const Options& o) {
     const Op op = Op::dense;
+    const Tensor* bias = bias_operand ? &bias_operand->get() : nullptr;
     Device& d = same_device(op, {{"x", &x}, {"w", &w}, {"bias", bias}, {"y", &y}});
     need_rank(op, {"w", &w}, 2);
     const std::size_t out = w.shape()[0], in = w.shape()[1];
@@ -499,6 +501,15 @@ void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tens
 }
 
 }  // namespace ops
+
+// Tensor::to(DType) is ops::convert into a new tensor (declared in accel/tensor.hpp).
+Tensor Tensor::to(DType dtype) const {
+    if (!device_ptr())
+        throw InvalidArgument("Tensor::to: the tensor has no storage (default-constructed or moved-from)");
+    Tensor out(device_ptr(), shape_, dtype);
+    ops::convert(*this, out);
+    return out;
+}
 
 namespace diagnostics {
 

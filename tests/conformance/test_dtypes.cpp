@@ -106,7 +106,7 @@ const std::vector<std::pair<Op, Case>>& cases() {
                             b = stored(uniform(g, out), t);
                  auto X = put(x, {batch, in}, t), W = put(w, {out, in}, t), Bias = put(b, {out}, t);
                  auto Y = nan_tensor({batch, out}, t);
-                 ops::dense(X, W, &Bias, Y, act, o);
+                 ops::dense(X, W, Bias, Y, act, o);
                  r.push_back({std::string("dense ") + activation_name(act), Y.download_as<double>(),
                               reference::dense(x, w, b, batch, in, out, act)});
              }

@@ -83,7 +83,7 @@ TEST_CASE("dense matches the reference around the CPU GEMM's block sizes") {
                 auto Y = poisoned(device(), {d.m, d.k});
                 ops::Options o;
                 o.path = path;
-                ops::dense(X, W, &Bias, Y, act, o);
+                ops::dense(X, W, Bias, Y, act, o);
                 expect_close(Y.download(), reference::dense(x, w, b, d.m, d.n, d.k, act), threshold(Op::matmul),
                              std::string("dense ") + name(path));
             }
@@ -133,7 +133,7 @@ TEST_CASE("matmul and dense in every dtype match the reference at GPU tile sizes
                                    std::vector<float>(batch * out, std::numeric_limits<float>::quiet_NaN()), t);
         ops::Options o;
         o.path = ops::PathChoice::native;
-        ops::dense(X, W, &Bias, Y, Activation::sigmoid, o);
+        ops::dense(X, W, Bias, Y, Activation::sigmoid, o);
         expect_close(Y.download_as<double>(), reference::dense(x, w, b, batch, in, out, Activation::sigmoid),
                      threshold(Op::matmul, t), std::string("gemm dtypes dense ") + dtype_name(t));
     }

@@ -82,7 +82,7 @@ TEST_CASE("dense matches the reference for every activation, with and without bi
                     auto Y = poisoned(device(), {d.batch, d.out});
                     ops::Options o;
                     o.path = path;
-                    ops::dense(X, W, with_bias ? &Bias : nullptr, Y, act, o);
+                    ops::dense(X, W, with_bias ? OptionalTensor(Bias) : std::nullopt, Y, act, o);
                     expect_close(Y.download(), reference::dense(x, w, b, d.batch, d.in, d.out, act), threshold(Op::matmul),
                                  std::string("dense ") + name(path));
                 }
@@ -102,7 +102,7 @@ TEST_CASE("dense with relu keeps a NaN of its input on every path") {
         auto Y = Tensor::from_host(device(), {batch, out}, std::vector<float>(batch * out, 7.0f));
         ops::Options o;
         o.path = path;
-        ops::dense(X, W, &B, Y, Activation::relu, o);
+        ops::dense(X, W, B, Y, Activation::relu, o);
         const auto y = Y.download();
         for (std::size_t c = 0; c < out; ++c) {
             CAPTURE(c);
@@ -131,7 +131,7 @@ TEST_CASE("dense with a rank-1 input and a large layer") {
         auto X = Tensor::from_host(device(), {30}, x), W = Tensor::from_host(device(), {10, 30}, w);
         auto Bv = Tensor::from_host(device(), {10}, b);
         auto Y = poisoned(device(), {10});
-        ops::dense(X, W, &Bv, Y, Activation::sigmoid, o);
+        ops::dense(X, W, Bv, Y, Activation::sigmoid, o);
         expect_close(Y.download(), reference::dense(x, w, b, 1, 30, 10, Activation::sigmoid), threshold(Op::matmul),
                      "dense rank-1");
         const std::size_t batch = 512, in = 1024, out = 768;
@@ -140,7 +140,7 @@ TEST_CASE("dense with a rank-1 input and a large layer") {
         auto XL = Tensor::from_host(device(), {batch, in}, xl), WL = Tensor::from_host(device(), {out, in}, wl);
         auto BL = Tensor::from_host(device(), {out}, bl);
         auto YL = poisoned(device(), {batch, out});
-        ops::dense(XL, WL, &BL, YL, Activation::relu, o);
+        ops::dense(XL, WL, BL, YL, Activation::relu, o);
         expect_close(YL.download(), reference::dense(xl, wl, bl, batch, in, out, Activation::relu), threshold(Op::matmul),
                      "dense large");
     }
@@ -172,7 +172,7 @@ TEST_CASE("dense_backward gives the gradients of dense") {
         auto X = Tensor::from_host(device(), {batch, in}, x), W = Tensor::from_host(device(), {out, in}, w);
         auto Bv = Tensor::from_host(device(), {out}, b), DY = Tensor::from_host(device(), {batch, out}, dy);
         Tensor Y(device(), {batch, out});
-        ops::dense(X, W, &Bv, Y, act);
+        ops::dense(X, W, Bv, Y, act);
         auto DX = poisoned(device(), {batch, in}), DW = poisoned(device(), {out, in}), DB = poisoned(device(), {out});
         ops::dense_backward(X, W, Y, DY, act, &DX, DW, &DB);
         // Oracle: dz = dy ⊙ act'(y) in float64 from the device's y.
@@ -211,7 +211,7 @@ TEST_CASE("matmul and dense with a caller-given geometry larger than needed") {
             ops::matmul(A, B, C, {}, o);
             expect_close(C.download(), reference::matmul(a, b, m, n, k), threshold(Op::matmul), "matmul, large grid");
         } else {
-            ops::dense(A, Bt, &Bias, C, Activation::sigmoid, o);
+            ops::dense(A, Bt, Bias, C, Activation::sigmoid, o);
             expect_close(C.download(), reference::dense(a, b, bias, m, k, n, Activation::sigmoid), threshold(Op::matmul),
                          "dense, large grid");
         }
@@ -268,7 +268,7 @@ TEST_CASE("matmul and dense with more output rows than 65535 tiles of 64 (a tall
         ops::matmul(A, B, C, {false, true}, o);
         expect_close(C.download(), reference::matmul(a, b, m, n, k, false, true), threshold(Op::matmul),
                      std::string("tall matmul ") + name(path));
-        ops::dense(A, B, &Bias, C, Activation::relu, o);
+        ops::dense(A, B, Bias, C, Activation::relu, o);
         expect_close(C.download(), reference::dense(a, b, bias, m, k, n, Activation::relu), threshold(Op::matmul),
                      std::string("tall dense ") + name(path));
     }

@@ -212,7 +212,7 @@ TEST_CASE("application-finalizes-early: every entry point raises BackendUnavaila
             o.path = ops::PathChoice::vendor;
             ops::matmul(A, B, C, {}, o);
         });
-    expect_finalized_error("dense", [&] { ops::dense(A, B, nullptr, C, accel::Activation::relu); });
+    expect_finalized_error("dense", [&] { ops::dense(A, B, std::nullopt, C, accel::Activation::relu); });
     expect_finalized_error("sigmoid on a stream", [&] {
         ops::Options o;
         o.stream = stream.get();

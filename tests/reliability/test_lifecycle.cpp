@@ -68,7 +68,7 @@ void use_and_release(std::mt19937_64& g) {
         o.path = path;
         ops::matmul(tx, tw, ty, {false, true}, o);
         CHECK(reference::nmse(ty.download(), reference::matmul(x, w, m, cols, k, false, true)) <= threshold(Op::matmul));
-        ops::dense(tx, tw, &tbias, ty, Activation::relu, o);
+        ops::dense(tx, tw, tbias, ty, Activation::relu, o);
         CHECK(reference::nmse(ty.download(), reference::dense(x, w, bias, m, k, cols, Activation::relu)) <=
               threshold(Op::matmul));
     }

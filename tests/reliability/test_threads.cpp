@@ -94,7 +94,7 @@ void one_op(const std::shared_ptr<Device>& dev, Stream& s, std::mt19937_64& g, u
             Tensor tx = Tensor::from_host(dev, {batch, in}, x), tw = Tensor::from_host(dev, {outf, in}, w),
                    tb = Tensor::from_host(dev, {outf}, b), ty(dev, {batch, outf});
             o.path = kind % 6 == 5 && vendor_ok ? ops::PathChoice::vendor : ops::PathChoice::native;
-            ops::dense(tx, tw, &tb, ty, Activation::sigmoid, o);
+            ops::dense(tx, tw, tb, ty, Activation::sigmoid, o);
             s.synchronize();
             got = ty.download(), ref = reference::dense(x, w, b, batch, in, outf, Activation::sigmoid);
             what = std::string("dense (") + name(o.path) + ") batch " + std::to_string(batch) + ", " +

@@ -85,13 +85,13 @@ TEST_CASE("matmul: inner-dimension and output-shape errors") {
 TEST_CASE("dense: weight, bias and output shapes") {
     auto x = filled({8, 30}, 1), w = filled({10, 30}, 1), bias = filled({10}, 0), y = filled({8, 10}, 5);
     auto w_bad = filled({10, 29}, 1);
-    CHECK(contains(error_of([&] { ops::dense(x, w_bad, &bias, y); }), "in = 29"));
+    CHECK(contains(error_of([&] { ops::dense(x, w_bad, bias, y); }), "in = 29"));
     auto b_bad = filled({11}, 0);
-    CHECK(contains(error_of([&] { ops::dense(x, w, &b_bad, y); }), "bias has shape [11]"));
+    CHECK(contains(error_of([&] { ops::dense(x, w, b_bad, y); }), "bias has shape [11]"));
     auto y_bad = filled({10, 8}, 5);
-    CHECK(contains(error_of([&] { ops::dense(x, w, &bias, y_bad); }), "must be [8, 10]"));
+    CHECK(contains(error_of([&] { ops::dense(x, w, bias, y_bad); }), "must be [8, 10]"));
     CHECK(untouched(y, 5));
-    ops::dense(x, w, &bias, y, Activation::relu);
+    ops::dense(x, w, bias, y, Activation::relu);
     CHECK(untouched(y, 30));
 }
 

@@ -103,7 +103,7 @@ void make_dense(Workload& w, std::mt19937_64& rng) {
     w.output_shape = accel::Shape{batch, out};
     w.row_length = out;
     w.launch = [](std::vector<accel::Tensor>& t, accel::Tensor& y, const ops::Options& o) {
-        ops::dense(t[0], t[1], &t[2], y, accel::Activation::sigmoid, o);
+        ops::dense(t[0], t[1], t[2], y, accel::Activation::sigmoid, o);
     };
     w.sampled_rows = oracle_rows(batch, double(batch) * double(in) * double(out), rng);
     const FVec x = w.sampled_rows.empty() ? w.inputs[0] : take_rows(w.inputs[0], w.sampled_rows, in);

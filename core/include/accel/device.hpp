@@ -35,6 +35,7 @@ namespace accel {
 class Device;
 class Buffer;
 class Stream;
+class Tensor;
 
 /// Opaque device-memory handle: a device pointer (CUDA, Kokkos, host) or a
 /// cl_mem (OpenCL). Only the backend that produced it may interpret it.
@@ -153,6 +154,9 @@ public:
     /// the stream before it has completed. Throws InvalidArgument if the
     /// stream belongs to another device.
     void record(Stream& stream);
+    /// record(*stream), for the handle create_stream() returns. Throws
+    /// InvalidArgument for a null stream.
+    void record(const std::unique_ptr<Stream>& stream);
     /// Blocks until the event has completed. Throws InvalidArgument if it was
     /// never recorded.
     void synchronize();
@@ -247,6 +251,9 @@ public:
     const DeviceInfo& info() const noexcept { return info_; }
     /// Selector that names this device, e.g. "opencl:0".
     std::string selector() const;
+    /// The device's name as its runtime reports it (info().name), e.g.
+    /// "NVIDIA H100 80GB HBM3" or "pthread-Intel(R) Xeon(R) ...".
+    const std::string& name() const noexcept { return info_.name; }
 
     // ---- memory -----------------------------------------------------------
     /// Allocates `bytes` of device memory. bytes == 0 returns nullptr.
@@ -272,6 +279,18 @@ public:
                                    std::size_t bytes, Stream& stream);
     void copy_device_to_device_async(Buffer& dst, std::size_t dst_offset, const Buffer& src,
                                      std::size_t src_offset, std::size_t bytes, Stream& stream);
+    /// The same six copies on a tensor's storage (Tensor::buffer()); offsets
+    /// and sizes still in bytes. Throws as the Buffer forms.
+    void copy_host_to_device(Tensor& dst, std::size_t dst_offset, const void* src, std::size_t bytes);
+    void copy_device_to_host(void* dst, const Tensor& src, std::size_t src_offset, std::size_t bytes);
+    void copy_device_to_device(Tensor& dst, std::size_t dst_offset, const Tensor& src, std::size_t src_offset,
+                               std::size_t bytes);
+    void copy_host_to_device_async(Tensor& dst, std::size_t dst_offset, const void* src, std::size_t bytes,
+                                   Stream& stream);
+    void copy_device_to_host_async(void* dst, const Tensor& src, std::size_t src_offset, std::size_t bytes,
+                                   Stream& stream);
+    void copy_device_to_device_async(Tensor& dst, std::size_t dst_offset, const Tensor& src,
+                                     std::size_t src_offset, std::size_t bytes, Stream& stream);
 
     // ---- streams, events, synchronization ---------------------------------
     /// The stream used when an op or copy is given none. Created on first use
@@ -287,6 +306,9 @@ public:
     /// device, or if `end` was recorded before `start` (events swapped).
     /// Precision: backend timer, see info().timer.
     double elapsed_ms(Event& start, Event& end);
+    /// elapsed_ms(*start, *end), for the handles create_event() returns.
+    /// Throws InvalidArgument for a null event, and as above.
+    double elapsed_ms(const std::unique_ptr<Event>& start, const std::unique_ptr<Event>& end);
     /// Blocks until all work on every stream of this device has finished.
     void synchronize();
 

@@ -5,9 +5,12 @@
 #include <accel/dtype.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace accel {
@@ -94,6 +97,12 @@ public:
     /// InvalidArgument if data.size() != shape.elements().
     template <class T>
     static Tensor from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<T>& data);
+    /// The same from a brace list: `from_host(dev, {4}, {1.f, 2.f, 3.f, 4.f})`
+    /// is f32, `{1.0, 2.0}` f64 (the literals' type picks the dtype).
+    template <class T>
+    static Tensor from_host(std::shared_ptr<Device> device, Shape shape, std::initializer_list<T> data) {
+        return from_host(std::move(device), std::move(shape), std::vector<T>(data));
+    }
     /// Allocates a tensor of `dtype` and uploads `data` rounded to it (to
     /// nearest, ties to even; see convert_elements). Throws InvalidArgument
     /// if data.size() != shape.elements().
@@ -129,6 +138,24 @@ public:
     /// Half, BFloat16); widening is exact, narrowing rounds to nearest even.
     template <class T>
     std::vector<T> download_as() const;
+
+    /// A copy of this tensor on `device` (PyTorch's `.to(device)`): same
+    /// shape, dtype and values, bit for bit. On the same device: one
+    /// device-to-device copy. Between devices: through host memory (one
+    /// download, one upload), or one copy where either device is the host
+    /// backend (its memory is host memory). Blocking: returns when the copy
+    /// is complete (the source's default stream is synchronized first, so
+    /// ops enqueued on it before are included). Throws InvalidArgument for a
+    /// null device or a tensor without storage, OutOfMemory, DeviceError.
+    /// Thread-safety: as download() and upload().
+    Tensor to(const std::shared_ptr<Device>& device) const;
+    /// This tensor converted to `dtype` on its device (PyTorch's
+    /// `.to(dtype)`; ops::convert: widening exact, narrowing to nearest even,
+    /// NaN and ±Inf kept). A new tensor also when the dtype is the same.
+    /// Enqueued on the device's default stream. Throws as ops::convert
+    /// (Unsupported where the device has no convert kernel for `dtype`).
+    Tensor to(DType dtype) const;
+
 private:
     void upload_bytes(const void* data, std::size_t count, DType given, const char* what);
     void download_bytes(void* out, std::size_t count, DType wanted, const char* what) const;
@@ -137,9 +164,22 @@ private:
     Buffer buffer_;
 };
 
-/// The DType of a host element type: float, double, Half, BFloat16.
+/// An operand that may be absent, e.g. dense's bias: a tensor, or
+/// std::nullopt.
+using OptionalTensor = std::optional<std::reference_wrapper<const Tensor>>;
+
 template <class T>
-constexpr DType dtype_of();
+struct unsupported_element_type : std::false_type {};
+
+/// The DType of a host element type: float f32, double f64, Half f16,
+/// BFloat16 bf16; any other type is a compile-time error naming these.
+template <class T>
+constexpr DType dtype_of() {
+    static_assert(unsupported_element_type<T>::value,
+                  "accel: tensor elements are float (f32), double (f64), accel::Half (f16) or accel::BFloat16 "
+                  "(bf16); convert other types (e.g. int) to one of these first");
+    return DType::f32;
+}
 template <>
 constexpr DType dtype_of<float>() { return DType::f32; }
 template <>

@@ -26,6 +26,7 @@
 #include <accel/device.hpp>
 #include <accel/tensor.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,8 +37,22 @@ namespace ops {
 /// How the caller picks a path (see file comment).
 enum class PathChoice { automatic, native, vendor };
 
-/// Per-call options shared by every op.
+/// Per-call options shared by every op. Converts from a stream or a path,
+/// so that an op on a stream is one expression: `ops::add(a, b, c, *stream)`
+/// (or `stream`, the handle Device::create_stream() returns), and
+/// `ops::matmul(a, b, c, {}, ops::PathChoice::vendor)`.
 struct Options {
+    Options() = default;
+    /// Enqueue on `s` (of the tensors' device).
+    Options(Stream& s) : stream(&s) {}  // NOLINT(google-explicit-constructor): the point is the conversion
+    /// Enqueue on *s; a null handle means the default stream.
+    Options(const std::unique_ptr<Stream>& s) : stream(s.get()) {}  // NOLINT(google-explicit-constructor)
+    /// Run on path `p`, with launch geometry `g` and on stream `s` (the
+    /// fields below, in their order: `{PathChoice::native, {}, nullptr}`).
+    Options(PathChoice p, std::optional<LaunchGeometry> g = std::nullopt,  // NOLINT(google-explicit-constructor)
+            Stream* s = nullptr)
+        : path(p), geometry(g), stream(s) {}
+
     PathChoice path = PathChoice::automatic;
     /// Launch geometry; default: Device::default_geometry(). Checked against
     /// the device's limits (InvalidArgument when outside them).
@@ -122,10 +137,10 @@ void sigmoid_backward(const Tensor& dy, const Tensor& y, Tensor& dx, const Optio
 void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t = {}, const Options& o = {});
 
 /// y[batch,out] = act(x[batch,in]·W[out,in]ᵀ + bias[out]), W laid out as
-/// PyTorch's nn.Linear.weight. bias may be null (no bias). x may be rank 1
+/// PyTorch's nn.Linear.weight. bias: a tensor, or std::nullopt (no bias). x may be rank 1
 /// [in] (batch 1; y then [out]). y must not alias x, W or bias. relu keeps
 /// NaN, as ops::relu.
-void dense(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y, Activation act = Activation::none,
+void dense(const Tensor& x, const Tensor& w, OptionalTensor bias, Tensor& y, Activation act = Activation::none,
            const Options& o = {});
 
 /// Gradients of dense given dy (the gradient of the loss with respect to y)

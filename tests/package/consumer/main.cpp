@@ -13,7 +13,7 @@ int main() {
     auto W = accel::Tensor::from_host(dev, {2, 3}, w);
     auto B = accel::Tensor::from_host(dev, {2}, b);
     accel::Tensor Y(dev, {2, 2});
-    accel::ops::dense(X, W, &B, Y, accel::Activation::sigmoid);
+    accel::ops::dense(X, W, B, Y, accel::Activation::sigmoid);
     const double e = accel::reference::nmse(Y.download(), accel::reference::dense(x, w, b, 2, 3, 2, accel::Activation::sigmoid));
     std::cout << "installed accel " << ACCEL_VERSION << ": dense nmse " << e << "\n";
     return e < 1e-10 ? 0 : 1;
