@@ -1,10 +1,11 @@
-# cmake -DBUILD_DIR=... -DWORK=... -DEXTRACT=... "-DDOCS=a.md;b.md" [-DFLAGS=... -DLINK_FLAGS=...] -P run.cmake
+# cmake -DBUILD_DIR=... -DWORK=... -DEXTRACT=... "-DDOCS=a.md;b.md" "-DBACKENDS=host;opencl"
+#       [-DFLAGS=... -DLINK_FLAGS=...] -P run.cmake
 # The docs as tests: installs accel from BUILD_DIR into WORK/prefix; turns
 # every C++ block of DOCS into a program of one outside project (EXTRACT,
 # tests/docs/extract_snippets.cpp, which also checks that every ACCEL_
 # variable the docs name is in README.md's table), builds it against the
 # install with find_package(accel) and the docs' own CMake lines, runs each
-# program on the host backend, and checks that every --flag the docs give an
+# program on each of BACKENDS (ACCEL_BACKEND), and checks that every --flag the docs give an
 # installed tool is in that tool's --help (or a subcommand's).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/project)
@@ -29,12 +30,14 @@ endif()
 file(STRINGS ${WORK}/project/programs.txt programs)
 foreach(p ${programs})
   file(STRINGS ${WORK}/project/${p}.cpp origin LIMIT_COUNT 1)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env ACCEL_BACKEND=host ${WORK}/build/${p}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${origin}: the program exits ${rc} on host:\n${out}${err}")
-  endif()
-  message(STATUS "${origin}: runs on host")
+  foreach(backend ${BACKENDS})
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env ACCEL_BACKEND=${backend} ${WORK}/build/${p}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${origin}: the program exits ${rc} on ${backend}:\n${out}${err}")
+    endif()
+    message(STATUS "${origin}: runs on ${backend}")
+  endforeach()
 endforeach()
 file(STRINGS ${WORK}/project/flags.txt flag_lines)
 set(failed "")
