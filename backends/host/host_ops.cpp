@@ -58,9 +58,16 @@ F activate(F v, Activation act) {
 }
 
 // y[r,c] = act(alpha·y[r,c] + bias[c]) over y[rows, cols]; alpha 0 does not read y.
+// float32: the vectorized, multi-versioned rows (kernels/elementwise).
 template <class T>
 void bias_activation(const T* bias, T* y, std::size_t rows, std::size_t cols, bool read_y, Activation act) {
     using F = Compute<T>;
+    if constexpr (std::is_same<T, float>::value) {
+        parallel_for(rows, 16, [&](std::size_t r0, std::size_t r1) {
+            bias_activation_rows(bias, y, r0, r1, cols, read_y, static_cast<int>(act));
+        });
+        return;
+    }
     parallel_for(rows, 16, [&](std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r)
             for (std::size_t c = 0; c < cols; ++c) {
