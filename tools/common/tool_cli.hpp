@@ -59,15 +59,16 @@ inline std::optional<int> parse(CLI::App& app, std::vector<std::string> args) {
     try {
         app.parse(args);
         return std::nullopt;
-    } catch (const CLI::ExtrasError&) {
-        const std::vector<std::string> extra = app.remaining(true);
-        const std::string first = extra.empty() ? std::string("?") : extra.front();
-        return usage_error(command_name(app), (first.size() > 1 && first[0] == '-' ? "unknown option '"
-                                                                                    : "unexpected argument '") +
-                                                  first + "'");
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // help
-        return usage_error(command_name(app), e.what());
+        // An argument CLI11 could not place is named first: it is often why
+        // a required one seems missing.
+        const std::vector<std::string> extra = app.remaining(true);
+        if (extra.empty()) return usage_error(command_name(app), e.what());
+        const std::string& first = extra.front();
+        return usage_error(command_name(app),
+                           (first.size() > 1 && first[0] == '-' ? "unknown option '" : "unexpected argument '") +
+                               first + "'");
     }
 }
 
