@@ -10,6 +10,7 @@
 // opened (the line of that device says why); 2 when ACCEL_BACKEND (or `auto`
 // when it is unset) opens no device (the last line says why).
 #include <accel/accel.hpp>
+#include <tool_cli.hpp>
 
 #include <cstdio>
 #include <iostream>
@@ -35,15 +36,15 @@ void print_op_support(const accel::Device& d) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    CLI::App app{"accel-info: every backend (available, or why not), each device's facts, stable selector and "
+                 "physical identity,\nand the device ACCEL_BACKEND (default auto) opens.",
+                 "accel-info"};
+    app.footer("exit status: 0; 1 when a device of a backend reported available cannot be opened; 2 when "
+               "ACCEL_BACKEND opens no device, or a usage error.");
     bool measure_paths = false;
-    for (int a = 1; a < argc; ++a) {
-        if (std::string(argv[a]) == "--measure-paths") {
-            measure_paths = true;
-        } else {
-            std::fprintf(stderr, "accel-info: unknown argument '%s'\nusage: accel-info [--measure-paths]\n", argv[a]);
-            return 2;
-        }
-    }
+    app.add_flag("--measure-paths", measure_paths,
+                 "measure which matmul/dense path `auto` takes on devices with no record of it yet");
+    if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     std::cout << "accel " << ACCEL_VERSION << "\n";
     const char* env = std::getenv("ACCEL_BACKEND");
     std::cout << "ACCEL_BACKEND=" << (env ? env : "(unset: auto)") << "\n\n";

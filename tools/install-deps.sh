@@ -29,7 +29,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq \
   ca-certificates git cmake g++ ninja-build pkg-config \
-  doctest-dev nlohmann-json3-dev libeigen3-dev \
+  doctest-dev nlohmann-json3-dev libeigen3-dev libcli11-dev \
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libclblast-dev \
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev \
   libopenblas-dev libopenblas0-openmp libblis-dev \

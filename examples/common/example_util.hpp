@@ -1,14 +1,15 @@
 // Helpers shared by the examples: devices to run on, timing, random data,
-// command-line flags. Header-only.
+// command-line parsing (tool_cli.hpp: CLI11, --help, one-line usage errors).
+// Header-only.
 #pragma once
 
 #include <accel/accel.hpp>
+#include <tool_cli.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <random>
@@ -32,36 +33,6 @@ inline std::vector<std::shared_ptr<accel::Device>> all_devices() {
             out.push_back(accel::open_device(st.name + ":" + std::to_string(i)));
     }
     return out;
-}
-
-/// True when `flag` (e.g. "--quick") is among the arguments.
-inline bool has_flag(int argc, char** argv, const char* flag) {
-    for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], flag) == 0) return true;
-    return false;
-}
-
-/// Exits with status 2 and `usage` when an argument is neither a known flag
-/// nor a known option (an option's value follows it).
-inline void check_args(int argc, char** argv, const std::vector<std::string>& flags,
-                       const std::vector<std::string>& options, const char* usage) {
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (std::find(flags.begin(), flags.end(), a) != flags.end()) continue;
-        if (std::find(options.begin(), options.end(), a) != options.end() && i + 1 < argc) {
-            ++i;
-            continue;
-        }
-        std::fprintf(stderr, "unknown or incomplete argument '%s'\n%s", a.c_str(), usage);
-        std::exit(2);
-    }
-}
-
-/// The value after option `name`, or `fallback` when absent.
-inline std::string option(int argc, char** argv, const char* name, const std::string& fallback) {
-    for (int i = 1; i + 1 < argc; ++i)
-        if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
-    return fallback;
 }
 
 /// n floats uniform in [lo, hi) from a fixed-seed generator.

@@ -10,8 +10,6 @@
 
 namespace {
 
-const char* kUsage = "usage: dense_layer [--quick]   (--quick: small layers only)\n";
-
 // The op table's pass threshold for f32 dense (the conformance suite's).
 const double kNmseLimit = accel::nmse_threshold(accel::Op::dense, accel::DType::f32);
 
@@ -22,9 +20,14 @@ struct Layer {
 }  // namespace
 
 int main(int argc, char** argv) try {
-    example::check_args(argc, argv, {"--quick"}, {}, kUsage);
+    CLI::App app{"dense_layer: y = sigmoid(x·Wᵀ + b) on every available device and path, checked against the "
+                 "host backend\nand the float64 oracle.",
+                 "dense_layer"};
+    bool quick = false;
+    app.add_flag("--quick", quick, "small layers only");
+    if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     std::vector<Layer> layers{{8, 32, 16}, {64, 784, 128}};
-    if (!example::has_flag(argc, argv, "--quick")) layers.insert(layers.end(), {{256, 1024, 1024}, {1024, 1024, 1024}});
+    if (!quick) layers.insert(layers.end(), {{256, 1024, 1024}, {1024, 1024, 1024}});
     const auto devices = example::all_devices();
 
     std::printf("dense_layer: y[batch,out] = sigmoid(x[batch,in]·W[out,in]^T + b[out]), float32, W as nn.Linear.\n"

@@ -9,10 +9,6 @@
 
 namespace {
 
-const char* kUsage =
-    "usage: matmul_scaling [--quick] [--max-n N]\n"
-    "  N doubles from 64 up to --max-n (default 4096 when a GPU is available, else 2048); --quick: 64, 128\n";
-
 // Rows of A checked against the float64 oracle (the full float64 product of a large N takes too long).
 constexpr std::size_t kCheckedRows = 4;
 
@@ -25,13 +21,23 @@ struct Column {
 }  // namespace
 
 int main(int argc, char** argv) try {
-    example::check_args(argc, argv, {"--quick"}, {"--max-n"}, kUsage);
+    CLI::App app{"matmul_scaling: GFLOP/s of C = A·B (NxN, float32) as N doubles from 64, for every available "
+                 "device and both\npaths (native: accel's tiled kernel; vendor: CPU BLAS, CLBlast, cuBLAS, Kokkos "
+                 "Kernels).",
+                 "matmul_scaling"};
+    bool quick = false;
+    std::size_t max_n = 0;
+    app.add_flag("--quick", quick, "N = 64, 128 only");
+    CLI::Option* max_n_opt =
+        app.add_option("--max-n", max_n, "the largest N (default 4096 when a GPU is available, else 2048)")
+            ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 16))
+            ->excludes(app.get_option("--quick"));
+    if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     const auto devices = example::all_devices();
     bool gpu = false;
     for (const auto& d : devices) gpu |= d->info().type == "gpu";
-    const std::size_t max_n = example::has_flag(argc, argv, "--quick")
-                                  ? 128
-                                  : std::stoul(example::option(argc, argv, "--max-n", gpu ? "4096" : "2048"));
+    if (quick) max_n = 128;
+    else if (!max_n_opt->count()) max_n = gpu ? 4096 : 2048;
 
     std::vector<Column> columns;
     for (const auto& d : devices)
@@ -74,7 +80,4 @@ int main(int argc, char** argv) try {
 } catch (const accel::Error& e) {
     std::fprintf(stderr, "matmul_scaling: %s\n", e.what());
     return 1;
-} catch (const std::logic_error&) {
-    std::fprintf(stderr, "matmul_scaling: --max-n needs a whole number\n%s", kUsage);
-    return 2;
 }

@@ -20,8 +20,6 @@
 
 namespace {
 
-const char* kUsage = "usage: matrix_add [--quick]   (--quick: matrices up to 1000x1000)\n";
-
 constexpr std::size_t kTile = 16;
 
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -33,8 +31,12 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-    example::check_args(argc, argv, {"--quick"}, {}, kUsage);
-    const bool quick = example::has_flag(argc, argv, "--quick");
+    CLI::App app{"matrix_add: C = A + B on an MxN matrix launched as a 2-D grid of 16x16 blocks on every "
+                 "available backend,\nchecked against the host backend and the float64 oracle.",
+                 "matrix_add"};
+    bool quick = false;
+    app.add_flag("--quick", quick, "matrices up to 1000x1000 only");
+    if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     std::vector<std::pair<std::size_t, std::size_t>> shapes{{32, 32}, {100, 200}, {1000, 1000}};
     if (!quick) shapes.insert(shapes.end(), {{1023, 4097}, {4096, 4096}});
     const auto devices = example::all_devices();

@@ -11,12 +11,14 @@
 
 #include <accel/accel.hpp>
 #include <nlohmann/json.hpp>
+#include <tool_cli.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,85 +46,60 @@ struct Options {
     std::vector<accel::DType> dtypes{accel::DType::f32};
 };
 
-const char* kUsage =
-    "usage: mlp_train [options]\n"
-    "  --backends all|LIST  backends to train on: all available ones, or a comma-separated list of\n"
-    "                       selectors (host, opencl[:N], kokkos[:N], cuda[:N], auto);\n"
-    "                       default: $ACCEL_BACKEND, else auto\n"
-    "  --epochs N           epochs (default 500)\n"
-    "  --quick              20 epochs unless --epochs is given (for CI)\n"
-    "  --hidden H           hidden units (default 10)\n"
-    "  --lr X               Adam learning rate (default 0.001)\n"
-    "  --batch B            batch size (default 40; the last batch of an epoch may be smaller)\n"
-    "  --seed S             seed of the split, the initial weights and the batch order (default 1)\n"
-    "  --data PATH          CSV data set (default " MLP_DEFAULT_DATA ")\n"
-    "  --init FILE          load initial weights (JSON, see README.md) instead of drawing them\n"
-    "  --save-init FILE     write the initial weights as JSON\n"
-    "  --format table|json  output format (default table)\n"
-    "  --dtype LIST         dtypes to train in, e.g. f32,bf16 (default f32): f64, or f16/bf16 as mixed\n"
-    "                       precision with f32 master weights; with f32 in the list, each other dtype's\n"
-    "                       test accuracy is compared with f32's on the same backend\n"
+const char* kDescription =
+    "mlp_train: trains a 30 -> H -> 1 MLP on the breast-cancer data set on one or more backends from identical "
+    "initial\nweights and batch order, and compares loss curves, accuracies and time per epoch.";
+
+const char* kFooter =
     "under mpirun/srun (built with MPI): one model trained data-parallel over the ranks; --backends\n"
     "  is one selector or a comma list dealt to ranks by rank (rank r takes item r mod count),\n"
-    "  e.g. host,opencl or cuda:local (one GPU per rank); --batch is the global batch\n";
+    "  e.g. host,opencl or cuda:local (one GPU per rank); --batch is the global batch\n"
+    "exit status: 0 trained; 1 an error; 2 a usage error; 3 a device cannot train in a dtype asked for.";
 
-[[noreturn]] void usage_error(const std::string& msg) {
-    std::cerr << "mlp_train: " << msg << "\n" << kUsage;
-    std::exit(2);
-}
-
-template <typename T>
-T number(const std::string& opt, const std::string& text) {
-    std::istringstream s(text);
-    T v{};
-    if (!(s >> v) || !s.eof()) usage_error(opt + " expects a number, got \"" + text + "\"");
-    return v;
-}
-
-Options parse(int argc, char** argv) {
-    Options o;
+// Parses the command line into `o`. Returns nothing to go on, or the exit
+// status after --help (0) or a usage error (2, printed).
+std::optional<int> parse(int argc, char** argv, Options& o) {
     o.train.seed = 1;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "-h" || a == "--help") {
-            std::cout << kUsage;
-            std::exit(0);
-        }
-        if (a == "--quick") {
-            o.quick = true;
-            continue;
-        }
-        if (i + 1 >= argc) usage_error("unknown option or missing value: " + a);
-        const std::string v = argv[++i];
-        if (a == "--backends") o.backends = v;
-        else if (a == "--epochs") o.train.epochs = number<std::size_t>(a, v), o.epochs_given = true;
-        else if (a == "--hidden") o.hidden = number<std::size_t>(a, v), o.hidden_given = true;
-        else if (a == "--lr") o.train.lr = number<float>(a, v);
-        else if (a == "--batch") o.train.batch = number<std::size_t>(a, v);
-        else if (a == "--seed") o.train.seed = number<std::uint64_t>(a, v);
-        else if (a == "--data") o.data = v;
-        else if (a == "--init") o.init_file = v;
-        else if (a == "--save-init") o.save_init_file = v;
-        else if (a == "--format" && (v == "table" || v == "json")) o.json = v == "json";
-        else if (a == "--dtype") {
-            o.dtypes.clear();
-            std::stringstream list(v);
-            std::string item;
-            while (std::getline(list, item, ',')) {
-                try {
-                    o.dtypes.push_back(accel::parse_dtype(item));
-                } catch (const accel::InvalidArgument& e) {
-                    usage_error(std::string("--dtype: ") + e.what());
-                }
-            }
-            if (o.dtypes.empty()) usage_error("--dtype got an empty list");
-        }
-        else usage_error("unknown option or bad value: " + a + " " + v);
-    }
+    CLI::App app{kDescription, "mlp_train"};
+    app.footer(kFooter);
+    std::vector<std::string> dtypes{"f32"};
+    std::string format = "table";
+    app.add_option("--backends", o.backends,
+                   "all (every available backend), or a comma-separated list of selectors (host, opencl[:N], "
+                   "kokkos[:N], cuda[:N], auto); default: $ACCEL_BACKEND, else auto")
+        ->type_name("all|LIST");
+    CLI::Option* epochs = app.add_option("--epochs", o.train.epochs, "epochs (default 500)")
+                              ->check(CLI::Range(std::size_t{1}, std::size_t{10000000}));
+    app.add_flag("--quick", o.quick, "20 epochs unless --epochs is given (for CI)");
+    CLI::Option* hidden = app.add_option("--hidden", o.hidden, "hidden units (default 10)")
+                              ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+    app.add_option("--lr", o.train.lr, "Adam learning rate (default 0.001)")->check(CLI::Range(1e-9f, 10.0f));
+    app.add_option("--batch", o.train.batch, "batch size (default 40; the last batch of an epoch may be smaller)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000000}));
+    app.add_option("--seed", o.train.seed, "seed of the split, the initial weights and the batch order (default 1)");
+    app.add_option("--data", o.data, "CSV data set (default " MLP_DEFAULT_DATA ")")->type_name("PATH");
+    app.add_option("--init", o.init_file, "load initial weights (JSON, see README.md) instead of drawing them")
+        ->type_name("FILE");
+    app.add_option("--save-init", o.save_init_file, "write the initial weights as JSON")->type_name("FILE");
+    app.add_option("--format", format, "output format: table (default) or json")
+        ->check(tool_cli::one_of("format", {"table", "json"}));
+    app.add_option("--dtype", dtypes,
+                   "dtypes to train in, e.g. f32,bf16 (default f32): f64, or f16/bf16 as mixed precision with f32 "
+                   "master weights; with f32 in the list, each other dtype's test accuracy is compared with f32's "
+                   "on the same backend")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->check(tool_cli::throws_if_bad(accel::parse_dtype, ""))
+        ->type_name("LIST");
+    if (const auto rc = tool_cli::parse(app, argc, argv)) return rc;
+    if (dtypes.empty()) return tool_cli::usage_error("mlp_train", "--dtype got an empty list");
+    o.dtypes.clear();
+    for (const auto& t : dtypes) o.dtypes.push_back(accel::parse_dtype(t));
+    o.json = format == "json";
+    o.epochs_given = epochs->count() > 0;
+    o.hidden_given = hidden->count() > 0;
     if (o.quick && !o.epochs_given) o.train.epochs = kQuickEpochs;
-    if (o.train.epochs == 0 || o.train.batch == 0 || o.hidden == 0 || !(o.train.lr > 0.0f))
-        usage_error("--epochs, --batch, --hidden and --lr must be positive");
-    return o;
+    return std::nullopt;
 }
 
 // "all" → every available backend's device 0; otherwise the comma-separated selectors.
@@ -137,7 +114,7 @@ std::vector<std::string> selectors(const std::string& spec) {
     std::string item;
     while (std::getline(ss, item, ','))
         if (!item.empty()) out.push_back(item);
-    if (out.empty()) usage_error("--backends got an empty list");
+    if (out.empty()) throw tool_cli::UsageError("--backends got an empty list");
     return out;
 }
 
@@ -278,7 +255,8 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const Options o = parse(argc, argv);
+    Options o;
+    if (const auto rc = parse(argc, argv, o)) return *rc;
 #ifdef ACCEL_HAVE_MPI
     if (accel::mpi::launched_by_mpi()) return mlp::run_data_parallel(argc, argv, o.backends, o.train, o.json,
                                                                      [&](int rank) {
@@ -297,6 +275,8 @@ int main(int argc, char** argv) {
 #endif
     try {
         return run(o);
+    } catch (const tool_cli::UsageError& e) {
+        return tool_cli::usage_error("mlp_train", e.what());
     } catch (const std::exception& e) {
         std::cerr << "mlp_train: " << e.what() << "\n";
         return 1;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -247,4 +248,120 @@ TEST_CASE("side_by_side") {
     CHECK(table.find("opencl:") != std::string::npos);
     CHECK(table.find(" / host:0") != std::string::npos);
     for (const char* line : {"add     100000", "matmul  64x64x64"}) CHECK_MESSAGE(table.find(line) != std::string::npos, line);
+}
+
+namespace {
+
+std::string read_text(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+bool exists(const std::string& path) {
+    struct stat st {};
+    return stat(path.c_str(), &st) == 0;
+}
+
+// Files in the working directory whose name starts with `prefix` (temporary files left behind).
+int files_starting_with(const std::string& prefix) {
+    int n = 0;
+    if (DIR* d = opendir(".")) {
+        while (const dirent* e = readdir(d)) n += std::string(e->d_name).rfind(prefix, 0) == 0;
+        closedir(d);
+    }
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("failed_run_writes_no_file") {
+    // A run that fails (a named device that does not exist) leaves no output
+    // file, and an existing one as it was.
+    std::remove("failed.json");
+    Outcome r = bench("--quick --backends host:5 --format json -o failed.json");
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(!exists("failed.json"), "a failed run left failed.json behind");
+    std::ofstream("kept.json") << "the previous run\n";
+    r = bench("--quick --backends host:5 --format json -o kept.json --json kept.json");
+    CHECK(r.code == 2);
+    CHECK(read_text("kept.json") == "the previous run\n");
+    CHECK(files_starting_with(".kept.json.tmp") == 0);
+    CHECK(files_starting_with(".failed.json.tmp") == 0);
+}
+
+TEST_CASE("plot_failure_keeps_file") {
+    // A gnuplot that writes half a picture and fails: the PNG named by -o is
+    // neither replaced nor removed, and no temporary file stays behind.
+    mkdir("fake-gnuplot", 0755);
+    std::ofstream("fake-gnuplot/gnuplot") << "#!/bin/sh\n"
+                                             "out=$(sed -n 's/^set output \"\\(.*\\)\"$/\\1/p' \"$1\")\n"
+                                             "printf half > \"$out\"\n"
+                                             "echo 'fake gnuplot: failed' >&2\n"
+                                             "exit 1\n";
+    REQUIRE(chmod("fake-gnuplot/gnuplot", 0755) == 0);
+    std::ofstream("kept.png") << "the previous picture";
+    const char* path = std::getenv("PATH");
+    const std::string saved = path ? path : "";
+    char cwd[4096];
+    REQUIRE(getcwd(cwd, sizeof cwd) != nullptr);
+    REQUIRE(setenv("PATH", (std::string(cwd) + "/fake-gnuplot:" + saved).c_str(), 1) == 0);
+    const Outcome r = bench("plot " + kResults + " -o kept.png --op add");
+    setenv("PATH", saved.c_str(), 1);
+    CHECK_MESSAGE(r.code == 2, r.output);
+    CHECK_MESSAGE(r.output.find("fake gnuplot: failed") != std::string::npos, r.output);
+    CHECK(read_text("kept.png") == "the previous picture");
+    CHECK(files_starting_with(".kept.png.tmp") == 0);
+}
+
+TEST_CASE("compare_bad_files") {
+    // Empty, truncated, non-JSON and non-accel files: exit 2, the file named
+    // with what is wrong, none of the JSON library's own text.
+    const std::string whole = read_text(kResults);
+    REQUIRE(whole.size() > 100);
+    std::ofstream("empty.json").flush();
+    std::ofstream("truncated.json") << whole.substr(0, whole.size() / 2);
+    std::ofstream("not-json.json") << "hello, world\n";
+    std::ofstream("other.json") << R"({"name": "a JSON file of something else"})";
+    std::ofstream("bad-rows.json") << R"({"rows": [1, 2]})";
+    const std::pair<const char*, const char*> cases[] = {
+        {"empty.json", "empty file (0 bytes)"}, {"truncated.json", "truncated JSON"},
+        {"not-json.json", "not JSON"},          {"other.json", "JSON without a \"rows\" array"},
+        {"bad-rows.json", "row 0 is not a JSON object"}};
+    for (const auto& [file, what] : cases) {
+        CAPTURE(file);
+        for (const std::string& args : {kResults + " " + file, std::string(file) + " " + kResults}) {
+            const Outcome r = bench("compare " + args);
+            CHECK_MESSAGE(r.code == 2, r.output);
+            CHECK_MESSAGE(r.output.find(std::string("accel-bench compare: ") + file + ": " + what) != std::string::npos,
+                          r.output);
+            CHECK_MESSAGE(r.output.find("not an accel-bench JSON report") != std::string::npos, r.output);
+            CHECK_MESSAGE(r.output.find("json.exception") == std::string::npos, r.output);
+        }
+    }
+}
+
+TEST_CASE("compare_names_devices") {
+    // Rows paired by op across two devices: every listed row names both
+    // devices (base -> new), none an empty one.
+    json j = load(kResults);
+    for (auto& row : j["rows"]) {
+        row["device"] = "another vendor's device";
+        row["selector"] = "opencl:3";
+        row["backend"] = "opencl";
+    }
+    json& row = j["rows"][0];
+    row["kernel_ms"]["median"] = row["kernel_ms"]["median"].get<double>() * 3;
+    std::ofstream("other_slower.json") << j.dump(2);
+    const Outcome r = bench("compare " + kResults + " other_slower.json");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    const std::string line = row["op"].get<std::string>() + " " + row["shape"].get<std::string>() + " f32 " +
+                             row["path"].get<std::string>() + " on host:0 (";
+    const auto at = r.output.find(line);
+    REQUIRE_MESSAGE(at != std::string::npos, r.output);
+    const std::string rest = r.output.substr(at, r.output.find('\n', at) - at);
+    CHECK_MESSAGE(rest.find(") -> opencl:3 (another vendor's device) (3.00x the base time)") != std::string::npos, rest);
+    CHECK_MESSAGE(r.output.find(" on  ") == std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("host:0 -> opencl:3") != std::string::npos, r.output);  // the table's device column
 }

@@ -1,5 +1,4 @@
 // `accel-bench compare`: kernel-time ratios of two saved runs, row by row.
-#include "cli.hpp"
 #include "commands.hpp"
 #include "report.hpp"
 
@@ -21,20 +20,40 @@ struct Key {
         return std::tie(op, shape, dtype, path, block, device) <
                std::tie(o.op, o.shape, o.dtype, o.path, o.block, o.device);
     }
-    std::string text() const {
-        return op + " " + shape + " " + dtype + " " + path + (block.empty() ? "" : " block " + block) + " on " + device;
-    }
+    // The problem, without the device: "add 1000 f32 native block 256".
+    std::string text() const { return op + " " + shape + " " + dtype + " " + path + (block.empty() ? "" : " block " + block); }
 };
 
 std::string str(const json& row, const char* key) {
     return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : "";
 }
 
-using Times = std::vector<std::pair<Key, double>>;
+// The device a row ran on, short (table: "host:0"; fleet files: "node1 rank 1 cuda:0")
+// and long (lines: the short form and the device's name).
+struct Device {
+    std::string short_name, long_name;
+};
+
+Device device_of(const json& row) {
+    std::string sel = str(row, "selector").empty() ? str(row, "backend") : str(row, "selector");
+    if (sel.empty()) sel = "unnamed device";
+    if (row.contains("rank")) sel = str(row, "host") + " rank " + row["rank"].dump() + " " + sel;
+    const std::string name = str(row, "device");
+    return {sel, name.empty() ? sel : sel + " (" + name + ")"};
+}
+
+// "X" when both rows ran on one device, else "X -> Y" (base -> new).
+std::string both(const std::string& base, const std::string& next) { return base == next ? base : base + " -> " + next; }
+
+struct Entry {
+    Key key;
+    double ms;
+    Device device;
+};
+using Times = std::vector<Entry>;
 
 // Rows that have a kernel time, in file order; rows without one are listed in `skipped`.
-Times kernel_times(const json& doc, const std::string& by, const std::string& file,
-                                   std::vector<std::string>& skipped) {
+Times kernel_times(const json& doc, const std::string& by, const std::string& file, std::vector<std::string>& skipped) {
     Times out;
     for (const auto& row : doc["rows"]) {
         // Files written before rows had a dtype hold f32 rows.
@@ -49,18 +68,18 @@ Times kernel_times(const json& doc, const std::string& by, const std::string& fi
                        str(row, "selector");
         const json* ms = row.contains("kernel_ms") ? &row["kernel_ms"] : nullptr;
         if (!ms || !ms->contains("median") || !(*ms)["median"].is_number() || (*ms)["median"].get<double>() <= 0) {
-            skipped.push_back(k.text() + " (" + file + ": no kernel time)");
+            skipped.push_back(k.text() + " on " + device_of(row).long_name + " (" + file + ": no kernel time)");
             continue;
         }
-        out.emplace_back(k, (*ms)["median"].get<double>());
+        out.push_back({k, (*ms)["median"].get<double>(), device_of(row)});
     }
     return out;
 }
 
 bool unique_keys(const Times& rows) {
     std::map<Key, int> seen;
-    for (const auto& kv : rows)
-        if (++seen[kv.first] > 1) return false;
+    for (const auto& e : rows)
+        if (++seen[e.key] > 1) return false;
     return true;
 }
 
@@ -78,59 +97,68 @@ std::string auto_matching(const json& base, const json& next) {
 
 }  // namespace
 
-int compare_command(const std::vector<std::string>& argv) {
-    const Args args = parse_args(argv, {}, {"--threshold", "--by"});
-    if (args.positional.size() != 2)
-        throw UsageError("compare needs exactly two files, BASE.json and NEW.json (got " +
-                         std::to_string(args.positional.size()) + ")");
-    double threshold = 0.10;
-    std::string by = "auto";
-    for (const auto& [name, value] : args.options) {
-        if (name == "--threshold") threshold = parse_number(value, name);
-        else if (name == "--by") by = value;
-    }
-    if (by != "auto" && by != "op" && by != "device" && by != "selector" && by != "backend" && by != "rank")
-        throw UsageError("--by: unknown value '" + by + "'; valid: auto (default: the coarsest that pairs each "
-                         "row with at most one), op (op, shape and path only: two devices compared), backend, "
-                         "selector (e.g. cuda:0 with cuda:0), device (backend + device name), rank (fleet "
-                         "files of an MPI run: host, rank and selector)");
+CLI::App* add_compare(CLI::App& app, CompareArgs& a) {
+    CLI::App* cmd = app.add_subcommand("compare", "kernel-time ratios of two saved runs (JSON of `accel-bench "
+                                                  "run`), row by row");
+    cmd->add_option("BASE", a.base, "the base run (JSON)")->required();
+    cmd->add_option("NEW", a.next, "the new run (JSON)")->required();
+    cmd->add_option("--threshold", a.threshold,
+                    "a row is SLOWER when new/base exceeds 1 + this (default 0.10); exit 1 then")
+        ->check(CLI::Range(0.0, 1e6));
+    cmd->add_option("--by", a.by,
+                    "how rows pair: auto (default: the coarsest that pairs each row with at most one), op (op, "
+                    "shape and path only: two devices compared), backend, selector (e.g. cuda:0 with cuda:0), "
+                    "device (backend + device name), rank (fleet files of an MPI run: host, rank and selector)")
+        ->check(tool_cli::one_of("--by value", {"auto", "op", "backend", "selector", "device", "rank"}))
+        ->type_name("HOW");
+    cmd->footer("exit status: 0 no row slower than --threshold; 1 a row slower; 2 no row paired, or a file is "
+                "not an accel-bench JSON report.");
+    return cmd;
+}
 
-    const std::string& base_file = args.positional[0];
-    const std::string& new_file = args.positional[1];
+int compare_command(const CompareArgs& a) {
+    const double threshold = a.threshold;
+    std::string by = a.by;
+    const std::string& base_file = a.base;
+    const std::string& new_file = a.next;
     const json base_doc = read_results(base_file), new_doc = read_results(new_file);
     if (by == "auto") by = auto_matching(base_doc, new_doc);
     std::vector<std::string> skipped;
-    const auto base = kernel_times(base_doc, by, base_file, skipped);
+    const Times base = kernel_times(base_doc, by, base_file, skipped);
     const Times next_rows = kernel_times(new_doc, by, new_file, skipped);
-    const std::map<Key, double> next(next_rows.begin(), next_rows.end());
-    const std::map<Key, double> base_keys(base.begin(), base.end());
+    std::map<Key, const Entry*> next, base_keys;
+    for (const auto& e : next_rows) next[e.key] = &e;
+    for (const auto& e : base) base_keys[e.key] = &e;
 
     std::cout << "kernel time NEW/BASE (below 1 = NEW is faster); NEW = " << new_file << ", BASE = " << base_file
               << "\nrows are matched by op, shape, dtype, path, block" << (by == "op" ? "" : " and " + by) << "\n\n";
-    const std::string device_column = by == "op" ? "devices" : by;
-    TextTable t({"op", "shape", "dtype", "path", "block", device_column, "base ms", "new ms", "new/base", "speedup", ""},
+    TextTable t({"op", "shape", "dtype", "path", "block", by == "op" ? "device (base -> new)" : "device", "base ms",
+                 "new ms", "new/base", "speedup", ""},
                 6);
     std::vector<std::string> slower, only_base, only_new;
     double log_sum = 0;
     int matched = 0;
-    for (const auto& [key, base_ms] : base) {
-        auto it = next.find(key);
+    for (const auto& b : base) {
+        auto it = next.find(b.key);
         if (it == next.end()) {
-            only_base.push_back(key.text());
+            only_base.push_back(b.key.text() + " on " + b.device.long_name);
             continue;
         }
-        const double ratio = it->second / base_ms;
+        const Entry& n = *it->second;
+        const double ratio = n.ms / b.ms;
         log_sum += std::log(ratio);
         ++matched;
         const bool is_slower = ratio > 1 + threshold;
-        if (is_slower) slower.push_back(key.text() + format(" (%.2fx the base time)", ratio));
-        t.add({key.op, key.shape, key.dtype, key.path, key.block.empty() ? "default" : key.block,
-               by == "op" ? "(one each)" : key.device,
-               format("%.4g", base_ms), format("%.4g", it->second), format("%.2f", ratio), format("%.2fx", 1 / ratio),
+        if (is_slower)
+            slower.push_back(b.key.text() + " on " + both(b.device.long_name, n.device.long_name) +
+                             format(" (%.2fx the base time)", ratio));
+        t.add({b.key.op, b.key.shape, b.key.dtype, b.key.path, b.key.block.empty() ? "default" : b.key.block,
+               both(b.device.short_name, n.device.short_name), format("%.4g", b.ms), format("%.4g", n.ms),
+               format("%.2f", ratio), format("%.2fx", 1 / ratio),
                is_slower ? "SLOWER" : ratio < 1 / (1 + threshold) ? "faster" : ""});
     }
-    for (const auto& kv : next_rows)
-        if (!base_keys.count(kv.first)) only_new.push_back(kv.first.text());
+    for (const auto& e : next_rows)
+        if (!base_keys.count(e.key)) only_new.push_back(e.key.text() + " on " + e.device.long_name);
     t.write(std::cout);
 
     if (matched)

@@ -1,6 +1,5 @@
 #include "fleet.hpp"
 
-#include "cli.hpp"
 #include "report.hpp"
 
 #include <accel/version.hpp>
@@ -12,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -213,12 +211,15 @@ void write_fleet_table(std::ostream& out, const json& doc) {
     if (!any_siblings) out << "no outlier check: no two devices of the fleet share a backend and name\n";
 }
 
-int fleet_command(const std::vector<std::string>& argv) {
-    const Args args = parse_args(argv, {}, {});
-    if (args.positional.size() != 1)
-        throw UsageError("fleet needs exactly one file, the JSON of a run (under mpirun: a fleet run) (got " +
-                         std::to_string(args.positional.size()) + ")");
-    const json doc = read_results(args.positional[0]);
+CLI::App* add_fleet(CLI::App& app, FleetArgs& a) {
+    CLI::App* cmd = app.add_subcommand("fleet", "the fleet table of a saved run (ratios to the fleet's best and "
+                                                "median, outliers); exit 1 when a device is an outlier");
+    cmd->add_option("RESULTS", a.file, "JSON of a run (under mpirun: a fleet run)")->required();
+    return cmd;
+}
+
+int fleet_command(const FleetArgs& a) {
+    const json doc = read_results(a.file);
     write_fleet_table(std::cout, doc);
     for (const auto& f : analyze_fleet(doc))
         if (f.outlier) return 1;
@@ -333,26 +334,30 @@ int fleet_run(Settings s, const std::string& backends, const std::string& format
                                     {"x_siblings", f.vs_siblings}, {"siblings", f.siblings}});
         doc["fleet"]["outliers"] = outliers;
 
-        std::ofstream file;
-        if (!output.empty()) file.open(output);
-        std::ostream& out = output.empty() ? std::cout : file;
-        if (format == "json") out << doc.dump(2) << "\n";
-        else write_fleet_table(out, doc);
-        if (!output.empty() && !file) {
-            std::cerr << "accel-bench: cannot write '" << output << "'\n";
-            status = 2;
-        }
-        if (!json_output.empty()) {
-            std::ofstream j(json_output);
-            j << doc.dump(2) << "\n";
-            if (!j) {
-                std::cerr << "accel-bench: cannot write '" << json_output << "'\n";
+        // Written whole or not at all; a write error is reported, not thrown:
+        // every rank must reach the broadcast below.
+        auto write = [&](const std::string& path, bool json_format) {
+            try {
+                tool_cli::AtomicFile file(path);
+                if (json_format) file.stream() << doc.dump(2) << "\n";
+                else write_fleet_table(file.stream(), doc);
+                file.commit();
+                return true;
+            } catch (const std::exception& e) {
+                std::cerr << "accel-bench: " << e.what() << "\n";
                 status = 2;
-            } else {
-                std::cerr << "wrote " << doc["rows"].size() << " rows of " << records.size() << " ranks to "
-                          << json_output << "\n";
+                return false;
             }
+        };
+        if (output.empty()) {
+            if (format == "json") std::cout << doc.dump(2) << "\n";
+            else write_fleet_table(std::cout, doc);
+        } else {
+            write(output, format == "json");
         }
+        if (!json_output.empty() && write(json_output, true))
+            std::cerr << "wrote " << doc["rows"].size() << " rows of " << records.size() << " ranks to "
+                      << json_output << "\n";
         for (const auto& e : doc["fleet"]["ranks"])
             if (e.contains("error"))
                 std::cerr << "FAIL: rank " << e["rank"].get<int>() << " on host " << str(e, "host") << " ("

@@ -3,6 +3,7 @@
 // the fleet table; and `accel-bench fleet FILE` re-reads such a document.
 #pragma once
 
+#include "commands.hpp"
 #include "runner.hpp"
 
 #include <nlohmann/json.hpp>
@@ -76,7 +77,7 @@ void write_fleet_table(std::ostream& out, const nlohmann::json& doc);
 
 /// `accel-bench fleet FILE.json`: prints the fleet table of a saved run.
 /// Returns 0, or 1 when a device is an outlier (so a batch job can gate on
-/// it). Throws UsageError / std::runtime_error for bad arguments or files.
-int fleet_command(const std::vector<std::string>& args);
+/// it). Throws std::runtime_error naming the file when it is not a report.
+int fleet_command(const FleetArgs& a);
 
 }  // namespace bench

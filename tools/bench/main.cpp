@@ -10,62 +10,32 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace bench {
 namespace {
 
-const char* kUsage = R"(usage:
-  accel-bench [run] [options]           time ops on backends
-  accel-bench compare BASE.json NEW.json [--threshold 0.10] [--by auto|op|backend|selector|device|rank]
-  accel-bench fleet RESULTS.json        fleet table of a run (ratios to the best and median, outliers)
-  accel-bench plot RESULTS.json... -o out.png [--op add] [--metric time|rate] [--roofline]
+const char* kDescription =
+    "accel-bench: times accel's ops on every backend against each device's ceilings (copy bandwidth, peak "
+    "FMA),\nchecks results against the float64 oracle, and compares, plots or tabulates saved runs.\n"
+    "  accel-bench [run] [OPTIONS]            time ops on backends (the options below)\n"
+    "  accel-bench compare BASE.json NEW.json kernel-time ratios of two runs\n"
+    "  accel-bench fleet RESULTS.json         fleet table of a run (ratios to the best and median, outliers)\n"
+    "  accel-bench plot RESULTS.json... -o out.png\n"
+    "                                         time or rate against size, or the roofline\n"
+    "accel-bench COMMAND --help shows that command's options.";
 
-run options:
-  --backends all|LIST    comma list of selectors (host, opencl:0, cuda:1, ...); default: all
-                         available backends, or just ACCEL_BACKEND when it is set
-  --ops LIST             add, sigmoid, relu, matmul, dense, column_sum, adam_step
-                         (default add,sigmoid,matmul,dense)
-  --add-sizes LIST       elements of add/sigmoid/relu/adam_step (default 1e3,1e4,1e5,1e6,1e7,5e7)
-  --matmul-sizes LIST    N of N×N×N matmul (default 64,128,256,512,1024,2048)
-  --matmul-shapes LIST   MxNxK matmuls besides (e.g. 4096x10x30,64x128x784: the skinny shapes of an MLP)
-  --dense-shapes LIST    BATCHxINxOUT of y = sigmoid(x·Wᵀ + b) (default 64x784x128,1024x1024x1024)
-  --column-sum-shapes LIST  ROWSxCOLS (default 4096x1024)
-  --paths LIST           native,vendor (default both where the device has them)
-  --dtypes LIST          f32,f64,f16,bf16 (default f32); each problem runs in each dtype the device
-                         supports on the path (the others are listed as notes)
-  --block-sizes LIST     block sizes swept for elementwise ops (default: the device's choice)
-  --warmup N             untimed runs first (default 1)
-  --repeats N            timed rounds with host<->device copies (default 5; a row stops
-                         at 3 rounds once they took 3 s)
-  --min-time-ms T        add kernel-only runs until T ms of kernel time (default 20)
-  --quick                tiny sizes and short probes, for CI
-  --format table|csv|json  (default table)
-  -o FILE                write there instead of stdout
-  --json FILE            also write the run as JSON to FILE (e.g. a table on screen and
-                         the record for `compare` from one run)
-under mpirun/srun (built with MPI): every rank runs one device: --backends is one selector or a
-  comma list dealt to ranks by rank (rank r takes item r mod count); BACKEND:local gives each rank
-  its own device (default: $ACCEL_BACKEND, else auto:local). Rank 0 writes one JSON (rows carry
-  rank, host, uuid, pci_bus_id) and prints the fleet table.
-exit status: 0 all rows passed; 1 a row exceeded its NMSE threshold or failed (compare: a row
-slower than --threshold); 2 usage error, a named backend is unavailable, or (compare) no row paired.
-)";
-
-std::vector<std::size_t> counts(const std::string& text, const std::string& what) {
-    std::vector<std::size_t> out;
-    for (const auto& item : split_list(text)) out.push_back(parse_count(item, what));
-    if (out.empty()) throw UsageError(what + ": empty list");
-    return out;
-}
-
-std::vector<std::vector<std::size_t>> shapes(const std::string& text, std::size_t parts, const std::string& what) {
-    std::vector<std::vector<std::size_t>> out;
-    for (const auto& item : split_list(text)) out.push_back(parse_shape(item, parts, what));
-    if (out.empty()) throw UsageError(what + ": empty list");
-    return out;
-}
+const char* kFooter =
+    "under mpirun/srun (built with MPI): every rank runs one device: --backends is one selector or a\n"
+    "  comma list dealt to ranks by rank (rank r takes item r mod count); BACKEND:local gives each rank\n"
+    "  its own device (default: $ACCEL_BACKEND, else auto:local). Rank 0 writes one JSON (rows carry\n"
+    "  rank, host, uuid, pci_bus_id) and prints the fleet table.\n"
+    "output files (-o, --json, plot's -o) are written whole or not at all: a run that fails leaves none\n"
+    "  and keeps an existing file as it was.\n"
+    "exit status: 0 all rows passed; 1 a row exceeded its NMSE threshold or failed (compare: a row\n"
+    "  slower than --threshold; fleet: an outlier); 2 usage error, a named backend is unavailable, an\n"
+    "  unreadable file, or (compare) no row paired.";
 
 // Every device of every available backend.
 std::vector<std::string> all_selectors() {
@@ -98,94 +68,139 @@ Settings default_settings(bool quick) {
     return s;
 }
 
+// The items of a shape list option, e.g. {"64x784x128"} -> {{64, 784, 128}}.
+std::vector<std::vector<std::size_t>> shapes(const std::vector<std::string>& items, std::size_t parts) {
+    std::vector<std::vector<std::size_t>> out;
+    for (const auto& item : items) out.push_back(parse_shape(item, parts));
+    return out;
+}
+
 }  // namespace
 
-int run_command(const std::vector<std::string>& argv) {
-    const Args args = parse_args(argv, {"--quick", "--help", "-h"},
-                                 {"--backends", "--ops", "--add-sizes", "--matmul-sizes", "--matmul-shapes", "--dense-shapes",
-                                  "--column-sum-shapes", "--paths", "--dtypes", "--block-sizes", "--warmup", "--repeats",
-                                  "--min-time-ms", "--format", "-o", "--json"});
-    if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "'");
-    bool quick = false;
-    for (const auto& o : args.options) {
-        if (o.first == "--help" || o.first == "-h") {
-            std::cout << kUsage;
-            return 0;
-        }
-        quick |= o.first == "--quick";
-    }
-    Settings s = default_settings(quick);
-    std::string format = "table", output, json_output, backends;
-    for (const auto& [name, value] : args.options) {
-        if (name == "--backends") backends = value;
-        else if (name == "--ops") {
-            s.ops.clear();
-            for (const auto& op : split_list(value)) s.ops.push_back(parse_op(op));
-        } else if (name == "--add-sizes") s.elementwise_sizes = counts(value, name);
-        else if (name == "--matmul-sizes") s.matmul_sizes = counts(value, name);
-        else if (name == "--matmul-shapes") s.matmul_shapes = shapes(value, 3, name);
-        else if (name == "--dense-shapes") s.dense_shapes = shapes(value, 3, name);
-        else if (name == "--column-sum-shapes") s.column_sum_shapes = shapes(value, 2, name);
-        else if (name == "--block-sizes") s.block_sizes = counts(value, name);
-        else if (name == "--warmup") s.warmup = int(parse_number(value, name));
-        else if (name == "--repeats") s.repeats = int(parse_count(value, name));
-        else if (name == "--min-time-ms") s.min_time_ms = parse_number(value, name);
-        else if (name == "--format") format = value;
-        else if (name == "-o") output = value;
-        else if (name == "--json") json_output = value;
-        else if (name == "--dtypes") {
-            s.dtypes.clear();
-            for (const auto& t : split_list(value)) {
-                try {
-                    s.dtypes.push_back(accel::parse_dtype(t));
-                } catch (const accel::InvalidArgument& e) {
-                    throw UsageError(std::string("--dtypes: ") + e.what());
-                }
-            }
-        } else if (name == "--paths") {
-            s.paths.clear();
-            for (const auto& p : split_list(value)) {
-                if (p == "native") s.paths.push_back(accel::OpPath::native);
-                else if (p == "vendor") s.paths.push_back(accel::OpPath::vendor);
-                else throw UsageError("--paths: unknown path '" + p + "'; valid paths: native, vendor");
-            }
-        }
-    }
-    if (s.ops.empty()) throw UsageError("--ops: empty list");
-    if (s.paths.empty()) throw UsageError("--paths: empty list");
-    if (s.dtypes.empty()) throw UsageError("--dtypes: empty list");
-    if (format != "table" && format != "csv" && format != "json")
-        throw UsageError("--format: unknown format '" + format + "'; valid formats: table, csv, json");
+void add_run_options(CLI::App& app, RunArgs& a) {
+    a.app = &app;
+    // A comma-separated list option: one value per occurrence, split at commas.
+    auto list = [&](const char* name, auto& values, const char* help) {
+        CLI::Option* o = app.add_option(name, values, help)->delimiter(',')->allow_extra_args(false);
+        a.options.push_back(o);
+        return o;
+    };
+    auto single = [&](CLI::Option* o) {
+        a.options.push_back(o);
+        return o;
+    };
+    single(app.add_option("--backends", a.backends,
+                          "all, or a comma list of selectors (host, opencl:0, cuda:1, ...); default: all available "
+                          "backends, or just ACCEL_BACKEND when it is set")
+               ->type_name("all|LIST"));
+    list("--ops", a.ops, "add, sigmoid, relu, matmul, dense, column_sum, adam_step (default add,sigmoid,matmul,dense)")
+        ->check(tool_cli::throws_if_bad(parse_op, ""))
+        ->type_name("LIST");
+    list("--add-sizes", a.add_sizes, "elements of add/sigmoid/relu/adam_step (default 1e3,1e4,1e5,1e6,1e7,5e7)")
+        ->transform(count())
+        ->type_name("LIST");
+    list("--matmul-sizes", a.matmul_sizes, "N of N×N×N matmul (default 64,128,256,512,1024,2048)")
+        ->transform(count())
+        ->type_name("LIST");
+    list("--matmul-shapes", a.matmul_shapes,
+         "MxNxK matmuls besides (e.g. 4096x10x30,64x128x784: the skinny shapes of an MLP)")
+        ->check(shape(3))
+        ->type_name("LIST");
+    list("--dense-shapes", a.dense_shapes,
+         "BATCHxINxOUT of y = sigmoid(x·Wᵀ + b) (default 64x784x128,1024x1024x1024)")
+        ->check(shape(3))
+        ->type_name("LIST");
+    list("--column-sum-shapes", a.column_sum_shapes, "ROWSxCOLS (default 4096x1024)")->check(shape(2))->type_name("LIST");
+    list("--paths", a.paths, "native,vendor (default both where the device has them)")
+        ->check(tool_cli::one_of("path", {"native", "vendor"}))
+        ->type_name("LIST");
+    list("--dtypes", a.dtypes,
+         "f32,f64,f16,bf16 (default f32); each problem runs in each dtype the device supports on the path "
+         "(the others are listed as notes)")
+        ->check(tool_cli::throws_if_bad(accel::parse_dtype, ""))
+        ->type_name("LIST");
+    list("--block-sizes", a.block_sizes, "block sizes swept for elementwise ops (default: the device's choice)")
+        ->transform(count())
+        ->type_name("LIST");
+    single(app.add_option("--warmup", a.warmup, "untimed runs first (default 1)")->check(CLI::Range(0, 1000000)));
+    single(app.add_option("--repeats", a.repeats,
+                          "timed rounds with host<->device copies (default 5; a row stops at 3 rounds once they "
+                          "took 3 s)")
+               ->check(CLI::Range(1, 1000000)));
+    single(app.add_option("--min-time-ms", a.min_time_ms,
+                          "add kernel-only runs until this many ms of kernel time (default 20)")
+               ->check(CLI::Range(0.0, 1e7)));
+    single(app.add_flag("--quick", a.quick, "tiny sizes and short probes, for CI"));
+    single(app.add_option("--format", a.format, "table, csv or json (default table)")
+               ->check(tool_cli::one_of("format", {"table", "csv", "json"}))
+               ->type_name("FORMAT"));
+    single(app.add_option("-o", a.output, "write there instead of stdout")->type_name("FILE"));
+    single(app.add_option("--json", a.json_output,
+                          "also write the run as JSON to FILE (e.g. a table on screen and the record for `compare` "
+                          "from one run)")
+               ->type_name("FILE"));
+}
 
-    if (FleetScope::active()) return fleet_run(s, backends, format, output, json_output);
+int run_command(const RunArgs& a) {
+    Settings s = default_settings(a.quick);
+    // Whether list option `name` was given; UsageError when its list is empty.
+    auto given = [&](const char* name, const auto& values) {
+        if (!a.app->count(name)) return false;
+        if (values.empty()) throw UsageError(std::string(name) + ": empty list");
+        return true;
+    };
+    if (given("--ops", a.ops)) {
+        s.ops.clear();
+        for (const auto& op : a.ops) s.ops.push_back(parse_op(op));
+    }
+    if (given("--add-sizes", a.add_sizes)) s.elementwise_sizes = a.add_sizes;
+    if (given("--matmul-sizes", a.matmul_sizes)) s.matmul_sizes = a.matmul_sizes;
+    if (given("--matmul-shapes", a.matmul_shapes)) s.matmul_shapes = shapes(a.matmul_shapes, 3);
+    if (given("--dense-shapes", a.dense_shapes)) s.dense_shapes = shapes(a.dense_shapes, 3);
+    if (given("--column-sum-shapes", a.column_sum_shapes)) s.column_sum_shapes = shapes(a.column_sum_shapes, 2);
+    if (given("--block-sizes", a.block_sizes)) s.block_sizes = a.block_sizes;
+    if (given("--paths", a.paths)) {
+        s.paths.clear();
+        for (const auto& p : a.paths) s.paths.push_back(p == "native" ? accel::OpPath::native : accel::OpPath::vendor);
+    }
+    if (given("--dtypes", a.dtypes)) {
+        s.dtypes.clear();
+        for (const auto& t : a.dtypes) s.dtypes.push_back(accel::parse_dtype(t));
+    }
+    if (a.app->count("--warmup")) s.warmup = a.warmup;
+    if (a.app->count("--repeats")) s.repeats = a.repeats;
+    if (a.app->count("--min-time-ms")) s.min_time_ms = a.min_time_ms;
+
+    if (FleetScope::active()) return fleet_run(s, a.backends, a.format, a.output, a.json_output);
     const char* env = std::getenv("ACCEL_BACKEND");
-    if (backends.empty() && env && *env) s.selectors = {env};
-    else if (backends.empty() || backends == "all") s.selectors = all_selectors();
-    else s.selectors = split_list(backends);
+    if (a.backends.empty() && env && *env) s.selectors = {env};
+    else if (a.backends.empty() || a.backends == "all") s.selectors = all_selectors();
+    else s.selectors = split_list(a.backends);
     for (const auto& sel : s.selectors) accel::parse_selector(sel);  // unknown names fail before any work
     s.progress = isatty(STDERR_FILENO);
 
-    // Output files are opened before the run, so a bad path fails at once.
-    auto open_output = [](std::ofstream& f, const std::string& path) {
-        if (path.empty()) return;
-        f.open(path);
-        if (!f) throw std::runtime_error("cannot open '" + path + "' for writing");
-    };
-    std::ofstream file, json_file;
-    open_output(file, output);
-    open_output(json_file, json_output);
+    // Output files are opened (as temporary files beside them) before the
+    // run, so a bad path fails at once; they replace the named files only
+    // once the run is complete.
+    std::optional<tool_cli::AtomicFile> file, json_file;
+    if (!a.output.empty()) file.emplace(a.output);
+    if (!a.json_output.empty()) json_file.emplace(a.json_output);
 
     const Results r = run(s);
     const Machine m = this_machine();
-    std::ostream& out = output.empty() ? std::cout : file;
-    if (format == "json") out << to_json(s, r, m).dump(2) << "\n";
-    else if (format == "csv") write_csv(out, r);
+    std::ostream& out = file ? file->stream() : std::cout;
+    if (a.format == "json") out << to_json(s, r, m).dump(2) << "\n";
+    else if (a.format == "csv") write_csv(out, r);
     else write_table(out, r, m);
-    if (!json_output.empty()) {
-        json_file << to_json(s, r, m).dump(2) << "\n";
-        std::cerr << "wrote " << r.rows.size() << " rows to " << json_output << "\n";
+    if (json_file) {
+        json_file->stream() << to_json(s, r, m).dump(2) << "\n";
+        json_file->commit();
+        std::cerr << "wrote " << r.rows.size() << " rows to " << a.json_output << "\n";
     }
-    if (!output.empty()) std::cerr << "wrote " << r.rows.size() << " rows to " << output << "\n";
+    if (file) {
+        file->commit();
+        std::cerr << "wrote " << r.rows.size() << " rows to " << a.output << "\n";
+    }
 
     int failed = 0;
     for (const auto& row : r.rows) {
@@ -206,22 +221,35 @@ int run_command(const std::vector<std::string>& argv) {
 int main(int argc, char** argv) {
     bench::FleetScope fleet(&argc, &argv);  // MPI, when started by mpirun/srun
     std::vector<std::string> args(argv + 1, argv + argc);
-    std::string command = "run";
-    if (!args.empty() && (args[0] == "run" || args[0] == "compare" || args[0] == "plot" || args[0] == "fleet")) {
-        command = args[0];
-        args.erase(args.begin());
-    }
+    if (!args.empty() && args[0] == "run") args.erase(args.begin());  // `run` is the default command
+
+    CLI::App app{bench::kDescription, "accel-bench"};
+    bench::RunArgs run_args;
+    bench::CompareArgs compare_args;
+    bench::PlotArgs plot_args;
+    bench::FleetArgs fleet_args;
+    bench::add_run_options(app, run_args);
+    CLI::App* compare = bench::add_compare(app, compare_args);
+    CLI::App* plot = bench::add_plot(app, plot_args);
+    CLI::App* fleet_cmd = bench::add_fleet(app, fleet_args);
+    app.footer(bench::kFooter);  // after the subcommands, which would inherit it
+    app.require_subcommand(0, 1);
+    for (CLI::App* sub : {compare, plot, fleet_cmd})
+        for (CLI::Option* o : run_args.options) sub->excludes(o);  // run's options belong to run alone
+    if (const auto rc = tool_cli::parse(app, args)) return *rc;
+
+    const std::string command = tool_cli::command_name(app);
     try {
-        if (command == "compare") return bench::compare_command(args);
-        if (command == "plot") return bench::plot_command(args);
-        if (command == "fleet") return bench::fleet_command(args);
-        return bench::run_command(args);
+        if (compare->parsed()) return bench::compare_command(compare_args);
+        if (plot->parsed()) return bench::plot_command(plot_args);
+        if (fleet_cmd->parsed()) return bench::fleet_command(fleet_args);
+        return bench::run_command(run_args);
     } catch (const bench::UsageError& e) {
-        std::cerr << "accel-bench " << command << ": " << e.what() << "\n\n" << bench::kUsage;
+        return tool_cli::usage_error(command, e.what());
     } catch (const accel::BackendUnavailable& e) {
         std::cerr << "accel-bench: " << e.what() << "\n";
     } catch (const std::exception& e) {
-        std::cerr << "accel-bench " << command << ": " << e.what() << "\n";
+        std::cerr << command << ": " << e.what() << "\n";
     }
     return 2;
 }

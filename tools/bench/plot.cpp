@@ -4,7 +4,6 @@
 // FLOP/byte against attained GFLOP/s, each device's ceilings as
 // min(peak FMA, bandwidth × intensity)); drawn by gnuplot from data files in
 // a temporary folder.
-#include "cli.hpp"
 #include "commands.hpp"
 #include "report.hpp"
 
@@ -184,24 +183,29 @@ std::string write_roofline_script(const fs::path& dir, const Roofline& r, const 
 
 }  // namespace
 
-int plot_command(const std::vector<std::string>& argv) {
-    const Args args = parse_args(argv, {"--roofline"}, {"-o", "--op", "--metric"});
-    if (args.positional.empty()) throw UsageError("plot needs at least one RESULTS.json");
-    std::string png, op, metric = "time";
-    bool roofline = false;
-    for (const auto& [name, value] : args.options) {
-        if (name == "--roofline") roofline = true;
-        else if (name == "-o") png = value;
-        else if (name == "--op") op = value;
-        else if (name == "--metric") metric = value;
-    }
-    if (png.empty()) throw UsageError("plot needs -o out.png");
-    if (metric != "time" && metric != "rate")
-        throw UsageError("--metric: unknown value '" + metric + "'; valid: time, rate");
+CLI::App* add_plot(CLI::App& app, PlotArgs& a) {
+    CLI::App* cmd = app.add_subcommand("plot", "log-log kernel time (or rate) against size, one line per device "
+                                               "and path; or the roofline of every row (needs gnuplot)");
+    cmd->add_option("RESULTS", a.files, "JSON files of `accel-bench run`")->required();
+    cmd->add_option("-o", a.output, "the PNG to write")->required()->type_name("FILE");
+    cmd->add_option("--op", a.op, "the op to plot (default: the first op of the first file)");
+    cmd->add_option("--metric", a.metric, "time (kernel ms, default) or rate (GB/s or GFLOP/s)")
+        ->check(tool_cli::one_of("metric", {"time", "rate"}));
+    cmd->add_flag("--roofline", a.roofline, "the roofline of every row instead (--op and --metric do not apply)");
+    cmd->footer("The PNG is written whole or not at all. exit status: 0 written; 2 gnuplot missing or failed, or "
+                "a file is not an accel-bench JSON report.");
+    return cmd;
+}
+
+int plot_command(const PlotArgs& a) {
+    const std::string& png = a.output;
+    const std::string& metric = a.metric;
+    const bool roofline = a.roofline;
+    std::string op = a.op;
     const bool rate = metric == "rate";
     if (op.empty() && !roofline) {  // default: the first op of the first file
-        const json doc = read_results(args.positional[0]);
-        if (doc["rows"].empty()) throw std::runtime_error("'" + args.positional[0] + "' has no rows to plot");
+        const json doc = read_results(a.files[0]);
+        if (doc["rows"].empty()) throw std::runtime_error("'" + a.files[0] + "' has no rows to plot");
         op = str(doc["rows"][0], "op");
     }
 
@@ -211,8 +215,8 @@ int plot_command(const std::vector<std::string>& argv) {
                      "(Debian/Ubuntu: apt-get install gnuplot-nox) and run again\n";
         return 2;
     }
-    const PlotData data = roofline ? PlotData{} : collect(args.positional, op, rate);
-    const Roofline roof = roofline ? collect_roofline(args.positional) : Roofline{};
+    const PlotData data = roofline ? PlotData{} : collect(a.files, op, rate);
+    const Roofline roof = roofline ? collect_roofline(a.files) : Roofline{};
     if (roofline && roof.series.empty())
         throw std::runtime_error("no rows with FLOP and byte counts and a kernel time in the given file(s) (files "
                                  "of an accel-bench older than the roofline lack them)");
@@ -220,6 +224,9 @@ int plot_command(const std::vector<std::string>& argv) {
         throw std::runtime_error("no rows of op '" + op + "' with " + (rate ? "a rate" : "a kernel time") +
                                  " in the given file(s)");
 
+    // gnuplot writes a temporary file beside the PNG, renamed onto it once
+    // complete: a failed plot leaves no PNG and keeps an existing one.
+    tool_cli::AtomicFile out(png);
     std::string tmpl = (fs::temp_directory_path() / "accel-bench-plot-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary folder in " +
                                                         fs::temp_directory_path().string());
@@ -228,15 +235,14 @@ int plot_command(const std::vector<std::string>& argv) {
     bool ok = false;
     // pngcairo draws nicer lines; the libgd png terminal is the fallback.
     for (const char* terminal : {"pngcairo", "png"}) {
-        fs::remove(png);
-        const std::string script = roofline ? write_roofline_script(dir, roof, terminal, png)
-                                            : write_script(dir, data, op, rate, terminal, png);
+        const std::string script = roofline ? write_roofline_script(dir, roof, terminal, out.temp_path())
+                                            : write_script(dir, data, op, rate, terminal, out.temp_path());
         const std::string err = (dir / "gnuplot.err").string();
         const int rc = std::system((shell_quote(gnuplot) + " " + shell_quote(script) + " 2> " + shell_quote(err)).c_str());
         std::ifstream e(err);
         log.assign(std::istreambuf_iterator<char>(e), {});
         std::error_code ec;
-        if (rc == 0 && fs::file_size(png, ec) > 0 && !ec) {
+        if (rc == 0 && fs::file_size(out.temp_path(), ec) > 0 && !ec) {
             ok = true;
             break;
         }
@@ -244,9 +250,10 @@ int plot_command(const std::vector<std::string>& argv) {
     std::error_code ec;
     fs::remove_all(dir, ec);
     if (!ok) {
-        std::cerr << "accel-bench plot: gnuplot could not write '" << png << "':\n" << log;
+        std::cerr << "accel-bench plot: gnuplot could not write '" << png << "' (no file written):\n" << log;
         return 2;
     }
+    out.commit();
     if (roofline)
         std::cout << "wrote " << png << ": roofline, " << roof.series.size() << " series, " << roof.roof.size()
                   << " device ceiling(s)\n";

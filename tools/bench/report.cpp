@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <cstdarg>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <ostream>
 #include <stdexcept>
 
@@ -340,17 +343,28 @@ void write_csv(std::ostream& out, const Results& r) {
 }
 
 json read_results(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) throw std::runtime_error("cannot open '" + path + "' for reading");
+    const std::string what = ", not an accel-bench JSON report (expected the output of `accel-bench run --format "
+                             "json` or --json)";
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw std::runtime_error(path + ": cannot open for reading: " + std::strerror(errno));
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (f.bad()) throw std::runtime_error(path + ": read error: " + std::strerror(errno));
+    if (text.empty()) throw std::runtime_error(path + ": empty file (0 bytes)" + what);
     json j;
     try {
-        f >> j;
-    } catch (const json::exception& e) {
-        throw std::runtime_error("'" + path + "' is not valid JSON: " + e.what());
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        if (e.byte >= text.size())
+            throw std::runtime_error(path + ": truncated JSON: the document ends unfinished after " +
+                                     std::to_string(text.size()) + " bytes (an interrupted write?)" + what);
+        throw std::runtime_error(path + ": not JSON: syntax error at byte " + std::to_string(e.byte) + " of " +
+                                 std::to_string(text.size()) + what);
     }
     if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
-        throw std::runtime_error("'" + path + "' has no \"rows\" array; expected the output of "
-                                 "`accel-bench run --format json`");
+        throw std::runtime_error(path + ": JSON without a \"rows\" array" + what);
+    for (std::size_t i = 0; i < j["rows"].size(); ++i)
+        if (!j["rows"][i].is_object())
+            throw std::runtime_error(path + ": row " + std::to_string(i) + " is not a JSON object" + what);
     return j;
 }
 

@@ -40,8 +40,9 @@ void write_table(std::ostream& out, const Results& r, const Machine& m);
 void write_csv(std::ostream& out, const Results& r);
 
 /// Reads a JSON file written by `accel-bench run --format json`. Throws
-/// std::runtime_error naming the file when it cannot be read, is not JSON,
-/// or has no "rows" array.
+/// std::runtime_error whose message starts with the path and says what is
+/// wrong: cannot be read, empty, truncated JSON, not JSON, no "rows" array,
+/// or a row that is not an object (never nlohmann's own text).
 nlohmann::json read_results(const std::string& path);
 
 /// Columns of a plain-text table, padded to the widest cell; right-aligned
