@@ -5,7 +5,8 @@
 # tests/docs/extract_snippets.cpp, which also checks that every ACCEL_
 # variable the docs name is in README.md's table), builds it against the
 # install with find_package(accel) and the docs' own CMake lines, runs each
-# program on each of BACKENDS (ACCEL_BACKEND), and checks that every --flag the docs give an
+# program on each of BACKENDS (ACCEL_BACKEND) and on a mistyped one (a
+# clear error, not an abort), and checks that every --flag the docs give an
 # installed tool is in that tool's --help (or a subcommand's).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/project)
@@ -38,6 +39,14 @@ foreach(p ${programs})
     endif()
     message(STATUS "${origin}: runs on ${backend}")
   endforeach()
+  # A mistyped ACCEL_BACKEND: the program reports accel's error and exits,
+  # it does not abort with an uncaught exception.
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ACCEL_BACKEND=no-such-backend ${WORK}/build/${p}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT rc MATCHES "^[0-9]+$" OR rc GREATER 125 OR NOT err MATCHES "no-such-backend")
+    message(FATAL_ERROR "${origin}: with ACCEL_BACKEND=no-such-backend the program should print accel's error "
+                        "naming it and exit with a small status; it exits '${rc}':\n${out}${err}")
+  endif()
 endforeach()
 file(STRINGS ${WORK}/project/flags.txt flag_lines)
 set(failed "")
