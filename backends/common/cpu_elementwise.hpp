@@ -4,6 +4,8 @@
 // instruction set.
 #pragma once
 
+#include <accel/activation_codes.h>
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -82,6 +84,44 @@ __attribute__((always_inline)) inline void sigmoid_range(const float* x, float* 
     }
 #pragma omp simd
     for (std::size_t i = b + 2 * half; i < e; ++i) y[i] = sigmoid1(x[i]);
+}
+
+/// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
+inline float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+
+/// The dense epilogue on float32 rows [r0, r1) of y[rows, cols] (row-major):
+/// y[r,c] = act(y[r,c] + bias[c]) when read_y, else act(bias[c]) (bias
+/// null: 0); act an ACCEL_ACTIVATION_* code. One loop per (activation,
+/// operands) case, chosen once per call, each body branch-free, so it
+/// vectorizes; the activation is sigmoid1 / relu1, the values of the
+/// sigmoid and relu ops. Call it from a multi-versioned function.
+__attribute__((always_inline)) inline void bias_activation_rows(const float* bias, float* y, std::size_t r0,
+                                                                std::size_t r1, std::size_t cols, bool read_y,
+                                                                int act) {
+    const auto rows = [&](auto f) {
+        for (std::size_t r = r0; r < r1; ++r) {
+            float* row = y + r * cols;
+            if (read_y && bias) {
+#pragma omp simd
+                for (std::size_t c = 0; c < cols; ++c) row[c] = f(row[c] + bias[c]);
+            } else if (read_y) {
+#pragma omp simd
+                for (std::size_t c = 0; c < cols; ++c) row[c] = f(row[c]);
+            } else if (bias) {
+#pragma omp simd
+                for (std::size_t c = 0; c < cols; ++c) row[c] = f(bias[c]);
+            } else {
+#pragma omp simd
+                for (std::size_t c = 0; c < cols; ++c) row[c] = f(0.0f);
+            }
+        }
+    };
+    if (act == ACCEL_ACTIVATION_SIGMOID)
+        rows([](float v) { return sigmoid1(v); });
+    else if (act == ACCEL_ACTIVATION_RELU)
+        rows([](float v) { return relu1(v); });
+    else
+        rows([](float v) { return v; });
 }
 
 /// Elements per call of fma_probe_block: the chains of 16 neighbouring

@@ -187,6 +187,18 @@ void register_dtype(Device& d, DType dt) {
               BiasActivationFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], total), static_cast<Index>(a.n),
                                   a.scalars[0] != 0, act_code(a.act)});
     });
+    if constexpr (std::is_same<T, float>::value && kHostSpace) {
+        // Host spaces: kEpilogueRows rows per index, each a vector loop.
+        d.register_kernel("bias_activation", dt, nat, [](const KernelArgs& a) {
+            LaunchGeometry blocks = a.geometry;
+            blocks.block.x = 1;
+            const std::size_t count = (a.m + kEpilogueRows - 1) / kEpilogueRows;
+            range("accel::bias_activation", count, blocks, *a.stream,
+                  BiasActivationHostFn{static_cast<const float*>(a.in[0]), static_cast<float*>(a.out[0]),
+                                       static_cast<Index>(a.m), static_cast<Index>(a.n), a.scalars[0] != 0,
+                                       act_code(a.act)});
+        });
+    }
     d.register_kernel("column_sum", dt, nat, [](const KernelArgs& a) {
         range("accel::column_sum", a.n, a.geometry, *a.stream,
               ColumnSumFn<T>{cview<T>(a.in[0], a.m * a.n), view<T>(a.out[0], a.n), static_cast<Index>(a.m),

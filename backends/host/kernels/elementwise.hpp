@@ -44,12 +44,8 @@ void adam1(F& p, F g, F& m, F& v, F beta1, F beta2, F eps, F step_size, F bc2_sq
 /// (cpu::sigmoid_range) and multi-versioned; defined in elementwise.cpp.
 void sigmoid_range(const float* x, float* y, std::size_t b, std::size_t e);
 
-/// The epilogue of dense on float32 rows [r0, r1) of y[rows, cols]
-/// (row-major): y[r,c] = act(y[r,c] + bias[c]) when read_y, else
-/// act(bias[c]) (bias null: 0). act is an ACCEL_ACTIVATION_* code, chosen
-/// once outside the loops; each row is one vectorized loop (the activation
-/// as sigmoid1 / relu1, so its values are those of the sigmoid and relu
-/// ops). Multi-versioned; defined in elementwise.cpp.
+/// The dense epilogue on float32 rows [r0, r1) of y[rows, cols]
+/// (cpu::bias_activation_rows), multi-versioned; defined in elementwise.cpp.
 void bias_activation_rows(const float* bias, float* y, std::size_t r0, std::size_t r1, std::size_t cols, bool read_y,
                           int act);
 

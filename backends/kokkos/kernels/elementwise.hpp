@@ -151,6 +151,30 @@ struct SigmoidHostFn {
     }
 };
 
+/// Host spaces only: the dense epilogue on float32 rows [r0, r1) of
+/// y[rows, cols] (cpu::bias_activation_rows: one vector loop per row, the
+/// activation chosen once); defined in kernels/host_loops.cpp.
+void host_bias_activation_rows(const float* bias, float* y, Index r0, Index r1, Index cols, bool read_y, int act);
+
+/// Rows of the host-space float32 dense epilogue per index of
+/// BiasActivationHostFn.
+constexpr Index kEpilogueRows = 16;
+
+/// f32 dense epilogue on host spaces: index b covers rows [b·kEpilogueRows,
+/// (b+1)·kEpilogueRows) ∩ [0, rows) (BiasActivationFn's body per element
+/// runs scalar: its activation chosen per element, a scalar exp).
+struct BiasActivationHostFn {
+    const float* bias;  ///< null: no bias
+    float* y;
+    Index rows, cols;
+    bool read_y;
+    int act;
+    void operator()(Index b) const {
+        const Index r0 = b * kEpilogueRows, r1 = r0 + kEpilogueRows < rows ? r0 + kEpilogueRows : rows;
+        host_bias_activation_rows(bias, y, r0, r1, cols, read_y, act);
+    }
+};
+
 /// Elements per call of the host-space fma_throughput probe (FmaProbeHostFn).
 constexpr int kFmaLanes = 16;  // = cpu::kFmaProbeLanes (checked in host_loops.cpp)
 

@@ -37,6 +37,12 @@ void host_sigmoid_block(const float* x, float* y, Index begin, Index end) {
     cpu::sigmoid_range(x, y, static_cast<std::size_t>(begin), static_cast<std::size_t>(end));
 }
 
+ACCEL_KOKKOS_MULTIVERSION
+void host_bias_activation_rows(const float* bias, float* y, Index r0, Index r1, Index cols, bool read_y, int act) {
+    cpu::bias_activation_rows(bias, y, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1),
+                              static_cast<std::size_t>(cols), read_y, act);
+}
+
 static_assert(kFmaLanes == static_cast<int>(cpu::kFmaProbeLanes), "FmaProbeHostFn's blocks are the probe's");
 
 ACCEL_KOKKOS_MULTIVERSION
