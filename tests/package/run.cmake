@@ -1,12 +1,13 @@
 # cmake -DBUILD_DIR=... -DWORK=... -DSOURCE=... [-DFLAGS=... -DLINK_FLAGS=...]
-#       [-DCXX=... -DWITH_MPI=ON|OFF -DLIBDIR=lib -DBINDIR=bin] -P run.cmake
+#       [-DCXX=... -DWITH_MPI=ON|OFF -DLIBDIR=lib -DBINDIR=bin -DLIBEXECDIR=libexec] -P run.cmake
 # Installs accel from BUILD_DIR into WORK/prefix, then, against that tree:
 #  1. builds the consumer with find_package(accel) (with the same compiler and
 #     linker flags, so that sanitizer builds stay consistent) and runs it;
 #     with WITH_MPI, also consumer_mpi linking accel::mpi;
 #  2. compiles and runs the consumer with the flags of `pkg-config --cflags
 #     --libs accel` (accel-mpi for consumer_mpi with WITH_MPI);
-#  3. runs the installed accel-conformance on the host backend.
+#  3. runs the installed accel-conformance on the host backend;
+#  4. runs an installed example (vector_add --quick) when the examples are built.
 if(NOT LIBDIR)
   set(LIBDIR lib)
 endif()
@@ -91,3 +92,19 @@ if(NOT rc EQUAL 0)
 endif()
 string(REGEX MATCH "conformance on host[^\n]*" line "${out}")
 message(STATUS "installed accel-conformance: ${line}: passed")
+
+# 4. an installed example, when the examples are built
+if(NOT LIBEXECDIR)
+  set(LIBEXECDIR libexec)
+endif()
+set(example ${prefix}/${LIBEXECDIR}/accel/examples/vector_add)
+if(EXISTS ${BUILD_DIR}/bin/vector_add)
+  if(NOT EXISTS ${example})
+    message(FATAL_ERROR "the examples are built but not installed (looked for ${example})")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ACCEL_BACKEND=host ${example} --quick RESULT_VARIABLE rc
+                  OUTPUT_QUIET ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the installed vector_add --quick failed (${rc}): ${err}")
+  endif()
+endif()
