@@ -46,8 +46,7 @@ int main(int argc, char** argv) {
                  "measure which matmul/dense path `auto` takes on devices with no record of it yet");
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     std::cout << "accel " << ACCEL_VERSION << "\n";
-    const char* env = std::getenv("ACCEL_BACKEND");
-    std::cout << "ACCEL_BACKEND=" << (env ? env : "(unset: auto)") << "\n\n";
+    std::cout << "ACCEL_BACKEND=" << accel::env::value("ACCEL_BACKEND").value_or("(unset: auto)") << "\n\n";
     int failures = 0;
     std::vector<accel::DeviceInfo> seen;
     for (const auto& st : accel::backend_statuses()) {

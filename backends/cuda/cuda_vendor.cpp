@@ -26,6 +26,7 @@
 //         rounded to a narrower format.
 #include "cuda_device.hpp"
 
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 
 #include <climits>
@@ -36,11 +37,7 @@ namespace accel {
 namespace cuda {
 
 void cublas_start(Cublas& blas) {
-    const char* env = std::getenv("ACCEL_CUDA_TF32");
-    const std::string tf32 = env ? env : "";
-    if (!tf32.empty() && tf32 != "0" && tf32 != "1")
-        throw InvalidArgument("ACCEL_CUDA_TF32 is '" + tf32 + "'; expected 1 (TF32 tensor-core sgemm) or 0 (FP32)");
-    blas.tf32 = tf32 == "1";
+    blas.tf32 = env::read_flag("ACCEL_CUDA_TF32").value_or(false);
 
     cublasStatus_t st = cublasCreate(&blas.handle);
     if (st != CUBLAS_STATUS_SUCCESS) {

@@ -1,6 +1,7 @@
 // Host backend: Backend, device memory (system memory), copies, streams, events.
 #include "host_device.hpp"
 
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/plugin.hpp>
 #include <accel/version.hpp>
@@ -19,11 +20,10 @@ namespace accel {
 namespace host {
 
 unsigned thread_count() {
+    // Read once; a bad value throws from every call (a throwing initializer
+    // leaves the static to be initialized again), first when the device opens.
     static const unsigned n = [] {
-        if (const char* env = std::getenv("ACCEL_HOST_THREADS")) {
-            const long v = std::strtol(env, nullptr, 10);
-            if (v > 0) return static_cast<unsigned>(v);
-        }
+        if (const auto v = env::read_uint("ACCEL_HOST_THREADS", 1, kMaxThreads)) return static_cast<unsigned>(*v);
         const unsigned hc = std::thread::hardware_concurrency();
         return hc ? hc : 1u;
     }();

@@ -54,8 +54,14 @@ struct Cblas {
     std::string description;  ///< library, version, core and why; or why none was loaded
 };
 
-/// Loads the CBLAS once per process (thread-safe). Never throws: on failure
-/// sgemm is null and description says why.
+/// Loads the CBLAS once per process (thread-safe). Without ACCEL_HOST_BLAS
+/// it never throws: when no library loads, sgemm is null and description
+/// says why. When ACCEL_HOST_BLAS is set, every call throws InvalidArgument
+/// (naming the variable, its value and the accepted values) if the value is
+/// not one of them, or if the library it names cannot be loaded (with the
+/// loader's message) or has no cblas_sgemm: the host device's constructor
+/// calls it, so opening the device fails instead of running without the
+/// library asked for.
 const Cblas& cblas();
 
 /// C[m,n] = op(A)·op(B) + beta·C by the CBLAS (row-major; A [m,k] or [k,m]

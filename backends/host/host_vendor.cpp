@@ -23,17 +23,24 @@
 // ACCEL_HOST_BLAS selects the library: "openblas", "blis", or a path to any
 // shared library exporting cblas_sgemm. Default: OpenBLAS (OpenMP build, then
 // any), then BLIS (which detects the CPU itself), then the system
-// libcblas/libblas.
+// libcblas/libblas. A library asked for by ACCEL_HOST_BLAS that cannot be used
+// fails opening the host device (cblas()); only the default search may end
+// with no library, which accel-info then reports.
 #include "host_device.hpp"
 
 #include "../common/dynamic_library.hpp"
 
+#include <accel/environment.hpp>
+#include <accel/error.hpp>
 #include <accel/registry.hpp>
 
 #include <Eigen/Core>
 
 #include <cstdlib>
+#include <algorithm>
+#include <cctype>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -43,11 +50,43 @@ namespace host {
 
 namespace {
 
-Cblas load() {
-    Cblas out;
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    return s;
+}
+
+// The library ACCEL_HOST_BLAS asks for: "openblas", "blis", a path or a
+// file name for dlopen; nullopt when unset. Throws InvalidArgument for any
+// other value.
+std::optional<std::string> choice() {
+    const auto v = env::value("ACCEL_HOST_BLAS");
+    if (!v) return std::nullopt;
+    const std::string word = v->size() <= 8 ? lower(*v) : "";
+    if (word == "openblas" || word == "blis") return word;
+    const auto so = v->rfind(".so");
+    const bool file_name = so != std::string::npos && so > 0 &&
+                           (so + 3 == v->size() || (*v)[so + 3] == '.');  // NAME.so or NAME.so.N...
+    if (v->find('/') != std::string::npos || file_name) return *v;
+    env::reject("ACCEL_HOST_BLAS", *v, "is neither openblas, blis nor a library's path or file name");
+}
+
+struct Loaded {
+    Cblas blas;
+    std::string error;  // why ACCEL_HOST_BLAS cannot be honoured; empty when it can (or is unset)
+};
+
+Loaded load() {
+    Loaded loaded;
+    Cblas& out = loaded.blas;
+    std::optional<std::string> chosen;
+    try {
+        chosen = choice();
+    } catch (const InvalidArgument& e) {
+        loaded.error = e.what();
+        return loaded;
+    }
     std::vector<std::string> candidates;
-    const char* choice = std::getenv("ACCEL_HOST_BLAS");
-    const std::string c = choice ? choice : "";
+    const std::string c = chosen.value_or("");
     if (c.empty() || c == "openblas") {
         const std::string openmp = preferred_openblas_dir();
         if (!openmp.empty()) candidates.push_back(openmp + "/libopenblas.so.0");
@@ -85,18 +124,29 @@ Cblas load() {
         if (auto core = reinterpret_cast<CharFn>(dl::optional_symbol(h, "openblas_get_corename")))
             out.description += ", core " + std::string(core()) + ")";
         if (!note.empty()) out.description += "; " + note;
-        return out;
+        return loaded;
+    }
+    if (chosen) {
+        // The library asked for is not there: an error, not a run without it.
+        try {
+            env::reject("ACCEL_HOST_BLAS", *env::value("ACCEL_HOST_BLAS"),
+                        "names a library that cannot be used: " + (errors.empty() ? "nothing to load" : errors));
+        } catch (const InvalidArgument& e) {
+            loaded.error = e.what();
+        }
+        return loaded;
     }
     out.description = "none: " + (errors.empty() ? std::string("no library to try") : errors) +
                       " (install libopenblas0 or libblis4, or set ACCEL_HOST_BLAS to a CBLAS library)";
-    return out;
+    return loaded;
 }
 
 }  // namespace
 
 const Cblas& cblas() {
-    static const Cblas lib = load();
-    return lib;
+    static const Loaded lib = load();
+    if (!lib.error.empty()) throw InvalidArgument(lib.error);
+    return lib.blas;
 }
 
 template <class T>

@@ -1,3 +1,4 @@
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/plugin.hpp>
 #include <accel/registry.hpp>
@@ -5,6 +6,7 @@
 #include "text.hpp"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,13 +53,23 @@ std::string own_directory() {
     return ".";
 }
 
+// ACCEL_PLUGIN_PATH's folders (empty entries skipped, as in PATH), then
+// libaccel's own. Throws InvalidArgument when an entry is not a folder: a
+// mistyped folder must not leave the plugins beside libaccel in use unnoticed.
 std::vector<std::string> plugin_dirs() {
     std::vector<std::string> dirs;
-    if (const char* env = std::getenv("ACCEL_PLUGIN_PATH")) {
-        std::stringstream ss(env);
+    if (const auto env = env::value("ACCEL_PLUGIN_PATH")) {
+        std::stringstream ss(*env);
         std::string d;
-        while (std::getline(ss, d, ':'))
-            if (!d.empty()) dirs.push_back(d);
+        while (std::getline(ss, d, ':')) {
+            if (d.empty()) continue;
+            struct stat st {};
+            const bool exists = stat(d.c_str(), &st) == 0;
+            if (!exists || !S_ISDIR(st.st_mode))
+                env::reject("ACCEL_PLUGIN_PATH", *env,
+                            "names '" + echo(d) + "', which " + (exists ? "is not a folder" : "does not exist"));
+            dirs.push_back(d);
+        }
     }
     dirs.push_back(own_directory());
     return dirs;
@@ -145,9 +157,12 @@ void prepare_blas_environment() {
     // The OpenMP OpenBLAS first (see preferred_openblas_dir()): a plugin that
     // links libopenblas.so.0 or libblas.so.3 (Kokkos Kernels) then gets these,
     // since the dynamic linker reuses a loaded library of the same soname.
-    const char* host_blas = std::getenv("ACCEL_HOST_BLAS");
+    // ACCEL_HOST_BLAS is checked where the host plugin reads it (a bad value
+    // fails opening the host device); here any value but openblas only means
+    // that OpenBLAS need not come first.
+    const auto host_blas = env::value("ACCEL_HOST_BLAS");
     const std::string dir = preferred_openblas_dir();
-    if (!dir.empty() && (!host_blas || std::string(host_blas).empty() || std::string(host_blas) == "openblas")) {
+    if (!dir.empty() && (!host_blas || detail::lower(*host_blas) == "openblas")) {
         bool loaded = true;
         for (const char* lib : {"libopenblas.so.0", "libblas.so.3"})
             loaded = dlopen((dir + "/" + lib).c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr && loaded;
@@ -214,8 +229,15 @@ Plugin& load_plugin(const std::string& name) {
     p.tried = true;
     prepare_blas_environment();
     const std::string file = "libaccel-backend-" + name + ".so";
+    std::vector<std::string> dirs;
+    try {
+        dirs = plugin_dirs();
+    } catch (const InvalidArgument& e) {
+        p.error = e.what();
+        return p;
+    }
     std::vector<std::string> tried;
-    for (const auto& dir : plugin_dirs()) {
+    for (const auto& dir : dirs) {
         std::string full = dir + "/" + file;
         tried.push_back(full);
         if (FILE* f = std::fopen(full.c_str(), "rb")) {
@@ -294,6 +316,10 @@ Selector parse_selector(const std::string& text) {
         throw InvalidArgument("backend selector '" + echo(text) + "' " + why + "; expected " + kGrammar);
     };
     if (t.empty()) bad("is empty");
+    if (t.find(',') != std::string::npos)
+        bad("is a comma list, one selector per MPI rank, which only an MPI program takes (accel::mpi::resolve; "
+            "accel-bench, accel-conformance and mlp_train built with MPI and started by mpirun/srun); a single "
+            "process names one device");
     Selector sel;
     auto colon = t.find(':');
     sel.backend = t.substr(0, colon);
@@ -351,6 +377,7 @@ Backend& get_backend(const std::string& name) {
 
 std::shared_ptr<Device> open_device(const std::string& selector) {
     std::lock_guard<std::mutex> lock(registry_mutex());
+    (void)plugin_dirs();  // a bad ACCEL_PLUGIN_PATH is the caller's error, before any plugin's
     std::vector<BackendStatus> all;
     for (const auto& n : known_backends()) all.push_back(status_locked(n));
     Selector sel;
@@ -453,8 +480,8 @@ int launcher_rank_count() noexcept {
 }
 
 std::string selector_from_env() {
-    const char* env = std::getenv("ACCEL_BACKEND");
-    return (env && !detail::trim(env).empty()) ? std::string(env) : std::string("auto");
+    // Checked where it is parsed: parse_selector(), or accel::mpi::resolve for a comma list.
+    return env::value("ACCEL_BACKEND").value_or("auto");
 }
 
 std::shared_ptr<Device> default_device() {
@@ -465,6 +492,8 @@ std::shared_ptr<Device> default_device() {
     } catch (const BackendUnavailable& e) {
         throw BackendUnavailable(std::string("ACCEL_BACKEND: ") + e.what());
     } catch (const InvalidArgument& e) {
+        // Another variable's error (ACCEL_PLUGIN_PATH, ACCEL_HOST_THREADS, ...) names itself.
+        if (std::string(e.what()).rfind("ACCEL_", 0) == 0) throw;
         throw InvalidArgument(std::string("ACCEL_BACKEND: ") + e.what());
     }
 }

@@ -33,7 +33,7 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
 }
 
 Device& Buffer::device() const {
-    if (!device_) throw InvalidArgument("Buffer::device: this buffer was default-constructed and has no device");
+    if (!device_) throw InvalidArgument("Buffer::device: this buffer has no storage (default-constructed or moved-from), so no device");
     return *device_;
 }
 

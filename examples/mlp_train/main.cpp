@@ -258,7 +258,14 @@ int main(int argc, char** argv) {
     Options o;
     if (const auto rc = parse(argc, argv, o)) return *rc;
 #ifdef ACCEL_HAVE_MPI
-    if (accel::mpi::launched_by_mpi()) return mlp::run_data_parallel(argc, argv, o.backends, o.train, o.json,
+    bool data_parallel = false;
+    try {
+        data_parallel = accel::mpi::launched_by_mpi();
+    } catch (const std::exception& e) {
+        std::cerr << "mlp_train: " << e.what() << "\n";
+        return 1;
+    }
+    if (data_parallel) return mlp::run_data_parallel(argc, argv, o.backends, o.train, o.json,
                                                                      [&](int rank) {
                                                                          auto p = prepare(o);
                                                                          if (rank == 0 && !o.save_init_file.empty())

@@ -1,3 +1,4 @@
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/mpi.hpp>
 #include <accel/registry.hpp>
@@ -16,11 +17,6 @@
 namespace accel {
 namespace mpi {
 namespace {
-
-bool env_is(const char* name, const char* value) {
-    const char* v = std::getenv(name);
-    return v && std::strcmp(v, value) == 0;
-}
 
 void check(int rc, const char* call) {
     if (rc == MPI_SUCCESS) return;
@@ -45,13 +41,12 @@ std::string auto_backend(const std::vector<BackendStatus>& all) {
 
 }  // namespace
 
-bool launched_by_mpi() noexcept {
-    if (env_is("ACCEL_MPI", "1")) return true;
-    if (env_is("ACCEL_MPI", "0")) return false;
+bool launched_by_mpi() {
+    if (const auto forced = env::read_flag("ACCEL_MPI")) return *forced;
     return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_SIZE");
 }
 
-bool oversubscribe_allowed() noexcept { return env_is("ACCEL_OVERSUBSCRIBE", "1"); }
+bool oversubscribe_allowed() { return env::read_flag("ACCEL_OVERSUBSCRIBE").value_or(false); }
 
 Session::Session(int* argc, char*** argv) {
     int initialized = 0;

@@ -4,6 +4,7 @@
 // and in a cache file) so that it is measured once. A vendor library is not
 // always the faster one: CLBlast untuned for a device ran 2.5-20x slower
 // than accel's kernel on Intel's OpenCL CPU runtime, 2x faster on PoCL.
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
 #include <accel/version.hpp>
@@ -65,10 +66,16 @@ std::string device_key(const Device& d) {
 }
 
 // Directory of the cache file: ACCEL_CACHE_DIR, else $XDG_CACHE_HOME/accel,
-// else $HOME/.cache/accel; empty when none is set.
+// else $HOME/.cache/accel; empty when none is set. Throws InvalidArgument
+// when ACCEL_CACHE_DIR names something other than a folder.
 std::string cache_dir() {
+    if (const auto dir = env::value("ACCEL_CACHE_DIR")) {
+        struct stat st {};
+        if (stat(dir->c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+            env::reject("ACCEL_CACHE_DIR", *dir, "names an existing file that is not a folder");
+        return *dir;
+    }
     auto env = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };
-    if (!env("ACCEL_CACHE_DIR").empty()) return env("ACCEL_CACHE_DIR");
     if (!env("XDG_CACHE_HOME").empty()) return env("XDG_CACHE_HOME") + "/accel";
     if (!env("HOME").empty()) return env("HOME") + "/.cache/accel";
     return "";
@@ -176,7 +183,13 @@ std::pair<double, double> measure(const std::shared_ptr<Device>& d, std::size_t 
 }  // namespace
 
 std::optional<PathEvidence> recorded_path_evidence(const Device& device) {
-    const std::string file = cache_file(), key = device_key(device);
+    std::string file;
+    try {
+        file = cache_file();
+    } catch (const InvalidArgument&) {
+        return std::nullopt;  // a bad ACCEL_CACHE_DIR: path_evidence() reports it
+    }
+    const std::string key = device_key(device);
     std::lock_guard<std::mutex> lock(evidence_mutex());
     auto it = memory().find({file, key});
     if (it != memory().end()) return it->second;

@@ -1,4 +1,5 @@
 // The op front-end: every shape, device and geometry check lives here, once.
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/diagnostics.hpp>
 #include <accel/ops.hpp>
@@ -61,7 +62,7 @@ Device& same_device(Op op, const std::vector<Named>& ts, bool one_dtype = true) 
     for (const auto& n : ts) {
         if (!n.t) continue;
         if (!n.t->device_ptr())
-            reject(op, std::string("tensor '") + n.name + "' has no device (default-constructed)");
+            reject(op, std::string("tensor '") + n.name + "' has no storage (default-constructed or moved-from)");
         if (!d) {
             d = &n.t->device();
             first = &n;
@@ -204,13 +205,12 @@ OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype) 
     PathChoice choice = o.path;
     std::string source = "Options::path";
     if (choice == PathChoice::automatic) {
-        const char* env = std::getenv("ACCEL_OP_PATH");
-        const std::string v = env ? env : "";
+        const std::string v = env::value("ACCEL_OP_PATH").value_or("");
         source = "ACCEL_OP_PATH=" + detail::echo(v);
         try {
             choice = parse_path_choice(v);
-        } catch (const InvalidArgument& e) {
-            throw InvalidArgument(std::string("ACCEL_OP_PATH: ") + e.what());
+        } catch (const InvalidArgument&) {
+            env::reject("ACCEL_OP_PATH", v, "is not an op path");
         }
     }
     if (choice == PathChoice::native) return OpPath::native;
@@ -527,7 +527,7 @@ void launch_empty(Device& d, Stream& stream) {
 }
 
 double fma_throughput(Tensor& y, std::size_t iterations, const ops::Options& o) {
-    if (!y.device_ptr()) throw InvalidArgument("fma_throughput: tensor 'y' has no device (default-constructed)");
+    if (!y.device_ptr()) throw InvalidArgument("fma_throughput: tensor 'y' has no storage (default-constructed or moved-from)");
     if (y.dtype() != DType::f32 && y.dtype() != DType::f64)
         throw InvalidArgument(std::string("fma_throughput: y is ") + dtype_name(y.dtype()) +
                               "; the probe runs in a compute type, f32 or f64 (f16/bf16 compute in f32)");

@@ -124,7 +124,14 @@ int fleet_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
 #ifdef ACCEL_HAVE_MPI
-    if (accel::mpi::launched_by_mpi()) return fleet_main(argc, argv);
+    bool fleet = false;
+    try {
+        fleet = accel::mpi::launched_by_mpi();
+    } catch (const accel::InvalidArgument& e) {
+        std::cout << "ERROR: " << e.what() << "\n";
+        return 1;
+    }
+    if (fleet) return fleet_main(argc, argv);
 #else
     if (const int size = accel::launcher_rank_count(); size > 1) {
         std::cerr << "accel-conformance: started as one of " << size << " MPI ranks, but built without MPI: "

@@ -26,9 +26,7 @@ using namespace accel_test;
 namespace {
 
 std::size_t total_ops() {
-    const char* e = std::getenv("ACCEL_STRESS_OPS");
-    const long v = e ? std::strtol(e, nullptr, 10) : 0;
-    return v > 0 ? static_cast<std::size_t>(v) : 10000;
+    return static_cast<std::size_t>(accel::env::read_uint("ACCEL_STRESS_OPS", 1, 100000000).value_or(10000));
 }
 
 struct Outcome {

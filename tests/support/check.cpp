@@ -9,7 +9,8 @@ namespace accel_test {
 
 std::uint64_t seed() {
     static const std::uint64_t s = [] {
-        if (const char* e = std::getenv("ACCEL_TEST_SEED")) return static_cast<std::uint64_t>(std::strtoull(e, nullptr, 10));
+        if (const auto e = accel::env::read_uint("ACCEL_TEST_SEED", 0, std::numeric_limits<std::uint64_t>::max()))
+            return *e;
         std::random_device rd;
         return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
     }();
@@ -17,15 +18,10 @@ std::uint64_t seed() {
 }
 
 std::size_t work_cap() {
-    const char* env = std::getenv("ACCEL_TEST_MAX_WORK");
-    if (!env) return std::numeric_limits<std::size_t>::max();
-    char* end = nullptr;
-    const unsigned long long cap = std::strtoull(env, &end, 10);
-    if (end == env || *end != '\0' || cap == 0) {
-        FAIL("ACCEL_TEST_MAX_WORK='" << env << "' is not a positive integer (elements or multiply-adds per case)");
-        return 0;
-    }
-    return static_cast<std::size_t>(cap);
+    static const std::size_t cap = static_cast<std::size_t>(
+        accel::env::read_uint("ACCEL_TEST_MAX_WORK", 1, std::numeric_limits<std::size_t>::max())
+            .value_or(std::numeric_limits<std::size_t>::max()));
+    return cap;
 }
 
 bool runs_at_size(std::size_t work, const std::string& what) {
@@ -143,8 +139,13 @@ bool backend_available_but_index_out_of_range() {
 
 int run_suite(int argc, char** argv, const char* suite, bool hold_device) {
     try {
+        (void)work_cap();  // ACCEL_TEST_MAX_WORK and ACCEL_TEST_SEED checked before any case runs
         const auto d = hold_device ? device() : accel::default_device();
         std::cout << suite << " on " << d->selector() << " (" << d->info().name << "), seed " << seed() << "\n";
+    } catch (const accel::InvalidArgument& e) {
+        // A bad ACCEL_ variable (or selector) is the user's error: fail, do not skip.
+        std::cout << "ERROR: " << e.what() << "\n";
+        return 1;
     } catch (const accel::BackendUnavailable& e) {
         // A device index the backend does not have (e.g. kokkos:1) is the
         // user's error, not an absent backend: fail instead of skipping.

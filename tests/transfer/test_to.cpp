@@ -28,8 +28,7 @@ struct Named {
 const std::vector<Named>& devices() {
     static const std::vector<Named> all = [] {
         std::vector<Named> v;
-        const char* env = std::getenv("ACCEL_TEST_DEVICES");
-        std::stringstream list(env ? env : "host");
+        std::stringstream list(env::value("ACCEL_TEST_DEVICES").value_or("host"));
         for (std::string sel; std::getline(list, sel, ',');) {
             try {
                 v.push_back({sel, open_device(sel)});

@@ -256,8 +256,7 @@ int fleet_run(Settings s, const std::string& backends, const std::string& format
     if (backends == "all")
         throw UsageError("--backends all: under MPI every rank runs one device; give one selector or a list dealt "
                          "to ranks, e.g. --backends cuda:local or --backends host,opencl,kokkos");
-    const char* env = std::getenv("ACCEL_BACKEND");
-    const std::string text = !backends.empty() ? backends : env && *env ? std::string(env) : "auto:local";
+    const std::string text = !backends.empty() ? backends : accel::env::value("ACCEL_BACKEND").value_or("auto:local");
     const int rank = FleetScope::rank();
 
     json me{{"rank", rank}, {"host", accel::host_name()}, {"requested", ""}, {"selector", ""}, {"error", ""}};

@@ -172,8 +172,8 @@ int run_command(const RunArgs& a) {
     if (a.app->count("--min-time-ms")) s.min_time_ms = a.min_time_ms;
 
     if (FleetScope::active()) return fleet_run(s, a.backends, a.format, a.output, a.json_output);
-    const char* env = std::getenv("ACCEL_BACKEND");
-    if (a.backends.empty() && env && *env) s.selectors = {env};
+    const auto env = accel::env::value("ACCEL_BACKEND");
+    if (a.backends.empty() && env) s.selectors = {*env};
     else if (a.backends.empty() || a.backends == "all") s.selectors = all_selectors();
     else s.selectors = split_list(a.backends);
     for (const auto& sel : s.selectors) accel::parse_selector(sel);  // unknown names fail before any work
@@ -219,7 +219,13 @@ int run_command(const RunArgs& a) {
 }  // namespace bench
 
 int main(int argc, char** argv) {
-    bench::FleetScope fleet(&argc, &argv);  // MPI, when started by mpirun/srun
+    std::optional<bench::FleetScope> fleet;  // MPI, when started by mpirun/srun
+    try {
+        fleet.emplace(&argc, &argv);
+    } catch (const accel::Error& e) {  // e.g. a bad ACCEL_MPI
+        std::cerr << "accel-bench: " << e.what() << "\n";
+        return 2;
+    }
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args[0] == "run") args.erase(args.begin());  // `run` is the default command
 

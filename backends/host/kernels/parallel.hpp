@@ -7,7 +7,14 @@
 namespace accel {
 namespace host {
 
-/// Worker threads used by host kernels: ACCEL_HOST_THREADS, else hardware_concurrency().
+/// The most worker threads ACCEL_HOST_THREADS may ask for.
+constexpr unsigned kMaxThreads = 4096;
+
+/// Worker threads used by host kernels: ACCEL_HOST_THREADS (1..kMaxThreads),
+/// else hardware_concurrency(). Throws InvalidArgument naming the variable,
+/// its value and the accepted values when ACCEL_HOST_THREADS is set to
+/// anything else (the host device's constructor calls it first, so opening
+/// the device fails). Thread-safe.
 unsigned thread_count();
 
 /// Runs fn(begin, end) over [0, n) in chunks of `grain` items (≥ 1) on

@@ -4,6 +4,7 @@
 #include <accel/device.hpp>
 #include <accel/diagnostics.hpp>
 #include <accel/dtype.hpp>
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/geometry.hpp>
 #include <accel/op_table.hpp>

@@ -84,16 +84,20 @@ Backend& get_backend(const std::string& name);
 
 /// Opens the device named by `selector` (see grammar above). Devices are
 /// cached: the same selector returns the same Device while it is alive.
-/// Throws InvalidArgument for a malformed selector, BackendUnavailable (with
-/// every backend's status) when the backend cannot be used or the index is
-/// out of range. The accel::Error a backend raises opening the device
-/// (DeviceError, OutOfMemory) passes through; anything else it throws, or a
+/// Throws InvalidArgument for a malformed selector (a comma list too: only
+/// accel::mpi::resolve deals one to ranks) or for an ACCEL_PLUGIN_PATH entry
+/// that is not a folder, BackendUnavailable (with every backend's status)
+/// when the backend cannot be used or the index is out of range. The
+/// accel::Error a backend raises opening the device (DeviceError,
+/// OutOfMemory, InvalidArgument for a bad value of one of its variables,
+/// e.g. ACCEL_HOST_THREADS, ACCEL_HOST_BLAS, ACCEL_CUDA_TF32) passes through; anything else it throws, or a
 /// null device, is BackendUnavailable, and a null device marks the backend
 /// unavailable for the rest of the process. Echoed selectors are shortened
 /// to 64 characters. Thread-safe (the registry holds one lock).
 std::shared_ptr<Device> open_device(const std::string& selector);
 
-/// open_device(ACCEL_BACKEND or "auto").
+/// open_device(ACCEL_BACKEND or "auto"); its errors as open_device's, those
+/// about the selector prefixed with "ACCEL_BACKEND: ". Thread-safe.
 std::shared_ptr<Device> default_device();
 
 /// The selector in ACCEL_BACKEND, or "auto" when unset or empty.

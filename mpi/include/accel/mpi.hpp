@@ -37,11 +37,16 @@ namespace mpi {
 /// ranks: ACCEL_MPI=1 forces yes, ACCEL_MPI=0 no; otherwise yes when the
 /// environment of mpirun (OMPI_COMM_WORLD_SIZE), PMIx (PMIX_RANK) or PMI
 /// (PMI_SIZE, as srun sets it) is present. Tools call this before deciding
-/// to initialize MPI, so that a plain run needs no MPI runtime. Never throws.
-bool launched_by_mpi() noexcept;
+/// to initialize MPI, so that a plain run needs no MPI runtime. Throws
+/// InvalidArgument (naming the variable, its value and the accepted values)
+/// when ACCEL_MPI is set to anything but 1 or 0. Thread-safe.
+bool launched_by_mpi();
 
-/// Whether ACCEL_OVERSUBSCRIBE is "1" (ranks of one node may share a device).
-bool oversubscribe_allowed() noexcept;
+/// Whether ACCEL_OVERSUBSCRIBE is "1" (ranks of one node may share a
+/// device); false when it is "0" or unset. Throws InvalidArgument (naming
+/// the variable, its value and the accepted values) for any other value.
+/// Thread-safe.
+bool oversubscribe_allowed();
 
 /// MPI initialized for the lifetime of this object (MPI_Init_thread with
 /// MPI_THREAD_FUNNELED when MPI is not initialized yet; MPI_Finalize at

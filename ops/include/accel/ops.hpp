@@ -106,7 +106,8 @@ std::optional<PathEvidence> recorded_path_evidence(const Device& device);
 /// directory can be written). One measurement per device at a time; other
 /// threads wait for it. A vendor path that throws during the measurement is
 /// not chosen (and not recorded). Throws what the native matmul throws
-/// (DeviceError, OutOfMemory) if the native path fails.
+/// (DeviceError, OutOfMemory) if the native path fails, and InvalidArgument
+/// when ACCEL_CACHE_DIR names a file (not a folder).
 PathEvidence path_evidence(const Device& device);
 
 /// Which operands are transposed in matmul.

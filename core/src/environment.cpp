@@ -1,0 +1,108 @@
+#include <accel/environment.hpp>
+#include <accel/error.hpp>
+
+#include "text.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace accel {
+namespace env {
+
+const std::vector<Variable>& variables() noexcept {
+    // The one list of accel's variables; the README's table names the same ones.
+    static const std::vector<Variable> table{
+        {"ACCEL_BACKEND",
+         "a backend selector: auto | host | opencl[:N] | kokkos[:N] | cuda[:N] | opencl:PLATFORM[:I] | "
+         "opencl:gpu|cpu|accelerator | BACKEND:local (MPI programs only); MPI programs also take a comma list, "
+         "one selector per rank",
+         "the device default_device() opens (default auto)"},
+        {"ACCEL_PLUGIN_PATH", "colon-separated existing folders",
+         "folders searched for backend plugins before libaccel's own folder"},
+        {"ACCEL_OP_PATH", "native, vendor or auto (any case)",
+         "the path of matmul/dense when a call does not name one (default auto)"},
+        {"ACCEL_HOST_BLAS",
+         "openblas, blis, or a CBLAS library exporting cblas_sgemm: a path (with a '/') or a file name ending in "
+         ".so or .so.N",
+         "the host backend's vendor library (default: OpenBLAS, then BLIS, then the system CBLAS)"},
+        {"ACCEL_HOST_THREADS", "the number of worker threads",
+         "worker threads of the host backend (default: all hardware threads)"},
+        {"ACCEL_CUDA_TF32", "1 (TF32 tensor-core sgemm) or 0 (FP32)",
+         "whether cuBLAS may use TF32 tensor cores on the vendor path (default 0)"},
+        {"ACCEL_CACHE_DIR", "a folder (created when missing), not a file",
+         "where the auto path's measurements are recorded (default $XDG_CACHE_HOME/accel, else ~/.cache/accel)"},
+        {"ACCEL_TEST_SEED", "a seed", "seed of the conformance suite's random data (default: random, printed)"},
+        {"ACCEL_TEST_MAX_WORK", "the most elements or multiply-adds of one case",
+         "leaves the conformance suite's larger cases out (default: no limit)"},
+        {"ACCEL_STRESS_OPS", "the number of ops", "ops of the reliability suite's stress test (default 10000)"},
+        {"ACCEL_TEST_DEVICES", "comma-separated selectors",
+         "the devices the transfer tests copy between, every pair (default host)"},
+        {"ACCEL_OVERSUBSCRIBE", "1 (ranks may share a device) or 0 (they may not)",
+         "under MPI, whether BACKEND:local lets more ranks of a node than devices share them (default 0)"},
+        {"ACCEL_MPI", "1 (an MPI rank) or 0 (not one)",
+         "whether the process is an MPI rank (default: detected from mpirun/srun's variables)"},
+    };
+    return table;
+}
+
+const Variable& variable(const std::string& name) {
+    for (const auto& v : variables())
+        if (name == v.name) return v;
+    throw std::logic_error("accel reads environment variable " + name +
+                           ", which is not in accel::env::variables() (core/src/environment.cpp)");
+}
+
+std::optional<std::string> value(const char* name) {
+    (void)variable(name);
+    const char* v = std::getenv(name);
+    if (!v) return std::nullopt;
+    std::string t = detail::trim(v);
+    if (t.empty()) return std::nullopt;
+    return t;
+}
+
+void reject(const char* name, const std::string& value, const std::string& why) {
+    throw InvalidArgument(std::string(name) + "='" + detail::echo(value) + "' " + why + "; expected " +
+                          variable(name).accepted);
+}
+
+std::optional<std::uint64_t> read_uint(const char* name, std::uint64_t lo, std::uint64_t hi) {
+    const auto v = value(name);
+    if (!v) return std::nullopt;
+    const std::string range = "a whole number in " + std::to_string(lo) + ".." + std::to_string(hi);
+    const std::string digits = (*v)[0] == '+' ? v->substr(1) : *v;
+    bool ok = !digits.empty() && digits.size() <= 20;
+    for (char c : digits) ok = ok && c >= '0' && c <= '9';
+    std::uint64_t n = 0;
+    if (ok) {
+        errno = 0;
+        char* end = nullptr;
+        const unsigned long long parsed = std::strtoull(digits.c_str(), &end, 10);
+        ok = errno == 0 && end && *end == '\0';  // ERANGE: past 2^64-1
+        n = parsed;
+    }
+    if (!ok) reject(name, *v, "is not " + range);
+    if (n < lo || n > hi) reject(name, *v, "is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    return n;
+}
+
+std::optional<std::string> read_word(const char* name, const std::vector<std::string>& words) {
+    const auto v = value(name);
+    if (!v) return std::nullopt;
+    const std::string l = detail::lower(*v);
+    for (const auto& w : words)
+        if (l == detail::lower(w)) return w;
+    reject(name, *v, "is not an accepted value");
+}
+
+std::optional<bool> read_flag(const char* name) {
+    const auto v = value(name);
+    if (!v) return std::nullopt;
+    if (*v == "1") return true;
+    if (*v == "0") return false;
+    reject(name, *v, "is neither 1 nor 0");
+}
+
+}  // namespace env
+}  // namespace accel

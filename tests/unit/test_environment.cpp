@@ -1,0 +1,220 @@
+// The environment variables: one table (accel/environment.hpp), the same
+// names in the README, and every value outside the accepted ones an error
+// naming the variable, the value and the accepted values. The variables read
+// once per process (ACCEL_HOST_THREADS, ACCEL_HOST_BLAS, ...) are tested in a
+// process of their own each: tests/CMakeLists.txt, tests named env.*.
+#include <accel/accel.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+using namespace accel;
+
+namespace {
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::string read(const std::filesystem::path& p) {
+    std::ifstream f(p);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// Sets (or, with null, unsets) an environment variable for one scope.
+struct ScopedEnv {
+    std::string name, old;
+    bool had;
+    ScopedEnv(const char* n, const char* v) : name(n), had(std::getenv(n) != nullptr) {
+        if (had) old = std::getenv(n);
+        if (v)
+            setenv(n, v, 1);
+        else
+            unsetenv(n);
+    }
+    ~ScopedEnv() {
+        if (had)
+            setenv(name.c_str(), old.c_str(), 1);
+        else
+            unsetenv(name.c_str());
+    }
+};
+
+template <class F>
+std::string invalid_argument_of(F&& f) {
+    try {
+        f();
+    } catch (const InvalidArgument& e) {
+        return e.what();
+    }
+    return "(no InvalidArgument thrown)";
+}
+}  // namespace
+
+TEST_CASE("the README's table of variables and accel::env::variables() name the same variables") {
+    const std::string readme = read(std::filesystem::path(ACCEL_SOURCE_DIR) / "README.md");
+    const auto header = readme.find("| variable | meaning |");
+    REQUIRE_MESSAGE(header != std::string::npos, "README.md has no '| variable | meaning |' table");
+    // The table: the rows after the header, up to the first line not starting with '|'.
+    std::set<std::string> documented;
+    std::istringstream rows(readme.substr(header));
+    std::string line;
+    const std::regex name("`(ACCEL_[A-Z0-9_]+)`");
+    while (std::getline(rows, line) && !line.empty() && line[0] == '|') {
+        const std::string first_cell = line.substr(0, line.find('|', 1));
+        for (std::sregex_iterator it(first_cell.begin(), first_cell.end(), name), end; it != end; ++it)
+            documented.insert((*it)[1]);
+    }
+    std::set<std::string> in_code;
+    for (const auto& v : env::variables()) {
+        CAPTURE(v.name);
+        CHECK(in_code.insert(v.name).second);  // each once
+        CHECK(std::string(v.accepted).size() > 0);
+        CHECK(std::string(v.meaning).size() > 0);
+        CHECK_MESSAGE(documented.count(v.name), v.name << " is read by accel but missing from README.md's table");
+    }
+    for (const auto& d : documented)
+        CHECK_MESSAGE(in_code.count(d), d << " is in README.md's table but not in accel::env::variables()");
+}
+
+TEST_CASE("libaccel, its plugins and accel_mpi read ACCEL_ variables only through accel::env") {
+    // A direct getenv of an ACCEL_ variable would bypass the table and its checks.
+    // (backends/cuda/emulation stands in for the CUDA runtime and does not link
+    // libaccel: its test-only ACCEL_CUDA_EMULATION_FAULTS is checked there.)
+    namespace fs = std::filesystem;
+    const fs::path root(ACCEL_SOURCE_DIR);
+    const std::regex direct(R"(getenv\s*\(\s*"ACCEL_)");
+    int files = 0;
+    for (const char* dir : {"core", "ops", "backends", "mpi"}) {
+        for (const auto& entry : fs::recursive_directory_iterator(root / dir)) {
+            const auto ext = entry.path().extension().string();
+            if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".h" && ext != ".cu")) continue;
+            if (contains(entry.path().string(), "/backends/cuda/emulation/")) continue;
+            ++files;
+            const std::string text = read(entry.path());
+            CHECK_MESSAGE(!std::regex_search(text, direct), entry.path().string() << " calls getenv(\"ACCEL_...\")");
+        }
+    }
+    CHECK(files > 10);
+}
+
+TEST_CASE("env readers: whole numbers, words and flags, each error naming variable, value and accepted values") {
+    SUBCASE("unset or blank is the default") {
+        ScopedEnv e("ACCEL_STRESS_OPS", "  ");
+        CHECK_FALSE(env::read_uint("ACCEL_STRESS_OPS", 1, 10).has_value());
+        ScopedEnv f("ACCEL_MPI", nullptr);
+        CHECK_FALSE(env::read_flag("ACCEL_MPI").has_value());
+    }
+    SUBCASE("whole numbers in a range") {
+        ScopedEnv e("ACCEL_STRESS_OPS", " 7 ");
+        CHECK(env::read_uint("ACCEL_STRESS_OPS", 1, 10) == 7u);
+        for (const char* bad : {"abc", "0", "-3", "99999999", "7x", "1e3", "99999999999999999999999"}) {
+            CAPTURE(bad);
+            ScopedEnv b("ACCEL_STRESS_OPS", bad);
+            const std::string msg = invalid_argument_of([] { env::read_uint("ACCEL_STRESS_OPS", 1, 10); });
+            CHECK(contains(msg, std::string("ACCEL_STRESS_OPS='") + bad + "'"));
+            CHECK(contains(msg, "1..10"));
+            CHECK(contains(msg, env::variable("ACCEL_STRESS_OPS").accepted));
+        }
+    }
+    SUBCASE("words, without case") {
+        ScopedEnv e("ACCEL_OP_PATH", "Vendor");
+        CHECK(env::read_word("ACCEL_OP_PATH", {"native", "vendor", "auto"}) == std::string("vendor"));
+        ScopedEnv b("ACCEL_OP_PATH", "sideways");
+        const std::string msg = invalid_argument_of([] { env::read_word("ACCEL_OP_PATH", {"native", "vendor"}); });
+        CHECK(contains(msg, "ACCEL_OP_PATH='sideways'"));
+        CHECK(contains(msg, "native, vendor or auto"));
+    }
+    SUBCASE("flags are 1 or 0") {
+        ScopedEnv e("ACCEL_OVERSUBSCRIBE", "1");
+        CHECK(env::read_flag("ACCEL_OVERSUBSCRIBE") == true);
+        for (const char* bad : {"yes", "true", "2", "on"}) {
+            CAPTURE(bad);
+            ScopedEnv b("ACCEL_OVERSUBSCRIBE", bad);
+            const std::string msg = invalid_argument_of([] { env::read_flag("ACCEL_OVERSUBSCRIBE"); });
+            CHECK(contains(msg, std::string("ACCEL_OVERSUBSCRIBE='") + bad + "'"));
+            CHECK(contains(msg, "1 (ranks may share a device) or 0"));
+        }
+    }
+    SUBCASE("a value is echoed on one line, shortened") {
+        const std::string huge(5000, '9');
+        ScopedEnv b("ACCEL_STRESS_OPS", (huge + "\nx").c_str());
+        const std::string msg = invalid_argument_of([] { env::read_uint("ACCEL_STRESS_OPS", 1, 10); });
+        CHECK(contains(msg, "(5002 characters)"));
+        CHECK(msg.size() < 400);
+        CHECK_FALSE(contains(msg, "\n"));
+    }
+    SUBCASE("a variable missing from the table is accel's bug, not the user's") {
+        CHECK_THROWS_AS(env::value("ACCEL_NOT_A_VARIABLE"), std::logic_error);
+    }
+}
+
+TEST_CASE("ACCEL_OP_PATH: a bad value names the variable, the value and the accepted values") {
+    ScopedEnv e("ACCEL_OP_PATH", "sideways");
+    const std::string msg = invalid_argument_of([] { ops::resolve_path(*open_device("host"), Op::matmul); });
+    CHECK(contains(msg, "ACCEL_OP_PATH='sideways'"));
+    CHECK(contains(msg, "native, vendor or auto"));
+}
+
+TEST_CASE("ACCEL_CACHE_DIR naming a file is an error when the auto path reads it") {
+    auto d = open_device("host");
+    if (!d->supports(Op::matmul, OpPath::vendor)) {
+        MESSAGE("host has no vendor BLAS in this build: the auto path reads no cache");
+        return;
+    }
+    const std::string file = std::string(ACCEL_SOURCE_DIR) + "/README.md";
+    ScopedEnv e("ACCEL_CACHE_DIR", file.c_str());
+    ScopedEnv p("ACCEL_OP_PATH", nullptr);
+    CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());  // never throws
+    const std::string msg = invalid_argument_of([&] { ops::path_evidence(*d); });
+    CAPTURE(msg);
+    CHECK(contains(msg, "ACCEL_CACHE_DIR='"));
+    CHECK(contains(msg, "not a folder"));
+}
+
+TEST_CASE("a comma list in ACCEL_BACKEND outside MPI says that only MPI programs take one") {
+    ScopedEnv e("ACCEL_BACKEND", "host,opencl");
+    const std::string msg = invalid_argument_of([] { default_device(); });
+    CHECK(contains(msg, "ACCEL_BACKEND"));
+    CHECK(contains(msg, "'host,opencl'"));
+    CHECK(contains(msg, "comma list"));
+    CHECK(contains(msg, "MPI"));
+    CHECK_FALSE(contains(msg, "unknown backend"));
+}
+
+TEST_CASE("a moved-from tensor is reported as having no storage, moved-from named") {
+    auto dev = open_device("host");
+    auto a = Tensor::from_host(dev, {4}, std::vector<float>(4, 1.0f));
+    auto c = Tensor::from_host(dev, {4}, std::vector<float>(4, 2.0f));
+    Tensor moved = std::move(a);
+    std::string msg;
+    try {
+        ops::add(a, moved, c);
+    } catch (const Error& e) {
+        msg = e.what();
+    }
+    CHECK(contains(msg, "'a'"));
+    CHECK(contains(msg, "moved-from"));
+}
+
+TEST_CASE("env: a bad value of a variable read once per process fails opening the device") {
+    // Run by CTest's env.* tests: ACCEL_TEST_ENV_VARIABLE names the variable
+    // set to a bad value, ACCEL_TEST_ENV_EXPECT a part of the message.
+    const char* variable = std::getenv("ACCEL_TEST_ENV_VARIABLE");
+    if (!variable) return;
+    const char* value = std::getenv(variable);
+    REQUIRE(value != nullptr);
+    const char* selector = std::getenv("ACCEL_TEST_ENV_OPEN");
+    const std::string msg = invalid_argument_of([&] { open_device(selector ? selector : "host"); });
+    CHECK(contains(msg, std::string(variable) + "='"));
+    CHECK(contains(msg, std::getenv("ACCEL_TEST_ENV_EXPECT")));
+    CHECK(contains(msg, env::variable(variable).accepted));
+    // The same error again: a failed open leaves nothing half-made behind.
+    CHECK(invalid_argument_of([&] { open_device(selector ? selector : "host"); }) == msg);
+}
