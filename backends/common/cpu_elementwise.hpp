@@ -32,7 +32,7 @@ namespace cpu {
 /// algorithm in OpenCL C. Why not libmvec's vector expf: the call and its
 /// special cases cost more than the whole sigmoid's memory traffic on CPUs.
 constexpr float kExpFloor = -110.0f;
-inline float exp_nonpositive(float y) {
+__attribute__((always_inline)) inline float exp_nonpositive(float y) {
     y = y < kExpFloor ? kExpFloor : y;
     const float kf = std::fma(y, 1.44269504088896341f, 12582912.0f);  // 1.5·2^23 + k
     const float k = kf - 12582912.0f;
@@ -59,7 +59,7 @@ inline float exp_nonpositive(float y) {
 /// Stable logistic: e = exp(−|x|) never overflows; σ(x) = 1/(1+e) for x ≥ 0
 /// and e/(1+e) otherwise. One exp, one division and a select, no branch.
 /// At most 3.2e-7 relative error; NaN passes.
-inline float sigmoid1(float x) {
+__attribute__((always_inline)) inline float sigmoid1(float x) {
     const float e = exp_nonpositive(-std::fabs(x));
     const float r = 1.0f / (1.0f + e);
     return x >= 0.0f ? r : e * r;
@@ -87,7 +87,40 @@ __attribute__((always_inline)) inline void sigmoid_range(const float* x, float* 
 }
 
 /// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
-inline float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+__attribute__((always_inline)) inline float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+
+/// bias_activation_rows for one activation `f` (a function object).
+template <class Act>
+__attribute__((always_inline)) inline void bias_activation_rows_with(const float* bias, float* y, std::size_t r0,
+                                                                     std::size_t r1, std::size_t cols, bool read_y,
+                                                                     Act f) {
+    for (std::size_t r = r0; r < r1; ++r) {
+        float* row = y + r * cols;
+        if (read_y && bias) {
+#pragma omp simd
+            for (std::size_t c = 0; c < cols; ++c) row[c] = f(row[c] + bias[c]);
+        } else if (read_y) {
+#pragma omp simd
+            for (std::size_t c = 0; c < cols; ++c) row[c] = f(row[c]);
+        } else if (bias) {
+#pragma omp simd
+            for (std::size_t c = 0; c < cols; ++c) row[c] = f(bias[c]);
+        } else {
+#pragma omp simd
+            for (std::size_t c = 0; c < cols; ++c) row[c] = f(0.0f);
+        }
+    }
+}
+
+struct SigmoidFn {
+    __attribute__((always_inline)) float operator()(float v) const { return sigmoid1(v); }
+};
+struct ReluFn {
+    __attribute__((always_inline)) float operator()(float v) const { return relu1(v); }
+};
+struct IdentityFn {
+    __attribute__((always_inline)) float operator()(float v) const { return v; }
+};
 
 /// The dense epilogue on float32 rows [r0, r1) of y[rows, cols] (row-major):
 /// y[r,c] = act(y[r,c] + bias[c]) when read_y, else act(bias[c]) (bias
@@ -98,30 +131,12 @@ inline float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
 __attribute__((always_inline)) inline void bias_activation_rows(const float* bias, float* y, std::size_t r0,
                                                                 std::size_t r1, std::size_t cols, bool read_y,
                                                                 int act) {
-    const auto rows = [&](auto f) {
-        for (std::size_t r = r0; r < r1; ++r) {
-            float* row = y + r * cols;
-            if (read_y && bias) {
-#pragma omp simd
-                for (std::size_t c = 0; c < cols; ++c) row[c] = f(row[c] + bias[c]);
-            } else if (read_y) {
-#pragma omp simd
-                for (std::size_t c = 0; c < cols; ++c) row[c] = f(row[c]);
-            } else if (bias) {
-#pragma omp simd
-                for (std::size_t c = 0; c < cols; ++c) row[c] = f(bias[c]);
-            } else {
-#pragma omp simd
-                for (std::size_t c = 0; c < cols; ++c) row[c] = f(0.0f);
-            }
-        }
-    };
     if (act == ACCEL_ACTIVATION_SIGMOID)
-        rows([](float v) { return sigmoid1(v); });
+        bias_activation_rows_with(bias, y, r0, r1, cols, read_y, SigmoidFn{});
     else if (act == ACCEL_ACTIVATION_RELU)
-        rows([](float v) { return relu1(v); });
+        bias_activation_rows_with(bias, y, r0, r1, cols, read_y, ReluFn{});
     else
-        rows([](float v) { return v; });
+        bias_activation_rows_with(bias, y, r0, r1, cols, read_y, IdentityFn{});
 }
 
 /// Elements per call of fma_probe_block: the chains of 16 neighbouring
