@@ -19,13 +19,12 @@ namespace cpu {
 /// ln2/2 (ln2 in two parts, so r is exact up to the last fma), exp(r) by its
 /// Taylor polynomial to degree 6 (truncation at most (ln2/2)^7/7! = 1.2e-7
 /// relative), times 2^k. k comes from adding 1.5·2^23, which rounds
-/// y·log2(e) to an integer in the low mantissa bits. 2^k is applied as two
-/// normal factors 2^-h · 2^-(u-h), u = -k, h = u/2, built in the exponent
-/// field: the first product is exact, the second rounds once, so results in
-/// the subnormal range (y < -87.34) are exp's value rounded to the nearest
-/// subnormal, and values below half the smallest subnormal (y < -103.97)
-/// round to 0. y below kExpFloor is taken at it (exp is 0 there either way),
-/// so u <= 159 and both factors stay normal; -inf gives 0, NaN passes.
+/// y·log2(e) to an integer in the low mantissa bits. 2^k is applied as
+/// 2^(k+64) · 2^-64, both normal floats: the first product is exact, the
+/// second rounds once, so results in the subnormal range (y < -87.34) are
+/// exp's value rounded to the nearest subnormal, and values below half the
+/// smallest subnormal (y < -103.97) round to 0. y below kExpFloor is taken at it (exp is 0 there either way),
+/// so k >= -159 and 2^(k+64) stays normal; -inf gives 0, NaN passes.
 /// Relative error on [-87.3, 0]: at most 2.3e-7 (libm's expf: 0.5 ulp);
 /// below, at most that plus half a subnormal (7e-46) absolute.
 /// The OpenCL backend's exp_nonpositive (kernels/common.cl) is the same
@@ -47,13 +46,10 @@ __attribute__((always_inline)) inline float exp_nonpositive(float y) {
     p = std::fma(p, r, 1.0f);
     std::uint32_t bits;  // unsigned: a NaN's bits wrap, defined (its p is NaN anyway)
     std::memcpy(&bits, &kf, sizeof bits);
-    const std::uint32_t u = 0x4B400000u - bits;  // -k, in [0, 159]
-    const std::uint32_t h = u >> 1;
-    const std::uint32_t bits_hi = (127u - h) << 23, bits_lo = (127u - (u - h)) << 23;  // 2^-h, 2^-(u-h)
-    float scale_hi, scale_lo;
-    std::memcpy(&scale_hi, &bits_hi, sizeof scale_hi);
-    std::memcpy(&scale_lo, &bits_lo, sizeof scale_lo);
-    return (p * scale_hi) * scale_lo;
+    bits = (bits - 0x4B400000u + 127u + 64u) << 23;  // 2^(k+64), k+64 in [-95, 64]: a normal float
+    float scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    return (p * scale) * 0x1p-64f;  // exact, then one rounding (to a subnormal where exp is one)
 }
 
 /// Stable logistic: e = exp(−|x|) never overflows; σ(x) = 1/(1+e) for x ≥ 0

@@ -72,12 +72,12 @@ ulong flat_size(void) { return (ulong)get_global_size(0) * get_global_size(1) * 
 // parts, so r is exact up to the last fma), exp(r) by its Taylor polynomial
 // to degree 6 (truncation error at most (ln2/2)^7/7! = 1.2e-7 relative),
 // times 2^k. k comes from adding 1.5·2^23, which rounds y·log2(e) to an
-// integer in the low mantissa bits. 2^k is applied as two normal factors
-// 2^-h · 2^-(u-h), u = -k, h = u/2, built in the exponent field: the first
+// integer in the low mantissa bits. 2^k is applied as 2^(k+64) · 2^-64,
+// both normal floats (the first built in the exponent field): the first
 // product is exact, the second rounds once, so results in the subnormal
 // range (y < -87.34) are rounded to the nearest subnormal and those below
 // half the smallest subnormal (y < -103.97) to 0. Lanes below -110 are taken
-// at -110 (exp is 0 there either way; u stays <= 159, so both factors are
+// at -110 (exp is 0 there either way; k stays >= -159, so 2^(k+64) is
 // normal): -inf gives 0, NaN passes. Relative error over [-87.3, 0]: at
 // most 2.3e-7 (2-4 ulp; OpenCL allows its exp 3 ulp); below, that plus half
 // a subnormal absolute. The CPU backends' cpu::exp_nonpositive
@@ -106,9 +106,9 @@ ulong flat_size(void) { return (ulong)get_global_size(0) * get_global_size(1) * 
         p = fma(p, r, (F)0.5f);                                                                  \
         p = fma(p, r, (F)1.0f);                                                                  \
         p = fma(p, r, (F)1.0f);                                                                  \
-        const U u = (U)0x4B400000u - AS_U(kf); /* -k in [0, 159]; unsigned: a NaN lane wraps */  \
-        const U h = u >> 1;                                                                      \
-        return (p * AS_F(((U)127u - h) << 23)) * AS_F(((U)127u - (u - h)) << 23);                \
+        /* 2^(k+64), k+64 in [-95, 64]: normal; unsigned: a NaN lane wraps */                   \
+        const F scale = AS_F((AS_U(kf) - (U)0x4B400000u + (U)(127u + 64u)) << 23);               \
+        return (p * scale) * (F)0x1p-64f; /* exact, then one rounding */                         \
     }                                                                                            \
     F SIGMOID(F x) {                                                                             \
         const F e = EXP(-fabs(x));                                                               \
