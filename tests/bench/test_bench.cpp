@@ -329,7 +329,9 @@ TEST_CASE("compare_bad_files") {
         {"empty.json", "empty file (0 bytes)"}, {"truncated.json", "truncated JSON"},
         {"not-json.json", "not JSON"},          {"other.json", "JSON without a \"rows\" array"},
         {"bad-rows.json", "row 0 is not a JSON object"}};
-    for (const auto& [file, what] : cases) {
+    for (const auto& c : cases) {
+        const char* const file = c.first;  // not a structured binding: CAPTURE's lambda takes it (C++17)
+        const char* const what = c.second;
         CAPTURE(file);
         for (const std::string& args : {kResults + " " + file, std::string(file) + " " + kResults}) {
             const Outcome r = bench("compare " + args);
