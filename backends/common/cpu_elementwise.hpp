@@ -83,7 +83,11 @@ __attribute__((always_inline)) inline void sigmoid_range(const float* x, float* 
 }
 
 /// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
-__attribute__((always_inline)) inline float relu1(float x) { return x <= 0.0f ? 0.0f : x; }
+/// One compare and a select: loops of it vectorize. F: float or double.
+template <class F>
+__attribute__((always_inline)) inline F relu1(F x) {
+    return x <= F(0) ? F(0) : x;
+}
 
 /// bias_activation_rows for one activation `f` (a function object).
 template <class Act>

@@ -19,12 +19,8 @@ inline double sigmoid1(double x) {
     return x >= 0.0 ? r : e * r;
 }
 
-/// max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
-/// One compare and a select: loops of it vectorize. F: float or double.
-template <class F>
-F relu1(F x) {
-    return x <= F(0) ? F(0) : x;
-}
+/// max(x, 0) that keeps NaN, float or double (backends/common).
+using cpu::relu1;
 
 /// The stable BCE-with-logits term max(z,0) − z·t + log1p(exp(−|z|)).
 template <class F>
