@@ -14,51 +14,66 @@
 namespace accel {
 namespace cpu {
 
-/// exp(y) for y <= 0 (or NaN), float32, branch-free so that loops of it
-/// vectorize inline: y = k·ln2 + r with k = round(y·log2(e)) and |r| <=
-/// ln2/2 (ln2 in two parts, so r is exact up to the last fma), exp(r) by its
-/// Taylor polynomial to degree 6 (truncation at most (ln2/2)^7/7! = 1.2e-7
-/// relative), times 2^k. k comes from adding 1.5·2^23, which rounds
-/// y·log2(e) to an integer in the low mantissa bits. 2^k is applied as
-/// 2^(k+64) · 2^-64, both normal floats: the first product is exact, the
-/// second rounds once, so results in the subnormal range (y < -87.34) are
-/// exp's value rounded to the nearest subnormal, and values below half the
-/// smallest subnormal (y < -103.97) round to 0. y below kExpFloor is taken at it (exp is 0 there either way),
-/// so k >= -159 and 2^(k+64) stays normal; -inf gives 0, NaN passes.
-/// Relative error on [-87.3, 0]: at most 2.3e-7 (libm's expf: 0.5 ulp);
-/// below, at most that plus half a subnormal (7e-46) absolute.
+/// exp(y)·2^64 for y <= 0 (or NaN), float32, as the product of the two
+/// normal floats `mantissa`·`scale` (so that a caller can fuse it into an
+/// fma); branch-free so that loops of it vectorize inline. y = k·ln2 + r
+/// with k = round(y·log2(e)) and |r| <= ln2/2 (ln2 in two parts, so r is
+/// exact up to the last fma); exp(r) by a
+/// degree-5 polynomial, 1 + r + r²·q(r) with q the cubic that minimizes
+/// the largest relative error on [-ln2/2, ln2/2] (1.06e-7; Taylor's degree
+/// 5 would leave 2.4e-6), evaluated by Horner; times 2^(k+64), built in the
+/// exponent field. k comes from adding 1.5·2^23, which rounds y·log2(e) to
+/// an integer in the low mantissa bits. Why scaled by 2^64: for every y
+/// down to kExpFloor the result is a normal float and the product exact,
+/// so the caller's one division rounds once, straight to the subnormal
+/// where its value is one. y below kExpFloor is taken at it (k >= -188, so
+/// 2^(k+64) stays normal; exp is far below the smallest subnormal there);
+/// -inf gives exp(kExpFloor)·2^64, NaN passes. Relative error at most
+/// 1.06e-7 + 2.5 roundings (1.5e-7 in all).
 /// The OpenCL backend's exp_nonpositive (kernels/common.cl) is the same
 /// algorithm in OpenCL C. Why not libmvec's vector expf: the call and its
 /// special cases cost more than the whole sigmoid's memory traffic on CPUs.
-constexpr float kExpFloor = -110.0f;
-__attribute__((always_inline)) inline float exp_nonpositive(float y) {
+constexpr float kExpFloor = -130.0f;
+struct ScaledExp {
+    float mantissa, scale;  ///< exp(y)·2^64 = mantissa·scale, exactly
+};
+__attribute__((always_inline)) inline ScaledExp exp_nonpositive_2p64(float y) {
     y = y < kExpFloor ? kExpFloor : y;
     const float kf = std::fma(y, 1.44269504088896341f, 12582912.0f);  // 1.5·2^23 + k
     const float k = kf - 12582912.0f;
     float r = std::fma(k, -0.693145751953125f, y);  // ln2, high part: k·it is exact
     r = std::fma(k, -1.428606765330187045e-06f, r);  // ln2, low part
-    float p = 1.0f / 720.0f;
-    p = std::fma(p, r, 1.0f / 120.0f);
-    p = std::fma(p, r, 1.0f / 24.0f);
-    p = std::fma(p, r, 1.0f / 6.0f);
-    p = std::fma(p, r, 0.5f);
+    float p = 0x1.106284p-7f;                        // q's coefficients, r³ down to r⁰
+    p = std::fma(p, r, 0x1.5729fp-5f);
+    p = std::fma(p, r, 0x1.5557aep-3f);
+    p = std::fma(p, r, 0x1.fffdfcp-2f);
     p = std::fma(p, r, 1.0f);
     p = std::fma(p, r, 1.0f);
     std::uint32_t bits;  // unsigned: a NaN's bits wrap, defined (its p is NaN anyway)
     std::memcpy(&bits, &kf, sizeof bits);
-    bits = (bits - 0x4B400000u + 127u + 64u) << 23;  // 2^(k+64), k+64 in [-95, 64]: a normal float
+    bits = (bits - 0x4B400000u + 127u + 64u) << 23;  // 2^(k+64), k+64 in [-124, 64]: a normal float
     float scale;
     std::memcpy(&scale, &bits, sizeof scale);
-    return (p * scale) * 0x1p-64f;  // exact, then one rounding (to a subnormal where exp is one)
+    return {p, scale};
 }
 
-/// Stable logistic: e = exp(−|x|) never overflows; σ(x) = 1/(1+e) for x ≥ 0
-/// and e/(1+e) otherwise. One exp, one division and a select, no branch.
-/// At most 3.2e-7 relative error; NaN passes.
+/// Stable logistic, float32: with E = exp(−|x|)·2^64 (never overflows),
+/// σ(x) = 2^64 / (2^64 + E) for x ≥ 0 and E / (2^64 + E) otherwise — one
+/// division, which rounds the result once, subnormals included (σ(x) <
+/// 2^-126 for x < -87.3). No branch: the numerator is a select. At most
+/// 2.7e-7 relative error (all 2^32 inputs checked against float64), or half
+/// a subnormal where the value is one; σ(−inf) = 0, σ(+inf) = 1, NaN passes.
+/// The denominator is an explicit fma so that no compiler contracts it
+/// differently in a vector body and its scalar tail: every element gets the
+/// same bits wherever it lies.
 __attribute__((always_inline)) inline float sigmoid1(float x) {
-    const float e = exp_nonpositive(-std::fabs(x));
-    const float r = 1.0f / (1.0f + e);
-    return x >= 0.0f ? r : e * r;
+    std::uint32_t bits;  // −|x|: the sign bit set (one operation, not abs and negate)
+    std::memcpy(&bits, &x, sizeof bits);
+    bits |= 0x80000000u;
+    float neg_abs;
+    std::memcpy(&neg_abs, &bits, sizeof neg_abs);
+    const ScaledExp e = exp_nonpositive_2p64(neg_abs);
+    return (x >= 0.0f ? 0x1p64f : e.mantissa * e.scale) / std::fma(e.mantissa, e.scale, 0x1p64f);
 }
 
 /// Elements of one step of sigmoid_range's alternation between its halves.

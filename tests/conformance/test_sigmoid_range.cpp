@@ -27,14 +27,15 @@ namespace {
 const std::vector<DType> kDTypes{DType::f32, DType::f64, DType::f16, DType::bf16};
 
 // Inputs that matter: the infinities, NaN, the signed zeros, the subnormal
-// and normal limits of f32, the edges of exp's subnormal and zero ranges.
+// and normal limits of f32, the edges of exp's subnormal and zero ranges
+// and of the CPU and OpenCL exp's clamp (-130).
 std::vector<float> special_inputs() {
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
     const float dmin = std::numeric_limits<float>::denorm_min(), fmin = std::numeric_limits<float>::min(),
                 fmax = std::numeric_limits<float>::max();
     return {nan,   inf,     -inf,    0.0f,    -0.0f,   dmin,    -dmin,    fmin,   -fmin,  fmax,    -fmax,
             -88.0f, -87.6f, -87.5f, -87.34f, -100.0f, -103.9f, -103.98f, -104.0f, -110.0f, -745.0f, 16.7f,
-            17.0f, 88.0f,  100.0f, -16.0f,  -17.4f,  -9.0f,   9.0f};
+            17.0f, 88.0f,  100.0f, -16.0f,  -17.4f,  -9.0f,   9.0f,    -129.9f, -130.0f, -130.1f, 130.0f};
 }
 
 // The whole range: specials first and last (so vector bodies and remainder

@@ -66,54 +66,53 @@ ulong flat_size(void) { return (ulong)get_global_size(0) * get_global_size(1) * 
 
 #define FOR_EACH(i, n) for (ulong i = flat_id(), stride_ = flat_size(); i < (n); i += stride_)
 
-// exp(y) for every lane y <= 0 (or NaN) of F (float or a float vector; U
-// the unsigned type of its width, AS_U / AS_F its bit casts), branch-free:
-// y = k·ln2 + r with k = round(y·log2(e)) and |r| <= ln2/2 (ln2 in two
-// parts, so r is exact up to the last fma), exp(r) by its Taylor polynomial
-// to degree 6 (truncation error at most (ln2/2)^7/7! = 1.2e-7 relative),
-// times 2^k. k comes from adding 1.5·2^23, which rounds y·log2(e) to an
-// integer in the low mantissa bits. 2^k is applied as 2^(k+64) · 2^-64,
-// both normal floats (the first built in the exponent field): the first
-// product is exact, the second rounds once, so results in the subnormal
-// range (y < -87.34) are rounded to the nearest subnormal and those below
-// half the smallest subnormal (y < -103.97) to 0. Lanes below -110 are taken
-// at -110 (exp is 0 there either way; k stays >= -159, so 2^(k+64) is
-// normal): -inf gives 0, NaN passes. Relative error over [-87.3, 0]: at
-// most 2.3e-7 (2-4 ulp; OpenCL allows its exp 3 ulp); below, that plus half
-// a subnormal absolute. The CPU backends' cpu::exp_nonpositive
-// (backends/common/cpu_elementwise.hpp) is the same algorithm. Cheaper than
-// the library's vector exp on CPUs (fewer operations, no special cases),
-// for sigmoid the difference between compute-bound and memory-bound; and
-// not the library's exp, whose subnormal results a device may flush.
+// exp(y)·2^64 for every lane y <= 0 (or NaN) of F (float or a float vector;
+// U the unsigned type of its width, AS_U / AS_F its bit casts), as the
+// product *MANT · return value of two normal floats, branch-free: y = k·ln2
+// + r with k = round(y·log2(e)) and |r| <= ln2/2 (ln2 in two parts, so r is
+// exact up to the last fma); exp(r) by the degree-5 polynomial 1 + r +
+// r²·q(r), q the cubic of least largest relative error on the interval
+// (1.06e-7); times 2^(k+64), built in the exponent field. k comes from
+// adding 1.5·2^23, which rounds y·log2(e) to an integer in the low mantissa
+// bits. Lanes below -130 are taken at -130 (k >= -188, so 2^(k+64) stays
+// normal; exp is far below the smallest subnormal there); NaN passes. The
+// CPU backends' cpu::exp_nonpositive_2p64 and cpu::sigmoid1
+// (backends/common/cpu_elementwise.hpp) are the same algorithm, where the
+// choices are explained. Cheaper than the library's vector exp on CPUs
+// (fewer operations, no special cases), for sigmoid the difference between
+// compute-bound and memory-bound; and not the library's exp, whose
+// subnormal results a device may flush.
 //
-// The logistic from it, stable: with e = exp(-|x|) (never overflows),
-// 1 / (1 + e) for x >= 0 and e / (1 + e) below; NaN passes (every step
-// keeps it). Only correctly rounded operations (fma, +, *, /, selects, bit
-// operations), so a scalar and every lane of a vector give the same bits:
-// an element's result does not depend on its position or the tensor's
-// length (vector body or tail).
+// The logistic from it, stable: with E = exp(-|x|)·2^64 (never overflows),
+// 2^64 / (2^64 + E) for x >= 0 and E / (2^64 + E) below: one division, which
+// rounds once, subnormal results included; at most 2.7e-7 relative error
+// or half a subnormal; NaN passes (every step keeps it). Only correctly
+// rounded operations (fma, +, *, /, selects, bit operations; the
+// denominator an explicit fma, so nothing is left to contract), so a scalar
+// and every lane of a vector give the same bits: an element's result does
+// not depend on its position or the tensor's length (vector body or tail).
 #define DEFINE_SIGMOID_F32(EXP, SIGMOID, F, U, AS_U, AS_F)                                       \
-    F EXP(F y) {                                                                                 \
-        y = select(y, (F)-110.0f, isless(y, (F)-110.0f));                                        \
+    F EXP(F y, F* mant) {                                                                        \
+        y = select(y, (F)-130.0f, isless(y, (F)-130.0f));                                        \
         const F kf = fma(y, (F)1.44269504088896341f, (F)12582912.0f); /* 1.5·2^23 + k */         \
         const F k = kf - (F)12582912.0f;                                                         \
         F r = fma(k, (F)-0.693145751953125f, y);  /* ln2, high part: k·it is exact */            \
         r = fma(k, (F)-1.428606765330187045e-06f, r); /* ln2, low part */                        \
-        F p = (F)(1.0f / 720.0f);                                                                \
-        p = fma(p, r, (F)(1.0f / 120.0f));                                                       \
-        p = fma(p, r, (F)(1.0f / 24.0f));                                                        \
-        p = fma(p, r, (F)(1.0f / 6.0f));                                                         \
-        p = fma(p, r, (F)0.5f);                                                                  \
+        F p = (F)0x1.106284p-7f; /* q's coefficients, r^3 down to r^0 */                         \
+        p = fma(p, r, (F)0x1.5729fp-5f);                                                         \
+        p = fma(p, r, (F)0x1.5557aep-3f);                                                        \
+        p = fma(p, r, (F)0x1.fffdfcp-2f);                                                        \
         p = fma(p, r, (F)1.0f);                                                                  \
         p = fma(p, r, (F)1.0f);                                                                  \
-        /* 2^(k+64), k+64 in [-95, 64]: normal; unsigned: a NaN lane wraps */                   \
-        const F scale = AS_F((AS_U(kf) - (U)0x4B400000u + (U)(127u + 64u)) << 23);               \
-        return (p * scale) * (F)0x1p-64f; /* exact, then one rounding */                         \
+        *mant = p;                                                                               \
+        /* 2^(k+64), k+64 in [-124, 64]: normal; unsigned: a NaN lane wraps */                  \
+        return AS_F((AS_U(kf) - (U)0x4B400000u + (U)(127u + 64u)) << 23);                        \
     }                                                                                            \
     F SIGMOID(F x) {                                                                             \
-        const F e = EXP(-fabs(x));                                                               \
-        const F r = (F)1.0f / ((F)1.0f + e);                                                     \
-        return select(e * r, r, isgreaterequal(x, (F)0.0f));                                     \
+        F mant;                                                                                  \
+        const F scale = EXP(AS_F(AS_U(x) | (U)0x80000000u), &mant); /* -|x| */                   \
+        const F big = (F)0x1p64f;                                                                \
+        return select(mant * scale, big, isgreaterequal(x, (F)0.0f)) / fma(mant, scale, big);    \
     }
 
 DEFINE_SIGMOID_F32(exp_nonpositive1, sigmoid_f32, float, uint, as_uint, as_float)
