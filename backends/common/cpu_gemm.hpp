@@ -32,10 +32,12 @@
 // (Kokkos Serial).
 //
 // Vectorization: the micro-kernel is written with GCC/Clang vector
-// extensions (one value = 64 bytes: one AVX-512 register, two AVX2 or four
-// SSE registers). Every function here is force-inlined, so the caller decides
-// the instruction set by compiling its entry point for several targets
-// (function multi-versioning); plain loops stand in on other compilers.
+// extensions, one value = one register of VB bytes (a template parameter of
+// everything here: 64 for AVX-512, 32 for AVX2, 16 for SSE2/NEON), and the
+// register tile is sized for 16 registers of that width. Every function here
+// is force-inlined, so the caller compiles its entry point once per level
+// (cpu_levels.hpp) with the matching VB; plain loops stand in on other
+// compilers.
 #pragma once
 
 #include <algorithm>
@@ -46,6 +48,7 @@
 #include <type_traits>
 
 #include "compute_type.hpp"
+#include "cpu_levels.hpp"
 
 #if defined(__GNUC__)
 #define ACCEL_CPU_GEMM_INLINE inline __attribute__((always_inline))
@@ -74,20 +77,23 @@ struct StridedMatrix {
     ACCEL_CPU_GEMM_INLINE const T* at(std::ptrdiff_t i, std::ptrdiff_t j) const { return data + i * rs + j * cs; }
 };
 
-/// Register tile and cache blocking for compute type Acc (counts of elements).
-template <class Acc>
+/// Register tile and cache blocking for compute type Acc and vectors of VB
+/// bytes (counts of elements).
+template <class Acc, int VB>
 struct GemmBlocking {
-    static constexpr int kLanes = static_cast<int>(64 / sizeof(Acc));  ///< values per 64-byte vector
-    static constexpr int kMR = 8;                                      ///< rows of the register tile
-    static constexpr int kNV = 2;                                      ///< vectors per row of the tile
-    static constexpr int kNR = kNV * kLanes;                           ///< columns of the tile (32 floats)
-    /// 8×2 = 16 accumulator vectors: enough independent FMA chains to cover
-    /// two FMA pipes of latency 4, leaving registers for B and broadcasts.
-    /// KC: depth of one pass. A B micro-panel (KC×NR, 32 KiB for float) stays
-    /// in a 48 KiB L1 beside the A micro-panel streamed from L2.
+    static constexpr int kLanes = static_cast<int>(VB / sizeof(Acc));  ///< values per vector
+    /// Rows of the register tile. With 32 registers (AVX-512) 8×2 = 16
+    /// accumulator vectors; with 16 (AVX2, SSE, NEON) 6×2 = 12, leaving two
+    /// for B and one for the broadcast of A (BLIS' Haswell tile, 6×16
+    /// floats). Either covers two FMA pipes of latency 4 or 5.
+    static constexpr int kMR = VB >= 64 ? 8 : 6;
+    static constexpr int kNV = 2;                     ///< vectors per row of the tile
+    static constexpr int kNR = kNV * kLanes;          ///< columns of the tile (32 floats with AVX-512)
+    /// KC: depth of one pass. A B micro-panel (KC×NR, up to 32 KiB for
+    /// float) stays in L1 beside the A micro-panel streamed from L2.
     static constexpr std::ptrdiff_t kKC = 256;
-    /// MC: rows per A block (MC×KC, 192 KiB for float): in L2, reused by
-    /// every B micro-panel of the block.
+    /// MC: rows per A block (MC×KC, 192 KiB for float; a multiple of both
+    /// MRs): in L2, reused by every B micro-panel of the block.
     static constexpr std::ptrdiff_t kMC = 192;
     /// NC: columns per B block (KC×NC, 2 MiB for float): in L2/L3, reused by
     /// every A block of the rectangle.
@@ -138,10 +144,10 @@ struct GemmBuffers {
 /// of MR rows: panel r holds dst[r·MR·kc + p·MR + i] = A(i0 + r·MR + i, p0 + p),
 /// rows past `rows` zero. dst holds ceil(rows / MR)·MR·kc values. Thread-safe
 /// for distinct dst.
-template <class T, class Acc>
+template <class T, class Acc, int VB>
 ACCEL_CPU_GEMM_INLINE void pack_a(const StridedMatrix<T>& A, std::ptrdiff_t i0, std::ptrdiff_t rows, std::ptrdiff_t p0,
                                   std::ptrdiff_t kc, Acc* __restrict dst) {
-    constexpr int MR = GemmBlocking<Acc>::kMR;
+    constexpr int MR = GemmBlocking<Acc, VB>::kMR;
     for (std::ptrdiff_t r = 0; r < rows; r += MR, dst += MR * kc) {
         const std::ptrdiff_t h = std::min<std::ptrdiff_t>(MR, rows - r);
         const T* src = A.at(i0 + r, p0);
@@ -165,9 +171,9 @@ ACCEL_CPU_GEMM_INLINE void pack_a(const StridedMatrix<T>& A, std::ptrdiff_t i0, 
 
 /// Width of the B micro-panel starting `done` columns into a block of `cols`:
 /// NR, or one vector (NR / kNV) for a remainder that fits in one.
-template <class Acc>
+template <class Acc, int VB>
 ACCEL_CPU_GEMM_INLINE int panel_width(std::ptrdiff_t cols, std::ptrdiff_t done) {
-    using B = GemmBlocking<Acc>;
+    using B = GemmBlocking<Acc, VB>;
     const std::ptrdiff_t left = cols - done;
     return left <= B::kLanes && left < B::kNR ? B::kLanes : B::kNR;
 }
@@ -176,11 +182,11 @@ ACCEL_CPU_GEMM_INLINE int panel_width(std::ptrdiff_t cols, std::ptrdiff_t done) 
 /// (widths from panel_width): panel starting at column q holds
 /// dst[q·kc + p·w + j] = B(p0 + p, j0 + q + j), columns past `cols` zero.
 /// Thread-safe for distinct dst.
-template <class T, class Acc>
+template <class T, class Acc, int VB>
 ACCEL_CPU_GEMM_INLINE void pack_b(const StridedMatrix<T>& B, std::ptrdiff_t p0, std::ptrdiff_t kc, std::ptrdiff_t j0,
                                   std::ptrdiff_t cols, Acc* __restrict dst) {
     for (std::ptrdiff_t q = 0; q < cols;) {
-        const int w = panel_width<Acc>(cols, q);
+        const int w = panel_width<Acc, VB>(cols, q);
         const std::ptrdiff_t valid = std::min<std::ptrdiff_t>(w, cols - q);
         Acc* __restrict out = dst + q * kc;
         const T* src = B.at(p0, j0 + q);
@@ -212,13 +218,13 @@ ACCEL_CPU_GEMM_INLINE void pack_b(const StridedMatrix<T>& B, std::ptrdiff_t p0, 
 /// acs = MR, type Acc; in place: A's strides and storage type TA). Edge tiles
 /// (rows < MR or cols < width) go through a register-sized local tile.
 /// Thread-safe for disjoint tiles of C.
-template <class Acc, int NV, class TA, class TB, class TC>
+template <class Acc, int VB, int NV, class TA, class TB, class TC>
 ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict a, std::ptrdiff_t ars,
                                         std::ptrdiff_t acs, const TB* __restrict b, std::ptrdiff_t ldb,
                                         TC* __restrict c, std::ptrdiff_t ldc, int rows, int cols, bool accumulate) {
     static_assert(sizeof(TB) == sizeof(Acc), "B is read as compute-type vectors");
-    constexpr int MR = GemmBlocking<Acc>::kMR;
-    constexpr int L = GemmBlocking<Acc>::kLanes;
+    constexpr int MR = GemmBlocking<Acc, VB>::kMR;
+    constexpr int L = GemmBlocking<Acc, VB>::kLanes;
     constexpr int W = NV * L;
 #if ACCEL_CPU_GEMM_VECTOR
     typedef Acc V __attribute__((vector_size(L * sizeof(Acc))));
@@ -272,24 +278,24 @@ ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict 
 /// One micro-kernel call with the variant for the panel width w (NR or one
 /// vector) and for A packed (Acc, ars = 1, acs = MR) or in place (T, A's
 /// strides). Arguments as micro_kernel.
-template <class T, class Acc, class TB>
+template <class T, class Acc, int VB, class TB>
 ACCEL_CPU_GEMM_INLINE void micro_dispatch(int w, bool packed_a, std::ptrdiff_t kc, const void* a, std::ptrdiff_t ars,
                                           std::ptrdiff_t acs, const TB* b, std::ptrdiff_t ldb, T* c,
                                           std::ptrdiff_t ldc, int rows, int cols, bool accumulate) {
-    constexpr int NV = GemmBlocking<Acc>::kNV;
-    const bool wide = w == GemmBlocking<Acc>::kNR;
+    constexpr int NV = GemmBlocking<Acc, VB>::kNV;
+    const bool wide = w == GemmBlocking<Acc, VB>::kNR;
     if (packed_a) {
         const Acc* ap = static_cast<const Acc*>(a);
         if (wide)
-            micro_kernel<Acc, NV>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+            micro_kernel<Acc, VB, NV>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
         else
-            micro_kernel<Acc, 1>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+            micro_kernel<Acc, VB, 1>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
     } else {
         const T* ap = static_cast<const T*>(a);
         if (wide)
-            micro_kernel<Acc, NV>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+            micro_kernel<Acc, VB, NV>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
         else
-            micro_kernel<Acc, 1>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
+            micro_kernel<Acc, VB, 1>(kc, ap, ars, acs, b, ldb, c, ldc, rows, cols, accumulate);
     }
 }
 
@@ -298,15 +304,16 @@ ACCEL_CPU_GEMM_INLINE void micro_dispatch(int w, bool packed_a, std::ptrdiff_t k
 /// with element (p, j) at B.at(p, j), and C(i, j) = c[i·ldc + j] (row-major,
 /// row stride ldc). Only the rectangle is read or written; k == 0 gives zeros
 /// (or leaves C when accumulate). Each element is a sum in increasing p
-/// within KC-deep passes, added pass by pass.
+/// within KC-deep passes, added pass by pass. VB: the vector bytes of the
+/// instruction set the caller is compiled for (cpu_levels.hpp).
 /// Thread-safe for disjoint rectangles (thread-local packing buffers); the
 /// calling thread does all the work.
-template <class T>
+template <class T, int VB>
 ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T>& B, T* c, std::ptrdiff_t ldc,
                                 std::ptrdiff_t k, std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t j0,
                                 std::ptrdiff_t j1, bool accumulate) {
     using Acc = GemmCompute<T>;
-    using Blk = GemmBlocking<Acc>;
+    using Blk = GemmBlocking<Acc, VB>;
     constexpr int MR = Blk::kMR;
     if (i1 <= i0 || j1 <= j0) return;
     if (k <= 0) {
@@ -337,14 +344,14 @@ ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T
             const bool acc_pass = accumulate || pc > 0;
             const std::ptrdiff_t full = nc / Blk::kNR * Blk::kNR;  // columns in full-width panels
             if (!direct_b)
-                pack_b<T, Acc>(B, pc, kc, jc, nc, bp);
+                pack_b<T, Acc, VB>(B, pc, kc, jc, nc, bp);
             else if (full < nc)  // the partial panel is packed (zero padded) even in place
-                pack_b<T, Acc>(B, pc, kc, jc + full, nc - full, bp + full * kc);
+                pack_b<T, Acc, VB>(B, pc, kc, jc + full, nc - full, bp + full * kc);
             for (std::ptrdiff_t ic = i0; ic < i1; ic += Blk::kMC) {
                 const std::ptrdiff_t mc = std::min(Blk::kMC, i1 - ic);
-                if (packed_a) pack_a<T, Acc>(A, ic, mc, pc, kc, ap);
+                if (packed_a) pack_a<T, Acc, VB>(A, ic, mc, pc, kc, ap);
                 for (std::ptrdiff_t q = 0; q < nc;) {
-                    const int w = panel_width<Acc>(nc, q);
+                    const int w = panel_width<Acc, VB>(nc, q);
                     const int cols = static_cast<int>(std::min<std::ptrdiff_t>(w, nc - q));
                     const bool b_in_place = direct_b && q < full;
                     const T* b_src = B.at(pc, jc + q);
@@ -358,16 +365,16 @@ ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T
                         if (packed_a) {
                             a_src = ap + ir * kc;
                         } else if (rows < MR) {  // edge rows read in place would run past A: pack them (zero padded)
-                            pack_a<T, Acc>(A, ic + ir, rows, pc, kc, ap);
+                            pack_a<T, Acc, VB>(A, ic + ir, rows, pc, kc, ap);
                             a_src = ap;
                             a_packed = true;
                         }
                         if (a_packed) ars = 1, acs = MR;
                         if (b_in_place)
-                            micro_dispatch<T, Acc, T>(w, a_packed, kc, a_src, ars, acs, b_src, B.rs, ct, ldc, rows,
+                            micro_dispatch<T, Acc, VB, T>(w, a_packed, kc, a_src, ars, acs, b_src, B.rs, ct, ldc, rows,
                                                       cols, acc_pass);
                         else
-                            micro_dispatch<T, Acc, Acc>(w, a_packed, kc, a_src, ars, acs, b_packed, w, ct, ldc, rows,
+                            micro_dispatch<T, Acc, VB, Acc>(w, a_packed, kc, a_src, ars, acs, b_packed, w, ct, ldc, rows,
                                                         cols, acc_pass);
                     }
                     q += w;
@@ -375,6 +382,60 @@ ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T
             }
         }
     }
+}
+
+/// Rows and columns that every level's register tile divides (MR 8 or 6;
+/// NR a power of two up to the AVX-512 one): callers that split C into
+/// rectangles round them to these so no rectangle ends in a partial tile.
+constexpr std::ptrdiff_t kGemmRowMultiple = 24;
+template <class T>
+constexpr std::ptrdiff_t kGemmColMultiple = GemmBlocking<GemmCompute<T>, 64>::kNR;
+
+// gemm compiled once per x86 level with that level's tile (noinline: one
+// copy per level, not one per caller).
+#if ACCEL_CPU_LEVELS
+template <class T>
+ACCEL_CPU_TARGET_AVX512 __attribute__((noinline)) void gemm_avx512(const StridedMatrix<T>& A,
+                                                                    const StridedMatrix<T>& B, T* c,
+                                                                    std::ptrdiff_t ldc, std::ptrdiff_t k,
+                                                                    std::ptrdiff_t i0, std::ptrdiff_t i1,
+                                                                    std::ptrdiff_t j0, std::ptrdiff_t j1,
+                                                                    bool accumulate) {
+    gemm<T, 64>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
+}
+template <class T>
+ACCEL_CPU_TARGET_AVX2 __attribute__((noinline)) void gemm_avx2(const StridedMatrix<T>& A, const StridedMatrix<T>& B,
+                                                                T* c, std::ptrdiff_t ldc, std::ptrdiff_t k,
+                                                                std::ptrdiff_t i0, std::ptrdiff_t i1,
+                                                                std::ptrdiff_t j0, std::ptrdiff_t j1,
+                                                                bool accumulate) {
+    gemm<T, 32>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
+}
+#endif
+template <class T>
+__attribute__((noinline)) void gemm_build(const StridedMatrix<T>& A, const StridedMatrix<T>& B, T* c,
+                                          std::ptrdiff_t ldc, std::ptrdiff_t k, std::ptrdiff_t i0, std::ptrdiff_t i1,
+                                          std::ptrdiff_t j0, std::ptrdiff_t j1, bool accumulate) {
+    gemm<T, kBuildVectorBytes>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
+}
+
+/// gemm (arguments and guarantees as there) compiled for this CPU's level
+/// (cpu_level()): the entry point for callers.
+template <class T>
+inline void gemm_for_cpu(const StridedMatrix<T>& A, const StridedMatrix<T>& B, T* c, std::ptrdiff_t ldc,
+                         std::ptrdiff_t k, std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t j0, std::ptrdiff_t j1,
+                         bool accumulate) {
+#if ACCEL_CPU_LEVELS
+    switch (cpu_level()) {
+        case CpuLevel::avx512:
+            return gemm_avx512<T>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
+        case CpuLevel::avx2:
+            return gemm_avx2<T>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
+        case CpuLevel::build:
+            break;
+    }
+#endif
+    gemm_build<T>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
 }
 
 }  // namespace cpu

@@ -1,7 +1,8 @@
 // matmul and dense at sizes around the blocking of the CPU GEMM
 // (backends/common/cpu_gemm.hpp: register tile MR×NR = 8×32 floats with a
-// 16-column narrow panel, KC = 256, MC = 192, NC = 2048, B read in place up
-// to 32 rows, A read in place below 3 panels; host tiles of ≥ 64 rows), one
+// 16-column narrow panel on AVX-512, 6×16 with an 8-column one on AVX2,
+// KC = 256, MC = 192, NC = 2048, B read in place up to 4·MR rows, A read in
+// place below 3 panels; host tiles of ≥ 64 rows, multiples of 24), one
 // below, at and one above each, with all four transposes, and skinny shapes
 // (N = 10, K = 30, M = 1). Every backend runs them: the sizes are just as
 // much edge cases of GPU tiles. Every shape has tens of outputs or more: the
@@ -27,8 +28,8 @@ std::vector<MNK> around(std::size_t MNK::*dim, std::initializer_list<std::size_t
 
 std::vector<MNK> blocking_shapes() {
     std::vector<MNK> s;
-    for (const auto& v : around(&MNK::m, {8, 16, 32, 64, 128, 192, 384}, {0, 37, 19})) s.push_back(v);  // MR, MC, tiles
-    for (const auto& v : around(&MNK::n, {16, 32, 48, 64, 96, 128}, {13, 0, 21}))
+    for (const auto& v : around(&MNK::m, {6, 8, 12, 16, 24, 32, 64, 128, 192, 384}, {0, 37, 19})) s.push_back(v);  // MR, MC, tiles
+    for (const auto& v : around(&MNK::n, {8, 16, 24, 32, 48, 64, 96, 128}, {13, 0, 21}))
         s.push_back(v);                                                                     // narrow, NR, panels
     for (const auto& v : around(&MNK::n, {2048}, {9, 0, 5})) s.push_back(v);               // NC
     for (const auto& v : around(&MNK::k, {2, 256, 512}, {17, 35, 0})) s.push_back(v);     // KC
