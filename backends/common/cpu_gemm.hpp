@@ -231,6 +231,12 @@ ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict 
     V acc[MR][NV];
     for (int i = 0; i < MR; ++i)
         for (int v = 0; v < NV; ++v) acc[i][v] = V{};
+    // The tile's rows of C are a row stride apart (often a multiple of 4 KiB,
+    // one cache set): fetch them while the products run, not at the end.
+    for (int i = 0; i < rows; ++i) {
+        __builtin_prefetch(c + i * ldc, 1);
+        __builtin_prefetch(c + i * ldc + W - 1, 1);
+    }
 #pragma GCC unroll 4
     for (std::ptrdiff_t p = 0; p < kc; ++p) {
         V bv[NV];
@@ -384,10 +390,9 @@ ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T
     }
 }
 
-/// Rows and columns that every level's register tile divides (MR 8 or 6;
-/// NR a power of two up to the AVX-512 one): callers that split C into
-/// rectangles round them to these so no rectangle ends in a partial tile.
-constexpr std::ptrdiff_t kGemmRowMultiple = 24;
+/// Columns that every level's register tile divides (NR is a power of two,
+/// the AVX-512 one the widest): callers that split C into rectangles round
+/// their widths to it so no rectangle ends in a partial tile.
 template <class T>
 constexpr std::ptrdiff_t kGemmColMultiple = GemmBlocking<GemmCompute<T>, 64>::kNR;
 
@@ -417,6 +422,21 @@ __attribute__((noinline)) void gemm_build(const StridedMatrix<T>& A, const Strid
                                           std::ptrdiff_t ldc, std::ptrdiff_t k, std::ptrdiff_t i0, std::ptrdiff_t i1,
                                           std::ptrdiff_t j0, std::ptrdiff_t j1, bool accumulate) {
     gemm<T, kBuildVectorBytes>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
+}
+
+/// Rows of the register tile gemm_for_cpu uses on this CPU (MR: 8 with
+/// AVX-512, 6 otherwise): callers round the heights of their rectangles to it.
+template <class T>
+inline std::ptrdiff_t gemm_rows_for_cpu() {
+    switch (cpu_level()) {
+        case CpuLevel::avx512:
+            return GemmBlocking<GemmCompute<T>, 64>::kMR;
+        case CpuLevel::avx2:
+            return GemmBlocking<GemmCompute<T>, 32>::kMR;
+        case CpuLevel::build:
+            break;
+    }
+    return GemmBlocking<GemmCompute<T>, kBuildVectorBytes>::kMR;
 }
 
 /// gemm (arguments and guarantees as there) compiled for this CPU's level

@@ -2,7 +2,7 @@
 // (backends/common/cpu_gemm.hpp: register tile MR×NR = 8×32 floats with a
 // 16-column narrow panel on AVX-512, 6×16 with an 8-column one on AVX2,
 // KC = 256, MC = 192, NC = 2048, B read in place up to 4·MR rows, A read in
-// place below 3 panels; host tiles of ≥ 64 rows, multiples of 24), one
+// place below 3 panels; host tiles of ≥ 64 rows, multiples of MR), one
 // below, at and one above each, with all four transposes, and skinny shapes
 // (N = 10, K = 30, M = 1). Every backend runs them: the sizes are just as
 // much edge cases of GPU tiles. Every shape has tens of outputs or more: the

@@ -52,7 +52,7 @@ void matmul_tiles(const T* a, const T* b, T* c, std::size_t m, std::size_t n, st
     const std::size_t row_tiles = std::clamp<std::size_t>(m / kMinTileRows, 1, want);
     const std::size_t col_tiles =
         std::min((want + row_tiles - 1) / row_tiles, (n + col_align - 1) / col_align);
-    const std::size_t tile_m = round_up((m + row_tiles - 1) / row_tiles, cpu::kGemmRowMultiple);
+    const std::size_t tile_m = round_up((m + row_tiles - 1) / row_tiles, cpu::gemm_rows_for_cpu<T>());
     const std::size_t tile_n = round_up((n + col_tiles - 1) / col_tiles, col_align);
     const std::size_t tiles_m = (m + tile_m - 1) / tile_m, tiles_n = (n + tile_n - 1) / tile_n;
     parallel_items(tiles_m * tiles_n, [&](std::size_t t) {
