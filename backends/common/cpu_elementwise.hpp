@@ -6,6 +6,8 @@
 
 #include <accel/activation_codes.h>
 
+#include "elementwise_ops.hpp"
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +78,14 @@ __attribute__((always_inline)) inline float sigmoid1(float x) {
     return (x >= 0.0f ? 0x1p64f : e.mantissa * e.scale) / std::fma(e.mantissa, e.scale, 0x1p64f);
 }
 
+/// The same in double (f64 tensors compute in double): libm's exp of
+/// -|x| (never overflows; its subnormal range starts at -708).
+inline double sigmoid1(double x) {
+    const double e = std::exp(-std::fabs(x));
+    const double r = 1.0 / (1.0 + e);
+    return x >= 0.0 ? r : e * r;
+}
+
 /// Elements of one step of sigmoid_range's alternation between its halves.
 constexpr std::size_t kSigmoidRun = 64;
 
@@ -102,6 +112,80 @@ __attribute__((always_inline)) inline void sigmoid_range(const float* x, float* 
 template <class F>
 __attribute__((always_inline)) inline F relu1(F x) {
     return x <= F(0) ? F(0) : x;
+}
+
+/// op(a, b) for one element in F (float or double), the formulas of
+/// Elementwise. Every operand is an argument (loaded unconditionally by the
+/// caller), so the selects of relu and relu_backward vectorize without
+/// masked loads (GCC keeps `c ? b[i] : 0` as a branch where the ISA has none).
+template <Elementwise Op, class F>
+__attribute__((always_inline)) inline F elementwise1(F a, F b, F scale) {
+    if constexpr (Op == Elementwise::add)
+        return a + b;
+    else if constexpr (Op == Elementwise::relu)
+        return relu1(a);
+    else if constexpr (Op == Elementwise::relu_backward)
+        return b > F(0) ? a : F(0);
+    else if constexpr (Op == Elementwise::sigmoid_backward)
+        return a * b * (F(1) - b);
+    else
+        return scale * (sigmoid1(a) - b);
+}
+
+/// y[i] = elementwise1<Op>(a[i], b[i]) for i in [begin, end) (b unused by relu).
+template <Elementwise Op, class F>
+__attribute__((always_inline)) inline void elementwise_loop(const F* a, const F* b, F* y, std::size_t begin,
+                                                            std::size_t end, F scale) {
+    if constexpr (Op == Elementwise::relu) {
+#pragma omp simd
+        for (std::size_t i = begin; i < end; ++i) y[i] = elementwise1<Op>(a[i], F(0), scale);
+    } else {
+#pragma omp simd
+        for (std::size_t i = begin; i < end; ++i) y[i] = elementwise1<Op>(a[i], b[i], scale);
+    }
+}
+
+/// y[i] = op(a[i], b[i]) for i in [begin, end), F float or double (b unused
+/// by relu; y may equal a or b): one vector loop per op, chosen once per
+/// call. Call it from a multi-versioned function.
+template <class F>
+__attribute__((always_inline)) inline void elementwise_range(Elementwise op, const F* a, const F* b, F* y,
+                                                             std::size_t begin, std::size_t end, F scale) {
+    switch (op) {
+        case Elementwise::add: return elementwise_loop<Elementwise::add>(a, b, y, begin, end, scale);
+        case Elementwise::relu: return elementwise_loop<Elementwise::relu>(a, b, y, begin, end, scale);
+        case Elementwise::relu_backward:
+            return elementwise_loop<Elementwise::relu_backward>(a, b, y, begin, end, scale);
+        case Elementwise::sigmoid_backward:
+            return elementwise_loop<Elementwise::sigmoid_backward>(a, b, y, begin, end, scale);
+        case Elementwise::bce_with_logits_backward:
+            return elementwise_loop<Elementwise::bce_with_logits_backward>(a, b, y, begin, end, scale);
+    }
+}
+
+/// Adam's scalars (ops::adam_step; torch.optim.Adam): β1, β2, ε, the step
+/// size lr/(1 − β1^t) and √(1 − β2^t).
+template <class F>
+struct AdamScalars {
+    F beta1, beta2, eps, step_size, bc2_sqrt;
+};
+
+/// One Adam update per element (see ops::adam_step), in F (float or double):
+/// m ← β1·m + (1−β1)·g, v ← β2·v + (1−β2)·g², p ← p − step·m / (√v/√(1−β2^t) + ε).
+template <class F>
+__attribute__((always_inline)) inline void adam1(F& p, F g, F& m, F& v, const AdamScalars<F>& s) {
+    m = s.beta1 * m + (F(1) - s.beta1) * g;
+    v = s.beta2 * v + (F(1) - s.beta2) * g * g;
+    p -= s.step_size * m / (std::sqrt(v) / s.bc2_sqrt + s.eps);
+}
+
+/// adam1 on elements [begin, end) of p, g, m, v (distinct arrays). Call it
+/// from a multi-versioned function.
+template <class F>
+__attribute__((always_inline)) inline void adam_range(F* p, const F* g, F* m, F* v, std::size_t begin,
+                                                      std::size_t end, const AdamScalars<F>& s) {
+#pragma omp simd
+    for (std::size_t i = begin; i < end; ++i) adam1(p[i], g[i], m[i], v[i], s);
 }
 
 /// bias_activation_rows for one activation `f` (a function object).

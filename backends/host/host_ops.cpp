@@ -57,6 +57,36 @@ F activate(F v, Activation act) {
     return act == Activation::relu ? relu1(v) : act == Activation::sigmoid ? sigmoid1(v) : v;
 }
 
+// out[0][i] = op(in[0][i], in[1][i]) (cpu::Elementwise; scale = scalars[0]
+// for bce_with_logits_backward). f32/f64: the vectorized, multi-versioned
+// loops (kernels/elementwise); f16/bf16 per element, widened and rounded once.
+template <class T>
+void elementwise(cpu::Elementwise op, const KernelArgs& a) {
+    using F = Compute<T>;
+    const T* x0 = in<T>(a.in[0]);
+    const T* x1 = op == cpu::Elementwise::relu ? x0 : in<T>(a.in[1]);
+    T* y = out<T>(a.out[0]);
+    const F scale = op == cpu::Elementwise::bce_with_logits_backward ? static_cast<F>(a.scalars[0]) : F(0);
+    if constexpr (std::is_same<T, F>::value) {
+        parallel_for(a.n, a.geometry.block.x,
+                     [&](std::size_t b, std::size_t e) { host::elementwise(op, x0, x1, y, b, e, scale); });
+    } else {
+        const auto run = [&](auto op_constant) {
+            constexpr cpu::Elementwise kOp = decltype(op_constant)::value;
+            each(a.n, a.geometry,
+                 [=](std::size_t i) { st(y, i, cpu::elementwise1<kOp>(ld(x0, i), ld(x1, i), scale)); });
+        };
+        using E = cpu::Elementwise;
+        switch (op) {
+            case E::add: return run(std::integral_constant<E, E::add>{});
+            case E::relu: return run(std::integral_constant<E, E::relu>{});
+            case E::relu_backward: return run(std::integral_constant<E, E::relu_backward>{});
+            case E::sigmoid_backward: return run(std::integral_constant<E, E::sigmoid_backward>{});
+            case E::bce_with_logits_backward: return run(std::integral_constant<E, E::bce_with_logits_backward>{});
+        }
+    }
+}
+
 // y[r,c] = act(alpha·y[r,c] + bias[c]) over y[rows, cols]; alpha 0 does not read y.
 // float32: the vectorized, multi-versioned rows (kernels/elementwise).
 template <class T>
@@ -124,11 +154,7 @@ template <class T>
 void register_dtype(HostDevice& d, DType dt) {
     using F = Compute<T>;
     const OpPath native = OpPath::native;
-    d.register_kernel("add", dt, native, [](const KernelArgs& a) {
-        const T *x = in<T>(a.in[0]), *y = in<T>(a.in[1]);
-        T* z = out<T>(a.out[0]);
-        each(a.n, a.geometry, [=](std::size_t i) { st(z, i, ld(x, i) + ld(y, i)); });
-    });
+    d.register_kernel("add", dt, native, [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::add, a); });
     d.register_kernel("sigmoid", dt, native, [](const KernelArgs& a) {
         const T* x = in<T>(a.in[0]);
         T* y = out<T>(a.out[0]);
@@ -137,24 +163,11 @@ void register_dtype(HostDevice& d, DType dt) {
         else
             each(a.n, a.geometry, [=](std::size_t i) { st(y, i, sigmoid1(ld(x, i))); });
     });
-    d.register_kernel("relu", dt, native, [](const KernelArgs& a) {
-        const T* x = in<T>(a.in[0]);
-        T* y = out<T>(a.out[0]);
-        each(a.n, a.geometry, [=](std::size_t i) { st(y, i, relu1(ld(x, i))); });
-    });
-    d.register_kernel("relu_backward", dt, native, [](const KernelArgs& a) {
-        const T *dy = in<T>(a.in[0]), *x = in<T>(a.in[1]);
-        T* dx = out<T>(a.out[0]);
-        each(a.n, a.geometry, [=](std::size_t i) { st(dx, i, ld(x, i) > F(0) ? ld(dy, i) : F(0)); });
-    });
-    d.register_kernel("sigmoid_backward", dt, native, [](const KernelArgs& a) {
-        const T *dy = in<T>(a.in[0]), *y = in<T>(a.in[1]);
-        T* dx = out<T>(a.out[0]);
-        each(a.n, a.geometry, [=](std::size_t i) {
-            const F yi = ld(y, i);
-            st(dx, i, ld(dy, i) * yi * (F(1) - yi));
-        });
-    });
+    d.register_kernel("relu", dt, native, [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::relu, a); });
+    d.register_kernel("relu_backward", dt, native,
+                      [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::relu_backward, a); });
+    d.register_kernel("sigmoid_backward", dt, native,
+                      [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::sigmoid_backward, a); });
     d.register_kernel("matmul", dt, native, [](const KernelArgs& a) {
         matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b);
     });
@@ -183,27 +196,27 @@ void register_dtype(HostDevice& d, DType dt) {
         T* l = out<T>(a.out[0]);
         each(a.n, a.geometry, [=](std::size_t i) { st(l, i, bce1(ld(z, i), ld(t, i))); });
     });
-    d.register_kernel("bce_with_logits_backward", dt, native, [](const KernelArgs& a) {
-        const T *z = in<T>(a.in[0]), *t = in<T>(a.in[1]);
-        T* dz = out<T>(a.out[0]);
-        const F scale = static_cast<F>(a.scalars[0]);
-        each(a.n, a.geometry, [=](std::size_t i) { st(dz, i, scale * (sigmoid1(ld(z, i)) - ld(t, i))); });
-    });
+    d.register_kernel("bce_with_logits_backward", dt, native,
+                      [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::bce_with_logits_backward, a); });
     d.register_kernel("convert", dt, native, [](const KernelArgs& a) {
         with_storage(a.src_dtype, [&](auto s) { convert_range<decltype(s), T>(a.in[0], a.out[0], a.n, a.geometry); });
     });
     d.register_kernel("adam_step", dt, native, [](const KernelArgs& a) {
         T *p = out<T>(a.out[0]), *m = out<T>(a.out[1]), *v = out<T>(a.out[2]);
         const T* g = in<T>(a.in[1]);
-        const F b1 = static_cast<F>(a.scalars[0]), b2 = static_cast<F>(a.scalars[1]), eps = static_cast<F>(a.scalars[2]),
-                step = static_cast<F>(a.scalars[3]), bc2 = static_cast<F>(a.scalars[4]);
-        each(a.n, a.geometry, [=](std::size_t i) {
-            F pi = ld(p, i), mi = ld(m, i), vi = ld(v, i);
-            adam1(pi, ld(g, i), mi, vi, b1, b2, eps, step, bc2);
-            st(p, i, pi);
-            st(m, i, mi);
-            st(v, i, vi);
-        });
+        const auto sc = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
+        const AdamScalars<F> s{sc(0), sc(1), sc(2), sc(3), sc(4)};
+        if constexpr (std::is_same<T, F>::value) {
+            parallel_for(a.n, a.geometry.block.x, [&](std::size_t b, std::size_t e) { adam(p, g, m, v, b, e, s); });
+        } else {
+            each(a.n, a.geometry, [=](std::size_t i) {
+                F pi = ld(p, i), mi = ld(m, i), vi = ld(v, i);
+                adam1(pi, ld(g, i), mi, vi, s);
+                st(p, i, pi);
+                st(m, i, mi);
+                st(v, i, vi);
+            });
+        }
     });
 }
 

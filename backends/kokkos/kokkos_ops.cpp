@@ -36,6 +36,15 @@ void range(const char* label, std::size_t n, const LaunchGeometry& g, Stream& s,
     Kokkos::parallel_for(label, policy, f);
 }
 
+// Host spaces: the blocks of kSigmoidBlock elements covering n elements,
+// and the geometry whose chunk is block.x elements' worth of them (at least one).
+std::size_t host_blocks(std::size_t n) { return (n + kSigmoidBlock - 1) / kSigmoidBlock; }
+LaunchGeometry host_block_geometry(const LaunchGeometry& g) {
+    LaunchGeometry blocks = g;
+    blocks.block.x = std::max<std::size_t>(1, g.block.x / kSigmoidBlock);
+    return blocks;
+}
+
 // Launches the tiled functor f (operands, sizes, epilogue set) with the
 // geometry's tile and league size (see kokkos_device.hpp).
 template <class V>
@@ -166,10 +175,7 @@ void register_dtype(Device& d, DType dt) {
         // Host spaces: blocks of kSigmoidBlock elements as one vector loop;
         // the chunk is block.x elements' worth of blocks (at least one).
         d.register_kernel("sigmoid", dt, nat, [](const KernelArgs& a) {
-            LaunchGeometry blocks = a.geometry;
-            blocks.block.x = std::max<std::size_t>(1, a.geometry.block.x / kSigmoidBlock);
-            const std::size_t count = (a.n + kSigmoidBlock - 1) / kSigmoidBlock;
-            range("accel::sigmoid", count, blocks, *a.stream,
+            range("accel::sigmoid", host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
                   SigmoidHostFn{cv(a.in[0], a.n), fv(a.out[0], a.n), static_cast<Index>(a.n)});
         });
     }
@@ -232,6 +238,35 @@ void register_dtype(Device& d, DType dt) {
               AdamFn<T>{view<T>(a.out[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[1], a.n),
                         view<T>(a.out[2], a.n), sc(0), sc(1), sc(2), sc(3), sc(4)});
     });
+    if constexpr (kHostSpace && std::is_same<T, F>::value) {
+        // Host spaces, f32/f64: blocks of kSigmoidBlock elements as one
+        // vector loop (the chunk is block.x elements' worth of blocks).
+        struct Entry {
+            const char *name, *label;
+            cpu::Elementwise op;
+        };
+        for (const Entry& e : {Entry{"add", "accel::add", cpu::Elementwise::add},
+                               Entry{"relu", "accel::relu", cpu::Elementwise::relu},
+                               Entry{"relu_backward", "accel::relu_backward", cpu::Elementwise::relu_backward},
+                               Entry{"sigmoid_backward", "accel::sigmoid_backward", cpu::Elementwise::sigmoid_backward},
+                               Entry{"bce_with_logits_backward", "accel::bce_with_logits_backward",
+                                     cpu::Elementwise::bce_with_logits_backward}})
+            d.register_kernel(e.name, dt, nat, [e](const KernelArgs& a) {
+                const bool unary = e.op == cpu::Elementwise::relu;
+                const F scale = e.op == cpu::Elementwise::bce_with_logits_backward ? static_cast<F>(a.scalars[0]) : F(0);
+                range(e.label, host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
+                      ElementwiseHostFn<F>{e.op, static_cast<const F*>(a.in[0]),
+                                           static_cast<const F*>(unary ? a.in[0] : a.in[1]), static_cast<F*>(a.out[0]),
+                                           static_cast<Index>(a.n), scale});
+            });
+        d.register_kernel("adam_step", dt, nat, [](const KernelArgs& a) {
+            const auto sc = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
+            range("accel::adam_step", host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
+                  AdamHostFn<F>{static_cast<F*>(a.out[0]), static_cast<F*>(a.out[1]), static_cast<F*>(a.out[2]),
+                                static_cast<const F*>(a.in[1]), static_cast<Index>(a.n),
+                                {sc(0), sc(1), sc(2), sc(3), sc(4)}});
+        });
+    }
     // matmul / dense: the tiled kernel in V = Compute<T> (float or double);
     // the 16-bit types through f32 copies (widened_product).
     d.register_kernel("matmul", dt, nat, [](const KernelArgs& a) { product<T>("accel::matmul", a, false); });

@@ -11,6 +11,30 @@ void sigmoid_range(const float* x, float* y, std::size_t b, std::size_t e) {
 }
 
 ACCEL_HOST_MULTIVERSION
+void elementwise(cpu::Elementwise op, const float* a, const float* b, float* y, std::size_t begin, std::size_t end,
+                 float scale) {
+    cpu::elementwise_range(op, a, b, y, begin, end, scale);
+}
+
+ACCEL_HOST_MULTIVERSION
+void elementwise(cpu::Elementwise op, const double* a, const double* b, double* y, std::size_t begin,
+                 std::size_t end, double scale) {
+    cpu::elementwise_range(op, a, b, y, begin, end, scale);
+}
+
+ACCEL_HOST_MULTIVERSION
+void adam(float* p, const float* g, float* m, float* v, std::size_t begin, std::size_t end,
+          const AdamScalars<float>& s) {
+    cpu::adam_range(p, g, m, v, begin, end, s);
+}
+
+ACCEL_HOST_MULTIVERSION
+void adam(double* p, const double* g, double* m, double* v, std::size_t begin, std::size_t end,
+          const AdamScalars<double>& s) {
+    cpu::adam_range(p, g, m, v, begin, end, s);
+}
+
+ACCEL_HOST_MULTIVERSION
 void bias_activation_rows(const float* bias, float* y, std::size_t r0, std::size_t r1, std::size_t cols, bool read_y,
                           int act) {
     cpu::bias_activation_rows(bias, y, r0, r1, cols, read_y, act);

@@ -9,15 +9,8 @@
 namespace accel {
 namespace host {
 
-/// The stable logistic of the CPU backends (backends/common).
+/// The stable logistic of the CPU backends, float and double (backends/common).
 using cpu::sigmoid1;
-
-/// The same in double (f64 tensors compute in double).
-inline double sigmoid1(double x) {
-    const double e = std::exp(-std::fabs(x));
-    const double r = 1.0 / (1.0 + e);
-    return x >= 0.0 ? r : e * r;
-}
 
 /// max(x, 0) that keeps NaN, float or double (backends/common).
 using cpu::relu1;
@@ -28,13 +21,26 @@ F bce1(F z, F t) {
     return std::fmax(z, F(0)) - z * t + std::log1p(std::exp(-std::fabs(z)));
 }
 
-/// Adam per element (see ops::adam_step), in F (float or double).
-template <class F>
-void adam1(F& p, F g, F& m, F& v, F beta1, F beta2, F eps, F step_size, F bc2_sqrt) {
-    m = beta1 * m + (F(1) - beta1) * g;
-    v = beta2 * v + (F(1) - beta2) * g * g;
-    p -= step_size * m / (std::sqrt(v) / bc2_sqrt + eps);
-}
+/// Adam per element and its scalars (backends/common).
+using cpu::adam1;
+using cpu::AdamScalars;
+
+/// y[i] = op(a[i], b[i]) for i in [begin, end) (cpu::elementwise_range:
+/// add, relu, relu_backward, sigmoid_backward, bce_with_logits_backward),
+/// vectorized and multi-versioned; defined in elementwise.cpp.
+void elementwise(cpu::Elementwise op, const float* a, const float* b, float* y, std::size_t begin, std::size_t end,
+                 float scale);
+/// The same in f64.
+void elementwise(cpu::Elementwise op, const double* a, const double* b, double* y, std::size_t begin,
+                 std::size_t end, double scale);
+
+/// Adam on elements [begin, end) (cpu::adam_range), vectorized and
+/// multi-versioned; defined in elementwise.cpp.
+void adam(float* p, const float* g, float* m, float* v, std::size_t begin, std::size_t end,
+          const AdamScalars<float>& s);
+/// The same in f64.
+void adam(double* p, const double* g, double* m, double* v, std::size_t begin, std::size_t end,
+          const AdamScalars<double>& s);
 
 /// y[i] = sigmoid1(x[i]) for i in [b, e); x may equal y. Vectorized
 /// (cpu::sigmoid_range) and multi-versioned; defined in elementwise.cpp.

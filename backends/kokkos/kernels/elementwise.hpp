@@ -6,6 +6,8 @@
 
 #include "views.hpp"
 
+#include "../../common/elementwise_ops.hpp"
+
 #include <accel/round_to_odd.hpp>
 
 #include <type_traits>
@@ -129,9 +131,10 @@ struct FmaProbeFn {
     }
 };
 
-/// Elements per call of the host-space sigmoid (SigmoidHostFn): 64 KiB of
-/// float32, so the two halves cpu::sigmoid_range alternates between are
-/// 32 KiB apart (separate streams for the prefetcher).
+/// Elements per call of the host-space elementwise loops (SigmoidHostFn,
+/// ElementwiseHostFn, AdamHostFn): 64 KiB of float32, so the two halves
+/// cpu::sigmoid_range alternates between are 32 KiB apart (separate streams
+/// for the prefetcher).
 constexpr Index kSigmoidBlock = 16384;
 
 /// Host spaces only: y[i] = sigmoid(x[i]) for i in [begin, end), vectorized
@@ -148,6 +151,51 @@ struct SigmoidHostFn {
     void operator()(Index b) const {
         const Index begin = b * kSigmoidBlock, end = begin + kSigmoidBlock < n ? begin + kSigmoidBlock : n;
         host_sigmoid_block(x.data(), y.data(), begin, end);
+    }
+};
+
+/// Host spaces only: y[i] = op(a[i], b[i]) for i in [begin, end)
+/// (cpu::elementwise_range), vectorized; defined in kernels/host_loops.cpp
+/// (multi-versioned). F: float or double.
+void host_elementwise_block(cpu::Elementwise op, const float* a, const float* b, float* y, Index begin, Index end,
+                            float scale);
+void host_elementwise_block(cpu::Elementwise op, const double* a, const double* b, double* y, Index begin,
+                            Index end, double scale);
+
+/// Host spaces only: Adam on elements [begin, end) (cpu::adam_range; the
+/// scalars in AdamFn's order), vectorized; defined in kernels/host_loops.cpp.
+void host_adam_block(float* p, const float* g, float* m, float* v, Index begin, Index end, const float* scalars);
+void host_adam_block(double* p, const double* g, double* m, double* v, Index begin, Index end,
+                     const double* scalars);
+
+/// f32/f64 elementwise ops on host spaces: index b covers elements
+/// [b·kSigmoidBlock, (b+1)·kSigmoidBlock) ∩ [0, n) as one vector loop
+/// (the per-index functors run scalar: relu_backward's select stayed a
+/// branch, and the loop is one call per element).
+template <class F>
+struct ElementwiseHostFn {
+    cpu::Elementwise op;
+    const F* a;
+    const F* b;
+    F* y;
+    Index n;
+    F scale;
+    void operator()(Index blk) const {
+        const Index begin = blk * kSigmoidBlock, end = begin + kSigmoidBlock < n ? begin + kSigmoidBlock : n;
+        host_elementwise_block(op, a, b, y, begin, end, scale);
+    }
+};
+
+/// Adam on host spaces, blocks as ElementwiseHostFn.
+template <class F>
+struct AdamHostFn {
+    F *p, *m, *v;
+    const F* g;
+    Index n;
+    F scalars[5];  ///< β1, β2, ε, step size, √(1 − β2^t)
+    void operator()(Index blk) const {
+        const Index begin = blk * kSigmoidBlock, end = begin + kSigmoidBlock < n ? begin + kSigmoidBlock : n;
+        host_adam_block(p, g, m, v, begin, end, scalars);
     }
 };
 

@@ -36,6 +36,31 @@ void host_sigmoid_block(const float* x, float* y, Index begin, Index end) {
 }
 
 ACCEL_KOKKOS_MULTIVERSION
+void host_elementwise_block(cpu::Elementwise op, const float* a, const float* b, float* y, Index begin, Index end,
+                            float scale) {
+    cpu::elementwise_range(op, a, b, y, static_cast<std::size_t>(begin), static_cast<std::size_t>(end), scale);
+}
+
+ACCEL_KOKKOS_MULTIVERSION
+void host_elementwise_block(cpu::Elementwise op, const double* a, const double* b, double* y, Index begin,
+                            Index end, double scale) {
+    cpu::elementwise_range(op, a, b, y, static_cast<std::size_t>(begin), static_cast<std::size_t>(end), scale);
+}
+
+ACCEL_KOKKOS_MULTIVERSION
+void host_adam_block(float* p, const float* g, float* m, float* v, Index begin, Index end, const float* scalars) {
+    const cpu::AdamScalars<float> s{scalars[0], scalars[1], scalars[2], scalars[3], scalars[4]};
+    cpu::adam_range(p, g, m, v, static_cast<std::size_t>(begin), static_cast<std::size_t>(end), s);
+}
+
+ACCEL_KOKKOS_MULTIVERSION
+void host_adam_block(double* p, const double* g, double* m, double* v, Index begin, Index end,
+                     const double* scalars) {
+    const cpu::AdamScalars<double> s{scalars[0], scalars[1], scalars[2], scalars[3], scalars[4]};
+    cpu::adam_range(p, g, m, v, static_cast<std::size_t>(begin), static_cast<std::size_t>(end), s);
+}
+
+ACCEL_KOKKOS_MULTIVERSION
 void host_bias_activation_rows(const float* bias, float* y, Index r0, Index r1, Index cols, bool read_y, int act) {
     cpu::bias_activation_rows(bias, y, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1),
                               static_cast<std::size_t>(cols), read_y, act);
