@@ -83,12 +83,13 @@ int main(int argc, char** argv) {
                     // Reads the record only, unless asked to measure.
                     if (measure_paths) accel::ops::path_evidence(*d);
                     if (const auto ev = accel::ops::recorded_path_evidence(*d))
-                        std::printf("      auto path: %s (matmul %zu^3: native %.3g, vendor %.3g GFLOP/s; %s)\n",
-                                    accel::path_name(ev->path), ev->n, ev->native_gflops, ev->vendor_gflops,
+                        std::printf("      auto path at 256^3: %s (native %.3g, vendor %.3g GFLOP/s; %s); "
+                                    "other shapes are measured by class\n",
+                                    accel::path_name(ev->path), ev->native_gflops, ev->vendor_gflops,
                                     ev->source.c_str());
                     else
-                        std::printf("      auto path: the faster of native and vendor, measured at the first "
-                                    "automatic matmul or dense (no record for this device yet)\n");
+                        std::printf("      auto path: the faster of native and vendor per shape class, measured at "
+                                    "the first automatic matmul or dense of each class (no record at 256^3 yet)\n");
                 }
                 for (const auto& kv : info.extra) std::printf("      %s: %s\n", kv.first.c_str(), kv.second.c_str());
             } catch (const accel::Error& e) {

@@ -1,9 +1,12 @@
 // PathChoice::automatic by evidence: on a device with both paths for matmul
 // and dense, the path that ran matmul faster in a short measurement on that
-// device, recorded per device, driver and library version (in this process
-// and in a cache file) so that it is measured once. A vendor library is not
-// always the faster one: CLBlast untuned for a device ran 2.5-20x slower
-// than accel's kernel on Intel's OpenCL CPU runtime, 2x faster on PoCL.
+// device at the call's shape class, recorded per device, driver, library
+// version and class (in this process and in a cache file) so that it is
+// measured once. A vendor library is not always the faster one: CLBlast
+// untuned for a device ran 2.5-20x slower than accel's kernel on Intel's
+// OpenCL CPU runtime, 2x faster on PoCL; and one device's answer changes with
+// the shape: OpenBLAS ran 256³ 1.3x faster than accel's host GEMM and the
+// skinny 4096×30×256 6x slower.
 #include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
@@ -31,10 +34,10 @@ namespace {
 
 using nlohmann::json;
 
-// matmul n×n×n: large enough to show a library's blocking, small enough to
-// take milliseconds (seconds on a simulator) on every device.
-constexpr std::size_t kCalibrationN = 256;
 constexpr int kCalibrationRuns = 3;
+// Largest product measured, in multiply-adds (512³): big enough to show a
+// library's blocking, small enough to take milliseconds on every device.
+constexpr double kClassMaxVolume = 134217728.0;
 // A device on which matmul 16×16×16 takes longer than this (a simulator such
 // as Oclgrind: thousands of times slower than hardware) is not measured.
 constexpr std::size_t kProbeN = 16;
@@ -57,12 +60,16 @@ std::string info_value(const DeviceInfo& i, const char* key) {
     return "";
 }
 
+std::string shape_text(const GemmShape& s) {
+    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
 // What the measurement depends on: accel's kernels, the device, its driver,
-// its runtime and the vendor library.
-std::string device_key(const Device& d) {
+// its runtime, the vendor library and the shape class.
+std::string device_key(const Device& d, const GemmShape& cls) {
     const DeviceInfo& i = d.info();
     return std::string("accel ") + ACCEL_VERSION + " | " + i.backend + " | " + i.name + " | " + i.driver_version +
-           " | " + i.runtime_version + " | " + info_value(i, "vendor BLAS");
+           " | " + i.runtime_version + " | " + info_value(i, "vendor BLAS") + " | " + shape_text(cls);
 }
 
 // Directory of the cache file: ACCEL_CACHE_DIR, else $XDG_CACHE_HOME/accel,
@@ -107,10 +114,10 @@ std::optional<PathEvidence> from_json(const json& e, const std::string& key) {
         PathEvidence ev;
         ev.native_gflops = e.at("native_gflops").get<double>();
         ev.vendor_gflops = e.at("vendor_gflops").get<double>();
-        ev.n = e.at("n").get<std::size_t>();
+        ev.shape = {e.at("m").get<std::size_t>(), e.at("n").get<std::size_t>(), e.at("k").get<std::size_t>()};
         if (path != "native" && path != "vendor") return std::nullopt;
         if (!std::isfinite(ev.native_gflops) || !std::isfinite(ev.vendor_gflops) || ev.native_gflops < 0 ||
-            ev.vendor_gflops < 0 || ev.n == 0)
+            ev.vendor_gflops < 0 || ev.shape.m == 0 || ev.shape.n == 0 || ev.shape.k == 0)
             return std::nullopt;
         ev.path = path == "native" ? OpPath::native : OpPath::vendor;
         ev.key = key;
@@ -134,12 +141,14 @@ void record(const std::string& file, const PathEvidence& ev) {
     entries[ev.key] = {{"path", path_name(ev.path)},
                        {"native_gflops", ev.native_gflops},
                        {"vendor_gflops", ev.vendor_gflops},
-                       {"n", ev.n}};
+                       {"m", ev.shape.m},
+                       {"n", ev.shape.n},
+                       {"k", ev.shape.k}};
     const std::string tmp = file + ".tmp." + std::to_string(::getpid());
     {
         std::ofstream f(tmp);
         if (!f) return;
-        f << json{{"version", 1}, {"entries", entries}}.dump(2) << "\n";
+        f << json{{"version", 2}, {"entries", entries}}.dump(2) << "\n";
         if (!f) {
             std::remove(tmp.c_str());
             return;
@@ -153,14 +162,17 @@ void record(const std::string& file, const PathEvidence& ev) {
 // and noise in a short measurement does not flip the decision.
 constexpr double kNativeMargin = 1.2;
 
-// matmul n×n×n on both paths (vendor skipped when `with_vendor` is false):
+// matmul at `shape` on both paths (vendor skipped when `with_vendor` is false):
 // one untimed run each (vendor libraries compile and tune on first use), then
 // `runs` rounds alternating the paths, so that a change in the machine's load
 // hits both; the best run of each in GFLOP/s, host clock between
 // synchronizations (independent of the device's timer).
-std::pair<double, double> measure(const std::shared_ptr<Device>& d, std::size_t n, int runs, bool with_vendor) {
-    const std::vector<float> values(n * n, 0.5f);
-    Tensor a = Tensor::from_host(d, {n, n}, values), b = Tensor::from_host(d, {n, n}, values), c(d, {n, n});
+std::pair<double, double> measure(const std::shared_ptr<Device>& d, const GemmShape& shape, int runs,
+                                  bool with_vendor) {
+    const std::size_t m = shape.m, n = shape.n, k = shape.k;
+    Tensor a = Tensor::from_host(d, {m, k}, std::vector<float>(m * k, 0.5f));
+    Tensor b = Tensor::from_host(d, {k, n}, std::vector<float>(k * n, 0.5f));
+    Tensor c(d, {m, n});
     auto once = [&](PathChoice p) {
         Options o;
         o.path = p;
@@ -168,7 +180,7 @@ std::pair<double, double> measure(const std::shared_ptr<Device>& d, std::size_t 
         matmul(a, b, c, {}, o);
         d->synchronize();
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        return s > 0 ? 2.0 * double(n) * double(n) * double(n) / s * 1e-9 : 0.0;
+        return s > 0 ? 2.0 * double(m) * double(n) * double(k) / s * 1e-9 : 0.0;
     };
     once(PathChoice::native);
     if (with_vendor) once(PathChoice::vendor);
@@ -182,14 +194,28 @@ std::pair<double, double> measure(const std::shared_ptr<Device>& d, std::size_t 
 
 }  // namespace
 
-std::optional<PathEvidence> recorded_path_evidence(const Device& device) {
+GemmShape path_class(GemmShape s) {
+    const auto pow2 = [](std::size_t v) {
+        if (v <= 1) return std::size_t{1};
+        const double e = std::round(std::log2(static_cast<double>(v)));
+        return std::size_t{1} << static_cast<int>(std::min(e, 40.0));
+    };
+    GemmShape c{pow2(s.m), pow2(s.n), pow2(s.k)};
+    while (double(c.m) * double(c.n) * double(c.k) > kClassMaxVolume) {
+        std::size_t& largest = c.m >= c.n && c.m >= c.k ? c.m : (c.n >= c.k ? c.n : c.k);
+        largest /= 2;
+    }
+    return c;
+}
+
+std::optional<PathEvidence> recorded_path_evidence(const Device& device, GemmShape shape) {
     std::string file;
     try {
         file = cache_file();
     } catch (const InvalidArgument&) {
         return std::nullopt;  // a bad ACCEL_CACHE_DIR: path_evidence() reports it
     }
-    const std::string key = device_key(device);
+    const std::string key = device_key(device, path_class(shape));
     std::lock_guard<std::mutex> lock(evidence_mutex());
     auto it = memory().find({file, key});
     if (it != memory().end()) return it->second;
@@ -200,11 +226,12 @@ std::optional<PathEvidence> recorded_path_evidence(const Device& device) {
     return ev;
 }
 
-PathEvidence path_evidence(const Device& device) {
+PathEvidence path_evidence(const Device& device, GemmShape shape) {
+    const GemmShape cls = path_class(shape);
     if (!device.supports(Op::matmul, OpPath::vendor))
-        return {OpPath::native, 0, 0, 0, device_key(device), device.selector() + " has no vendor path"};
-    if (auto ev = recorded_path_evidence(device)) return *ev;
-    const std::string file = cache_file(), key = device_key(device);
+        return {OpPath::native, 0, 0, {0, 0, 0}, device_key(device, cls), device.selector() + " has no vendor path"};
+    if (auto ev = recorded_path_evidence(device, shape)) return *ev;
+    const std::string file = cache_file(), key = device_key(device, cls);
     // One measurement at a time: a second thread waits for the first's record.
     std::lock_guard<std::mutex> lock(evidence_mutex());
     auto it = memory().find({file, key});
@@ -212,7 +239,7 @@ PathEvidence path_evidence(const Device& device) {
     auto d = std::const_pointer_cast<Device>(device.shared_from_this());
     PathEvidence ev;
     ev.key = key;
-    const double probe_gflops = measure(d, kProbeN, 1, false).first;
+    const double probe_gflops = measure(d, {kProbeN, kProbeN, kProbeN}, 1, false).first;
     const double probe_ms = probe_gflops > 0 ? 2.0 * kProbeN * kProbeN * kProbeN / probe_gflops * 1e-6 : kTooSlowMs;
     if (probe_ms >= kTooSlowMs) {
         ev.path = OpPath::native;
@@ -221,13 +248,13 @@ PathEvidence path_evidence(const Device& device) {
         memory()[{file, key}] = ev;
         return ev;
     }
-    ev.n = kCalibrationN;
+    ev.shape = cls;
     std::string vendor_error;
     try {
-        std::tie(ev.native_gflops, ev.vendor_gflops) = measure(d, kCalibrationN, kCalibrationRuns, true);
+        std::tie(ev.native_gflops, ev.vendor_gflops) = measure(d, cls, kCalibrationRuns, true);
     } catch (const Error& e) {
         vendor_error = e.what();  // a vendor library that fails is not chosen
-        ev.native_gflops = measure(d, kCalibrationN, kCalibrationRuns, false).first;
+        ev.native_gflops = measure(d, cls, kCalibrationRuns, false).first;
         ev.vendor_gflops = 0;
     }
     ev.path = ev.native_gflops >= kNativeMargin * ev.vendor_gflops ? OpPath::native : OpPath::vendor;

@@ -194,7 +194,7 @@ PathChoice parse_path_choice(const std::string& text) {
     throw InvalidArgument("op path '" + detail::echo(text) + "' is not one of native, vendor or auto");
 }
 
-OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype) {
+OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, GemmShape shape) {
     if (!op_info(op).has_vendor_path) {
         if (o.path == PathChoice::vendor)
             throw Unsupported(std::string(op_name(op)) + " (" + dtype_name(dtype) + ", " + device.selector() +
@@ -223,7 +223,7 @@ OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype) 
     if (choice == PathChoice::vendor) return OpPath::vendor;
     // automatic: f32 follows the measurement; other dtypes take the library
     // where it has the dtype (it outruns accel's kernels there), else native.
-    if (dtype == DType::f32) return path_evidence(device).path;
+    if (dtype == DType::f32) return path_evidence(device, shape).path;
     return OpPath::vendor;
 }
 
@@ -267,7 +267,7 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
                        std::to_string(n) + "] (rows of op(a), columns of op(b))");
     no_alias(op, {"c", &c}, {{"a", &a}, {"b", &b}});
     const DType dtype = c.dtype();
-    const OpPath path = resolve_path(d, op, o, dtype);
+    const OpPath path = resolve_path(d, op, o, dtype, {m, n, ka});
     Stream& s = stream_of(op, d, o);
     if (path == OpPath::vendor) {
         // The library picks its own launches; a caller's geometry is still checked.
@@ -310,7 +310,7 @@ void dense(const Tensor& x, const Tensor& w, OptionalTensor bias_operand, Tensor
                        x.shape().to_string() + " and w " + w.shape().to_string());
     no_alias(op, {"y", &y}, {{"x", &x}, {"w", &w}, {"bias", bias}});
     const DType dtype = y.dtype();
-    const OpPath path = resolve_path(d, op, o, dtype);
+    const OpPath path = resolve_path(d, op, o, dtype, {batch, out, in});
     Stream& s = stream_of(op, d, o);
     if (path == OpPath::vendor) {
         if (o.geometry) check_geometry(*o.geometry, d.info().limits, op_name(op));

@@ -196,7 +196,9 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
     const std::string dir = fresh_cache_dir("measure");
     CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
     const auto ev = ops::path_evidence(*d);
-    CHECK(ev.n == 256);
+    CHECK(ev.shape.m == 256);
+    CHECK(ev.shape.n == 256);
+    CHECK(ev.shape.k == 256);
     CHECK(ev.native_gflops > 0);
     CHECK(ev.vendor_gflops > 0);
     CHECK(ev.path == (ev.native_gflops >= 1.2 * ev.vendor_gflops ? OpPath::native : OpPath::vendor));
@@ -212,9 +214,10 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
     for (const char* path : {"native", "vendor"}) {
         CAPTURE(path);
         const std::string forged = fresh_cache_dir(path);
-        write_file(forged + "/paths.json", std::string("{\"version\": 1, \"entries\": {\"") + ev.key +
+        write_file(forged + "/paths.json", std::string("{\"version\": 2, \"entries\": {\"") + ev.key +
                                                "\": {\"path\": \"" + path +
-                                               "\", \"native_gflops\": 1, \"vendor_gflops\": 1, \"n\": 256}}}");
+                                               "\", \"native_gflops\": 1, \"vendor_gflops\": 1, \"m\": 256, "
+                                               "\"n\": 256, \"k\": 256}}}");
         CHECK(ops::resolve_path(*d, Op::matmul) == (std::string(path) == "native" ? OpPath::native : OpPath::vendor));
         CHECK(ops::resolve_path(*d, Op::dense) == (std::string(path) == "native" ? OpPath::native : OpPath::vendor));
     }
@@ -228,8 +231,50 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
     const std::string odd = fresh_cache_dir("odd");
     write_file(odd + "/paths.json", std::string("{\"entries\": {\"") + ev.key +
                                         "\": {\"path\": \"sideways\", \"native_gflops\": 1, \"vendor_gflops\": 1, "
-                                        "\"n\": 256}}}");
+                                        "\"m\": 256, \"n\": 256, \"k\": 256}}}");
     CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
+    // An entry of the old format (one n, no m and k) is no record either.
+    const std::string old_format = fresh_cache_dir("old");
+    write_file(old_format + "/paths.json", std::string("{\"version\": 1, \"entries\": {\"") + ev.key +
+                                               "\": {\"path\": \"native\", \"native_gflops\": 1, "
+                                               "\"vendor_gflops\": 1, \"n\": 256}}}");
+    CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
+
+    // Each shape class has a record of its own: a forged record for the
+    // skinny class decides that class and leaves 256³'s unrecorded.
+    const std::string classes = fresh_cache_dir("classes");
+    const ops::GemmShape skinny{4000, 30, 250};
+    const auto skinny_ev = ops::path_evidence(*d, skinny);
+    CHECK(skinny_ev.shape.m == 4096);
+    CHECK(skinny_ev.shape.n == 32);
+    CHECK(skinny_ev.shape.k == 256);
+    CHECK(skinny_ev.key != ev.key);
+    CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
+    for (const char* path : {"native", "vendor"}) {
+        CAPTURE(path);
+        const std::string forged = fresh_cache_dir((std::string("class-") + path).c_str());
+        write_file(forged + "/paths.json", std::string("{\"version\": 2, \"entries\": {\"") + skinny_ev.key +
+                                               "\": {\"path\": \"" + path +
+                                               "\", \"native_gflops\": 1, \"vendor_gflops\": 1, \"m\": 4096, "
+                                               "\"n\": 32, \"k\": 256}}}");
+        const OpPath want = std::string(path) == "native" ? OpPath::native : OpPath::vendor;
+        CHECK(ops::resolve_path(*d, Op::matmul, {}, DType::f32, {4096, 30, 256}) == want);
+        CHECK(ops::resolve_path(*d, Op::matmul, {}, DType::f32, {3500, 31, 300}) == want);  // same class
+    }
     unsetenv("ACCEL_CACHE_DIR");
     std::system(("rm -rf '" + evidence_root() + "'").c_str());
+}
+
+TEST_CASE("path_class: powers of two in log scale, at most 512^3 multiply-adds") {
+    const auto cls = [](std::size_t m, std::size_t n, std::size_t k) {
+        const ops::GemmShape c = ops::path_class({m, n, k});
+        return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
+    };
+    CHECK(cls(256, 256, 256) == "256x256x256");
+    CHECK(cls(256, 4096, 30) == "256x4096x32");
+    CHECK(cls(256, 4096, 1) == "256x4096x1");
+    CHECK(cls(0, 0, 0) == "1x1x1");
+    CHECK(cls(181, 182, 3) == "128x256x4");  // √2 · 128 = 181.02: 181 rounds down, 182 up
+    CHECK(cls(4096, 4096, 4096) == "512x512x512");
+    CHECK(cls(65536, 8, 8192) == "4096x8x4096");  // the largest halved, m before n before k on ties
 }

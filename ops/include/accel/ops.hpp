@@ -18,8 +18,9 @@
 // raises Unsupported naming all four. Path choice: Options::path; when `automatic`, the
 // environment variable ACCEL_OP_PATH (native|vendor|auto, any case) decides, and
 // `auto` (default) means native where the device has no vendor path, else the
-// path that ran matmul faster on this device (path_evidence(): measured once
-// per device, driver and library version, then recorded).
+// path that ran matmul faster on this device at the call's shape class
+// (path_evidence(): measured once per device, driver, library version and
+// shape class, then recorded).
 // Asking for vendor explicitly where the device has none raises Unsupported.
 #pragma once
 
@@ -69,46 +70,62 @@ struct Options {
 /// Thread-safe (pure).
 PathChoice parse_path_choice(const std::string& text);
 
-/// The path `op` will run on `device` in `dtype` under `options` (see file
-/// comment; `auto` for a dtype other than f32 takes the vendor path where the
-/// device has one for that dtype: the libraries outrun accel's kernels there).
-/// Throws Unsupported when vendor is demanded (by Options or
-/// ACCEL_OP_PATH=vendor for an op that has a vendor path) but the device has
-/// none for the dtype, and InvalidArgument for a bad ACCEL_OP_PATH value (see
-/// parse_path_choice).
-OpPath resolve_path(const Device& device, Op op, const Options& options = {}, DType dtype = DType::f32);
+/// A product's shape: op(A) [m, k] · op(B) [k, n] (counts of elements).
+struct GemmShape {
+    std::size_t m = 256, n = 256, k = 256;
+};
+
+/// The shape `automatic` measures for products of shape `s`, its class: each
+/// dimension rounded to the nearest power of two (in log scale; 0 counts as
+/// 1), then the largest halved while m·n·k exceeds 2^27 (a 512³ product), so
+/// that a measurement takes milliseconds. Products of one class take one
+/// path: 256×4096×30 and 256×4096×32 share one, 4096×30×256 (a skinny
+/// weight gradient) does not share 256×256×256's. Thread-safe (pure).
+GemmShape path_class(GemmShape s);
+
+/// The path `op` will run on `device` in `dtype` under `options` for a
+/// product of shape `shape` (matmul and dense: [batch, in]·[in, out]; other
+/// ops ignore it): see the file comment; `auto` for a dtype other than f32
+/// takes the vendor path where the device has one for that dtype (the
+/// libraries outrun accel's kernels there). Throws Unsupported when vendor
+/// is demanded (by Options or ACCEL_OP_PATH=vendor for an op that has a
+/// vendor path) but the device has none for the dtype, and InvalidArgument
+/// for a bad ACCEL_OP_PATH value (see parse_path_choice).
+OpPath resolve_path(const Device& device, Op op, const Options& options = {}, DType dtype = DType::f32,
+                    GemmShape shape = {});
 
 /// Why PathChoice::automatic takes the path it takes for matmul and dense on
-/// a device (both ops share the decision: dense's vendor path is the same
-/// GEMM).
+/// a device at one shape class (both ops share the decision: dense's vendor
+/// path is the same GEMM).
 struct PathEvidence {
     OpPath path = OpPath::native;  ///< the path `automatic` takes
-    double native_gflops = 0;      ///< accel's kernel: matmul n×n×n, best of 3 runs, GFLOP/s (host clock)
+    double native_gflops = 0;      ///< accel's kernel at `shape`, best of 3 runs, GFLOP/s (host clock)
     double vendor_gflops = 0;      ///< the vendor library, measured the same way (0: none, or it failed)
-    std::size_t n = 0;             ///< the matmul size measured (0: nothing measured)
-    std::string key;               ///< what the record is for: accel version, backend, device, driver, runtime, library
+    GemmShape shape{0, 0, 0};      ///< the product measured, path_class of the call's (0s: nothing measured)
+    std::string key;               ///< what the record is for: accel version, backend, device, driver, runtime, library, class
     std::string source;            ///< "measured now", "recorded in FILE", or why nothing was measured
 };
 
-/// The evidence recorded for `device` in this process or in the cache file
-/// (ACCEL_CACHE_DIR, else $XDG_CACHE_HOME/accel, else ~/.cache/accel;
-/// file paths.json), without measuring; nullopt when there is none. The file
-/// is untrusted: an entry that does not parse is ignored. Thread-safe;
-/// never throws.
-std::optional<PathEvidence> recorded_path_evidence(const Device& device);
+/// The evidence recorded for `device` at the class of `shape` in this
+/// process or in the cache file (ACCEL_CACHE_DIR, else
+/// $XDG_CACHE_HOME/accel, else ~/.cache/accel; file paths.json), without
+/// measuring; nullopt when there is none. The file is untrusted: an entry
+/// that does not parse is ignored. Thread-safe; never throws.
+std::optional<PathEvidence> recorded_path_evidence(const Device& device, GemmShape shape = {});
 
-/// The evidence for `device`: native when it has no vendor path; else the
-/// recorded evidence; else measured now (matmul 256×256×256: one untimed run
-/// per path, then three rounds alternating the paths, best run of each, host
-/// clock between synchronizations; native is taken when it ran at least 1.2×
-/// as fast as vendor; a device where matmul 16³ takes 50 ms or more, a
-/// simulator, is not measured and takes native) and recorded (in memory, and in the cache file when its
-/// directory can be written). One measurement per device at a time; other
-/// threads wait for it. A vendor path that throws during the measurement is
-/// not chosen (and not recorded). Throws what the native matmul throws
-/// (DeviceError, OutOfMemory) if the native path fails, and InvalidArgument
-/// when ACCEL_CACHE_DIR names a file (not a folder).
-PathEvidence path_evidence(const Device& device);
+/// The evidence for `device` at the class of `shape`: native when it has no
+/// vendor path; else the recorded evidence; else measured now (matmul at
+/// path_class(shape): one untimed run per path, then three rounds
+/// alternating the paths, best run of each, host clock between
+/// synchronizations; native is taken when it ran at least 1.2× as fast as
+/// vendor; a device where matmul 16³ takes 50 ms or more, a simulator, is
+/// not measured and takes native) and recorded (in memory, and in the cache
+/// file when its directory can be written). One measurement per device at a
+/// time; other threads wait for it. A vendor path that throws during the
+/// measurement is not chosen (and not recorded). Throws what the native
+/// matmul throws (DeviceError, OutOfMemory) if the native path fails, and
+/// InvalidArgument when ACCEL_CACHE_DIR names a file (not a folder).
+PathEvidence path_evidence(const Device& device, GemmShape shape = {});
 
 /// Which operands are transposed in matmul.
 struct Transpose {
