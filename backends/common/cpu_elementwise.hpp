@@ -163,6 +163,29 @@ __attribute__((always_inline)) inline void elementwise_range(Elementwise op, con
     }
 }
 
+/// Columns summed together by column_sum_range: one accumulator row of
+/// 64 values (4 AVX-512 or 8 AVX2 registers of float).
+constexpr std::size_t kColumnSumWidth = 64;
+
+/// y[c] = Σ_r x[r·cols + c] for columns c in [c0, c1) of x[rows, cols]
+/// (row-major), each column summed in row order (the bits of a plain loop),
+/// kColumnSumWidth columns at a time as vector lanes. F: float or double.
+/// Call it from a multi-versioned function.
+template <class F>
+__attribute__((always_inline)) inline void column_sum_range(const F* x, F* y, std::size_t rows, std::size_t cols,
+                                                            std::size_t c0, std::size_t c1) {
+    for (std::size_t cb = c0; cb < c1; cb += kColumnSumWidth) {
+        const std::size_t w = c1 - cb < kColumnSumWidth ? c1 - cb : kColumnSumWidth;
+        F acc[kColumnSumWidth] = {};
+        for (std::size_t r = 0; r < rows; ++r) {
+            const F* row = x + r * cols + cb;
+#pragma omp simd
+            for (std::size_t c = 0; c < w; ++c) acc[c] += row[c];
+        }
+        for (std::size_t c = 0; c < w; ++c) y[cb + c] = acc[c];
+    }
+}
+
 /// Adam's scalars (ops::adam_step; torch.optim.Adam): β1, β2, ε, the step
 /// size lr/(1 − β1^t) and √(1 − β2^t).
 template <class F>

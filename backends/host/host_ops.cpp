@@ -184,6 +184,11 @@ void register_dtype(HostDevice& d, DType dt) {
         T* y = out<T>(a.out[0]);
         const std::size_t rows = a.m, cols = a.n;
         // Columns split across threads; each column summed in row order, in F.
+        if constexpr (std::is_same<T, F>::value) {
+            parallel_for(cols, cpu::kColumnSumWidth,
+                         [&](std::size_t c0, std::size_t c1) { column_sum(x, y, rows, cols, c0, c1); });
+            return;
+        }
         parallel_for(cols, 64, [&](std::size_t c0, std::size_t c1) {
             std::vector<F> acc(c1 - c0, F(0));
             for (std::size_t r = 0; r < rows; ++r)

@@ -259,6 +259,13 @@ void register_dtype(Device& d, DType dt) {
                                            static_cast<const F*>(unary ? a.in[0] : a.in[1]), static_cast<F*>(a.out[0]),
                                            static_cast<Index>(a.n), scale});
             });
+        d.register_kernel("column_sum", dt, nat, [](const KernelArgs& a) {
+            LaunchGeometry one = a.geometry;
+            one.block.x = 1;
+            range("accel::column_sum", (a.n + kColumnSumBlock - 1) / kColumnSumBlock, one, *a.stream,
+                  ColumnSumHostFn<F>{static_cast<const F*>(a.in[0]), static_cast<F*>(a.out[0]),
+                                     static_cast<Index>(a.m), static_cast<Index>(a.n)});
+        });
         d.register_kernel("adam_step", dt, nat, [](const KernelArgs& a) {
             const auto sc = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
             range("accel::adam_step", host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,

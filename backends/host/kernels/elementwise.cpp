@@ -23,6 +23,16 @@ void elementwise(cpu::Elementwise op, const double* a, const double* b, double* 
 }
 
 ACCEL_HOST_MULTIVERSION
+void column_sum(const float* x, float* y, std::size_t rows, std::size_t cols, std::size_t c0, std::size_t c1) {
+    cpu::column_sum_range(x, y, rows, cols, c0, c1);
+}
+
+ACCEL_HOST_MULTIVERSION
+void column_sum(const double* x, double* y, std::size_t rows, std::size_t cols, std::size_t c0, std::size_t c1) {
+    cpu::column_sum_range(x, y, rows, cols, c0, c1);
+}
+
+ACCEL_HOST_MULTIVERSION
 void adam(float* p, const float* g, float* m, float* v, std::size_t begin, std::size_t end,
           const AdamScalars<float>& s) {
     cpu::adam_range(p, g, m, v, begin, end, s);

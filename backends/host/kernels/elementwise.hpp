@@ -34,6 +34,12 @@ void elementwise(cpu::Elementwise op, const float* a, const float* b, float* y, 
 void elementwise(cpu::Elementwise op, const double* a, const double* b, double* y, std::size_t begin,
                  std::size_t end, double scale);
 
+/// Column sums of x[rows, cols] for columns [c0, c1) (cpu::column_sum_range),
+/// vectorized and multi-versioned; defined in elementwise.cpp.
+void column_sum(const float* x, float* y, std::size_t rows, std::size_t cols, std::size_t c0, std::size_t c1);
+/// The same in f64.
+void column_sum(const double* x, double* y, std::size_t rows, std::size_t cols, std::size_t c0, std::size_t c1);
+
 /// Adam on elements [begin, end) (cpu::adam_range), vectorized and
 /// multi-versioned; defined in elementwise.cpp.
 void adam(float* p, const float* g, float* m, float* v, std::size_t begin, std::size_t end,

@@ -168,6 +168,29 @@ void host_adam_block(float* p, const float* g, float* m, float* v, Index begin, 
 void host_adam_block(double* p, const double* g, double* m, double* v, Index begin, Index end,
                      const double* scalars);
 
+/// Host spaces only: column sums of x[rows, cols] for columns [c0, c1)
+/// (cpu::column_sum_range), vectorized; defined in kernels/host_loops.cpp.
+void host_column_sum_block(const float* x, float* y, Index rows, Index cols, Index c0, Index c1);
+void host_column_sum_block(const double* x, double* y, Index rows, Index cols, Index c0, Index c1);
+
+/// Columns per index of ColumnSumHostFn (= cpu::kColumnSumWidth, checked in
+/// kernels/host_loops.cpp).
+constexpr Index kColumnSumBlock = 64;
+
+/// f32/f64 column_sum on host spaces: index b sums columns [b·kColumnSumBlock,
+/// (b+1)·kColumnSumBlock) ∩ [0, cols) as vector lanes (ColumnSumFn walks one
+/// column per index, a stride of cols between loads).
+template <class F>
+struct ColumnSumHostFn {
+    const F* x;
+    F* y;
+    Index rows, cols;
+    void operator()(Index b) const {
+        const Index c0 = b * kColumnSumBlock, c1 = c0 + kColumnSumBlock < cols ? c0 + kColumnSumBlock : cols;
+        host_column_sum_block(x, y, rows, cols, c0, c1);
+    }
+};
+
 /// f32/f64 elementwise ops on host spaces: index b covers elements
 /// [b·kSigmoidBlock, (b+1)·kSigmoidBlock) ∩ [0, n) as one vector loop
 /// (the per-index functors run scalar: relu_backward's select stayed a

@@ -47,6 +47,20 @@ void host_elementwise_block(cpu::Elementwise op, const double* a, const double* 
     cpu::elementwise_range(op, a, b, y, static_cast<std::size_t>(begin), static_cast<std::size_t>(end), scale);
 }
 
+static_assert(kColumnSumBlock == static_cast<Index>(cpu::kColumnSumWidth), "ColumnSumHostFn's blocks are the loop's");
+
+ACCEL_KOKKOS_MULTIVERSION
+void host_column_sum_block(const float* x, float* y, Index rows, Index cols, Index c0, Index c1) {
+    cpu::column_sum_range(x, y, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
+                          static_cast<std::size_t>(c0), static_cast<std::size_t>(c1));
+}
+
+ACCEL_KOKKOS_MULTIVERSION
+void host_column_sum_block(const double* x, double* y, Index rows, Index cols, Index c0, Index c1) {
+    cpu::column_sum_range(x, y, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
+                          static_cast<std::size_t>(c0), static_cast<std::size_t>(c1));
+}
+
 ACCEL_KOKKOS_MULTIVERSION
 void host_adam_block(float* p, const float* g, float* m, float* v, Index begin, Index end, const float* scalars) {
     const cpu::AdamScalars<float> s{scalars[0], scalars[1], scalars[2], scalars[3], scalars[4]};
