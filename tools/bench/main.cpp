@@ -195,7 +195,7 @@ int run_command(const RunArgs& a) {
     for (const auto& row : r.rows) {
         if (row.passed()) continue;
         ++failed;
-        std::cerr << "FAIL: " << accel::op_name(row.problem.op) << " " << row.problem.shape() << " " << row.path
+        std::cerr << "FAIL: " << row.problem.op_text() << " " << row.problem.shape() << " " << row.path
                   << " on " << row.selector << ": "
                   << (row.error.empty() ? "nmse " + bench::format("%.3e", row.nmse) + " > " +
                                               bench::format("%.0e", row.threshold)
