@@ -590,3 +590,26 @@ TEST_CASE("mlp_failed_run_writes_no_file") {
     CHECK(files_starting_with(".mlp-failed.json.tmp") == 0);
     CHECK(files_starting_with(".mlp-problem-failed.json.tmp") == 0);
 }
+
+TEST_CASE("mlp_failed_row") {
+    // A device whose kernels fail: its row carries the error, the others still
+    // run and the output is written, and the exit status is 1.
+#ifdef ACCEL_EMULATED_PLUGINS
+    std::remove("mlp-failed-row.json");
+    REQUIRE(setenv("ACCEL_CUDA_EMULATION_FAULTS", "launch_error=700", 1) == 0);
+    REQUIRE(setenv("ACCEL_PLUGIN_PATH", ACCEL_EMULATED_PLUGINS, 1) == 0);
+    const Outcome r = bench("mlp --quick --backends host,cuda --format json -o mlp-failed-row.json");
+    unsetenv("ACCEL_CUDA_EMULATION_FAULTS");
+    unsetenv("ACCEL_PLUGIN_PATH");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(r.output.find("FAIL: mlp hidden 64 batch 256 f32 on cuda:0") != std::string::npos, r.output);
+    const json j = load("mlp-failed-row.json");
+    REQUIRE(j["rows"].size() == 2);
+    CHECK(j["rows"][0]["pass"].get<bool>());
+    CHECK_FALSE(j["rows"][1]["pass"].get<bool>());
+    CHECK(j["rows"][1]["error"].is_string());
+    CHECK_FALSE(j["rows"][1].contains("ms_per_epoch"));
+#else
+    MESSAGE("no emulated CUDA plugin in this build: nothing to check");
+#endif
+}
