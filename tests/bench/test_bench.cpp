@@ -467,6 +467,10 @@ TEST_CASE("mlp_quick") {
     CHECK(j["rows"][0]["loss_rel_diff"].get<double>() == 0);
     CHECK(j["settings"]["rounds"] == 1);
     CHECK(j["max_loss_rel_diff"]["f32"].get<double>() == 0);
+    // compare and plot take reports of ops: an mlp report is refused, saying what it is.
+    const Outcome c = bench("compare mlp.json mlp.json");
+    CHECK_MESSAGE(c.code == 2, c.output);
+    CHECK_MESSAGE(c.output.find("mlp.json: an `accel-bench mlp` report") != std::string::npos, c.output);
     // Every round trains the same model from the same weights and batches: the same loss again.
     const Outcome again = bench("mlp --quick --backends host --format json --rounds 2 --hidden 64,32 -o mlp2.json");
     REQUIRE_MESSAGE(again.code == 0, again.output);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -418,7 +419,8 @@ json mlp_problem_json(const MlpSettings& s, const MlpProblem& p) {
 
 std::string default_mlp_data() {
     const std::string dir = program_dir();
-    const std::string installed = dir.empty() ? "" : dir + "/" + ACCEL_BENCH_INSTALLED_DATA;
+    const std::string installed =
+        dir.empty() ? "" : std::filesystem::path(dir + "/" + ACCEL_BENCH_INSTALLED_DATA).lexically_normal().string();
     if (!installed.empty() && file_exists(installed)) return installed;
     if (file_exists(ACCEL_BENCH_SOURCE_DATA)) return ACCEL_BENCH_SOURCE_DATA;
     throw std::runtime_error("no data set found (looked for " + (installed.empty() ? "" : installed + " and ") +

@@ -371,6 +371,8 @@ json read_results(const std::string& path) {
         throw std::runtime_error(path + ": not JSON: syntax error at byte " + std::to_string(e.byte) + " of " +
                                  std::to_string(text.size()) + what);
     }
+    if (j.is_object() && j.value("command", "") == "mlp")
+        throw std::runtime_error(path + ": an `accel-bench mlp` report (training times), not one of ops" + what);
     if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
         throw std::runtime_error(path + ": JSON without a \"rows\" array" + what);
     for (std::size_t i = 0; i < j["rows"].size(); ++i)

@@ -47,8 +47,9 @@ void write_csv(std::ostream& out, const Results& r);
 
 /// Reads a JSON file written by `accel-bench run --format json`. Throws
 /// std::runtime_error whose message starts with the path and says what is
-/// wrong: cannot be read, empty, truncated JSON, not JSON, no "rows" array,
-/// or a row that is not an object (never nlohmann's own text).
+/// wrong: cannot be read, empty, truncated JSON, not JSON, an `accel-bench
+/// mlp` report, no "rows" array, or a row that is not an object (never
+/// nlohmann's own text).
 nlohmann::json read_results(const std::string& path);
 
 /// Columns of a plain-text table, padded to the widest cell; right-aligned
