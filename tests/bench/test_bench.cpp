@@ -9,11 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -366,4 +369,251 @@ TEST_CASE("compare_names_devices") {
     CHECK_MESSAGE(rest.find(") -> opencl:3 (another vendor's device) (3.00x the base time)") != std::string::npos, rest);
     CHECK_MESSAGE(r.output.find(" on  ") == std::string::npos, r.output);
     CHECK_MESSAGE(r.output.find("host:0 -> opencl:3") != std::string::npos, r.output);  // the table's device column
+}
+
+TEST_CASE("compare_old_dense") {
+    // Dense rows name their activation ("activation": "sigmoid"; tables say
+    // dense+sigmoid); files from before that hold sigmoid dense rows without
+    // the key, and still pair with new ones.
+    json j = load(kResults);
+    std::size_t dense = 0;
+    for (auto& row : j["rows"]) {
+        if (row["op"] != "dense") {
+            CHECK_FALSE(row.contains("activation"));
+            continue;
+        }
+        ++dense;
+        CHECK(row["activation"] == "sigmoid");
+        row.erase("activation");
+    }
+    REQUIRE_MESSAGE(dense > 0, "the quick run has no dense rows");
+    std::ofstream("old_dense.json") << j.dump(2);
+    const Outcome r = bench("compare old_dense.json " + kResults + " --threshold 1e6");
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(r.output.find("over " + std::to_string(j["rows"].size()) + " rows") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("dense+sigmoid") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("only in") == std::string::npos, r.output);
+}
+
+// ---- accel-bench mlp -------------------------------------------------------
+
+namespace {
+
+// Checks an `accel-bench mlp --format json` document: `devices` rows per
+// configuration, each with finite positive timings, a finite loss that
+// agrees with the first device's within the row's tolerance, and the steps
+// its epochs take.
+void check_mlp_rows(const json& j, std::size_t devices, std::size_t hidden, std::size_t epochs) {
+    REQUIRE(j["command"] == "mlp");
+    REQUIRE(j["rows"].size() == devices);
+    const std::size_t samples = j["problem"]["train_samples"].get<std::size_t>();
+    CHECK(samples > 0);
+    const double first = j["rows"][0]["final_loss"].get<double>();
+    for (const auto& row : j["rows"]) {
+        INFO(row.dump());
+        REQUIRE_FALSE(row.contains("error"));
+        CHECK(row["pass"].get<bool>());
+        CHECK(row["agrees"].get<bool>());
+        CHECK(row["hidden"].get<std::size_t>() == hidden);
+        CHECK(row["in"].get<std::size_t>() == 30);
+        CHECK(row["epochs"].get<std::size_t>() == epochs);
+        const json& ms = row["ms_per_epoch"];
+        const double median = ms["median"].get<double>(), lo = ms["min"].get<double>(), hi = ms["max"].get<double>();
+        CHECK(std::isfinite(median));
+        CHECK(lo > 0);
+        CHECK(lo <= median);
+        CHECK(median <= hi);
+        CHECK(std::isfinite(hi));
+        CHECK(row["samples_per_s"].get<double>() == doctest::Approx(double(samples) / (median / 1000)));
+        const std::size_t batch = row["batch"].get<std::size_t>();
+        CHECK(row["steps"].get<std::size_t>() == epochs * ((samples + batch - 1) / batch));
+        const double loss = row["final_loss"].get<double>();
+        CHECK(std::isfinite(loss));
+        CHECK(loss > 0);
+        // The document's own verdict, recomputed.
+        const double rel = std::fabs(loss - first) / std::fabs(first);
+        CHECK(rel <= row["loss_tolerance"].get<double>());
+        CHECK(row["loss_rel_diff"].get<double>() == doctest::Approx(rel).epsilon(1e-9));
+    }
+}
+
+// The quick run on host and `backend`; exits 77 (skipped) when `backend` is unavailable here.
+void mlp_two_devices(const std::string& backend) {
+    const std::string file = "mlp-" + backend + ".json";
+    std::remove(file.c_str());
+    const Outcome r = bench("mlp --quick --backends host," + backend + " --format json -o " + file);
+    if (r.code == 2 && r.output.find(backend) != std::string::npos) {
+        MESSAGE(backend << " unavailable: " << r.output);
+        std::exit(77);
+    }
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load(file);
+    check_mlp_rows(j, 2, 64, 3);
+    CHECK(j["rows"][1]["backend"] == backend);
+}
+
+// Lines of `text` (each ending in '\n').
+std::size_t lines(const std::string& text) { return std::size_t(std::count(text.begin(), text.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("mlp_quick") {
+    std::remove("mlp.json");
+    const Outcome r = bench("mlp --quick --backends host --format json -o mlp.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load("mlp.json");
+    check_mlp_rows(j, 1, 64, 3);
+    CHECK(j["rows"][0]["reference"] == j["rows"][0]["stable_selector"]);
+    CHECK(j["rows"][0]["loss_rel_diff"].get<double>() == 0);
+    CHECK(j["settings"]["rounds"] == 1);
+    CHECK(j["max_loss_rel_diff"]["f32"].get<double>() == 0);
+    // compare and plot take reports of ops: an mlp report is refused, saying what it is.
+    const Outcome c = bench("compare mlp.json mlp.json");
+    CHECK_MESSAGE(c.code == 2, c.output);
+    CHECK_MESSAGE(c.output.find("mlp.json: an `accel-bench mlp` report") != std::string::npos, c.output);
+    // Every round trains the same model from the same weights and batches: the same loss again.
+    const Outcome again = bench("mlp --quick --backends host --format json --rounds 2 --hidden 64,32 -o mlp2.json");
+    REQUIRE_MESSAGE(again.code == 0, again.output);
+    const json k = load("mlp2.json");
+    REQUIRE(k["rows"].size() == 2);
+    CHECK(k["rows"][0]["final_loss"].get<double>() == j["rows"][0]["final_loss"].get<double>());
+    CHECK(k["rows"][0]["ms_per_epoch"]["rounds"].size() == 2);
+    CHECK(k["rows"][1]["hidden"] == 32);
+}
+
+TEST_CASE("mlp_kokkos") { mlp_two_devices("kokkos"); }
+
+TEST_CASE("mlp_opencl") { mlp_two_devices("opencl"); }
+
+TEST_CASE("mlp_table_and_csv") {
+    Outcome r = bench("mlp --quick --backends host --hidden 16,32 --dtype f32,f64");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    for (const char* want : {"ms/epoch", "samples/s", "final loss", "rel diff", "largest relative difference",
+                             "(f32)", "(f64)"})
+        CHECK_MESSAGE(r.output.find(want) != std::string::npos, want);
+    std::size_t ok_rows = 0;  // one per hidden size and dtype
+    for (std::size_t at = 0; (at = r.output.find("\nhost:0 ", at)) != std::string::npos; ++at)
+        ok_rows += r.output.compare(r.output.find('\n', at + 1) - 4, 4, "  ok") == 0;
+    CHECK(ok_rows == 4);
+    r = bench("mlp --quick --backends host --hidden 16 --format csv -o mlp.csv");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const std::string csv = read_text("mlp.csv");
+    CHECK(lines(csv) == 2);
+    CHECK(csv.rfind("backend,device,selector,", 0) == 0);
+    CHECK(csv.find(",16,256,f32,") != std::string::npos);
+    CHECK(csv.find(",true,\"\"\n") != std::string::npos);
+}
+
+TEST_CASE("mlp_save_problem") {
+    // What another framework needs to train the same model on the same
+    // batches: the training set, every epoch's order, the initial weights.
+    std::remove("problem.json");
+    const Outcome r = bench("mlp --quick --backends host --hidden 8,5 --warmup 2 --batch 100 --save-problem problem.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json p = load("problem.json");
+    CHECK(p["format"] == "accel-bench mlp problem");
+    CHECK(p["version"] == 1);
+    CHECK(p["batch"] == 100);
+    CHECK(p["warmup_epochs"] == 2);
+    CHECK(p["epochs"] == 3);
+    const std::size_t n = p["train"]["x"].size();
+    REQUIRE(n > 100);
+    CHECK(p["train"]["y"].size() == n);
+    double mean0 = 0;
+    for (const auto& x : p["train"]["x"]) {
+        REQUIRE(x.size() == 30);
+        mean0 += x[0].get<double>();
+    }
+    CHECK(std::fabs(mean0 / double(n)) < 1e-5);  // standardized
+    REQUIRE(p["epoch_orders"].size() == 5);
+    std::set<std::vector<std::size_t>> distinct;
+    for (const auto& order : p["epoch_orders"]) {
+        std::vector<std::size_t> o = order.get<std::vector<std::size_t>>();
+        distinct.insert(o);
+        std::sort(o.begin(), o.end());
+        for (std::size_t i = 0; i < n; ++i) REQUIRE(o[i] == i);  // a permutation of the samples
+    }
+    CHECK(distinct.size() == 5);
+    REQUIRE(p["init"].size() == 2);
+    CHECK(p["init"][0]["hidden"] == 8);
+    CHECK(p["init"][0]["w1"].size() == 8);
+    CHECK(p["init"][0]["w1"][0].size() == 30);
+    CHECK(p["init"][0]["b1"].size() == 8);
+    CHECK(p["init"][0]["w2"].size() == 1);
+    CHECK(p["init"][0]["w2"][0].size() == 8);
+    CHECK(p["init"][0]["b2"].size() == 1);
+    CHECK(p["init"][1]["hidden"] == 5);
+}
+
+TEST_CASE("mlp_usage") {
+    // A malformed command line: exit 2, one line naming what is wrong, before any work.
+    const std::pair<const char*, const char*> cases[] = {
+        {"--batch 0", "--batch: '0' is not a positive whole number"},
+        {"--hidden abc", "--hidden: 'abc' is not a positive whole number"},
+        {"--hidden 64,-3", "--hidden: '-3' is not a positive whole number"},
+        {"--epochs 0", "--epochs: '0'"},
+        {"--rounds 2.5", "--rounds: '2.5'"},
+        {"--dtype f8", "dtype 'f8'"},
+        {"--format xml", "valid formats: table, csv, json"},
+        {"--seed x", "--seed: 'x' is not a whole number"},
+        {"--backends ,", "names no device"},
+        {"--frob", "unknown option '--frob'"}};
+    for (const auto& c : cases) {
+        const std::string args = c.first;
+        const char* const want = c.second;
+        CAPTURE(args);
+        const Outcome r = bench("mlp " + (args.find("--backends") == 0 ? "" : std::string("--backends host ")) + args);
+        CHECK_MESSAGE(r.code == 2, r.output);
+        CHECK_MESSAGE(lines(r.output) == 1, r.output);
+        CHECK_MESSAGE(r.output.rfind("accel-bench mlp: ", 0) == 0, r.output);
+        CHECK_MESSAGE(r.output.find(want) != std::string::npos, r.output);
+    }
+    const Outcome r = bench("mlp --backends host --quick --data no-such.csv");
+    CHECK_MESSAGE(r.code == 2, r.output);
+    CHECK_MESSAGE(r.output.find("no-such.csv") != std::string::npos, r.output);
+}
+
+TEST_CASE("mlp_failed_run_writes_no_file") {
+    // A run that fails (a named device that does not exist, an unreadable
+    // data set) leaves neither output file, and keeps existing ones as they were.
+    std::remove("mlp-failed.json");
+    std::remove("mlp-problem-failed.json");
+    for (const char* args : {"--backends host:5", "--backends host --data no-such.csv"}) {
+        CAPTURE(args);
+        const Outcome r = bench(std::string("mlp --quick ") + args +
+                                " --format json -o mlp-failed.json --save-problem mlp-problem-failed.json");
+        CHECK_MESSAGE(r.code == 2, r.output);
+        CHECK_MESSAGE(!exists("mlp-failed.json"), "a failed run left mlp-failed.json behind");
+        CHECK_MESSAGE(!exists("mlp-problem-failed.json"), "a failed run left mlp-problem-failed.json behind");
+    }
+    std::ofstream("mlp-kept.json") << "the previous run\n";
+    const Outcome r = bench("mlp --quick --backends host:5 -o mlp-kept.json");
+    CHECK(r.code == 2);
+    CHECK(read_text("mlp-kept.json") == "the previous run\n");
+    CHECK(files_starting_with(".mlp-kept.json.tmp") == 0);
+    CHECK(files_starting_with(".mlp-failed.json.tmp") == 0);
+    CHECK(files_starting_with(".mlp-problem-failed.json.tmp") == 0);
+}
+
+TEST_CASE("mlp_failed_row") {
+    // A device whose kernels fail: its row carries the error, the others still
+    // run and the output is written, and the exit status is 1.
+#ifdef ACCEL_EMULATED_PLUGINS
+    std::remove("mlp-failed-row.json");
+    REQUIRE(setenv("ACCEL_CUDA_EMULATION_FAULTS", "launch_error=700", 1) == 0);
+    REQUIRE(setenv("ACCEL_PLUGIN_PATH", ACCEL_EMULATED_PLUGINS, 1) == 0);
+    const Outcome r = bench("mlp --quick --backends host,cuda --format json -o mlp-failed-row.json");
+    unsetenv("ACCEL_CUDA_EMULATION_FAULTS");
+    unsetenv("ACCEL_PLUGIN_PATH");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(r.output.find("FAIL: mlp hidden 64 batch 256 f32 on cuda:0") != std::string::npos, r.output);
+    const json j = load("mlp-failed-row.json");
+    REQUIRE(j["rows"].size() == 2);
+    CHECK(j["rows"][0]["pass"].get<bool>());
+    CHECK_FALSE(j["rows"][1]["pass"].get<bool>());
+    CHECK(j["rows"][1]["error"].is_string());
+    CHECK_FALSE(j["rows"][1].contains("ms_per_epoch"));
+#else
+    MESSAGE("no emulated CUDA plugin in this build: nothing to check");
+#endif
 }

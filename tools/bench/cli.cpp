@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include <accel/accel.hpp>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -38,6 +40,23 @@ std::vector<std::size_t> parse_shape(const std::string& text, std::size_t parts)
         throw UsageError("'" + text + "' has " + std::to_string(dims.size()) + " extent(s); expected " +
                          std::to_string(parts) + " separated by 'x'");
     return dims;
+}
+
+std::vector<std::string> resolve_backends(const std::string& backends) {
+    std::vector<std::string> out;
+    const auto env = accel::env::value("ACCEL_BACKEND");
+    if (backends.empty() && env) {
+        out = {*env};
+    } else if (backends.empty() || backends == "all") {
+        for (const auto& st : accel::backend_statuses())
+            if (st.availability.available)
+                for (int i = 0; i < st.availability.device_count; ++i) out.push_back(st.name + ":" + std::to_string(i));
+    } else {
+        out = split_list(backends);
+        if (out.empty()) throw UsageError("--backends '" + backends + "' names no device; give e.g. host,opencl:0");
+    }
+    for (const auto& sel : out) accel::parse_selector(sel);  // unknown names fail before any work
+    return out;
 }
 
 CLI::Validator count() {

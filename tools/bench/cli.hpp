@@ -24,6 +24,14 @@ std::size_t parse_count(const std::string& text);
 /// UsageError quoting `text` and naming the expected form otherwise.
 std::vector<std::size_t> parse_shape(const std::string& text, std::size_t parts);
 
+/// The devices a --backends value names, for `run` and `mlp`: "all" (or
+/// nothing, when ACCEL_BACKEND is unset) is every device of every available
+/// backend; nothing with ACCEL_BACKEND set is that selector; otherwise the
+/// comma list. Each selector is checked (accel::parse_selector), so an
+/// unknown name throws accel::InvalidArgument before any work. Throws
+/// UsageError for a list without items (e.g. ",").
+std::vector<std::string> resolve_backends(const std::string& backends);
+
 /// CLI11 transform: the value is a count as parse_count() reads it and is
 /// rewritten in plain digits ("5e7" -> "50000000"), so it converts to
 /// std::size_t; otherwise the option fails with parse_count()'s message.

@@ -6,6 +6,7 @@
 
 #include "cli.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,32 @@ CLI::App* add_plot(CLI::App& app, PlotArgs& a);
 /// 0 when the PNG was written; 2 when gnuplot is missing or failed (the PNG
 /// is then neither created nor clobbered).
 int plot_command(const PlotArgs& a);
+
+/// What `mlp` was given; options not given (app->count is 0) keep the
+/// defaults of MlpSettings (mlp_bench.hpp), or --quick's.
+struct MlpArgs {
+    bool quick = false;
+    std::string backends, format = "table", output, data, save_problem;
+    std::vector<std::size_t> hidden;
+    std::vector<std::string> dtypes;
+    std::size_t batch = 0, epochs = 0, rounds = 0, warmup = 0;
+    std::uint64_t seed = 0;
+    const CLI::App* app = nullptr;  ///< the `mlp` subcommand they were parsed by
+};
+
+/// Adds the `mlp` subcommand, bound to `a`.
+CLI::App* add_mlp(CLI::App& app, MlpArgs& a);
+
+/// `mlp [--backends LIST] [--hidden LIST] [--batch N] [--epochs N] ...`:
+/// times training of examples/mlp_train's MLP on each device (ms per epoch,
+/// samples/s) and compares the devices' final losses. 0 when every row ran
+/// and agreed with the first device's loss, 1 otherwise (or when no device
+/// could train). Throws UsageError (an empty list, under mpirun),
+/// std::runtime_error (no data set found, an output file that cannot be
+/// opened), accel::InvalidArgument (an unreadable data file, an unknown
+/// selector) and accel::BackendUnavailable: main() prints them, exit 2.
+/// Output files are written whole or not at all.
+int mlp_command(const MlpArgs& a);
 
 /// What `fleet` was given.
 struct FleetArgs {

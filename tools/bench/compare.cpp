@@ -57,7 +57,7 @@ Times kernel_times(const json& doc, const std::string& by, const std::string& fi
     Times out;
     for (const auto& row : doc["rows"]) {
         // Files written before rows had a dtype hold f32 rows.
-        Key k{str(row, "op"), str(row, "shape"), str(row, "dtype").empty() ? "f32" : str(row, "dtype"),
+        Key k{op_text(row), str(row, "shape"), str(row, "dtype").empty() ? "f32" : str(row, "dtype"),
               str(row, "path"), row.value("default_geometry", true) ? "" : str(row, "block"), ""};
         if (by == "backend") k.device = str(row, "backend");
         else if (by == "selector")  // the stable form where the run has it: "opencl:pocl:0" survives reordering

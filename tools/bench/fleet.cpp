@@ -42,7 +42,7 @@ std::string row_key(const json& row) {
     for (const char* k : {"op", "shape", "path"})
         if (!row.contains(k) || !row[k].is_string())
             throw std::runtime_error(std::string("a row lacks \"") + k + "\"; expected rows of `accel-bench run`");
-    std::string key = str(row, "op") + " " + str(row, "shape") + " " + str(row, "path");
+    std::string key = op_text(row) + " " + str(row, "shape") + " " + str(row, "path");
     if (!row.value("default_geometry", true)) key += " block " + str(row, "block");
     return key;
 }
@@ -364,7 +364,7 @@ int fleet_run(Settings s, const std::string& backends, const std::string& format
                           << "): " << str(e, "error") << "\n";
         for (const auto& row : doc["rows"])
             if (!row.value("pass", false))
-                std::cerr << "FAIL: " << str(row, "op") << " " << str(row, "shape") << " " << str(row, "path")
+                std::cerr << "FAIL: " << op_text(row) << " " << str(row, "shape") << " " << str(row, "path")
                           << " on rank " << row["rank"].get<int>() << " (" << str(row, "host") << ", "
                           << str(row, "selector") << "): " << (str(row, "error").empty() ? "nmse above its threshold" : str(row, "error")) << "\n";
     }

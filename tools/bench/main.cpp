@@ -18,10 +18,12 @@ namespace {
 
 const char* kDescription =
     "accel-bench: times accel's ops on every backend against each device's ceilings (copy bandwidth, peak "
-    "FMA),\nchecks results against the float64 oracle, and compares, plots or tabulates saved runs.\n"
+    "FMA),\nchecks results against the float64 oracle, times training of the MLP example, and compares, plots or\n"
+    "tabulates saved runs.\n"
     "  accel-bench [run] [OPTIONS]            time ops on backends (the options below)\n"
     "  accel-bench compare BASE.json NEW.json kernel-time ratios of two runs\n"
     "  accel-bench fleet RESULTS.json         fleet table of a run (ratios to the best and median, outliers)\n"
+    "  accel-bench mlp [OPTIONS]              ms per epoch training the MLP example on each device, losses compared\n"
     "  accel-bench plot RESULTS.json... -o out.png\n"
     "                                         time or rate against size, or the roofline\n"
     "accel-bench COMMAND --help shows that command's options.";
@@ -36,15 +38,6 @@ const char* kFooter =
     "exit status: 0 all rows passed; 1 a row exceeded its NMSE threshold or failed (compare: a row\n"
     "  slower than --threshold; fleet: an outlier); 2 usage error, a named backend is unavailable, an\n"
     "  unreadable file, or (compare) no row paired.";
-
-// Every device of every available backend.
-std::vector<std::string> all_selectors() {
-    std::vector<std::string> out;
-    for (const auto& st : accel::backend_statuses())
-        if (st.availability.available)
-            for (int i = 0; i < st.availability.device_count; ++i) out.push_back(st.name + ":" + std::to_string(i));
-    return out;
-}
 
 Settings default_settings(bool quick) {
     Settings s;
@@ -172,11 +165,7 @@ int run_command(const RunArgs& a) {
     if (a.app->count("--min-time-ms")) s.min_time_ms = a.min_time_ms;
 
     if (FleetScope::active()) return fleet_run(s, a.backends, a.format, a.output, a.json_output);
-    const auto env = accel::env::value("ACCEL_BACKEND");
-    if (a.backends.empty() && env) s.selectors = {*env};
-    else if (a.backends.empty() || a.backends == "all") s.selectors = all_selectors();
-    else s.selectors = split_list(a.backends);
-    for (const auto& sel : s.selectors) accel::parse_selector(sel);  // unknown names fail before any work
+    s.selectors = resolve_backends(a.backends);
     s.progress = isatty(STDERR_FILENO);
 
     // Output files are opened (as temporary files beside them) before the
@@ -206,7 +195,7 @@ int run_command(const RunArgs& a) {
     for (const auto& row : r.rows) {
         if (row.passed()) continue;
         ++failed;
-        std::cerr << "FAIL: " << accel::op_name(row.problem.op) << " " << row.problem.shape() << " " << row.path
+        std::cerr << "FAIL: " << row.problem.op_text() << " " << row.problem.shape() << " " << row.path
                   << " on " << row.selector << ": "
                   << (row.error.empty() ? "nmse " + bench::format("%.3e", row.nmse) + " > " +
                                               bench::format("%.0e", row.threshold)
@@ -234,13 +223,15 @@ int main(int argc, char** argv) {
     bench::CompareArgs compare_args;
     bench::PlotArgs plot_args;
     bench::FleetArgs fleet_args;
+    bench::MlpArgs mlp_args;
     bench::add_run_options(app, run_args);
     CLI::App* compare = bench::add_compare(app, compare_args);
     CLI::App* plot = bench::add_plot(app, plot_args);
     CLI::App* fleet_cmd = bench::add_fleet(app, fleet_args);
+    CLI::App* mlp = bench::add_mlp(app, mlp_args);
     app.footer(bench::kFooter);  // after the subcommands, which would inherit it
     app.require_subcommand(0, 1);
-    for (CLI::App* sub : {compare, plot, fleet_cmd})
+    for (CLI::App* sub : {compare, plot, fleet_cmd, mlp})
         for (CLI::Option* o : run_args.options) sub->excludes(o);  // run's options belong to run alone
     if (const auto rc = tool_cli::parse(app, args)) return *rc;
 
@@ -249,6 +240,7 @@ int main(int argc, char** argv) {
         if (compare->parsed()) return bench::compare_command(compare_args);
         if (plot->parsed()) return bench::plot_command(plot_args);
         if (fleet_cmd->parsed()) return bench::fleet_command(fleet_args);
+        if (mlp->parsed()) return bench::mlp_command(mlp_args);
         return bench::run_command(run_args);
     } catch (const bench::UsageError& e) {
         return tool_cli::usage_error(command, e.what());

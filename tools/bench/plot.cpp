@@ -61,6 +61,7 @@ struct Series {
 struct PlotData {
     std::map<std::string, Series> series;  // by legend title
     std::string size_unit, rate_unit;
+    std::string op_text;  // the op with its activation, for the title: "dense+sigmoid"
 };
 
 // Points of `op` from every file; the legend names the machine too when several files are given.
@@ -81,6 +82,7 @@ PlotData collect(const std::vector<std::string>& files, const std::string& op, b
             if (files.size() > 1) title = (host.empty() ? file : host) + ": " + title;
             d.series[clean(title)].points.emplace_back(row["size"].get<double>(), y);
             d.size_unit = str(row, "size_unit");
+            d.op_text = op_text(row);
             d.rate_unit = std::string(rate_key) == "gflops" ? "GFLOP/s" : "GB/s";
         }
     }
@@ -94,7 +96,7 @@ std::string write_script(const fs::path& dir, const PlotData& d, const std::stri
     script << "set terminal " << terminal << " size 1100,700\n"
            << "set output \"" << clean(png) << "\"\n"
            << "set logscale xy\nset grid\nset key below height 1.5\nset format x \"%g\"\n"
-           << "set title \"accel-bench: " << op << (rate ? " rate" : " kernel time") << " (log-log)\"\n"
+           << "set title \"accel-bench: " << (d.op_text.empty() ? op : d.op_text) << (rate ? " rate" : " kernel time") << " (log-log)\"\n"
            << "set xlabel \"size (" << d.size_unit << ")\"\n"
            << "set ylabel \"" << (rate ? d.rate_unit : std::string("kernel time, median (ms)")) << "\"\n"
            << "plot ";

@@ -112,6 +112,7 @@ json row_json(const Row& r) {
            {"default_geometry", r.default_geometry},
            {"nmse_threshold", r.threshold},
            {"pass", r.passed()}};
+    if (!r.problem.activation().empty()) j["activation"] = r.problem.activation();
     if (!r.error.empty()) {
         j["error"] = r.error;
         return j;
@@ -200,7 +201,7 @@ void write_native_vs_vendor(std::ostream& out, const Results& r) {
             if (ven.path == "vendor" && ven.gflops && ven.error.empty() && ven.selector == nat.selector &&
                 ven.problem.op == nat.problem.op && ven.problem.shape() == nat.problem.shape() &&
                 ven.dtype == nat.dtype && ven.block == nat.block)
-                t.add({nat.stable_selector, accel::op_name(nat.problem.op), nat.problem.shape(), nat.dtype,
+                t.add({nat.stable_selector, nat.problem.op_text(), nat.problem.shape(), nat.dtype,
                        num(*nat.gflops),
                        num(*ven.gflops), format("%.2f", *nat.gflops / *ven.gflops)});
     }
@@ -220,11 +221,11 @@ void write_side_by_side(std::ostream& out, const Results& r) {
     TextTable t(header, 6);
     std::vector<std::string> done;
     for (const auto& row : r.rows) {
-        const std::string key = std::string(accel::op_name(row.problem.op)) + "|" + row.problem.shape() + "|" +
+        const std::string key = row.problem.op_text() + "|" + row.problem.shape() + "|" +
                                 row.dtype + "|" + row.path + "|" + (row.default_geometry ? "" : row.block);
         if (std::find(done.begin(), done.end(), key) != done.end()) continue;
         done.push_back(key);
-        std::vector<std::string> line{accel::op_name(row.problem.op), row.problem.shape(), row.dtype, row.path,
+        std::vector<std::string> line{row.problem.op_text(), row.problem.shape(), row.dtype, row.path,
                                       row.default_geometry ? "default" : row.block, row.gflops ? "GFLOP/s" : "GB/s"};
         std::vector<double> rate;
         for (const auto& d : r.devices) {
@@ -287,7 +288,7 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
                  "e2e ms", "GB/s", "GFLOP/s", "% ceil", "nmse", "limit", "ok"},
                 6);
     for (const auto& row : r.rows) {
-        std::vector<std::string> c{row.stable_selector, row.device, accel::op_name(row.problem.op),
+        std::vector<std::string> c{row.stable_selector, row.device, row.problem.op_text(),
                                    row.problem.shape(), row.dtype, row.path, row.block};
         if (row.error.empty()) {
             for (double v : {row.kernel_ms_median, row.kernel_ms_min, row.kernel_ms_max})
@@ -305,7 +306,7 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     t.write(out);
     for (const auto& row : r.rows)
         if (!row.error.empty())
-            out << "error: " << accel::op_name(row.problem.op) << " " << row.problem.shape() << " " << row.dtype
+            out << "error: " << row.problem.op_text() << " " << row.problem.shape() << " " << row.dtype
                 << " on " << row.selector
                 << ": " << row.error << "\n";
     write_native_vs_vendor(out, r);
@@ -320,7 +321,7 @@ void write_csv(std::ostream& out, const Results& r) {
         for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
         return o + "\"";
     };
-    out << "backend,device,selector,stable_selector,runtime,timer,op,shape,dtype,size,size_unit,path,block,geometry,runs,"
+    out << "backend,device,selector,stable_selector,runtime,timer,op,activation,shape,dtype,size,size_unit,path,block,geometry,runs,"
            "kernel_ms_median,kernel_ms_min,kernel_ms_max,kernel_ms_cold,stalled,end_to_end_ms,gbps,gflops,fraction_of_ceiling,cache_resident,"
            "nmse,nmse_threshold,pass,error\n";
     for (const auto& row : r.rows) {
@@ -329,7 +330,8 @@ void write_csv(std::ostream& out, const Results& r) {
         auto ov = [&](const std::optional<double>& v) { return ok && v ? format("%.6g", *v) : std::string(); };
         out << q(row.backend) << "," << q(row.device) << "," << q(row.selector) << "," << q(row.stable_selector) << ","
             << q(row.runtime) << "," << q(row.timer) << ","
-            << accel::op_name(row.problem.op) << "," << row.problem.shape() << "," << row.dtype << ","
+            << accel::op_name(row.problem.op) << "," << row.problem.activation() << "," << row.problem.shape() << ","
+            << row.dtype << ","
             << format("%.6g", row.problem.size())
             << "," << row.problem.size_unit() << "," << row.path << "," << row.block << "," << q(row.geometry) << ","
             << (ok ? std::to_string(row.runs) : "") << "," << val(row.kernel_ms_median) << "," << val(row.kernel_ms_min)
@@ -340,6 +342,15 @@ void write_csv(std::ostream& out, const Results& r) {
             << format("%.0e", row.threshold) << "," << (row.passed() ? "true" : "false") << "," << q(row.error)
             << "\n";
     }
+}
+
+std::string op_text(const json& row) {
+    auto text = [&](const char* key) {
+        return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : std::string();
+    };
+    std::string op = text("op"), activation = text("activation");
+    if (op == accel::op_name(accel::Op::dense) && activation.empty()) activation = "sigmoid";
+    return activation.empty() ? op : op + "+" + activation;
 }
 
 json read_results(const std::string& path) {
@@ -360,6 +371,8 @@ json read_results(const std::string& path) {
         throw std::runtime_error(path + ": not JSON: syntax error at byte " + std::to_string(e.byte) + " of " +
                                  std::to_string(text.size()) + what);
     }
+    if (j.is_object() && j.value("command", "") == "mlp")
+        throw std::runtime_error(path + ": an `accel-bench mlp` report (training times), not one of ops" + what);
     if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
         throw std::runtime_error(path + ": JSON without a \"rows\" array" + what);
     for (std::size_t i = 0; i < j["rows"].size(); ++i)

@@ -24,11 +24,17 @@ Machine this_machine();
 /// The run as a JSON document: {"accel_version", "machine", "settings",
 /// "devices": [...with ceilings...], "rows": [...], "notes", "unavailable"}.
 /// Row keys: backend, device, selector, stable_selector, runtime (the
-/// implementation and its version), timer, op, shape, size, size_unit, path,
+/// implementation and its version), timer, op, activation (dense rows:
+/// "sigmoid"), shape, size, size_unit, path,
 /// block, geometry, runs, kernel_ms {median,min,max}, end_to_end_ms, gbps or
 /// gflops, fraction_of_ceiling, cache_resident (memory-bound rows), nmse,
 /// nmse_threshold, oracle, pass, and error when the row could not run.
 nlohmann::json to_json(const Settings& s, const Results& r, const Machine& m);
+
+/// The op of a saved row as tables name it, with its activation: "dense+sigmoid".
+/// Dense rows of files written before rows named their activation were
+/// sigmoid's and read as such, so old and new files pair in `compare`.
+std::string op_text(const nlohmann::json& row);
 
 /// Aligned table for people: a header (version, machine, devices with
 /// runtime, timer and ceilings, notes) and one line per row, units in the
@@ -41,8 +47,9 @@ void write_csv(std::ostream& out, const Results& r);
 
 /// Reads a JSON file written by `accel-bench run --format json`. Throws
 /// std::runtime_error whose message starts with the path and says what is
-/// wrong: cannot be read, empty, truncated JSON, not JSON, no "rows" array,
-/// or a row that is not an object (never nlohmann's own text).
+/// wrong: cannot be read, empty, truncated JSON, not JSON, an `accel-bench
+/// mlp` report, no "rows" array, or a row that is not an object (never
+/// nlohmann's own text).
 nlohmann::json read_results(const std::string& path);
 
 /// Columns of a plain-text table, padded to the widest cell; right-aligned

@@ -472,6 +472,15 @@ const char* Problem::size_unit() const {
     return op == Op::matmul ? "N" : op == Op::dense ? "MACs" : "elements";
 }
 
+std::string Problem::activation() const {
+    return op == Op::dense ? accel::activation_name(kDenseActivation) : "";
+}
+
+std::string Problem::op_text() const {
+    const std::string a = activation();
+    return std::string(accel::op_name(op)) + (a.empty() ? "" : "+" + a);
+}
+
 std::vector<Problem> Settings::problems(Op op) const {
     std::vector<Problem> out;
     if (is_elementwise(op))
@@ -549,7 +558,7 @@ Results run(const Settings& s) {
         const accel::LaunchGeometry g = it.geometry ? *it.geometry : d.default_geometry(p.op, extent.first, extent.second);
         row.block = block_text(g.block);
         row.geometry = g.to_string();
-        if (s.progress) show_progress(i, items.size(), t0, p.shape() + " " + accel::op_name(p.op) + " on " + row.selector);
+        if (s.progress) show_progress(i, items.size(), t0, p.shape() + " " + p.op_text() + " on " + row.selector);
         try {
             if (!w || w->problem.op != p.op || w->problem.dims != p.dims || w->problem.dtype != p.dtype) {
                 bound.reset();

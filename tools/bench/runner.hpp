@@ -19,6 +19,9 @@ const std::vector<accel::Op>& benchmarkable_ops();
 /// listing the valid names when it is not one of benchmarkable_ops().
 accel::Op parse_op(const std::string& name);
 
+/// The activation of accel-bench's dense problems: y = sigmoid(x·Wᵀ + b).
+constexpr accel::Activation kDenseActivation = accel::Activation::sigmoid;
+
 /// One problem size of an op. Elementwise ops use dims {n}; matmul {M, N, K};
 /// dense {batch, in, out}; column_sum {rows, cols}.
 struct Problem {
@@ -33,6 +36,10 @@ struct Problem {
     double size() const;
     /// Unit of size(): "elements", "N" or "MACs".
     const char* size_unit() const;
+    /// The activation the op applies: kDenseActivation for dense; "" for ops without one.
+    std::string activation() const;
+    /// The op as tables name it: "dense+sigmoid" (the op and its activation), else the op's name.
+    std::string op_text() const;
 };
 
 /// What to run and how (the `run` subcommand's options).

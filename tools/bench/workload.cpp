@@ -94,7 +94,7 @@ void make_matmul(Workload& w, std::mt19937_64& rng) {
         w.oracle = ref::matmul(take_rows(w.inputs[0], w.sampled_rows, k), w.inputs[1], w.sampled_rows.size(), n, k);
 }
 
-// y = sigmoid(x·Wᵀ + b), the articles' layer; W drawn as nn.Linear's default init.
+// y = sigmoid(x·Wᵀ + b) (kDenseActivation), the articles' layer; W drawn as nn.Linear's default init.
 void make_dense(Workload& w, std::mt19937_64& rng) {
     const std::size_t batch = w.problem.dims[0], in = w.problem.dims[1], out = w.problem.dims[2];
     const float bound = 1.0f / std::sqrt(float(std::max<std::size_t>(in, 1)));
@@ -103,12 +103,12 @@ void make_dense(Workload& w, std::mt19937_64& rng) {
     w.output_shape = accel::Shape{batch, out};
     w.row_length = out;
     w.launch = [](std::vector<accel::Tensor>& t, accel::Tensor& y, const ops::Options& o) {
-        ops::dense(t[0], t[1], t[2], y, accel::Activation::sigmoid, o);
+        ops::dense(t[0], t[1], t[2], y, kDenseActivation, o);
     };
     w.sampled_rows = oracle_rows(batch, double(batch) * double(in) * double(out), rng);
     const FVec x = w.sampled_rows.empty() ? w.inputs[0] : take_rows(w.inputs[0], w.sampled_rows, in);
     const std::size_t rows = w.sampled_rows.empty() ? batch : w.sampled_rows.size();
-    w.oracle = ref::dense(x, w.inputs[1], w.inputs[2], rows, in, out, accel::Activation::sigmoid);
+    w.oracle = ref::dense(x, w.inputs[1], w.inputs[2], rows, in, out, kDenseActivation);
 }
 
 void make_column_sum(Workload& w, std::mt19937_64& rng) {

@@ -1,0 +1,569 @@
+// `accel-bench mlp`: training of examples/mlp_train's MLP timed on each
+// device (see mlp_bench.hpp), its report, and the command line.
+#include "mlp_bench.hpp"
+
+#include "commands.hpp"
+#include "fleet.hpp"
+
+#include <accel/version.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#ifndef ACCEL_BENCH_SOURCE_DATA
+#define ACCEL_BENCH_SOURCE_DATA "data/breast_cancer.csv"
+#endif
+#ifndef ACCEL_BENCH_INSTALLED_DATA
+#define ACCEL_BENCH_INSTALLED_DATA "../share/accel/breast_cancer.csv"
+#endif
+
+namespace bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// A float setting as the decimal it was given as (0.001, not 0.0010000000474974513).
+double decimal(float x) { return std::stod(format("%.7g", double(x))); }
+
+bool file_exists(const std::string& path) {
+    struct stat st {};
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The folder of this program ("" when /proc/self/exe cannot be read).
+std::string program_dir() {
+    std::string buf(4096, '\0');
+    const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+    if (n <= 0) return "";
+    buf.resize(std::size_t(n));
+    const auto slash = buf.rfind('/');
+    return slash == std::string::npos ? "" : buf.substr(0, slash);
+}
+
+// A configuration: one hidden size in one dtype.
+struct Config {
+    std::size_t hidden;
+    accel::DType dtype;
+};
+
+// What one round on one device measured.
+struct Round {
+    double ms_per_epoch;
+    double final_loss;
+    std::size_t steps;  // Adam steps of the timed epochs
+};
+
+// A fresh model from `init`, s.warmup untimed epochs, then s.epochs timed ones
+// (the device drained before and after, so queued work counts where it ran).
+Round train_round(const std::shared_ptr<accel::Device>& device, const mlp::Params& init, const mlp::Dataset& train,
+                  const MlpSettings& s, accel::DType dtype) {
+    mlp::Model model(device, init, dtype);
+    mlp::TrainConfig cfg;
+    cfg.epochs = s.warmup + s.epochs;
+    cfg.batch = s.batch;
+    cfg.lr = s.lr;
+    cfg.seed = s.seed;
+    cfg.dtype = dtype;
+    for (std::size_t e = 0; e < s.warmup; ++e) model.train_epoch(train, cfg, e);
+    device->synchronize();
+    const std::size_t steps0 = model.steps();
+    double loss = 0;
+    const auto t0 = Clock::now();
+    for (std::size_t e = s.warmup; e < s.warmup + s.epochs; ++e) loss = model.train_epoch(train, cfg, e);
+    device->synchronize();
+    const double ms = ms_since(t0);
+    return {ms / double(s.epochs), loss, model.steps() - steps0};
+}
+
+// A [rows, cols] row-major matrix as nested JSON lists.
+json rows_of(const std::vector<float>& v, std::size_t rows, std::size_t cols) {
+    json out = json::array();
+    for (std::size_t r = 0; r < rows; ++r)
+        out.push_back(std::vector<float>(v.begin() + std::ptrdiff_t(r * cols), v.begin() + std::ptrdiff_t((r + 1) * cols)));
+    return out;
+}
+
+std::string status(const MlpRow& r) { return !r.error.empty() ? "error" : r.agrees ? "ok" : "DIFF"; }
+
+// Largest loss_rel_diff of the rows that ran, by dtype (in first-seen order).
+std::vector<std::pair<std::string, double>> max_rel_diff(const MlpResults& r) {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& row : r.rows) {
+        if (!row.error.empty()) continue;
+        auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == row.dtype; });
+        const double d = std::isfinite(row.loss_rel_diff) ? row.loss_rel_diff : std::numeric_limits<double>::infinity();
+        if (it == out.end()) out.emplace_back(row.dtype, d);
+        else it->second = std::max(it->second, d);
+    }
+    return out;
+}
+
+void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, const std::string& what) {
+    const double elapsed = ms_since(t0) / 1000;
+    const double left = done ? elapsed / double(done) * double(total - done) : 0;
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  ~%.0f s left", done, total, what.c_str(), left);
+    if (done == total) std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+}
+
+}  // namespace
+
+MlpProblem prepare_mlp_problem(const MlpSettings& s) {
+    const mlp::Dataset data = mlp::load_csv(s.data);
+    mlp::Split sp = mlp::split(data, kMlpTestFraction, s.seed);
+    mlp::Standardizer::fit(sp.train).apply(sp.train);
+    return {std::move(sp.train), sp.test.samples};
+}
+
+std::vector<std::vector<std::size_t>> mlp_epoch_orders(std::size_t samples, const MlpSettings& s) {
+    std::vector<std::vector<std::size_t>> out;
+    for (std::size_t e = 0; e < s.warmup + s.epochs; ++e) out.push_back(mlp::epoch_order(samples, s.seed, e));
+    return out;
+}
+
+double mlp_loss_tolerance(accel::DType dtype) {
+    // Devices sum in different orders (GEMM blocking, reductions). Measured
+    // on host, Kokkos, PoCL and Intel's OpenCL (hidden 64 to 4096, batch 16 to
+    // 256, 20 epochs): f32 within 1e-7, f64 equal, f16 1e-4, bf16 1e-3. A
+    // wrong gradient, or a skipped or reordered batch, moves the loss by
+    // 1e-3 or more (the training tests' figure).
+    switch (dtype) {
+    case accel::DType::f64: return 1e-9;
+    case accel::DType::f32: return 1e-4;
+    default: return 2e-2;  // f16, bf16: mixed precision, 8 to 11 significant bits
+    }
+}
+
+MlpResults run_mlp(const MlpSettings& s) {
+    MlpResults res;
+    res.problem = prepare_mlp_problem(s);
+    const mlp::Dataset& train = res.problem.train;
+
+    std::vector<std::shared_ptr<accel::Device>> devices;
+    for (const auto& sel : s.selectors) {
+        auto d = accel::open_device(sel);
+        if (std::any_of(devices.begin(), devices.end(), [&](const auto& x) { return x == d; })) continue;
+        devices.push_back(d);
+        res.devices.push_back({d->selector(), d->info()});
+    }
+    for (const auto& st : accel::backend_statuses())
+        if (!st.availability.available) res.unavailable.push_back(st.summary());
+    if (s.batch > train.samples)
+        res.notes.push_back("batch " + std::to_string(s.batch) + " exceeds the " + std::to_string(train.samples) +
+                            " training samples: one batch of " + std::to_string(train.samples) + " per epoch");
+
+    std::vector<Config> configs;
+    for (std::size_t h : s.hidden)
+        for (accel::DType t : s.dtypes) configs.push_back({h, t});
+    const std::size_t total = configs.size() * s.rounds * devices.size();
+    std::size_t done = 0;
+    const auto t0 = Clock::now();
+
+    for (const Config& c : configs) {
+        const mlp::Params init = mlp::init_params(train.features, c.hidden, s.seed);
+        const std::size_t first = res.rows.size();
+        std::vector<MlpRow> rows(devices.size());
+        std::vector<bool> skipped(devices.size(), false);
+        for (std::size_t d = 0; d < devices.size(); ++d) {
+            const MlpDevice& dev = res.devices[d];
+            MlpRow& row = rows[d];
+            row.backend = dev.info.backend;
+            row.device = dev.info.name;
+            row.selector = dev.selector;
+            row.stable_selector = dev.shown_selector();
+            row.runtime = dev.info.runtime_version;
+            row.in = train.features;
+            row.hidden = c.hidden;
+            row.batch = s.batch;
+            row.dtype = accel::dtype_name(c.dtype);
+            row.train_samples = train.samples;
+            row.warmup = s.warmup;
+            row.epochs = s.epochs;
+            row.steps_per_epoch = (train.samples + s.batch - 1) / s.batch;
+            row.loss_tolerance = mlp_loss_tolerance(c.dtype);
+        }
+        // Rounds interleave the devices, so that a slow spell of the machine
+        // hits every device alike.
+        for (std::size_t round = 0; round < s.rounds; ++round) {
+            for (std::size_t d = 0; d < devices.size(); ++d) {
+                MlpRow& row = rows[d];
+                if (s.progress)
+                    show_progress(done, total, t0,
+                                  "hidden " + std::to_string(c.hidden) + " " + row.dtype + " round " +
+                                      std::to_string(round + 1) + " on " + row.stable_selector);
+                ++done;
+                if (skipped[d] || !row.error.empty()) continue;
+                try {
+                    const Round r = train_round(devices[d], init, train, s, c.dtype);
+                    row.round_ms.push_back(r.ms_per_epoch);
+                    row.final_loss = r.final_loss;
+                    row.steps = r.steps;
+                } catch (const accel::Unsupported& e) {
+                    skipped[d] = true;
+                    res.notes.push_back(row.stable_selector + " cannot train in " + row.dtype + ": " + e.what() +
+                                        "; skipped");
+                } catch (const accel::Error& e) {
+                    row.error = e.what();
+                }
+            }
+        }
+        for (std::size_t d = 0; d < devices.size(); ++d)
+            if (!skipped[d]) res.rows.push_back(std::move(rows[d]));
+
+        // Losses against the configuration's first device that ran.
+        const MlpRow* ref = nullptr;
+        for (std::size_t i = first; i < res.rows.size(); ++i) {
+            MlpRow& row = res.rows[i];
+            if (!row.error.empty()) continue;
+            row.ms_median = median(row.round_ms);
+            row.ms_min = *std::min_element(row.round_ms.begin(), row.round_ms.end());
+            row.ms_max = *std::max_element(row.round_ms.begin(), row.round_ms.end());
+            row.samples_per_s = row.ms_median > 0 ? double(row.train_samples) / (row.ms_median / 1000) : 0;
+            if (!ref && std::isfinite(row.final_loss)) ref = &row;
+            if (!ref) {
+                row.loss_rel_diff = std::numeric_limits<double>::quiet_NaN();
+                row.agrees = false;
+                continue;
+            }
+            row.reference = ref->stable_selector;
+            row.loss_rel_diff = std::fabs(row.final_loss - ref->final_loss) / std::fabs(ref->final_loss);
+            row.agrees = std::isfinite(row.final_loss) && row.loss_rel_diff <= row.loss_tolerance;
+        }
+    }
+    if (s.progress) show_progress(total, total, t0, "");
+    return res;
+}
+
+json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Machine& m) {
+    json j;
+    j["accel_version"] = ACCEL_VERSION;
+    j["machine"] = {{"cpu", m.cpu}, {"os", m.os}, {"hostname", m.hostname}};
+    j["command"] = "mlp";
+    std::vector<std::string> dtypes;
+    for (accel::DType t : s.dtypes) dtypes.push_back(accel::dtype_name(t));
+    j["settings"] = {{"selectors", s.selectors}, {"hidden", s.hidden},  {"batch", s.batch},
+                     {"warmup_epochs", s.warmup}, {"epochs", s.epochs}, {"rounds", s.rounds},
+                     {"dtypes", dtypes},          {"seed", s.seed},     {"lr", decimal(s.lr)},
+                     {"quick", s.quick},
+                     {"timing", "host clock over each round's timed epochs (device synchronized before and after), "
+                                "per epoch; median, min and max over the rounds"}};
+    j["problem"] = {{"data", s.data},
+                    {"in", r.problem.train.features},
+                    {"train_samples", r.problem.train.samples},
+                    {"test_samples", r.problem.test_samples},
+                    {"test_fraction", kMlpTestFraction}};
+    j["devices"] = json::array();
+    for (const auto& d : r.devices)
+        j["devices"].push_back({{"selector", d.selector},
+                                {"stable_selector", d.info.stable_selector},
+                                {"backend", d.info.backend},
+                                {"name", d.info.name},
+                                {"vendor", d.info.vendor},
+                                {"type", d.info.type},
+                                {"runtime_version", d.info.runtime_version},
+                                {"compute_units", d.info.compute_units}});
+    j["rows"] = json::array();
+    for (const auto& row : r.rows) {
+        json x{{"backend", row.backend},
+               {"device", row.device},
+               {"selector", row.selector},
+               {"stable_selector", row.stable_selector},
+               {"runtime", row.runtime},
+               {"in", row.in},
+               {"hidden", row.hidden},
+               {"batch", row.batch},
+               {"dtype", row.dtype},
+               {"train_samples", row.train_samples},
+               {"warmup_epochs", row.warmup},
+               {"epochs", row.epochs},
+               {"steps_per_epoch", row.steps_per_epoch},
+               {"loss_tolerance", row.loss_tolerance},
+               {"pass", row.passed()}};
+        if (!row.error.empty()) {
+            x["error"] = row.error;
+        } else {
+            x["ms_per_epoch"] = {
+                {"median", row.ms_median}, {"min", row.ms_min}, {"max", row.ms_max}, {"rounds", row.round_ms}};
+            x["samples_per_s"] = row.samples_per_s;
+            x["steps"] = row.steps;
+            // NaN and infinity are not JSON: a loss that diverged is null.
+            x["final_loss"] = std::isfinite(row.final_loss) ? json(row.final_loss) : json(nullptr);
+            x["reference"] = row.reference;
+            x["loss_rel_diff"] = std::isfinite(row.loss_rel_diff) ? json(row.loss_rel_diff) : json(nullptr);
+            x["agrees"] = row.agrees;
+        }
+        j["rows"].push_back(std::move(x));
+    }
+    j["max_loss_rel_diff"] = json::object();
+    for (const auto& [dtype, d] : max_rel_diff(r))
+        j["max_loss_rel_diff"][dtype] = std::isfinite(d) ? json(d) : json(nullptr);
+    j["notes"] = r.notes;
+    j["unavailable"] = r.unavailable;
+    return j;
+}
+
+void write_mlp_table(std::ostream& out, const MlpSettings& s, const MlpResults& r, const Machine& m) {
+    const MlpProblem& p = r.problem;
+    const std::size_t steps = (p.train.samples + s.batch - 1) / s.batch;
+    out << "accel-bench " << ACCEL_VERSION << " mlp on " << m.hostname << " (" << m.cpu << ", " << m.os << ")\n";
+    out << "training: " << p.train.features << " -> hidden, ReLU -> 1 logit; BCE-with-logits; Adam lr "
+        << format("%g", double(s.lr)) << "; " << p.train.samples << " training samples of " << s.data << " (seed "
+        << s.seed << "), batch " << s.batch << " (" << steps << " Adam steps per epoch)\n";
+    out << "each round: a fresh model from the same initial weights, " << s.warmup << " untimed warm-up epoch"
+        << (s.warmup == 1 ? "" : "s") << ", then " << s.epochs << " timed, in the same batch order on every device; "
+        << s.rounds << " round" << (s.rounds == 1 ? "" : "s") << ", devices interleaved\n";
+    out << "ms/epoch: host clock over a round's timed epochs (batches gathered and uploaded, forward, backward, Adam, "
+           "the loss read back each batch) / epochs; median of the rounds, min, max; samples/s: training samples / "
+           "median seconds per epoch\n";
+    out << "final loss: mean per-sample loss of the last timed epoch; rel diff: against the first device's for the "
+           "same hidden size and dtype (DIFF beyond the tolerance)\n\n";
+    TextTable t({"device", "name", "backend", "in", "hidden", "batch", "dtype", "epochs", "ms/epoch", "min", "max",
+                 "samples/s", "final loss", "rel diff", "limit", "steps", "ok"},
+                3);
+    for (const auto& row : r.rows) {
+        std::vector<std::string> c{row.stable_selector, row.device, row.backend, std::to_string(row.in),
+                                   std::to_string(row.hidden), std::to_string(row.batch), row.dtype,
+                                   std::to_string(row.epochs)};
+        if (row.error.empty()) {
+            c.insert(c.end(), {num(row.ms_median), num(row.ms_min), num(row.ms_max), num(row.samples_per_s),
+                               format("%.7g", row.final_loss), format("%.1e", row.loss_rel_diff)});
+        } else {
+            c.insert(c.end(), 6, "-");
+        }
+        c.insert(c.end(), {format("%.0e", row.loss_tolerance), row.error.empty() ? std::to_string(row.steps) : "-",
+                           status(row)});
+        t.add(std::move(c));
+    }
+    t.write(out);
+    out << "\n";
+    for (const auto& [dtype, d] : max_rel_diff(r))
+        out << "largest relative difference of the final loss (" << dtype << "): " << format("%.2e", d)
+            << " (tolerance " << format("%.0e", mlp_loss_tolerance(accel::parse_dtype(dtype))) << ")\n";
+    for (const auto& row : r.rows)
+        if (!row.error.empty())
+            out << "error: hidden " << row.hidden << " " << row.dtype << " on " << row.stable_selector << ": "
+                << row.error << "\n";
+    for (const auto& u : r.unavailable) out << "not run: " << u << "\n";
+    for (const auto& n : r.notes) out << "note: " << n << "\n";
+}
+
+void write_mlp_csv(std::ostream& out, const MlpResults& r) {
+    auto q = [](const std::string& s) {
+        std::string o = "\"";
+        for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        return o + "\"";
+    };
+    out << "backend,device,selector,stable_selector,runtime,in,hidden,batch,dtype,train_samples,warmup_epochs,epochs,"
+           "ms_per_epoch_median,ms_per_epoch_min,ms_per_epoch_max,samples_per_s,final_loss,reference,loss_rel_diff,"
+           "loss_tolerance,steps,steps_per_epoch,pass,error\n";
+    for (const auto& row : r.rows) {
+        const bool ok = row.error.empty();
+        auto val = [&](double v) { return ok ? format("%.9g", v) : std::string(); };
+        out << q(row.backend) << "," << q(row.device) << "," << q(row.selector) << "," << q(row.stable_selector) << ","
+            << q(row.runtime) << "," << row.in << "," << row.hidden << "," << row.batch << "," << row.dtype << ","
+            << row.train_samples << "," << row.warmup << "," << row.epochs << "," << val(row.ms_median) << ","
+            << val(row.ms_min) << "," << val(row.ms_max) << "," << val(row.samples_per_s) << ","
+            << val(row.final_loss) << "," << q(row.reference) << "," << val(row.loss_rel_diff) << ","
+            << format("%.0e", row.loss_tolerance) << "," << (ok ? std::to_string(row.steps) : "") << ","
+            << row.steps_per_epoch << "," << (row.passed() ? "true" : "false") << "," << q(row.error) << "\n";
+    }
+}
+
+json mlp_problem_json(const MlpSettings& s, const MlpProblem& p) {
+    const mlp::Dataset& d = p.train;
+    json j;
+    j["format"] = "accel-bench mlp problem";
+    j["version"] = 1;
+    j["data"] = s.data;
+    j["seed"] = s.seed;
+    j["lr"] = decimal(s.lr);
+    j["batch"] = s.batch;
+    j["warmup_epochs"] = s.warmup;
+    j["epochs"] = s.epochs;
+    j["rounds"] = s.rounds;
+    j["in"] = d.features;
+    j["train"] = {{"samples", d.samples}, {"x", rows_of(d.x, d.samples, d.features)}, {"y", d.y}};
+    j["epoch_orders"] = mlp_epoch_orders(d.samples, s);
+    j["init"] = json::array();
+    for (std::size_t h : s.hidden) {
+        const mlp::Params w = mlp::init_params(d.features, h, s.seed);
+        j["init"].push_back({{"hidden", h},
+                             {"w1", rows_of(w.w1, h, d.features)},
+                             {"b1", w.b1},
+                             {"w2", rows_of(w.w2, 1, h)},
+                             {"b2", w.b2}});
+    }
+    return j;
+}
+
+std::string default_mlp_data() {
+    const std::string dir = program_dir();
+    const std::string installed =
+        dir.empty() ? "" : std::filesystem::path(dir + "/" + ACCEL_BENCH_INSTALLED_DATA).lexically_normal().string();
+    if (!installed.empty() && file_exists(installed)) return installed;
+    if (file_exists(ACCEL_BENCH_SOURCE_DATA)) return ACCEL_BENCH_SOURCE_DATA;
+    throw std::runtime_error("no data set found (looked for " + (installed.empty() ? "" : installed + " and ") +
+                             ACCEL_BENCH_SOURCE_DATA + "); pass --data PATH to the breast-cancer CSV "
+                             "(data/breast_cancer.csv in accel's sources)");
+}
+
+CLI::App* add_mlp(CLI::App& app, MlpArgs& a) {
+    CLI::App* cmd = app.add_subcommand(
+        "mlp", "times training of the MLP of examples/mlp_train (forward, backward and an Adam step per batch) on "
+               "each device, every device from the same initial weights and batch order, and checks that their "
+               "losses agree");
+    a.app = cmd;
+    auto list = [&](const char* name, auto& values, const char* help) {
+        return cmd->add_option(name, values, help)->delimiter(',')->allow_extra_args(false)->type_name("LIST");
+    };
+    cmd->add_option("--backends", a.backends,
+                    "all, or a comma list of selectors (host, opencl:pocl, kokkos, cuda:1, ...); default: all "
+                    "available backends, or just ACCEL_BACKEND when it is set")
+        ->type_name("all|LIST");
+    list("--hidden", a.hidden, "hidden units, one configuration each (default 1024,4096; --quick: 64)")
+        ->transform(count());
+    cmd->add_option("--batch", a.batch, "samples per batch (default 256; an epoch's last batch may be smaller)")
+        ->transform(count())
+        ->type_name("N");
+    cmd->add_option("--epochs", a.epochs, "timed epochs per round (default 20; --quick: 3)")
+        ->transform(count())
+        ->type_name("N");
+    cmd->add_option("--warmup", a.warmup, "untimed epochs at the start of each round (default 1)")
+        ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
+        ->type_name("N");
+    cmd->add_option("--rounds", a.rounds,
+                    "rounds, each on every device in turn (default 3; --quick: 1); the table shows their median "
+                    "ms/epoch, min and max")
+        ->transform(count())
+        ->type_name("N");
+    list("--dtype,--dtypes", a.dtypes,
+         "f32 (default), f64, f16, bf16 (mixed precision with f32 master weights, as mlp_train); a device that "
+         "cannot train in one is listed as a note")
+        ->check(tool_cli::throws_if_bad(accel::parse_dtype, ""));
+    cmd->add_option("--data", a.data,
+                    "the breast-cancer CSV (default: share/accel/breast_cancer.csv of the installation accel-bench "
+                    "runs from, else the source tree's data/breast_cancer.csv)")
+        ->type_name("PATH");
+    cmd->add_option("--seed", a.seed, "seed of the split, the initial weights and the batch orders (default 1, as "
+                                      "mlp_train)")
+        ->check(tool_cli::throws_if_bad(
+            [](const std::string& v) {
+                const bool digits = !v.empty() && v.size() <= 20 && v.find_first_not_of("0123456789") == v.npos;
+                if (!digits || (v.size() == 20 && v > "18446744073709551615"))
+                    throw UsageError("'" + v + "' is not a whole number from 0 to 18446744073709551615");
+            },
+            ""))
+        ->type_name("N");
+    cmd->add_flag("--quick", a.quick, "tiny: hidden 64, 3 epochs, 1 round (for CI); given options still apply");
+    cmd->add_option("--format", a.format, "table, csv or json (default table)")
+        ->check(tool_cli::one_of("format", {"table", "csv", "json"}))
+        ->type_name("FORMAT");
+    cmd->add_option("-o", a.output, "write there instead of stdout")->type_name("FILE");
+    cmd->add_option("--save-problem", a.save_problem,
+                    "also write the standardized training set, the initial weights of each hidden size and every "
+                    "epoch's batch order as JSON (what tools/bench/mlp_vs_pytorch.py trains PyTorch on)")
+        ->type_name("FILE");
+    cmd->footer("exit status: 0 every row ran and its final loss agrees with the first device's; 1 a row failed, "
+                "disagreed, or none could run; 2 usage error, a named backend is unavailable, or the data set "
+                "cannot be read.\noutput files (-o, --save-problem) are written whole or not at all.");
+    return cmd;
+}
+
+int mlp_command(const MlpArgs& a) {
+    if (FleetScope::active())
+        throw UsageError("mlp runs in one process, on every device it is given; start it without mpirun/srun");
+    MlpSettings s;
+    s.quick = a.quick;
+    if (a.quick) {
+        s.hidden = {64};
+        s.epochs = 3;
+        s.rounds = 1;
+    }
+    auto given = [&](const char* name) { return a.app->count(name) > 0; };
+    // Repeated items run once, in the order first given.
+    auto unique = [](auto values) {
+        decltype(values) out;
+        for (const auto& v : values)
+            if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+        return out;
+    };
+    if (given("--hidden")) {
+        if (a.hidden.empty()) throw UsageError("--hidden: empty list");
+        s.hidden = unique(a.hidden);
+    }
+    if (given("--dtype")) {
+        if (a.dtypes.empty()) throw UsageError("--dtype: empty list");
+        s.dtypes.clear();
+        for (const auto& t : unique(a.dtypes)) s.dtypes.push_back(accel::parse_dtype(t));
+    }
+    if (given("--batch")) s.batch = a.batch;
+    if (given("--epochs")) s.epochs = a.epochs;
+    if (given("--rounds")) s.rounds = a.rounds;
+    if (given("--warmup")) s.warmup = a.warmup;
+    if (given("--seed")) s.seed = a.seed;
+    s.data = a.data.empty() ? default_mlp_data() : a.data;
+    s.selectors = resolve_backends(a.backends);
+    s.progress = isatty(STDERR_FILENO);
+
+    // Opened before the run (a bad path fails at once), committed after it.
+    std::optional<tool_cli::AtomicFile> file, problem_file;
+    if (!a.output.empty()) file.emplace(a.output);
+    if (!a.save_problem.empty()) problem_file.emplace(a.save_problem);
+
+    const MlpResults r = run_mlp(s);
+    const Machine m = this_machine();
+    std::ostream& out = file ? file->stream() : std::cout;
+    if (a.format == "json") out << mlp_to_json(s, r, m).dump(2) << "\n";
+    else if (a.format == "csv") write_mlp_csv(out, r);
+    else write_mlp_table(out, s, r, m);
+    if (problem_file) {
+        problem_file->stream() << mlp_problem_json(s, r.problem).dump() << "\n";
+        problem_file->commit();
+        std::cerr << "wrote the training problem to " << a.save_problem << "\n";
+    }
+    if (file) {
+        file->commit();
+        std::cerr << "wrote " << r.rows.size() << " rows to " << a.output << "\n";
+    }
+
+    int failed = 0;
+    for (const auto& row : r.rows) {
+        if (row.passed()) continue;
+        ++failed;
+        std::cerr << "FAIL: mlp hidden " << row.hidden << " batch " << row.batch << " " << row.dtype << " on "
+                  << row.stable_selector << ": "
+                  << (!row.error.empty() ? row.error
+                                         : "final loss " + format("%.9g", row.final_loss) + " differs from " +
+                                               row.reference + "'s by " + format("%.2e", row.loss_rel_diff) +
+                                               " relative (tolerance " + format("%.0e", row.loss_tolerance) + ")")
+                  << "\n";
+    }
+    if (r.rows.empty()) {
+        std::cerr << "FAIL: mlp: no device could train (see the notes)\n";
+        return 1;
+    }
+    return failed ? 1 : 0;
+}
+
+}  // namespace bench
