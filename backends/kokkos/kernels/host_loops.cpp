@@ -14,19 +14,19 @@ namespace kokkos {
 
 /// c[rows × cols] += A·B over `depth` products (see matmul.hpp): the shared
 /// CPU GEMM (backends/common/cpu_gemm.hpp) on this tile, on the calling
-/// thread; A read in place or packed by it, B repacked into its panels;
+/// thread; A and B read in place or packed by it, in any layout;
 /// compiled per x86 level, with that level's register tile.
-void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index ldb, int rows, int cols,
-               Index depth) {
+void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index brs, Index bcs, int rows,
+               int cols, Index depth) {
     const cpu::StridedMatrix<float> A{a, ars, aks};
-    const cpu::StridedMatrix<float> B{b, ldb, 1};
+    const cpu::StridedMatrix<float> B{b, brs, bcs};
     cpu::gemm_for_cpu<float>(A, B, c, ldc, depth, 0, rows, 0, cols, true);
 }
 
-void host_tile(double* c, int ldc, const double* a, Index ars, Index aks, const double* b, Index ldb, int rows,
-               int cols, Index depth) {
+void host_tile(double* c, int ldc, const double* a, Index ars, Index aks, const double* b, Index brs, Index bcs,
+               int rows, int cols, Index depth) {
     const cpu::StridedMatrix<double> A{a, ars, aks};
-    const cpu::StridedMatrix<double> B{b, ldb, 1};
+    const cpu::StridedMatrix<double> B{b, brs, bcs};
     cpu::gemm_for_cpu<double>(A, B, c, ldc, depth, 0, rows, 0, cols, true);
 }
 

@@ -27,6 +27,7 @@
 #pragma once
 
 #include "views.hpp"
+#include "elementwise.hpp"
 
 #include <cstddef>
 #include <type_traits>
@@ -38,21 +39,17 @@ namespace kokkos {
 /// 32×32 block at 8 KiB, inside every space's level-0 scratch.
 constexpr int kTileK = 16;
 
-/// Depth of the K slice of a transposed B (tb) copied per step by the host
-/// body (floats): 128 × 32 columns is 16 KiB of scratch.
-constexpr int kHostTileK = 128;
-
 /// Host spaces only: c[rows × cols] += A·B over `depth` products (the shared
 /// CPU GEMM, backends/common/cpu_gemm.hpp: partial sums of KC products in
 /// increasing order, added in turn), where c is row-major with row stride ldc, A's element
-/// (r, kk) is a[r·ars + kk·aks] (any layout), and B's element (kk, j) is
-/// b[kk·ldb + j] (rows contiguous). Defined in kernels/host_loops.cpp,
-/// multi-versioned; not callable from device code.
-void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index ldb, int rows, int cols,
-               Index depth);
-/// The same in double (f64).
-void host_tile(double* c, int ldc, const double* a, Index ars, Index aks, const double* b, Index ldb, int rows,
+/// (r, kk) is a[r·ars + kk·aks] and B's element (kk, j) is b[kk·brs + j·bcs]
+/// (any layouts: the GEMM packs them). Defined in kernels/host_loops.cpp,
+/// compiled per x86 level; not callable from device code.
+void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index brs, Index bcs, int rows,
                int cols, Index depth);
+/// The same in double (f64).
+void host_tile(double* c, int ldc, const double* a, Index ars, Index aks, const double* b, Index brs, Index bcs,
+               int rows, int cols, Index depth);
 
 /// C[M,N] = act(op(A)·op(B) + bias) with row-major A, B, C of element type V
 /// (float or double); op transposes when ta / tb (A stored [K,M], B stored
@@ -80,7 +77,7 @@ struct TiledMatmul {
 
     /// Scratch bytes one team needs for a by × bx tile.
     static std::size_t scratch_bytes(int bx, int by) {
-        if (Host) return Scratch::shmem_size(static_cast<std::size_t>(kHostTileK) * bx);
+        if (Host) return 0;  // host_tile packs into its own thread-local buffers
         return Scratch::shmem_size(static_cast<std::size_t>(by) * kTileK) +
                Scratch::shmem_size(static_cast<std::size_t>(kTileK) * bx) +
                Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
@@ -101,15 +98,13 @@ struct TiledMatmul {
     }
 
     /// Host spaces, one thread per team: whole tiles on the shared CPU GEMM
-    /// (host_tile), written in place in C. With B stored [K, N] the GEMM
-    /// reads B's rows where they are, over the whole depth at once; with B
-    /// stored [N, K] (tb) slices of kHostTileK rows of op(B) are first
-    /// transposed into scratch (host_tile needs contiguous rows of B). The
-    /// epilogue (bias, activation) then runs over the finished tile.
+    /// (host_tile), written in place in C, over the whole depth at once,
+    /// with op(A) and op(B) as they are stored (the GEMM packs either
+    /// layout). The epilogue (bias, activation) then runs over the finished
+    /// tile.
     void host_body(const Member& t) const {
-        Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kHostTileK) * bx);
-        V* const pb = sb.data();
         const Index ars = ta ? 1 : k, aks = ta ? m : 1;  // A(row, kk) = a[row·ars + kk·aks]
+        const Index brs = tb ? 1 : n, bcs = tb ? k : 1;  // B(kk, col) = b[kk·brs + col·bcs]
         for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
             const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
             const int rows = static_cast<int>(m - row0 < by ? m - row0 : by);
@@ -118,24 +113,20 @@ struct TiledMatmul {
             const int ldc = static_cast<int>(n);
             for (int r = 0; r < rows; ++r)
                 for (int cc = 0; cc < cols; ++cc) ct[r * n + cc] = V(0);
-            if (!tb) {
-                host_tile(ct, ldc, a.data() + row0 * ars, ars, aks, b.data() + col0, n, rows, cols, k);
-            } else {
-                for (Index k0 = 0; k0 < k; k0 += kHostTileK) {
-                    const int depth = static_cast<int>(k - k0 < kHostTileK ? k - k0 : kHostTileK);
-                    for (int cc = 0; cc < cols; ++cc) {
-                        const V* src = b.data() + (col0 + cc) * k + k0;
-                        for (int kk = 0; kk < depth; ++kk) pb[kk * bx + cc] = src[kk];
-                    }
-                    host_tile(ct, ldc, a.data() + row0 * ars + k0 * aks, ars, aks, pb, bx, rows, cols, depth);
+            host_tile(ct, ldc, a.data() + row0 * ars, ars, aks, b.data() + col0 * bcs, brs, bcs, rows, cols, k);
+            if (bias.data() || act != ACCEL_ACTIVATION_NONE) {
+                if constexpr (std::is_same<V, float>::value) {
+                    // One vector loop per row of the tile (the per-element form runs a scalar exp).
+                    const float* bt = bias.data() ? bias.data() + col0 : nullptr;
+                    for (int r = 0; r < rows; ++r) host_bias_activation_rows(bt, ct + r * n, 0, 1, cols, true, act);
+                } else {
+                    for (int r = 0; r < rows; ++r)
+                        for (int cc = 0; cc < cols; ++cc) {
+                            V& v = ct[r * n + cc];
+                            v = activate(v + (bias.data() ? bias(col0 + cc) : V(0)), act);
+                        }
                 }
             }
-            if (bias.data() || act != ACCEL_ACTIVATION_NONE)
-                for (int r = 0; r < rows; ++r)
-                    for (int cc = 0; cc < cols; ++cc) {
-                        V& v = ct[r * n + cc];
-                        v = activate(v + (bias.data() ? bias(col0 + cc) : V(0)), act);
-                    }
         }
     }
 
