@@ -31,10 +31,7 @@
 namespace bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -117,14 +114,6 @@ std::vector<std::pair<std::string, double>> max_rel_diff(const MlpResults& r) {
         else it->second = std::max(it->second, d);
     }
     return out;
-}
-
-void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, const std::string& what) {
-    const double elapsed = ms_since(t0) / 1000;
-    const double left = done ? elapsed / double(done) * double(total - done) : 0;
-    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  ~%.0f s left", done, total, what.c_str(), left);
-    if (done == total) std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
 }
 
 }  // namespace

@@ -18,7 +18,6 @@ namespace {
 
 using accel::Op;
 using accel::OpPath;
-using Clock = std::chrono::steady_clock;
 
 // Cap on kernel-only runs added to reach Settings::min_time_ms.
 constexpr int kMaxRuns = 10000;
@@ -40,7 +39,6 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 // Kernel time of `fn` in ms: between two events on the device's default
 // stream, or, for a device whose timer failed check_timer(), host time
@@ -430,6 +428,8 @@ std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
     return items;
 }
 
+}  // namespace
+
 void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, const std::string& what) {
     const double elapsed = ms_since(t0) / 1000;
     const double left = done ? elapsed / double(done) * double(total - done) : 0;
@@ -437,8 +437,6 @@ void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, co
     if (done == total) std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);
 }
-
-}  // namespace
 
 const std::vector<Op>& benchmarkable_ops() {
     static const std::vector<Op> ops{Op::add, Op::sigmoid, Op::relu, Op::matmul, Op::dense, Op::column_sum,

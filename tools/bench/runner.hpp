@@ -3,6 +3,7 @@
 
 #include <accel/accel.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -10,6 +11,19 @@
 #include <vector>
 
 namespace bench {
+
+/// The clock of every host-side timing.
+using Clock = std::chrono::steady_clock;
+
+/// Milliseconds from t0 to now.
+inline double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// "[done/total] what  ~N s left" on stderr, rewritten in place (the time
+/// left extrapolated from the elapsed time since t0); the line is cleared
+/// when done == total. For terminals only (callers check isatty).
+void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, const std::string& what);
 
 /// The ops accel-bench can time (a subset of accel::Op; fma_throughput is
 /// used for the ceiling only).
