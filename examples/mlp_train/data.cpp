@@ -175,4 +175,12 @@ void Standardizer::apply(Dataset& d) const {
         }
 }
 
+Split load_standardized_split(const std::string& path, std::uint64_t seed) {
+    Split sp = split(load_csv(path), kTestFraction, seed);
+    const Standardizer standardizer = Standardizer::fit(sp.train);
+    standardizer.apply(sp.train);
+    standardizer.apply(sp.test);
+    return sp;
+}
+
 }  // namespace mlp

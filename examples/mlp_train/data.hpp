@@ -87,4 +87,12 @@ struct Standardizer {
     void apply(Dataset& d) const;
 };
 
+/// The share of samples mlp_train and accel-bench mlp hold out for testing.
+constexpr double kTestFraction = 0.2;
+
+/// The example's problem from the CSV at `path`: load_csv, split(d,
+/// kTestFraction, seed), and both parts standardized with the training
+/// set's Standardizer. Throws as load_csv and split do.
+Split load_standardized_split(const std::string& path, std::uint64_t seed);
+
 }  // namespace mlp

@@ -29,7 +29,6 @@
 
 namespace {
 
-constexpr double kTestFraction = 0.2;
 constexpr std::size_t kQuickEpochs = 20;
 constexpr std::size_t kLogEvery = 50;
 
@@ -180,25 +179,22 @@ struct Prepared {
 
 // The data split, standardized, and the initial weights (the same on every rank).
 Prepared prepare(const Options& o) {
-    auto data = mlp::load_csv(o.data);
-    auto sp = mlp::split(data, kTestFraction, o.train.seed);
-    const auto standardizer = mlp::Standardizer::fit(sp.train);
-    standardizer.apply(sp.train);
-    standardizer.apply(sp.test);
+    auto sp = mlp::load_standardized_split(o.data, o.train.seed);
+    const std::size_t features = sp.train.features;
 
     mlp::Params init;
     if (!o.init_file.empty()) {
         init = mlp::load_params(o.init_file);
-        if (init.in != data.features)
+        if (init.in != features)
             throw accel::InvalidArgument("weights file \"" + o.init_file + "\" has " + std::to_string(init.in) +
-                                         " inputs; the data set has " + std::to_string(data.features) + " features");
+                                         " inputs; the data set has " + std::to_string(features) + " features");
         if (o.hidden_given && init.hidden != o.hidden)
             throw accel::InvalidArgument("--hidden " + std::to_string(o.hidden) + " contradicts the weights file (" +
                                          std::to_string(init.hidden) + " hidden units)");
     } else {
-        init = mlp::init_params(data.features, o.hidden, o.train.seed);
+        init = mlp::init_params(features, o.hidden, o.train.seed);
     }
-    return Prepared{std::move(sp), std::move(init), data.features};
+    return Prepared{std::move(sp), std::move(init), features};
 }
 
 int run(const Options& o) {

@@ -119,9 +119,7 @@ std::vector<std::pair<std::string, double>> max_rel_diff(const MlpResults& r) {
 }  // namespace
 
 MlpProblem prepare_mlp_problem(const MlpSettings& s) {
-    const mlp::Dataset data = mlp::load_csv(s.data);
-    mlp::Split sp = mlp::split(data, kMlpTestFraction, s.seed);
-    mlp::Standardizer::fit(sp.train).apply(sp.train);
+    mlp::Split sp = mlp::load_standardized_split(s.data, s.seed);
     return {std::move(sp.train), sp.test.samples};
 }
 
@@ -261,7 +259,7 @@ json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Machine& m) {
                     {"in", r.problem.train.features},
                     {"train_samples", r.problem.train.samples},
                     {"test_samples", r.problem.test_samples},
-                    {"test_fraction", kMlpTestFraction}};
+                    {"test_fraction", mlp::kTestFraction}};
     j["devices"] = json::array();
     for (const auto& d : r.devices)
         j["devices"].push_back({{"selector", d.selector},

@@ -19,10 +19,6 @@
 
 namespace bench {
 
-/// Share of the data set held out as the test set: mlp_train's, so that the
-/// same seed gives the same training set (the test set is not used here).
-constexpr double kMlpTestFraction = 0.2;
-
 /// What to train and how (the `mlp` subcommand's options).
 struct MlpSettings {
     std::vector<std::string> selectors;             ///< devices, e.g. {"host", "opencl:pocl:0"}
@@ -40,7 +36,7 @@ struct MlpSettings {
 };
 
 /// The training set as every device sees it: the data set split as
-/// mlp_train splits it (kMlpTestFraction, seed) and standardized with the
+/// mlp_train splits it (mlp::load_standardized_split) and standardized with the
 /// training part's mean and standard deviation.
 struct MlpProblem {
     mlp::Dataset train;            ///< [samples, in] standardized features, labels 0/1
