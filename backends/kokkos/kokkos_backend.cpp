@@ -515,7 +515,7 @@ LaunchGeometry KokkosDevice::do_default_geometry(Op op, std::size_t rows, std::s
         check_geometry(g, info().limits, "default geometry of kokkos:0");
         return g;
     }
-    return geometry_1d(rows * cols, host_space() ? 1024 : 256, info().limits);
+    return geometry_1d_fit(rows * cols, host_space() ? 1024 : 256, info().limits);
 }
 
 

@@ -794,11 +794,11 @@ std::optional<TileLayout> OpenclDevice::do_tile_layout(Op, std::size_t rows, std
 
 LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     if (op == Op::add && add_block_)  // CPU devices: one element per work-item, large work-groups
-        return geometry_1d(rows * cols, add_block_, info().limits);
+        return geometry_1d_fit(rows * cols, add_block_, info().limits);
     if (op == Op::sigmoid) {  // pairs of vectors per work-item (kernels/elementwise.cl)
         const std::size_t items = std::max<std::size_t>(1, ceil_div(rows * cols, 2 * ew_width_));
         // CPU devices: add's large work-groups (PoCL: +0.1 of add's GB/s at 1e7 over 256)
-        return add_block_ ? geometry_1d(items, add_block_, info().limits) : Device::do_default_geometry(op, 1, items);
+        return add_block_ ? geometry_1d_fit(items, add_block_, info().limits) : Device::do_default_geometry(op, 1, items);
     }
     if (op == Op::add || op == Op::bce_with_logits || op == Op::bce_with_logits_backward)
         return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(rows * cols, ew_width_)));

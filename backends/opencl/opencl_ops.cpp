@@ -25,14 +25,20 @@ struct AccScalar {
 };
 AccScalar scalar(DType t, double v) { return {v, t == DType::f64}; }
 
+// The launch path builds no message unless a call failed (a launch is a few
+// microseconds; the strings were a tenth of it).
+void check_set_arg(cl_int code, cl_uint i) {
+    if (code != CL_SUCCESS) check_cl(code, "clSetKernelArg(" + std::to_string(i) + ")");
+}
+
 template <class T>
 void set_arg(cl_kernel k, cl_uint i, const T& v) {
-    check_cl(clSetKernelArg(k, i, sizeof(T), &v), "clSetKernelArg(" + std::to_string(i) + ")");
+    check_set_arg(clSetKernelArg(k, i, sizeof(T), &v), i);
 }
 
 // A null cl_mem becomes a NULL __global pointer, as clSetKernelArg allows.
 void set_arg(cl_kernel k, cl_uint i, const cl_mem& v) {
-    check_cl(clSetKernelArg(k, i, sizeof(cl_mem), v ? &v : nullptr), "clSetKernelArg(" + std::to_string(i) + ")");
+    check_set_arg(clSetKernelArg(k, i, sizeof(cl_mem), v ? &v : nullptr), i);
 }
 
 void set_arg(cl_kernel k, cl_uint i, const AccScalar& v) {
@@ -114,9 +120,9 @@ void OpenclDevice::launch_tile(DType t, std::size_t tile, Kernel which, const La
     const std::size_t local[3] = {g.block.x, g.block.y, g.block.z};
     const std::size_t global[3] = {g.grid.x * g.block.x, g.grid.y * g.block.y, g.grid.z * g.block.z};
     const cl_uint dims = g.grid.z * g.block.z > 1 ? 3 : g.grid.y * g.block.y > 1 ? 2 : 1;
-    check_cl(clEnqueueNDRangeKernel(static_cast<OpenclStream&>(s).queue(), k, dims, nullptr, global, local, 0, nullptr,
-                                    nullptr),
-             "clEnqueueNDRangeKernel", " with " + g.to_string());
+    const cl_int err = clEnqueueNDRangeKernel(static_cast<OpenclStream&>(s).queue(), k, dims, nullptr, global, local, 0,
+                                              nullptr, nullptr);
+    if (err != CL_SUCCESS) check_cl(err, "clEnqueueNDRangeKernel", " with " + g.to_string());
 }
 
 void OpenclDevice::k_add(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n,

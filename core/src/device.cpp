@@ -240,7 +240,7 @@ std::optional<TileLayout> Device::do_tile_layout(Op, std::size_t, std::size_t) c
 LaunchGeometry Device::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
     if (op_info(op).tiled)
         return geometry_2d(rows, cols, Dim3{16, 16, 1}, 16, 16, info_.limits);
-    return geometry_1d(rows * cols, std::min<std::size_t>(256, info_.limits.max_block_size), info_.limits);
+    return geometry_1d_fit(rows * cols, std::min<std::size_t>(256, info_.limits.max_block_size), info_.limits);
 }
 
 int Backend::find_device(const std::string& spec) {

@@ -30,6 +30,10 @@ LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits&
     return g;
 }
 
+LaunchGeometry geometry_1d_fit(std::size_t n, std::size_t block, const LaunchLimits& limits) {
+    return geometry_1d(n, std::min(block, std::max<std::size_t>(n, 1)), limits);
+}
+
 LaunchGeometry geometry_2d(std::size_t rows, std::size_t cols, Dim3 block, std::size_t tile_x,
                            std::size_t tile_y, const LaunchLimits& limits) {
     LaunchGeometry g;

@@ -203,10 +203,10 @@ OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, 
         return OpPath::native;
     }
     PathChoice choice = o.path;
-    std::string source = "Options::path";
+    std::optional<std::string> from_env;  // ACCEL_OP_PATH's text, when it made the choice
     if (choice == PathChoice::automatic) {
         const std::string v = env::value("ACCEL_OP_PATH").value_or("");
-        source = "ACCEL_OP_PATH=" + detail::echo(v);
+        from_env = v;
         try {
             choice = parse_path_choice(v);
         } catch (const InvalidArgument&) {
@@ -216,7 +216,8 @@ OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, 
     if (choice == PathChoice::native) return OpPath::native;
     const bool vendor = device.supports(op, dtype, OpPath::vendor);
     if (choice == PathChoice::vendor && !vendor)
-        throw Unsupported(std::string(op_name(op)) + ": the vendor path was asked for (" + source + ") but " +
+        throw Unsupported(std::string(op_name(op)) + ": the vendor path was asked for (" +
+                          (from_env ? "ACCEL_OP_PATH=" + detail::echo(*from_env) : std::string("Options::path")) + ") but " +
                           device.selector() + " has no " + dtype_name(dtype) +
                           " vendor kernel (no vendor library in this build, or none for this dtype); use native");
     if (!vendor) return OpPath::native;
