@@ -266,6 +266,13 @@ bool is_cpu_device(cl_device_id d) {
     return (type & CL_DEVICE_TYPE_CPU) && !(type & CL_DEVICE_TYPE_GPU);
 }
 
+// Whether the device reports the CPU type, Oclgrind included: where the
+// unstaged GEMM kernels serve the shapes they win (OpenclDevice::gemm_kernel),
+// and Oclgrind checks them.
+bool reports_cpu_type(cl_device_id d) {
+    return (ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
+}
+
 // EW_VW, the vector width of the vectorized elementwise kernels: the
 // native float vector width on CPUs (16 with AVX-512), between 4 and 16,
 // where the compiler then computes one vector per instruction; 4 elsewhere
@@ -438,6 +445,11 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
     if (tiles.count > GemmTiles::narrow)
         i.extra.push_back({"matmul kernel, N <= " + std::to_string(tiles.tiles[GemmTiles::narrow].tile_cols()),
                            tiles.tiles[GemmTiles::narrow].describe()});
+    if (reports_cpu_type(d))
+        i.extra.push_back({"matmul kernel, unstaged",
+                           std::string(gemm.vw > 1 ? "A·Bᵀ (dense) as dot products; " : "") + "K <= " +
+                               std::to_string(kDirectGemmMaxK) + " or M <= " + std::to_string(kDirectGemmMaxM) +
+                               ": the same tiles read from global memory, no local memory"});
     i.extra.push_back({"elementwise vector width",
                        std::to_string(elementwise_width_for(d)) +
                            " (sigmoid, bce_with_logits, bce_with_logits_backward in f32, and add except on CPU "
@@ -582,6 +594,7 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
                                                             info().limits.max_block_dims.x})
                                    : 0;
     fp64_ = device_has_fp64(id);
+    direct_gemm_ = reports_cpu_type(id);
     local_mem_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_LOCAL_MEM_SIZE);
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
     cl_int err = CL_SUCCESS;
@@ -609,7 +622,7 @@ const char* const kKernelNames[] = {"add",           "sigmoid",         "relu",
                                     "relu_backward", "sigmoid_backward", "bce_with_logits",
                                     "bce_with_logits_backward", "adam_step", "fma_throughput",
                                     "bias_activation",     "column_sum",      "gemm",
-                                    "empty",         "convert_f32",     "convert_f64",
+                                    "gemm_direct",   "gemm_dot",        "empty",         "convert_f32",     "convert_f64",
                                     "convert_f16",   "convert_bf16"};
 static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std::size_t>(Kernel::count_),
               "one name per Kernel");
@@ -688,7 +701,10 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t, std::size_t tile
     set->fill(nullptr);
     for (std::size_t i = 0; i < set->size(); ++i) {
         if (static_cast<Kernel>(i) == Kernel::convert_f64 && !fp64_) continue;  // not in the program: no double
-        if (tile != GemmTiles::general && static_cast<Kernel>(i) != Kernel::gemm) continue;  // gemm-only program
+        const Kernel k = static_cast<Kernel>(i);
+        if (k == Kernel::gemm_dot && !has_gemm_dot(tile)) continue;  // not in the program
+        const bool gemm = k == Kernel::gemm || k == Kernel::gemm_direct || k == Kernel::gemm_dot;
+        if (tile != GemmTiles::general && !gemm) continue;  // a program of the gemm kernels only
         cl_int err = CL_SUCCESS;
         (*set)[i] = clCreateKernel(prog.program, kKernelNames[i], &err);
         if (err != CL_SUCCESS) {

@@ -63,6 +63,11 @@ std::string cl_error_text(const std::string& where, cl_int code);
 void check_cl(cl_int code, const std::string& where, const std::string& detail = "");
 
 /// The kernels of the program (names as in kernels/*.cl).
+/// On CPU devices, gemm_direct serves C = op(A)·op(B) with K at most this, or
+/// M at most kDirectGemmMaxM (OpenclDevice::gemm_kernel).
+constexpr std::size_t kDirectGemmMaxK = 16;
+constexpr std::size_t kDirectGemmMaxM = 4;
+
 enum class Kernel {
     add,
     sigmoid,
@@ -76,6 +81,8 @@ enum class Kernel {
     bias_activation,
     column_sum,
     gemm,
+    gemm_direct,  ///< gemm without local memory (kernels/matmul.cl), same tiles
+    gemm_dot,     ///< gemm_direct for A·Bᵀ as dot products (CPU devices: programs with MM_VW > 1 only)
     empty,
     convert_f32,   ///< convert from f32 into the program's dtype (kernels/convert.cl)
     convert_f64,   ///< from f64: only in programs of devices with fp64 (else no kernel: a null entry)
@@ -340,6 +347,12 @@ private:
     /// g.grid × g.block.
     template <class... Args>
     void launch_tile(DType t, std::size_t tile, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args);
+    /// The GEMM kernel of tile `tile`'s program for C[m,n] = op(A)·op(B) with
+    /// inner dimension k (ta, tb: A, B transposed): gemm, gemm_direct or
+    /// gemm_dot (see the definition for the measurements behind it).
+    Kernel gemm_kernel(std::size_t tile, std::size_t m, std::size_t k, bool ta, bool tb) const noexcept;
+    /// Whether tile `tile`'s program has gemm_dot (matmul.cl builds it where MM_VW > 1).
+    bool has_gemm_dot(std::size_t tile) const noexcept { return tiles_.tiles[tile].vw > 1; }
     /// launch_tile() in the general program (tile 0).
     template <class... Args>
     void launch(DType t, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {
@@ -358,6 +371,7 @@ private:
     std::size_t add_width_ = 4;  ///< ADD_VW of the f32 program: 1 on CPU devices, else ew_width_
     std::size_t add_block_ = 0;  ///< add's default work-group size on CPU devices (≤ 4096); 0 elsewhere
     bool fp64_ = false;         ///< double precision: f64 kernels registered
+    bool direct_gemm_ = false;  ///< CPU type (Oclgrind too): gemm_direct and gemm_dot where they win
     std::uint64_t local_mem_ = 0;  ///< CL_DEVICE_LOCAL_MEM_SIZE, bytes
 };
 

@@ -150,10 +150,28 @@ void OpenclDevice::k_sigmoid_backward(DType t, DeviceHandle dy, DeviceHandle y, 
     launch(t, Kernel::sigmoid_backward, g, s, mem(dy), mem(y), mem(dx), ul(n));
 }
 
+// Which of matmul.cl's GEMM kernels computes op(A)[m,k]·op(B)[k,n] (all
+// three share the tile `tile`'s geometry). On CPU devices (and Oclgrind,
+// which then checks them), measured with PoCL and Intel's runtime on an
+// AVX2 EPYC, ms at the MLP's shapes, staged gemm → the kernel taken:
+//   A·Bᵀ, gemm_dot: dense 1024³ 74 → 52 and 46 → 39, 256×1024 by K 1024 to
+//     1 output 0.38 → 0.06, 4096×30 to 10 1.6 → 0.43;
+//   K ≤ 16 or M ≤ 4, gemm_direct (the staged kernel pads a K slice, or
+//     stages a tile of which one row is used): outer product 256×1024×1
+//     1.1 → 0.31 and 1.5 → 0.47, 1×1024×256 1.3 → 0.14 and 1.0 → 0.13;
+//   elsewhere the staged gemm (gemm_direct lost at N = 30 and N = 1).
+// GPUs keep the staged gemm: local memory is what makes it fast there.
+Kernel OpenclDevice::gemm_kernel(std::size_t tile, std::size_t m, std::size_t k, bool ta, bool tb) const noexcept {
+    if (!direct_gemm_) return Kernel::gemm;
+    if (tb && !ta && has_gemm_dot(tile)) return Kernel::gemm_dot;
+    if (k <= kDirectGemmMaxK || m <= kDirectGemmMaxM) return Kernel::gemm_direct;
+    return Kernel::gemm;
+}
+
 void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                             std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
     const std::size_t tile = tiles_.choose(m, n);  // the geometry was checked against it (do_tile_layout)
-    launch_tile(t, tile, Kernel::gemm, g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m),
+    launch_tile(t, tile, gemm_kernel(tile, m, k, ta, tb), g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m),
                 ul(n), ul(k), flag(ta), flag(tb));
 }
 
@@ -161,7 +179,7 @@ void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle
                            std::size_t batch, std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g,
                            Stream& s) {
     const std::size_t tile = tiles_.choose(batch, out);
-    launch_tile(t, tile, Kernel::gemm, g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
+    launch_tile(t, tile, gemm_kernel(tile, batch, in, false, true), g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
                 activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
 }
 

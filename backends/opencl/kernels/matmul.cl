@@ -157,3 +157,189 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm(
         }
     }
 }
+
+// The same C = act(op(A)·op(B) + bias) with the same work-group tile and the
+// same elements per work-item as gemm (so one launch geometry serves both),
+// but without local memory: each work-item reads its rows of op(A) and its
+// columns of op(B) straight from global memory, per k one scalar of A per
+// row and one accv of B per vector of columns. No barrier, so a work-item
+// with nothing to compute returns at once. The host takes it where staging
+// K slices costs more than it saves: a K shorter than one slice (K = 1, the
+// outer product of a backward pass, pads a TK slice with zeros), and on CPU
+// devices, where local memory is ordinary cache and the gemm's staging and
+// barriers are the cost (MLP shapes: M or N of 1, K of 30).
+// GLOADV(p, i): the MM_VW elements p[i..] of a __global real array as one accv.
+#if MM_VW > 1
+#if defined(ACCEL_REAL_F16)
+#define GLOADV(p, i) MM_CAT(vload_half, MM_VW)(0, (p) + (i))
+#elif defined(ACCEL_REAL_BF16)
+#define GLOADV(p, i) MM_CAT(as_float, MM_VW)(MM_CAT(convert_uint, MM_VW)(MM_CAT(vload, MM_VW)(0, (p) + (i))) << 16)
+#else
+#define GLOADV(p, i) MM_CAT(vload, MM_VW)(0, (p) + (i))
+#endif
+#endif
+
+__kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_direct(
+    __global const real* A, __global const real* B, __global real* C, __global const real* bias, int has_bias,
+    int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const ulong r0 = (ulong)get_group_id(1) * TM + ty * MM_WM, col0 = (ulong)get_group_id(0) * TN;
+    if (r0 >= M) return;
+    const int rows = (int)min((ulong)MM_WM, M - r0);
+    // op(A)[r][k] is A[r·sap + k·sak], op(B)[k][c] is B[k·sbk + c·sbc].
+    const ulong sap = trans_a ? 1 : K, sak = trans_a ? M : 1;
+    const ulong sbk = trans_b ? 1 : N, sbc = trans_b ? K : 1;
+    ulong cq[MM_WN];  // first column of each vector
+    int full[MM_WN];  // whether all MM_VW columns of vector q lie inside C and are contiguous in B
+#pragma unroll
+    for (int q = 0; q < MM_WN; ++q) {
+        cq[q] = col0 + (ulong)(q * MM_BX + tx) * MM_VW;
+        full[q] = cq[q] + MM_VW <= N && sbc == 1;
+    }
+
+    accv c[MM_WM][MM_WN];
+#pragma unroll
+    for (int p = 0; p < MM_WM; ++p)
+#pragma unroll
+        for (int q = 0; q < MM_WN; ++q) c[p][q] = (accv)0;
+
+    for (ulong k = 0; k < K; ++k) {
+        accv b[MM_WN];
+#pragma unroll
+        for (int q = 0; q < MM_WN; ++q) {
+            const ulong at = k * sbk + cq[q] * sbc;
+#if MM_VW == 1
+            b[q] = cq[q] < N ? LOAD(B, at) : (acc)0;
+#else
+            if (full[q]) {
+                b[q] = GLOADV(B, at);
+            } else {
+                acc e[MM_VW];
+#pragma unroll
+                for (int l = 0; l < MM_VW; ++l) e[l] = cq[q] + l < N ? LOAD(B, at + l * sbc) : (acc)0;
+                b[q] = LOADV(e, 0);
+            }
+#endif
+        }
+#pragma unroll
+        for (int p = 0; p < MM_WM; ++p) {
+            const accv a = (accv)(p < rows ? LOAD(A, r0 * sap + p * sap + k * sak) : (acc)0);
+#pragma unroll
+            for (int q = 0; q < MM_WN; ++q) c[p][q] = MM_MAC(a, b[q], c[p][q]);
+        }
+    }
+
+    for (int p = 0; p < rows; ++p) {
+        const ulong r = r0 + p;
+        for (int q = 0; q < MM_WN; ++q) {
+            acc v[MM_VW];
+            STOREV(c[p][q], v);
+            for (int l = 0; l < MM_VW; ++l) {
+                const ulong cc = cq[q] + l;
+                if (cc < N) STORE(C, r * N + cc, activate(v[l] + (has_bias ? LOAD(bias, cc) : (acc)0), act));
+            }
+        }
+    }
+}
+
+#if MM_VW > 1
+// The sum of the MM_VW lanes of v.
+acc hsum(accv v) {
+#if MM_VW == 16
+    const MM_CAT(acc, 8) h8 = v.lo + v.hi;
+#elif MM_VW == 8
+    const MM_CAT(acc, 8) h8 = v;
+#endif
+#if MM_VW >= 8
+    const MM_CAT(acc, 4) h4 = h8.lo + h8.hi;
+#elif MM_VW == 4
+    const MM_CAT(acc, 4) h4 = v;
+#endif
+#if MM_VW >= 4
+    const MM_CAT(acc, 2) h2 = h4.lo + h4.hi;
+#else
+    const MM_CAT(acc, 2) h2 = v;
+#endif
+    return h2.x + h2.y;
+}
+
+// gemm_direct for op(B) = Bᵀ with A not transposed (dense: y = x·Wᵀ), where
+// both operands run along K in memory: each of a work-item's MM_WM × MM_WN·MM_VW
+// outputs is a dot product of a row of A and a row of B, taken MM_VW lanes
+// at a time with vector loads (gemm_direct would gather B's columns element
+// by element), 4 rows × 4 columns of accumulators at once, K's last
+// K % MM_VW elements as one zero-padded vector, the lanes summed at the end. Same tile and
+// outputs per work-item as gemm. Only on CPU devices (see the host).
+__kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_dot(
+    __global const real* A, __global const real* B, __global real* C, __global const real* bias, int has_bias,
+    int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
+    (void)trans_a;
+    (void)trans_b;  // always 0 and 1
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const ulong r0 = (ulong)get_group_id(1) * TM + ty * MM_WM, col0 = (ulong)get_group_id(0) * TN;
+    if (r0 >= M) return;
+    const ulong kv = K / MM_VW * MM_VW;  // the part of K taken in vectors
+    for (int rp = 0; rp < MM_WM; rp += 4) {
+        if (r0 + rp >= M) break;
+        ulong ra[4];  // the 4 rows (repeating the last one past M, whose results are not stored)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ra[i] = min(r0 + rp + i, M - 1);
+        for (int cp = 0; cp < MM_WN * MM_VW; cp += 4) {
+            ulong cb[4];  // the 4 columns (likewise clamped to N - 1)
+            int any = 0;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int o = cp + j;  // the o-th column of the work-item: vector o / VW, lane o % VW
+                const ulong c = col0 + (ulong)((o / MM_VW) * MM_BX + tx) * MM_VW + o % MM_VW;
+                any |= c < N;
+                cb[j] = min(c, N - 1);
+            }
+            if (!any) continue;
+            accv s[4][4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) s[i][j] = (accv)0;
+            for (ulong k = 0; k < kv; k += MM_VW) {
+                accv a[4], b[4];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) a[i] = GLOADV(A, ra[i] * K + k);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) b[j] = GLOADV(B, cb[j] * K + k);
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) s[i][j] = MM_MAC(a[i], b[j], s[i][j]);
+            }
+            if (kv < K) {  // K's last K % MM_VW elements, zero-padded to one vector
+                accv a[4], b[4];
+                acc e[MM_VW];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    for (int l = 0; l < MM_VW; ++l) e[l] = kv + l < K ? LOAD(A, ra[i] * K + kv + l) : (acc)0;
+                    a[i] = LOADV(e, 0);
+                }
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    for (int l = 0; l < MM_VW; ++l) e[l] = kv + l < K ? LOAD(B, cb[j] * K + kv + l) : (acc)0;
+                    b[j] = LOADV(e, 0);
+                }
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) s[i][j] = MM_MAC(a[i], b[j], s[i][j]);
+            }
+            for (int i = 0; i < 4; ++i) {
+                const ulong r = r0 + rp + i;
+                if (r >= M || i + rp >= MM_WM) break;
+                for (int j = 0; j < 4; ++j) {
+                    const int o = cp + j;
+                    const ulong c = col0 + (ulong)((o / MM_VW) * MM_BX + tx) * MM_VW + o % MM_VW;
+                    if (c >= N) continue;
+                    STORE(C, r * N + c, activate(hsum(s[i][j]) + (has_bias ? LOAD(bias, c) : (acc)0), act));
+                }
+            }
+        }
+    }
+}
+#endif
