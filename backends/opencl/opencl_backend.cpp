@@ -618,12 +618,25 @@ OpenclDevice::~OpenclDevice() {
 }
 
 namespace {
-const char* const kKernelNames[] = {"add",           "sigmoid",         "relu",
-                                    "relu_backward", "sigmoid_backward", "bce_with_logits",
-                                    "bce_with_logits_backward", "adam_step", "fma_throughput",
-                                    "bias_activation",     "column_sum",      "gemm",
-                                    "gemm_direct",   "gemm_dot",        "empty",         "convert_f32",     "convert_f64",
-                                    "convert_f16",   "convert_bf16"};
+const char* const kKernelNames[] = {"add",
+                                    "sigmoid",
+                                    "relu",
+                                    "relu_backward",
+                                    "sigmoid_backward",
+                                    "bce_with_logits",
+                                    "bce_with_logits_backward",
+                                    "adam_step",
+                                    "fma_throughput",
+                                    "bias_activation",
+                                    "column_sum",
+                                    "gemm",
+                                    "gemm_direct",
+                                    "gemm_dot",
+                                    "empty",
+                                    "convert_f32",
+                                    "convert_f64",
+                                    "convert_f16",
+                                    "convert_bf16"};
 static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std::size_t>(Kernel::count_),
               "one name per Kernel");
 }  // namespace

@@ -171,16 +171,16 @@ Kernel OpenclDevice::gemm_kernel(std::size_t tile, std::size_t m, std::size_t k,
 void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                             std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
     const std::size_t tile = tiles_.choose(m, n);  // the geometry was checked against it (do_tile_layout)
-    launch_tile(t, tile, gemm_kernel(tile, m, k, ta, tb), g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(m),
-                ul(n), ul(k), flag(ta), flag(tb));
+    launch_tile(t, tile, gemm_kernel(tile, m, k, ta, tb), g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0},
+                cl_int{0}, ul(m), ul(n), ul(k), flag(ta), flag(tb));
 }
 
 void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
                            std::size_t batch, std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g,
                            Stream& s) {
     const std::size_t tile = tiles_.choose(batch, out);
-    launch_tile(t, tile, gemm_kernel(tile, batch, in, false, true), g, s, mem(x), mem(w), mem(y), mem(bias), flag(bias != nullptr),
-                activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
+    launch_tile(t, tile, gemm_kernel(tile, batch, in, false, true), g, s, mem(x), mem(w), mem(y), mem(bias),
+                flag(bias != nullptr), activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
 }
 
 void OpenclDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,

@@ -217,7 +217,8 @@ OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, 
     const bool vendor = device.supports(op, dtype, OpPath::vendor);
     if (choice == PathChoice::vendor && !vendor)
         throw Unsupported(std::string(op_name(op)) + ": the vendor path was asked for (" +
-                          (from_env ? "ACCEL_OP_PATH=" + detail::echo(*from_env) : std::string("Options::path")) + ") but " +
+                          (from_env ? "ACCEL_OP_PATH=" + detail::echo(*from_env) : std::string("Options::path")) +
+                          ") but " +
                           device.selector() + " has no " + dtype_name(dtype) +
                           " vendor kernel (no vendor library in this build, or none for this dtype); use native");
     if (!vendor) return OpPath::native;

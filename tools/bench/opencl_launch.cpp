@@ -37,7 +37,8 @@ const char* const kBareAdd =
     "}\n";
 
 void check(cl_int code, const char* call) {
-    if (code != CL_SUCCESS) throw std::runtime_error(std::string(call) + " failed with OpenCL error " + std::to_string(code));
+    if (code != CL_SUCCESS)
+        throw std::runtime_error(std::string(call) + " failed with OpenCL error " + std::to_string(code));
 }
 
 std::string lower(std::string s) {
