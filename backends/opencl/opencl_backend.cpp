@@ -446,10 +446,11 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
         i.extra.push_back({"matmul kernel, N <= " + std::to_string(tiles.tiles[GemmTiles::narrow].tile_cols()),
                            tiles.tiles[GemmTiles::narrow].describe()});
     if (reports_cpu_type(d))
-        i.extra.push_back({"matmul kernel, unstaged",
-                           std::string(gemm.vw > 1 ? "A·Bᵀ (dense) as dot products; " : "") + "K <= " +
-                               std::to_string(kDirectGemmMaxK) + " or M <= " + std::to_string(kDirectGemmMaxM) +
-                               ": the same tiles read from global memory, no local memory"});
+        i.extra.push_back({"matmul kernels, unstaged",
+                           "the same tiles from global memory, no local memory: K <= " +
+                               std::to_string(kDirectGemmMaxK) + ", then A·Bᵀ (dense) as dot products, M <= " +
+                               std::to_string(kDirectGemmMaxM) + ", Aᵀ·B (weight gradients) by rows (the last two "
+                               "where the tile's vector widths allow)"});
     i.extra.push_back({"elementwise vector width",
                        std::to_string(elementwise_width_for(d)) +
                            " (sigmoid, bce_with_logits, bce_with_logits_backward in f32, and add except on CPU "
@@ -632,6 +633,7 @@ const char* const kKernelNames[] = {"add",
                                     "gemm",
                                     "gemm_direct",
                                     "gemm_dot",
+                                    "gemm_rows",
                                     "empty",
                                     "convert_f32",
                                     "convert_f64",
@@ -715,8 +717,10 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t, std::size_t tile
     for (std::size_t i = 0; i < set->size(); ++i) {
         if (static_cast<Kernel>(i) == Kernel::convert_f64 && !fp64_) continue;  // not in the program: no double
         const Kernel k = static_cast<Kernel>(i);
-        if (k == Kernel::gemm_dot && !has_gemm_dot(tile)) continue;  // not in the program
-        const bool gemm = k == Kernel::gemm || k == Kernel::gemm_direct || k == Kernel::gemm_dot;
+        if ((k == Kernel::gemm_dot && !has_gemm_dot(tile)) || (k == Kernel::gemm_rows && !has_gemm_rows(tile)))
+            continue;  // not in the program
+        const bool gemm =
+            k == Kernel::gemm || k == Kernel::gemm_direct || k == Kernel::gemm_dot || k == Kernel::gemm_rows;
         if (tile != GemmTiles::general && !gemm) continue;  // a program of the gemm kernels only
         cl_int err = CL_SUCCESS;
         (*set)[i] = clCreateKernel(prog.program, kKernelNames[i], &err);
@@ -829,7 +833,10 @@ LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::s
         // CPU devices: add's large work-groups (PoCL: +0.1 of add's GB/s at 1e7 over 256)
         return add_block_ ? geometry_1d_fit(items, add_block_, info().limits) : Device::do_default_geometry(op, 1, items);
     }
-    if (op == Op::add || op == Op::bce_with_logits || op == Op::bce_with_logits_backward)
+    if (op == Op::column_sum)  // a vector of ew_width_ columns per work-item (kernels/reduce.cl)
+        return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(cols, ew_width_)));
+    if (op == Op::add || op == Op::relu || op == Op::relu_backward || op == Op::sigmoid_backward ||
+        op == Op::bce_with_logits || op == Op::bce_with_logits_backward)
         return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(rows * cols, ew_width_)));
     return Device::do_default_geometry(op, rows, cols);
 }

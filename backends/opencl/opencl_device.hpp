@@ -83,6 +83,7 @@ enum class Kernel {
     gemm,
     gemm_direct,  ///< gemm without local memory (kernels/matmul.cl), same tiles
     gemm_dot,     ///< gemm_direct for A·Bᵀ as dot products (CPU devices: programs with MM_VW > 1 only)
+    gemm_rows,    ///< gemm_direct for Aᵀ·B, rows as vectors (CPU devices: programs whose MM_WM is a vector size)
     empty,
     convert_f32,   ///< convert from f32 into the program's dtype (kernels/convert.cl)
     convert_f64,   ///< from f64: only in programs of devices with fp64 (else no kernel: a null entry)
@@ -215,12 +216,13 @@ struct GemmTiles {
 /// block per dimension):
 ///  - elementwise ops, column_sum, fma_throughput: any geometry within the
 ///    limits (grid-stride loops over the flattened NDRange).
-///    default_geometry gives sigmoid, bce_with_logits and
-///    bce_with_logits_backward one work-item per vector of EW_VW elements
-///    (the vector width of their kernels) in work-groups of 256; add the
-///    same except on CPU devices, where it gives one work-item per element
-///    in work-groups of min(4096, CL_DEVICE_MAX_WORK_GROUP_SIZE); the
-///    others one work-item per element.
+///    default_geometry gives sigmoid, relu, relu_backward, sigmoid_backward,
+///    bce_with_logits and bce_with_logits_backward one work-item per vector
+///    of EW_VW elements (the vector width of their kernels) in work-groups
+///    of 256 (or fewer, as many as there are vectors), and column_sum one
+///    per EW_VW columns; add the same except on CPU devices, where it gives
+///    one work-item per element in work-groups of min(4096,
+///    CL_DEVICE_MAX_WORK_GROUP_SIZE); the others one work-item per element.
 ///  - matmul and dense, native path: for C[M,N] (dense: M = batch, N = out)
 ///    let P = gemm_params(M, N) (the tile depends on M and N only;
 ///    see GemmTiles::choose): block must be (P.bx, P.by, 1) and grid.z 1;
@@ -351,8 +353,18 @@ private:
     /// inner dimension k (ta, tb: A, B transposed): gemm, gemm_direct or
     /// gemm_dot (see the definition for the measurements behind it).
     Kernel gemm_kernel(std::size_t tile, std::size_t m, std::size_t k, bool ta, bool tb) const noexcept;
-    /// Whether tile `tile`'s program has gemm_dot (matmul.cl builds it where MM_VW > 1).
-    bool has_gemm_dot(std::size_t tile) const noexcept { return tiles_.tiles[tile].vw > 1; }
+    /// Whether tile `tile`'s program has gemm_dot: matmul.cl builds it where
+    /// MM_VW > 1 and a work-item's MM_WN·MM_VW columns are a multiple of 4.
+    bool has_gemm_dot(std::size_t tile) const noexcept {
+        const GemmParams& p = tiles_.tiles[tile];
+        return p.vw > 1 && p.wn * p.vw % 4 == 0;
+    }
+    /// Whether tile `tile`'s program has gemm_rows: built where MM_WM is a
+    /// vector size (2, 4, 8, 16) and MM_WN·MM_VW a multiple of 4.
+    bool has_gemm_rows(std::size_t tile) const noexcept {
+        const GemmParams& p = tiles_.tiles[tile];
+        return (p.wm == 2 || p.wm == 4 || p.wm == 8 || p.wm == 16) && p.wn * p.vw % 4 == 0;
+    }
     /// launch_tile() in the general program (tile 0).
     template <class... Args>
     void launch(DType t, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {

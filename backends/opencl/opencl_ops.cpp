@@ -151,20 +151,26 @@ void OpenclDevice::k_sigmoid_backward(DType t, DeviceHandle dy, DeviceHandle y, 
 }
 
 // Which of matmul.cl's GEMM kernels computes op(A)[m,k]·op(B)[k,n] (all
-// three share the tile `tile`'s geometry). On CPU devices (and Oclgrind,
-// which then checks them), measured with PoCL and Intel's runtime on an
-// AVX2 EPYC, ms at the MLP's shapes, staged gemm → the kernel taken:
-//   A·Bᵀ, gemm_dot: dense 1024³ 74 → 52 and 46 → 39, 256×1024 by K 1024 to
-//     1 output 0.38 → 0.06, 4096×30 to 10 1.6 → 0.43;
-//   K ≤ 16 or M ≤ 4, gemm_direct (the staged kernel pads a K slice, or
-//     stages a tile of which one row is used): outer product 256×1024×1
-//     1.1 → 0.31 and 1.5 → 0.47, 1×1024×256 1.3 → 0.14 and 1.0 → 0.13;
+// share the tile `tile`'s geometry). On CPU devices (and Oclgrind, which then
+// checks them), measured with PoCL and Intel's runtime on an AVX2 EPYC, ms,
+// staged gemm → the kernel taken:
+//   K ≤ 16, gemm_direct (the staged kernel pads a 64-deep K slice with
+//     zeros): outer product 256×1024×1 1.1 → 0.31 and 1.5 → 0.47;
+//   A·Bᵀ (dense), gemm_dot: dense 1024³ 69 → 34 and 43 → 30 (faster than
+//     the staged square matmul), 256×1024 by K 1024 to 1 output 0.38 → 0.06,
+//     4096×30 to 10 1.6 → 0.43;
+//   M ≤ 4, gemm_direct (the staged kernel fills a 64-row tile for one row):
+//     1×1024×256 1.3 → 0.14 and 1.0 → 0.13;
+//   Aᵀ·B (weight gradients), gemm_rows: dW 1024×30 over a batch of 256
+//     1.3 → 0.7 (PoCL);
 //   elsewhere the staged gemm (gemm_direct lost at N = 30 and N = 1).
 // GPUs keep the staged gemm: local memory is what makes it fast there.
 Kernel OpenclDevice::gemm_kernel(std::size_t tile, std::size_t m, std::size_t k, bool ta, bool tb) const noexcept {
     if (!direct_gemm_) return Kernel::gemm;
+    if (k <= kDirectGemmMaxK) return Kernel::gemm_direct;
     if (tb && !ta && has_gemm_dot(tile)) return Kernel::gemm_dot;
-    if (k <= kDirectGemmMaxK || m <= kDirectGemmMaxM) return Kernel::gemm_direct;
+    if (m <= kDirectGemmMaxM) return Kernel::gemm_direct;
+    if (ta && !tb && has_gemm_rows(tile)) return Kernel::gemm_rows;
     return Kernel::gemm;
 }
 

@@ -18,8 +18,9 @@
 #error "ADD_VW is 1 or EW_VW"
 #endif
 
-// In the float32 program, sigmoid, bce_with_logits and
-// bce_with_logits_backward (and add where ADD_VW > 1) work on vectors of EW_VW elements (a build option
+// In the float32 program, sigmoid, relu, relu_backward, sigmoid_backward,
+// bce_with_logits and bce_with_logits_backward (add where ADD_VW > 1, and
+// column_sum over columns, reduce.cl) work on vectors of EW_VW elements (a build option
 // chosen per device: the native float width on CPUs, 4 elsewhere): work-item
 // i takes the vectors i, i + S, i + 2S, ... (S = flat_size(); sigmoid: pairs
 // of vectors, see there) of the first floor(n / EW_VW)·EW_VW elements, loaded with vloadn (element alignment is
@@ -93,20 +94,41 @@ __kernel void sigmoid(__global const real* x, __global real* y, ulong n) {
 
 // y[i] = max(x[i], 0), NaN kept; x and y may be the same buffer.
 __kernel void relu(__global const real* x, __global real* y, ulong n) {
+#if EW_VW > 1
+    FOR_EACH_VECTOR(i, n) {
+        const floatv v = EW_LOAD(x, i);
+        EW_STORE(select(v, (floatv)0.0f, v <= (floatv)0.0f), y, i);  // relu1 per lane
+    }
+    FOR_EACH_TAIL(j, n) y[j] = relu1(x[j]);
+#else
     FOR_EACH(i, n) STORE(y, i, relu1(LOAD(x, i)));
+#endif
 }
 
 // dx[i] = x[i] > 0 ? dy[i] : 0 (0 where x is NaN)
 __kernel void relu_backward(__global const real* dy, __global const real* x, __global real* dx, ulong n) {
+#if EW_VW > 1
+    FOR_EACH_VECTOR(i, n) EW_STORE(select((floatv)0.0f, EW_LOAD(dy, i), EW_LOAD(x, i) > (floatv)0.0f), dx, i);
+    FOR_EACH_TAIL(j, n) dx[j] = x[j] > 0.0f ? dy[j] : 0.0f;
+#else
     FOR_EACH(i, n) STORE(dx, i, LOAD(x, i) > (acc)0 ? LOAD(dy, i) : (acc)0);
+#endif
 }
 
 // dx[i] = dy[i] * y[i] * (1 - y[i])
 __kernel void sigmoid_backward(__global const real* dy, __global const real* y, __global real* dx, ulong n) {
+#if EW_VW > 1
+    FOR_EACH_VECTOR(i, n) {
+        const floatv yi = EW_LOAD(y, i);
+        EW_STORE(EW_LOAD(dy, i) * yi * ((floatv)1.0f - yi), dx, i);
+    }
+    FOR_EACH_TAIL(j, n) dx[j] = dy[j] * y[j] * (1.0f - y[j]);
+#else
     FOR_EACH(i, n) {
         const acc yi = LOAD(y, i);
         STORE(dx, i, LOAD(dy, i) * yi * ((acc)1 - yi));
     }
+#endif
 }
 
 // l[i] = max(z,0) - z*t + log1p(exp(-|z|)), the stable form of binary cross-entropy on logits.

@@ -92,6 +92,18 @@ void gemm_stage(__local acc* dst, __global const real* src, ulong rows, ulong co
     }
 }
 
+// The epilogue of one accumulator vector, element by element: C[r][c0 + l] =
+// act(v[l] + bias[c0 + l]) for the lanes l with c0 + l < N.
+void gemm_store(__global real* C, __global const real* bias, int has_bias, int act, ulong N, ulong r, ulong c0,
+                accv cv) {
+    acc v[MM_VW];
+    STOREV(cv, v);
+    for (int l = 0; l < MM_VW; ++l) {
+        const ulong cc = c0 + l;
+        if (cc < N) STORE(C, r * N + cc, activate(v[l] + (has_bias ? LOAD(bias, cc) : (acc)0), act));
+    }
+}
+
 // One work-group per TM × TN tile of C; groups past the output return at once
 // (a caller may launch a larger grid). Per K slice: stage op(A)'s TM × TK
 // block as As[k][i] and op(B)'s TK × TN block as Bs[k][j] (transposes are
@@ -142,21 +154,24 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm(
         barrier(CLK_LOCAL_MEM_FENCE);  // the next slice overwrites As and Bs
     }
 
-    // Epilogue, element by element: bias, activation, bounds.
     for (int p = 0; p < MM_WM; ++p) {
         const ulong r = row0 + ty * MM_WM + p;
         if (r >= M) break;
-        for (int q = 0; q < MM_WN; ++q) {
-            acc v[MM_VW];
-            STOREV(c[p][q], v);
-            const ulong c0 = col0 + (ulong)(q * MM_BX + tx) * MM_VW;
-            for (int l = 0; l < MM_VW; ++l) {
-                const ulong cc = c0 + l;
-                if (cc < N) STORE(C, r * N + cc, activate(v[l] + (has_bias ? LOAD(bias, cc) : (acc)0), act));
-            }
-        }
+        for (int q = 0; q < MM_WN; ++q)
+            gemm_store(C, bias, has_bias, act, N, r, col0 + (ulong)(q * MM_BX + tx) * MM_VW, c[p][q]);
     }
 }
+
+// GLOAD_N(n, p, i): the n elements p[i..] of a __global real array as an
+// acc vector (n a vector size: 2, 4, 8, 16); element alignment is enough.
+#if defined(ACCEL_REAL_F16)
+#define GLOAD_N(n, p, i) MM_CAT(vload_half, n)(0, (p) + (i))
+#elif defined(ACCEL_REAL_BF16)
+#define GLOAD_N(n, p, i) MM_CAT(as_float, n)(MM_CAT(convert_uint, n)(MM_CAT(vload, n)(0, (p) + (i))) << 16)
+#else
+#define GLOAD_N(n, p, i) MM_CAT(vload, n)(0, (p) + (i))
+#endif
+#define GLOADV(p, i) GLOAD_N(MM_VW, p, i)
 
 // The same C = act(op(A)·op(B) + bias) with the same work-group tile and the
 // same elements per work-item as gemm (so one launch geometry serves both),
@@ -168,17 +183,6 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm(
 // outer product of a backward pass, pads a TK slice with zeros), and on CPU
 // devices, where local memory is ordinary cache and the gemm's staging and
 // barriers are the cost (MLP shapes: M or N of 1, K of 30).
-// GLOADV(p, i): the MM_VW elements p[i..] of a __global real array as one accv.
-#if MM_VW > 1
-#if defined(ACCEL_REAL_F16)
-#define GLOADV(p, i) MM_CAT(vload_half, MM_VW)(0, (p) + (i))
-#elif defined(ACCEL_REAL_BF16)
-#define GLOADV(p, i) MM_CAT(as_float, MM_VW)(MM_CAT(convert_uint, MM_VW)(MM_CAT(vload, MM_VW)(0, (p) + (i))) << 16)
-#else
-#define GLOADV(p, i) MM_CAT(vload, MM_VW)(0, (p) + (i))
-#endif
-#endif
-
 __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_direct(
     __global const real* A, __global const real* B, __global real* C, __global const real* bias, int has_bias,
     int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
@@ -229,20 +233,14 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_direct
         }
     }
 
-    for (int p = 0; p < rows; ++p) {
-        const ulong r = r0 + p;
-        for (int q = 0; q < MM_WN; ++q) {
-            acc v[MM_VW];
-            STOREV(c[p][q], v);
-            for (int l = 0; l < MM_VW; ++l) {
-                const ulong cc = cq[q] + l;
-                if (cc < N) STORE(C, r * N + cc, activate(v[l] + (has_bias ? LOAD(bias, cc) : (acc)0), act));
-            }
-        }
-    }
+    for (int p = 0; p < rows; ++p)
+        for (int q = 0; q < MM_WN; ++q) gemm_store(C, bias, has_bias, act, N, r0 + p, cq[q], c[p][q]);
 }
 
-#if MM_VW > 1
+// gemm_dot and gemm_rows take a work-item's columns 4 at a time.
+#define MM_COLUMNS_BY_4 ((MM_WN * MM_VW) % 4 == 0)
+
+#if MM_VW > 1 && MM_COLUMNS_BY_4
 // The sum of the MM_VW lanes of v.
 acc hsum(accv v) {
 #if MM_VW == 16
@@ -262,6 +260,34 @@ acc hsum(accv v) {
 #endif
     return h2.x + h2.y;
 }
+
+#if MM_VW % 4 == 0
+#define acc4v MM_CAT(acc, 4)
+#define acc8v MM_CAT(acc, 8)
+// (Σ lanes of s0, Σ s1, Σ s2, Σ s3): halves added until 4 lanes are left,
+// then pairs of lanes, two vectors at a time.
+acc4v hsum4(accv s0, accv s1, accv s2, accv s3) {
+#if MM_VW == 16
+#define MM_FOLD(v) ((v).lo.lo + (v).lo.hi + (v).hi.lo + (v).hi.hi)
+#elif MM_VW == 8
+#define MM_FOLD(v) ((v).lo + (v).hi)
+#else
+#define MM_FOLD(v) (v)
+#endif
+    const acc8v a = (acc8v)(MM_FOLD(s0), MM_FOLD(s1));
+    const acc8v b = (acc8v)(MM_FOLD(s2), MM_FOLD(s3));
+#undef MM_FOLD
+    const acc8v e = (acc8v)(a.even + a.odd, b.even + b.odd);
+    return e.even + e.odd;
+}
+
+// activate() on 4 lanes: relu as a select, sigmoid lane by lane.
+acc4v activate4(acc4v v, int act) {
+    if (act == ACCEL_ACTIVATION_RELU) return select(v, (acc4v)0, v <= (acc4v)0);
+    if (act == ACCEL_ACTIVATION_SIGMOID) return (acc4v)(sigmoid1(v.x), sigmoid1(v.y), sigmoid1(v.z), sigmoid1(v.w));
+    return v;
+}
+#endif
 
 // gemm_direct for op(B) = Bᵀ with A not transposed (dense: y = x·Wᵀ), where
 // both operands run along K in memory: each of a work-item's MM_WM × MM_WN·MM_VW
@@ -329,6 +355,21 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_dot(
 #pragma unroll
                     for (int j = 0; j < 4; ++j) s[i][j] = MM_MAC(a[i], b[j], s[i][j]);
             }
+#if MM_VW % 4 == 0
+            // The 4 columns are adjacent (one vector's lanes): the lanes summed
+            // and the epilogue run 4 columns at a time.
+            if (cb[3] == cb[0] + 3) {
+                const acc4v b4 = has_bias ? GLOAD_N(4, bias, cb[0]) : (acc4v)0;
+                for (int i = 0; i < 4; ++i) {
+                    const ulong r = r0 + rp + i;
+                    if (r >= M || i + rp >= MM_WM) break;
+                    acc v[4];
+                    vstore4(activate4(hsum4(s[i][0], s[i][1], s[i][2], s[i][3]) + b4, act), 0, v);
+                    for (int j = 0; j < 4; ++j) STORE(C, r * N + cb[0] + j, v[j]);
+                }
+                continue;
+            }
+#endif
             for (int i = 0; i < 4; ++i) {
                 const ulong r = r0 + rp + i;
                 if (r >= M || i + rp >= MM_WM) break;
@@ -339,6 +380,67 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_dot(
                     STORE(C, r * N + c, activate(hsum(s[i][j]) + (has_bias ? LOAD(bias, c) : (acc)0), act));
                 }
             }
+        }
+    }
+}
+#endif
+
+#if (MM_WM == 2 || MM_WM == 4 || MM_WM == 8 || MM_WM == 16) && MM_COLUMNS_BY_4
+#define accm MM_CAT(acc, MM_WM)
+// gemm_direct for op(A) = Aᵀ with B not transposed (a weight gradient,
+// dW = dzᵀ·x): A[K,M] runs along the rows of C, so a work-item's MM_WM rows
+// are one vector of A per k, times one element of B per column (a broadcast
+// load), each of its MM_WN·MM_VW columns an accumulator vector of its rows
+// (built where MM_WN·MM_VW is a multiple of 4).
+// Same tile and outputs per work-item as gemm. Only on CPU devices (see the
+// host), in programs whose MM_WM is a vector size.
+__kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_rows(
+    __global const real* A, __global const real* B, __global real* C, __global const real* bias, int has_bias,
+    int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
+    (void)trans_a;
+    (void)trans_b;  // always 1 and 0
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const ulong r0 = (ulong)get_group_id(1) * TM + ty * MM_WM, col0 = (ulong)get_group_id(0) * TN;
+    if (r0 >= M || col0 >= N) return;
+    const int rows = (int)min((ulong)MM_WM, M - r0);
+    // 4 columns at a time (4 accumulator vectors: they and A's vector stay
+    // in registers), the work-item's vectors of columns one after another.
+    for (int o = 0; o < MM_WN * MM_VW; o += 4) {
+        ulong cb[4];
+        int inside = 0;  // how many of the 4 columns lie inside C
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int oj = o + j;  // column oj of the work-item: vector oj / VW, lane oj % VW
+            cb[j] = col0 + (ulong)((oj / MM_VW) * MM_BX + tx) * MM_VW + oj % MM_VW;
+            inside += cb[j] < N;
+        }
+        if (!inside) continue;
+        accm c[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) c[j] = (accm)0;
+        for (ulong k = 0; k < K; ++k) {
+            accm a;
+            if (rows == MM_WM) {
+                a = GLOAD_N(MM_WM, A, k * M + r0);
+            } else {
+                acc e[MM_WM];
+                for (int p = 0; p < MM_WM; ++p) e[p] = p < rows ? LOAD(A, k * M + r0 + p) : (acc)0;
+                a = MM_CAT(vload, MM_WM)(0, e);
+            }
+            if (inside == 4) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) c[j] = MM_MAC(a, (accm)LOAD(B, k * N + cb[j]), c[j]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) c[j] = MM_MAC(a, (accm)(cb[j] < N ? LOAD(B, k * N + cb[j]) : (acc)0), c[j]);
+            }
+        }
+        for (int j = 0; j < 4; ++j) {
+            if (cb[j] >= N) continue;
+            acc v[MM_WM];
+            MM_CAT(vstore, MM_WM)(c[j], 0, v);
+            const acc b = has_bias ? LOAD(bias, cb[j]) : (acc)0;
+            for (int p = 0; p < rows; ++p) STORE(C, (r0 + p) * N + cb[j], activate(v[p] + b, act));
         }
     }
 }
