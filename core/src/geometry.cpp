@@ -18,11 +18,18 @@ std::size_t ceil_div(std::size_t a, std::size_t b) {
     return a / b + (a % b != 0);
 }
 
-LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits& limits) {
+namespace {
+// The block of a 1-D geometry, given to `what`, is within the device's limits.
+void check_block_1d(std::size_t block, const LaunchLimits& limits, const char* what) {
     if (block == 0 || block > limits.max_block_size || block > limits.max_block_dims.x)
-        throw InvalidArgument("geometry_1d: block of " + std::to_string(block) +
+        throw InvalidArgument(std::string(what) + ": block of " + std::to_string(block) +
                               " threads; it must be in 1.." + std::to_string(std::min(
                                   limits.max_block_size, limits.max_block_dims.x)) + " on this device");
+}
+}  // namespace
+
+LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits& limits) {
+    check_block_1d(block, limits, "geometry_1d");
     LaunchGeometry g;
     g.block = {block, 1, 1};
     g.grid = {std::max<std::size_t>(1, std::min(ceil_div(n, block), limits.max_grid_dims.x)), 1, 1};
@@ -31,7 +38,8 @@ LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits&
 }
 
 LaunchGeometry geometry_1d_fit(std::size_t n, std::size_t block, const LaunchLimits& limits) {
-    return geometry_1d(n, std::min(block, std::max<std::size_t>(n, 1)), limits);
+    check_block_1d(block, limits, "geometry_1d_fit");
+    return geometry_1d(n, n <= kSmallBlock ? std::min(block, kSmallBlock) : block, limits);
 }
 
 LaunchGeometry geometry_2d(std::size_t rows, std::size_t cols, Dim3 block, std::size_t tile_x,

@@ -274,6 +274,16 @@ TEST_CASE("ceil_div and geometry helpers") {
     CHECK(geometry_1d(0, 256, l).grid.x == 1);
     CHECK_THROWS_AS(geometry_1d(10, 2048, l), InvalidArgument);
     CHECK_THROWS_AS(geometry_1d(10, 0, l), InvalidArgument);
+    // geometry_1d_fit: blocks of kSmallBlock (16) up to 16 elements, else the block given.
+    for (const auto& [n, block] : std::vector<std::pair<std::size_t, std::size_t>>{
+             {0, 16}, {1, 16}, {15, 16}, {16, 16}, {17, 256}, {256, 256}, {257, 256}, {100000, 256}}) {
+        CAPTURE(n);
+        const LaunchGeometry f = geometry_1d_fit(n, 256, l);
+        CHECK(f.block.x == block);
+        CHECK(f.grid.x == std::min<std::size_t>(100, std::max<std::size_t>(1, ceil_div(n, block))));
+    }
+    CHECK(geometry_1d_fit(1, 8, l).block.x == 8);  // never wider than asked
+    CHECK_THROWS_AS(geometry_1d_fit(10, 2048, l), InvalidArgument);
     auto g2 = geometry_2d(33, 65, {16, 16, 1}, 16, 16, l);
     CHECK(g2.grid.x == 5);
     CHECK(g2.grid.y == 3);

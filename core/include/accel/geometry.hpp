@@ -54,12 +54,18 @@ std::size_t ceil_div(std::size_t a, std::size_t b);
 /// `limits` (see check_geometry).
 LaunchGeometry geometry_1d(std::size_t n, std::size_t block, const LaunchLimits& limits);
 
-/// geometry_1d(n, min(block, max(n, 1)), limits): a block no wider than the
-/// n elements it covers. What default geometries use, so that a launch over
-/// a few elements runs no block of idle threads (an OpenCL runtime on a CPU
-/// runs a work-group's work-items one after another: PoCL's add of one
-/// element in a work-group of 4096 cost twice a bare enqueue). Throws as
-/// geometry_1d. Thread-safe (pure).
+/// Blocks of geometry_1d_fit for n ≤ kSmallBlock elements: a vector of
+/// 16 floats (AVX-512), what a CPU OpenCL runtime runs a work-group in.
+constexpr std::size_t kSmallBlock = 16;
+
+/// geometry_1d(n, b, limits) with b = min(block, kSmallBlock) when n ≤
+/// kSmallBlock, else `block`. What default geometries use, so that a launch
+/// over a few elements runs no large block of idle threads (an OpenCL
+/// runtime on a CPU runs a work-group's work-items one after another: PoCL's
+/// add of one element in a work-group of 4096 cost twice a bare enqueue).
+/// Two sizes, not one fitted to each n: PoCL compiles a kernel once per
+/// work-group size. Throws as geometry_1d (`block` itself must be within
+/// the limits). Thread-safe (pure).
 LaunchGeometry geometry_1d_fit(std::size_t n, std::size_t block, const LaunchLimits& limits);
 
 /// A 2-D geometry covering a rows×cols output with block (bx, by) threads,
