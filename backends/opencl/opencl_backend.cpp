@@ -836,7 +836,7 @@ LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::s
     if (op == Op::column_sum)  // a vector of ew_width_ columns per work-item (kernels/reduce.cl)
         return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(cols, ew_width_)));
     if (op == Op::add || op == Op::relu || op == Op::relu_backward || op == Op::sigmoid_backward ||
-        op == Op::bce_with_logits || op == Op::bce_with_logits_backward)
+        op == Op::bce_with_logits || op == Op::bce_with_logits_backward || op == Op::bias_activation)
         return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(rows * cols, ew_width_)));
     return Device::do_default_geometry(op, rows, cols);
 }

@@ -217,8 +217,8 @@ struct GemmTiles {
 ///  - elementwise ops, column_sum, fma_throughput: any geometry within the
 ///    limits (grid-stride loops over the flattened NDRange).
 ///    default_geometry gives sigmoid, relu, relu_backward, sigmoid_backward,
-///    bce_with_logits and bce_with_logits_backward one work-item per vector
-///    of EW_VW elements (the vector width of their kernels) in work-groups
+///    bce_with_logits, bce_with_logits_backward and bias_activation one
+///    work-item per vector of EW_VW elements (the vector width of their kernels) in work-groups
 ///    of 256 (or fewer, as many as there are vectors), and column_sum one
 ///    per EW_VW columns; add the same except on CPU devices, where it gives
 ///    one work-item per element in work-groups of min(4096,

@@ -20,7 +20,7 @@
 
 // In the float32 program, sigmoid, relu, relu_backward, sigmoid_backward,
 // bce_with_logits and bce_with_logits_backward (add where ADD_VW > 1, and
-// column_sum over columns, reduce.cl) work on vectors of EW_VW elements (a build option
+// bias_activation and column_sum along rows) work on vectors of EW_VW elements (a build option
 // chosen per device: the native float width on CPUs, 4 elsewhere): work-item
 // i takes the vectors i, i + S, i + 2S, ... (S = flat_size(); sigmoid: pairs
 // of vectors, see there) of the first floor(n / EW_VW)·EW_VW elements, loaded with vloadn (element alignment is
@@ -51,6 +51,13 @@
 
 // exp_nonpositive and sigmoidv: common.cl's float ones on EW_VW lanes.
 DEFINE_SIGMOID_F32(exp_nonpositive, sigmoidv, floatv, uintv, EW_CAT(as_uint, EW_VW), EW_CAT(as_float, EW_VW))
+
+// activate() per lane: relu as a select (NaN kept, as relu1), sigmoid as sigmoidv.
+floatv activatev(floatv v, int act) {
+    if (act == ACCEL_ACTIVATION_SIGMOID) return sigmoidv(v);
+    if (act == ACCEL_ACTIVATION_RELU) return select(v, (floatv)0.0f, v <= (floatv)0.0f);
+    return v;
+}
 
 // The stable binary cross-entropy on logits, per lane (see bce_with_logits).
 floatv bcev(floatv z, floatv t) { return fmax(z, (floatv)0.0f) - z * t + log1p(exp(-fabs(z))); }
@@ -95,10 +102,7 @@ __kernel void sigmoid(__global const real* x, __global real* y, ulong n) {
 // y[i] = max(x[i], 0), NaN kept; x and y may be the same buffer.
 __kernel void relu(__global const real* x, __global real* y, ulong n) {
 #if EW_VW > 1
-    FOR_EACH_VECTOR(i, n) {
-        const floatv v = EW_LOAD(x, i);
-        EW_STORE(select(v, (floatv)0.0f, v <= (floatv)0.0f), y, i);  // relu1 per lane
-    }
+    FOR_EACH_VECTOR(i, n) EW_STORE(activatev(EW_LOAD(x, i), ACCEL_ACTIVATION_RELU), y, i);
     FOR_EACH_TAIL(j, n) y[j] = relu1(x[j]);
 #else
     FOR_EACH(i, n) STORE(y, i, relu1(LOAD(x, i)));
@@ -188,12 +192,31 @@ __kernel void fma_throughput(__global acc* y, ulong n, ulong iterations) {
 // y[r, c] = act(y[r, c] + bias[c]) for y[rows, cols] (read_y 0: y is not read,
 // so act(bias[c]) or act(0)): the vendor path's epilogue after the GEMM, and
 // its K = 0 result. bias is ignored when has_bias is 0.
+// In the float32 program (EW_VW > 1): vectors of EW_VW columns of a row, one
+// division per vector to find its row, then the cols % EW_VW last columns of
+// every row one element at a time.
 __kernel void bias_activation(__global const real* bias, __global real* y, int has_bias, int read_y, int act,
                               ulong rows, ulong cols) {
+#if EW_VW > 1
+    const ulong nv = cols / EW_VW, tail = cols - nv * EW_VW;  // full vectors and leftover columns per row
+    FOR_EACH(i, rows * nv) {
+        const ulong r = i / nv, v = i - r * nv;
+        __global float* row = y + r * cols;
+        floatv x = read_y ? EW_LOAD(row, v) : (floatv)0.0f;
+        if (has_bias) x += EW_LOAD(bias, v);
+        EW_STORE(activatev(x, act), row, v);
+    }
+    FOR_EACH(i, rows * tail) {
+        const ulong r = i / tail, c = nv * EW_VW + (i - r * tail);
+        const float x = (read_y ? y[r * cols + c] : 0.0f) + (has_bias ? bias[c] : 0.0f);
+        y[r * cols + c] = activate(x, act);
+    }
+#else
     FOR_EACH(i, rows * cols) {
         const acc v = (read_y ? LOAD(y, i) : (acc)0) + (has_bias ? LOAD(bias, i % cols) : (acc)0);
         STORE(y, i, activate(v, act));
     }
+#endif
 }
 
 // Does nothing: accel-bench times it as the bare cost of one launch.
