@@ -10,6 +10,7 @@
 #include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
+#include <accel/registry.hpp>
 #include <accel/version.hpp>
 
 #include <nlohmann/json.hpp>
@@ -64,12 +65,34 @@ std::string shape_text(const GemmShape& s) {
     return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
-// What the measurement depends on: accel's kernels, the device, its driver,
-// its runtime, the vendor library and the shape class.
+// The build of `backend`'s plugin, as its file's size and modification time
+// ("" when its file cannot be read): a rebuilt or reinstalled plugin may have
+// other kernels, which ACCEL_VERSION alone does not tell. Read once per
+// backend and process.
+std::string plugin_build(const std::string& backend) {
+    static std::mutex m;
+    static std::map<std::string, std::string> builds;
+    std::lock_guard<std::mutex> lock(m);
+    const auto it = builds.find(backend);
+    if (it != builds.end()) return it->second;
+    std::string build;
+    for (const BackendStatus& b : backend_statuses()) {
+        struct stat st {};
+        if (b.name == backend && b.plugin_found && stat(b.plugin_path.c_str(), &st) == 0)
+            build = std::to_string(st.st_size) + " bytes, " + std::to_string(st.st_mtim.tv_sec) + "." +
+                    std::to_string(st.st_mtim.tv_nsec);
+    }
+    return builds[backend] = build;
+}
+
+// What the measurement depends on: accel's kernels (the version and the
+// plugin's build), the device, its driver, its runtime, the vendor library
+// and the shape class.
 std::string device_key(const Device& d, const GemmShape& cls) {
     const DeviceInfo& i = d.info();
-    return std::string("accel ") + ACCEL_VERSION + " | " + i.backend + " | " + i.name + " | " + i.driver_version +
-           " | " + i.runtime_version + " | " + info_value(i, "vendor BLAS") + " | " + shape_text(cls);
+    return std::string("accel ") + ACCEL_VERSION + " | " + i.backend + " plugin " + plugin_build(i.backend) + " | " +
+           i.name + " | " + i.driver_version + " | " + i.runtime_version + " | " + info_value(i, "vendor BLAS") +
+           " | " + shape_text(cls);
 }
 
 // Directory of the cache file: ACCEL_CACHE_DIR, else $XDG_CACHE_HOME/accel,

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace accel;
@@ -209,6 +210,12 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
     std::stringstream text;
     text << file.rdbuf();
     CHECK(contains(text.str(), "\"native_gflops\""));
+    // The record belongs to this build of the plugin: its file's size is in the key.
+    for (const BackendStatus& b : backend_statuses()) {
+        struct stat st {};
+        if (b.name == d->info().backend && stat(b.plugin_path.c_str(), &st) == 0)
+            CHECK(contains(ev.key, " plugin " + std::to_string(st.st_size) + " bytes"));
+    }
 
     // A record in the file decides, whichever way it points.
     for (const char* path : {"native", "vendor"}) {
