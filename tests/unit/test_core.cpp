@@ -275,8 +275,9 @@ TEST_CASE("ceil_div and geometry helpers") {
     CHECK_THROWS_AS(geometry_1d(10, 2048, l), InvalidArgument);
     CHECK_THROWS_AS(geometry_1d(10, 0, l), InvalidArgument);
     // geometry_1d_fit: blocks of kSmallBlock (16) up to 16 elements, else the block given.
-    for (const auto& [n, block] : std::vector<std::pair<std::size_t, std::size_t>>{
+    for (const auto& expect : std::vector<std::pair<std::size_t, std::size_t>>{
              {0, 16}, {1, 16}, {15, 16}, {16, 16}, {17, 256}, {256, 256}, {257, 256}, {100000, 256}}) {
+        const std::size_t n = expect.first, block = expect.second;
         CAPTURE(n);
         const LaunchGeometry f = geometry_1d_fit(n, 256, l);
         CHECK(f.block.x == block);
