@@ -365,14 +365,27 @@ std::vector<BackendStatus> backend_statuses() {
     return all;
 }
 
-Backend& get_backend(const std::string& name) {
+namespace {
+void require_known_backend(const std::string& name) {
     const auto& names = known_backends();
     if (std::find(names.begin(), names.end(), name) == names.end())
         throw InvalidArgument("unknown backend '" + echo(name) + "'; expected one of cuda, opencl, kokkos, host");
+}
+}  // namespace
+
+Backend& get_backend(const std::string& name) {
+    require_known_backend(name);
     std::lock_guard<std::mutex> lock(registry_mutex());
     Plugin& p = load_plugin(name);
     if (!p.backend) throw BackendUnavailable("backend '" + name + "' cannot be used: " + p.error);
     return *p.backend;
+}
+
+std::string backend_plugin_file(const std::string& name) {
+    require_known_backend(name);
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    const Plugin& p = load_plugin(name);
+    return p.backend ? p.path : std::string();
 }
 
 std::shared_ptr<Device> open_device(const std::string& selector) {

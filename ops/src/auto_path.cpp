@@ -76,12 +76,11 @@ std::string plugin_build(const std::string& backend) {
     const auto it = builds.find(backend);
     if (it != builds.end()) return it->second;
     std::string build;
-    for (const BackendStatus& b : backend_statuses()) {
-        struct stat st {};
-        if (b.name == backend && b.plugin_found && stat(b.plugin_path.c_str(), &st) == 0)
-            build = std::to_string(st.st_size) + " bytes, " + std::to_string(st.st_mtim.tv_sec) + "." +
-                    std::to_string(st.st_mtim.tv_nsec);
-    }
+    struct stat st {};
+    const std::string file = backend_plugin_file(backend);
+    if (!file.empty() && stat(file.c_str(), &st) == 0)
+        build = std::to_string(st.st_size) + " bytes, " + std::to_string(st.st_mtim.tv_sec) + "." +
+                std::to_string(st.st_mtim.tv_nsec);
     return builds[backend] = build;
 }
 

@@ -213,9 +213,12 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
     // The record belongs to this build of the plugin: its file's size is in the key.
     for (const BackendStatus& b : backend_statuses()) {
         struct stat st {};
-        if (b.name == d->info().backend && stat(b.plugin_path.c_str(), &st) == 0)
-            CHECK(contains(ev.key, " plugin " + std::to_string(st.st_size) + " bytes"));
+        if (b.name != d->info().backend) continue;
+        CHECK(backend_plugin_file(b.name) == b.plugin_path);
+        REQUIRE(stat(b.plugin_path.c_str(), &st) == 0);
+        CHECK(contains(ev.key, " plugin " + std::to_string(st.st_size) + " bytes"));
     }
+    CHECK_THROWS_AS(backend_plugin_file("nosuch"), InvalidArgument);
 
     // A record in the file decides, whichever way it points.
     for (const char* path : {"native", "vendor"}) {

@@ -77,6 +77,12 @@ struct BackendStatus {
 /// makes its backend unavailable with that as the reason.
 std::vector<BackendStatus> backend_statuses();
 
+/// The file the plugin of backend `name` was loaded from (loaded on first
+/// use, as get_backend; no other backend is loaded or probed), or "" when
+/// it could not be loaded. Throws InvalidArgument for an unknown name.
+/// Thread-safe.
+std::string backend_plugin_file(const std::string& name);
+
 /// The Backend object of `name` (plugin loaded on first use).
 /// Throws BackendUnavailable (with the loader's message) when the plugin
 /// cannot be loaded, InvalidArgument for an unknown name.
