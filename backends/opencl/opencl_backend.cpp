@@ -715,8 +715,8 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t, std::size_t tile
     auto set = std::make_unique<KernelSet>();
     set->fill(nullptr);
     for (std::size_t i = 0; i < set->size(); ++i) {
-        if (static_cast<Kernel>(i) == Kernel::convert_f64 && !fp64_) continue;  // not in the program: no double
         const Kernel k = static_cast<Kernel>(i);
+        if (k == Kernel::convert_f64 && !fp64_) continue;  // not in the program: no double
         if ((k == Kernel::gemm_dot && !has_gemm_dot(tile)) || (k == Kernel::gemm_rows && !has_gemm_rows(tile)))
             continue;  // not in the program
         const bool gemm =
@@ -831,7 +831,8 @@ LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::s
     if (op == Op::sigmoid) {  // pairs of vectors per work-item (kernels/elementwise.cl)
         const std::size_t items = std::max<std::size_t>(1, ceil_div(rows * cols, 2 * ew_width_));
         // CPU devices: add's large work-groups (PoCL: +0.1 of add's GB/s at 1e7 over 256)
-        return add_block_ ? geometry_1d_fit(items, add_block_, info().limits) : Device::do_default_geometry(op, 1, items);
+        return add_block_ ? geometry_1d_fit(items, add_block_, info().limits)
+                          : Device::do_default_geometry(op, 1, items);
     }
     if (op == Op::column_sum)  // a vector of ew_width_ columns per work-item (kernels/reduce.cl)
         return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(cols, ew_width_)));

@@ -92,6 +92,17 @@ void gemm_stage(__local acc* dst, __global const real* src, ulong rows, ulong co
     }
 }
 
+// Every GEMM kernel of this file: the same arguments, which the host sets in
+// this order (OpenclDevice::k_matmul, k_dense), and the same work-group size.
+#define MM_GEMM_KERNEL(name)                                                                                 \
+    __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void name(                               \
+        __global const real* A, __global const real* B, __global real* C, __global const real* bias,         \
+        int has_bias, int act, ulong M, ulong N, ulong K, int trans_a, int trans_b)
+
+// The column of C that is column o (< MM_WN·MM_VW) of work-item tx in the
+// work-group tile starting at column col0: lane o % MM_VW of its vector o / MM_VW.
+ulong mm_column(ulong col0, int tx, int o) { return col0 + (ulong)((o / MM_VW) * MM_BX + tx) * MM_VW + o % MM_VW; }
+
 // The epilogue of one accumulator vector, element by element: C[r][c0 + l] =
 // act(v[l] + bias[c0 + l]) for the lanes l with c0 + l < N.
 void gemm_store(__global real* C, __global const real* bias, int has_bias, int act, ulong N, ulong r, ulong c0,
@@ -111,9 +122,7 @@ void gemm_store(__global real* C, __global const real* bias, int has_bias, int a
 // each work-item accumulates its MM_WM × MM_WN accv register tile: per k, one
 // vector of B per q, one broadcast of A per p. K == 0 leaves the accumulators
 // at 0, so C = act(bias) (or 0 for matmul).
-__kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm(
-    __global const real* A, __global const real* B, __global real* C, __global const real* bias, int has_bias,
-    int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
+MM_GEMM_KERNEL(gemm) {
     __local acc As[TK * TM];  // As[k·TM + i] = op(A)[row0 + i][k0 + k]
     __local acc Bs[TK * TN];  // Bs[k·TN + j] = op(B)[k0 + k][col0 + j]
     const int tx = get_local_id(0), ty = get_local_id(1), lid = ty * MM_BX + tx;
@@ -158,7 +167,7 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm(
         const ulong r = row0 + ty * MM_WM + p;
         if (r >= M) break;
         for (int q = 0; q < MM_WN; ++q)
-            gemm_store(C, bias, has_bias, act, N, r, col0 + (ulong)(q * MM_BX + tx) * MM_VW, c[p][q]);
+            gemm_store(C, bias, has_bias, act, N, r, mm_column(col0, tx, q * MM_VW), c[p][q]);
     }
 }
 
@@ -183,9 +192,7 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm(
 // outer product of a backward pass, pads a TK slice with zeros), and on CPU
 // devices, where local memory is ordinary cache and the gemm's staging and
 // barriers are the cost (MLP shapes: M or N of 1, K of 30).
-__kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_direct(
-    __global const real* A, __global const real* B, __global real* C, __global const real* bias, int has_bias,
-    int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
+MM_GEMM_KERNEL(gemm_direct) {
     const int tx = get_local_id(0), ty = get_local_id(1);
     const ulong r0 = (ulong)get_group_id(1) * TM + ty * MM_WM, col0 = (ulong)get_group_id(0) * TN;
     if (r0 >= M) return;
@@ -197,7 +204,7 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_direct
     int full[MM_WN];  // whether all MM_VW columns of vector q lie inside C and are contiguous in B
 #pragma unroll
     for (int q = 0; q < MM_WN; ++q) {
-        cq[q] = col0 + (ulong)(q * MM_BX + tx) * MM_VW;
+        cq[q] = mm_column(col0, tx, q * MM_VW);
         full[q] = cq[q] + MM_VW <= N && sbc == 1;
     }
 
@@ -296,9 +303,7 @@ acc4v activate4(acc4v v, int act) {
 // by element), 4 rows × 4 columns of accumulators at once, K's last
 // K % MM_VW elements as one zero-padded vector, the lanes summed at the end. Same tile and
 // outputs per work-item as gemm. Only on CPU devices (see the host).
-__kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_dot(
-    __global const real* A, __global const real* B, __global real* C, __global const real* bias, int has_bias,
-    int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
+MM_GEMM_KERNEL(gemm_dot) {
     (void)trans_a;
     (void)trans_b;  // always 0 and 1
     const int tx = get_local_id(0), ty = get_local_id(1);
@@ -315,8 +320,8 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_dot(
             int any = 0;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                const int o = cp + j;  // the o-th column of the work-item: vector o / VW, lane o % VW
-                const ulong c = col0 + (ulong)((o / MM_VW) * MM_BX + tx) * MM_VW + o % MM_VW;
+                const int o = cp + j;  // the o-th column of the work-item
+                const ulong c = mm_column(col0, tx, o);
                 any |= c < N;
                 cb[j] = min(c, N - 1);
             }
@@ -375,7 +380,7 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_dot(
                 if (r >= M || i + rp >= MM_WM) break;
                 for (int j = 0; j < 4; ++j) {
                     const int o = cp + j;
-                    const ulong c = col0 + (ulong)((o / MM_VW) * MM_BX + tx) * MM_VW + o % MM_VW;
+                    const ulong c = mm_column(col0, tx, o);
                     if (c >= N) continue;
                     STORE(C, r * N + c, activate(hsum(s[i][j]) + (has_bias ? LOAD(bias, c) : (acc)0), act));
                 }
@@ -394,9 +399,7 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_dot(
 // (built where MM_WN·MM_VW is a multiple of 4).
 // Same tile and outputs per work-item as gemm. Only on CPU devices (see the
 // host), in programs whose MM_WM is a vector size.
-__kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_rows(
-    __global const real* A, __global const real* B, __global real* C, __global const real* bias, int has_bias,
-    int act, ulong M, ulong N, ulong K, int trans_a, int trans_b) {
+MM_GEMM_KERNEL(gemm_rows) {
     (void)trans_a;
     (void)trans_b;  // always 1 and 0
     const int tx = get_local_id(0), ty = get_local_id(1);
@@ -410,8 +413,8 @@ __kernel __attribute__((reqd_work_group_size(MM_BX, MM_BY, 1))) void gemm_rows(
         int inside = 0;  // how many of the 4 columns lie inside C
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            const int oj = o + j;  // column oj of the work-item: vector oj / VW, lane oj % VW
-            cb[j] = col0 + (ulong)((oj / MM_VW) * MM_BX + tx) * MM_VW + oj % MM_VW;
+            const int oj = o + j;  // column oj of the work-item
+            cb[j] = mm_column(col0, tx, oj);
             inside += cb[j] < N;
         }
         if (!inside) continue;
