@@ -20,7 +20,7 @@ function(accel_add_backend name)
                         INSTALL_RPATH "$ORIGIN")
   accel_warnings(accel-backend-${name})
   install(TARGETS accel-backend-${name} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  set(ACCEL_BACKENDS_BUILT ${ACCEL_BACKENDS_BUILT} ${name} PARENT_SCOPE)
+  set_property(GLOBAL APPEND PROPERTY ACCEL_BACKENDS_BUILT ${name})  # read by the tests
 endfunction()
 
 # accel_embed_text(OUT_CPP SYMBOL FILE): generates OUT_CPP defining

@@ -49,8 +49,21 @@ int main(int argc, char** argv) {
     std::cout << "ACCEL_BACKEND=" << accel::env::value("ACCEL_BACKEND").value_or("(unset: auto)") << "\n\n";
     int failures = 0;
     std::vector<accel::DeviceInfo> seen;
+    std::cout << "plugin folders searched:";
+    for (const auto& dir : accel::plugin_folders()) std::cout << " " << dir;
+    std::cout << "\nselectors: " << accel::selector_grammar() << "\n\n";
     for (const auto& st : accel::backend_statuses()) {
         std::cout << st.summary() << "\n";
+        if (st.plugin_found) {
+            std::cout << "  plugin " << st.plugin_path;
+            for (const auto& other : st.shadowed) std::cout << " (replaces " << other << ")";
+            std::vector<std::string> when;
+            if (st.auto_rank > 0) when.push_back("opens its GPU (rank " + std::to_string(st.auto_rank) + ")");
+            if (st.auto_cpu_fallback) when.push_back("opens it when no backend has a GPU");
+            std::string text = when.empty() ? "never: name it to use it" : when.front();
+            if (when.size() > 1) text += "; " + when.back();
+            std::cout << "\n  auto: " << text << "\n";
+        }
         if (!st.availability.available) continue;
         for (int i = 0; i < st.availability.device_count; ++i) {
             try {

@@ -600,4 +600,5 @@ LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::siz
 }  // namespace cuda
 }  // namespace accel
 
-ACCEL_DEFINE_PLUGIN("cuda", accel::cuda::CudaBackend)
+// auto: a CUDA GPU first.
+ACCEL_DEFINE_PLUGIN("cuda", accel::cuda::CudaBackend, "", 40, 0)

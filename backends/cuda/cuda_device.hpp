@@ -375,6 +375,7 @@ protected:
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;
     Probes* do_probes() noexcept override { return this; }
+    std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // cuda_ops.cpp
 
 private:
     /// Registers every op's native kernel in f32, f64, f16 and bf16, and gemm

@@ -3,6 +3,7 @@
 // the device current, launch. One template, register_dtype<T>, serves the
 // four storage types; the launchers compute in Compute<T> (kernels.hpp).
 #include "cuda_device.hpp"
+#include "../common/kernel_table.hpp"
 
 #include "kernels/kernels.hpp"
 
@@ -39,47 +40,47 @@ template <class T>
 void CudaDevice::register_dtype(DType dt) {
     using F = Compute<T>;
     const OpPath nat = OpPath::native;
-    register_kernel("add", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::add, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(
             launch_add(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
     });
-    register_kernel("sigmoid", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::sigmoid, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_sigmoid(in<T>(a.in[0]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
     });
-    register_kernel("relu", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::relu, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_relu(in<T>(a.in[0]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
     });
-    register_kernel("relu_backward", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::relu_backward, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_relu_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
                                               launch(a.geometry, *a.stream)));
     });
-    register_kernel("sigmoid_backward", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::sigmoid_backward, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_sigmoid_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
                                                  launch(a.geometry, *a.stream)));
     });
-    register_kernel("matmul", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::matmul, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a,
                                        a.trans_b, static_cast<const T*>(nullptr), Epilogue::none,
                                        launch(a.geometry, *a.stream)));
     });
     // dense: y[batch, out] = act(x[batch, in]·W[out, in]ᵀ + bias); m = batch, n = out, k = in.
-    register_kernel("dense", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::dense, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, false, true,
                                        in<T>(a.in[2]), epilogue(a.act), launch(a.geometry, *a.stream)));
     });
-    register_kernel("bias_activation", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::bias_activation, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_bias_activation(out<T>(a.out[0]), in<T>(a.in[0]), a.m, a.n, a.scalars[0] != 0,
                                                 epilogue(a.act), launch(a.geometry, *a.stream)));
     });
-    register_kernel("column_sum", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::column_sum, dt, nat, [this](const KernelArgs& a) {
         const LaunchGeometry& g = a.geometry;
         const std::size_t threads = g.block.x * g.block.y * g.block.z;
         if (threads > kColumnSumMaxThreads)  // partial sums live in a shared array of that size
@@ -88,18 +89,18 @@ void CudaDevice::register_dtype(DType dt) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_column_sum(in<T>(a.in[0]), out<T>(a.out[0]), a.m, a.n, launch(g, *a.stream)));
     });
-    register_kernel("bce_with_logits", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::bce_with_logits, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_bce_with_logits(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
                                                 launch(a.geometry, *a.stream)));
     });
-    register_kernel("bce_with_logits_backward", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::bce_with_logits_backward, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_bce_with_logits_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
                                                          static_cast<F>(a.scalars[0]), launch(a.geometry, *a.stream)));
     });
     // convert: y (dtype dt) = x (a.src_dtype) rounded once to dt.
-    register_kernel("convert", dt, nat, [this](const KernelArgs& a) {
+    register_kernel(Op::convert, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         const Launch l = launch(a.geometry, *a.stream);
         const auto run = [&](auto source) {
@@ -115,17 +116,17 @@ void CudaDevice::register_dtype(DType dt) {
         throw InvalidArgument("convert: source dtype " + std::to_string(static_cast<int>(a.src_dtype)) +
                               " is not one of f32, f64, f16, bf16");
     });
-    // adam_step: in[1] = grad; out = p, m, v (updated in place); scalars =
-    // beta1, beta2, eps, step_size, sqrt(bias correction 2).
-    register_kernel("adam_step", dt, nat, [this](const KernelArgs& a) {
-        const auto s = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
+    // adam_step: in[1] = grad; out = p, m, v (updated in place).
+    register_kernel(Op::adam_step, dt, nat, [this](const KernelArgs& a) {
+        const auto h = AdamScalarArgs::of(a);
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_adam_step(out<T>(a.out[0]), in<T>(a.in[1]), out<T>(a.out[1]), out<T>(a.out[2]), a.n,
-                                          s(0), s(1), s(2), s(3), s(4), launch(a.geometry, *a.stream)));
+                                          F(h.beta1), F(h.beta2), F(h.eps), F(h.step_size), F(h.bias_correction2_sqrt),
+                                          launch(a.geometry, *a.stream)));
     });
     // The vendor path ignores the geometry: cuBLAS picks its own launches.
     if (blas_.handle)
-        register_kernel("gemm", dt, OpPath::vendor, [this](const KernelArgs& a) {
+        register_kernel(Op::gemm, dt, OpPath::vendor, [this](const KernelArgs& a) {
             const CurrentDevice current(ordinal_);
             cublas_gemm(blas_, in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b,
                         a.scalars[0], static_cast<CudaStream&>(*a.stream).handle());
@@ -133,6 +134,12 @@ void CudaDevice::register_dtype(DType dt) {
 }
 
 void CudaDevice::register_kernels() {
+    // The kernel table: every op natively in every dtype; vendor gemm (cuBLAS)
+    // in every dtype when cuBLAS started.
+    std::vector<DType> vendor;
+    if (blas_.handle) vendor.assign(std::begin(kAllDTypes), std::end(kAllDTypes));
+    claim_kernels({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
+                   {{Op::gemm}, vendor, OpPath::vendor}});
     register_dtype<float>(DType::f32);
     register_dtype<double>(DType::f64);
     register_dtype<__half>(DType::f16);
@@ -151,6 +158,11 @@ void CudaDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std:
 void CudaDevice::launch_empty(Stream& s) {
     const CurrentDevice current(ordinal_);
     ACCEL_CUDA_CHECK(cuda::launch_empty(launch(LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s).stream));
+}
+
+std::string CudaDevice::do_unsupported_reason(Op op, DType, OpPath path) const {
+    if (path == OpPath::vendor && op_info(op).has_vendor_path) return "cuBLAS did not start: " + blas_.description;
+    return "";
 }
 
 }  // namespace cuda

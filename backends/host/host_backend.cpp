@@ -134,4 +134,5 @@ LaunchGeometry HostDevice::do_default_geometry(Op op, std::size_t rows, std::siz
 }  // namespace host
 }  // namespace accel
 
-ACCEL_DEFINE_PLUGIN("host", accel::host::HostBackend)
+// auto: the host when no backend has a GPU.
+ACCEL_DEFINE_PLUGIN("host", accel::host::HostBackend, "", 0, 1)

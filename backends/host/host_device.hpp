@@ -88,6 +88,7 @@ protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     Probes* do_probes() noexcept override { return this; }
+    std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // host_ops.cpp
 
 private:
     void register_kernels();  // host_ops.cpp

@@ -5,6 +5,7 @@
 // f32 instantiation is the same loop the compiler vectorizes; sigmoid and the
 // f32 matmul keep their tuned kernels (kernels/).
 #include "host_device.hpp"
+#include "../common/kernel_table.hpp"
 
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
@@ -154,8 +155,8 @@ template <class T>
 void register_dtype(HostDevice& d, DType dt) {
     using F = Compute<T>;
     const OpPath native = OpPath::native;
-    d.register_kernel("add", dt, native, [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::add, a); });
-    d.register_kernel("sigmoid", dt, native, [](const KernelArgs& a) {
+    d.register_kernel(Op::add, dt, native, [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::add, a); });
+    d.register_kernel(Op::sigmoid, dt, native, [](const KernelArgs& a) {
         const T* x = in<T>(a.in[0]);
         T* y = out<T>(a.out[0]);
         if constexpr (std::is_same<T, float>::value)
@@ -163,23 +164,23 @@ void register_dtype(HostDevice& d, DType dt) {
         else
             each(a.n, a.geometry, [=](std::size_t i) { st(y, i, sigmoid1(ld(x, i))); });
     });
-    d.register_kernel("relu", dt, native, [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::relu, a); });
-    d.register_kernel("relu_backward", dt, native,
+    d.register_kernel(Op::relu, dt, native, [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::relu, a); });
+    d.register_kernel(Op::relu_backward, dt, native,
                       [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::relu_backward, a); });
-    d.register_kernel("sigmoid_backward", dt, native,
+    d.register_kernel(Op::sigmoid_backward, dt, native,
                       [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::sigmoid_backward, a); });
-    d.register_kernel("matmul", dt, native, [](const KernelArgs& a) {
+    d.register_kernel(Op::matmul, dt, native, [](const KernelArgs& a) {
         matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b);
     });
-    d.register_kernel("dense", dt, native, [](const KernelArgs& a) {
+    d.register_kernel(Op::dense, dt, native, [](const KernelArgs& a) {
         T* y = out<T>(a.out[0]);
         matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), y, a.m, a.n, a.k, false, true);  // x·Wᵀ, W [out, in]
         if (a.in[2] || a.act != Activation::none) bias_activation(in<T>(a.in[2]), y, a.m, a.n, true, a.act);
     });
-    d.register_kernel("bias_activation", dt, native, [](const KernelArgs& a) {
+    d.register_kernel(Op::bias_activation, dt, native, [](const KernelArgs& a) {
         bias_activation(in<T>(a.in[0]), out<T>(a.out[0]), a.m, a.n, a.scalars[0] != 0, a.act);
     });
-    d.register_kernel("column_sum", dt, native, [](const KernelArgs& a) {
+    d.register_kernel(Op::column_sum, dt, native, [](const KernelArgs& a) {
         const T* x = in<T>(a.in[0]);
         T* y = out<T>(a.out[0]);
         const std::size_t rows = a.m, cols = a.n;
@@ -196,21 +197,21 @@ void register_dtype(HostDevice& d, DType dt) {
             for (std::size_t c = c0; c < c1; ++c) st(y, c, acc[c - c0]);
         });
     });
-    d.register_kernel("bce_with_logits", dt, native, [](const KernelArgs& a) {
+    d.register_kernel(Op::bce_with_logits, dt, native, [](const KernelArgs& a) {
         const T *z = in<T>(a.in[0]), *t = in<T>(a.in[1]);
         T* l = out<T>(a.out[0]);
         each(a.n, a.geometry, [=](std::size_t i) { st(l, i, bce1(ld(z, i), ld(t, i))); });
     });
-    d.register_kernel("bce_with_logits_backward", dt, native,
+    d.register_kernel(Op::bce_with_logits_backward, dt, native,
                       [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::bce_with_logits_backward, a); });
-    d.register_kernel("convert", dt, native, [](const KernelArgs& a) {
+    d.register_kernel(Op::convert, dt, native, [](const KernelArgs& a) {
         with_storage(a.src_dtype, [&](auto s) { convert_range<decltype(s), T>(a.in[0], a.out[0], a.n, a.geometry); });
     });
-    d.register_kernel("adam_step", dt, native, [](const KernelArgs& a) {
+    d.register_kernel(Op::adam_step, dt, native, [](const KernelArgs& a) {
         T *p = out<T>(a.out[0]), *m = out<T>(a.out[1]), *v = out<T>(a.out[2]);
         const T* g = in<T>(a.in[1]);
-        const auto sc = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
-        const AdamScalars<F> s{sc(0), sc(1), sc(2), sc(3), sc(4)};
+        const auto h = AdamScalarArgs::of(a);
+        const AdamScalars<F> s{F(h.beta1), F(h.beta2), F(h.eps), F(h.step_size), F(h.bias_correction2_sqrt)};
         if constexpr (std::is_same<T, F>::value) {
             parallel_for(a.n, a.geometry.block.x, [&](std::size_t b, std::size_t e) { adam(p, g, m, v, b, e, s); });
         } else {
@@ -227,30 +228,40 @@ void register_dtype(HostDevice& d, DType dt) {
 
 }  // namespace
 
+// The dtypes the CBLAS runs gemm in: sgemm (f32), dgemm (f64), sbgemm (bf16,
+// OpenBLAS built with BUILD_BFLOAT16).
+static std::vector<DType> vendor_gemm_dtypes(const Cblas& blas) {
+    std::vector<DType> all;
+    if (blas.sgemm) all.push_back(DType::f32);
+    if (blas.dgemm) all.push_back(DType::f64);
+    if (blas.sbgemm) all.push_back(DType::bf16);
+    return all;
+}
+
 void HostDevice::register_kernels() {
+    // The kernel table: every op in every dtype natively; vendor gemm where the CBLAS has the dtype.
+    const Cblas& blas = cblas();
+    claim_kernels({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
+                   {{Op::gemm}, vendor_gemm_dtypes(blas), OpPath::vendor}});
     register_dtype<float>(*this, DType::f32);
     register_dtype<double>(*this, DType::f64);
     register_dtype<Eigen::half>(*this, DType::f16);
     register_dtype<Eigen::bfloat16>(*this, DType::bf16);
-    // Vendor gemm where the CBLAS has the dtype: sgemm (f32), dgemm (f64),
-    // sbgemm (bf16, OpenBLAS built with BUILD_BFLOAT16).
-    const Cblas& blas = cblas();
-    if (blas.sgemm)
-        register_kernel("gemm", DType::f32, OpPath::vendor, [&blas](const KernelArgs& a) {
-            gemm_vendor(blas, in<float>(a.in[0]), in<float>(a.in[1]), out<float>(a.out[0]), a.m, a.n, a.k, a.trans_a,
-                        a.trans_b, a.scalars[0]);
+    for (DType t : vendor_gemm_dtypes(blas))
+        with_storage(t, [&](auto storage) {
+            using T = decltype(storage);
+            if constexpr (!std::is_same<T, Eigen::half>::value)  // no CBLAS has an f16 gemm
+                register_kernel(Op::gemm, t, OpPath::vendor, [&blas](const KernelArgs& a) {
+                    gemm_vendor(blas, in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a,
+                                a.trans_b, a.scalars[0]);
+                });
         });
-    if (blas.dgemm)
-        register_kernel("gemm", DType::f64, OpPath::vendor, [&blas](const KernelArgs& a) {
-            gemm_vendor(blas, in<double>(a.in[0]), in<double>(a.in[1]), out<double>(a.out[0]), a.m, a.n, a.k,
-                        a.trans_a, a.trans_b, a.scalars[0]);
-        });
-    if (blas.sbgemm)
-        register_kernel("gemm", DType::bf16, OpPath::vendor, [&blas](const KernelArgs& a) {
-            using B = Eigen::bfloat16;
-            gemm_vendor(blas, in<B>(a.in[0]), in<B>(a.in[1]), out<B>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b,
-                        a.scalars[0]);
-        });
+}
+
+std::string HostDevice::do_unsupported_reason(Op op, DType t, OpPath path) const {
+    if (path == OpPath::vendor && op_info(op).has_vendor_path)
+        return std::string("the host's CBLAS has no ") + dtype_name(t) + " gemm (" + cblas().description + ")";
+    return "";
 }
 
 void HostDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,

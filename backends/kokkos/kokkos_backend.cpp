@@ -522,4 +522,5 @@ LaunchGeometry KokkosDevice::do_default_geometry(Op op, std::size_t rows, std::s
 }  // namespace kokkos
 }  // namespace accel
 
-ACCEL_DEFINE_PLUGIN("kokkos", accel::kokkos::KokkosBackend)
+// auto: a Kokkos GPU execution space after CUDA and OpenCL GPUs.
+ACCEL_DEFINE_PLUGIN("kokkos", accel::kokkos::KokkosBackend, "", 10, 0)

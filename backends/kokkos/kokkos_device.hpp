@@ -191,6 +191,7 @@ protected:
     /// larger tiles for one thread per team), 16×16 on device spaces.
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     Probes* do_probes() noexcept override { return this; }
+    std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // kokkos_ops.cpp
 
 private:
     /// Registers every op in f32, f64, f16 and bf16 (kokkos_ops.cpp).

@@ -4,6 +4,7 @@
 // first checks that Kokkos is still up (require_runtime, BackendUnavailable
 // once the application finalized it) and dispatches under dispatch_lock().
 #include "kokkos_device.hpp"
+#include "../common/kernel_table.hpp"
 
 #include <accel/error.hpp>
 
@@ -160,34 +161,34 @@ template <class T>
 void register_dtype(Device& d, DType dt) {
     using F = Compute<T>;
     const OpPath nat = OpPath::native;
-    d.register_kernel("add", dt, nat, [](const KernelArgs& a) {
+    d.register_kernel(Op::add, dt, nat, [](const KernelArgs& a) {
         range("accel::add", a.n, a.geometry, *a.stream,
               AddFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
     });
-    for (const char* op : {"sigmoid", "relu"}) {
-        const int act = op[0] == 's' ? ACCEL_ACTIVATION_SIGMOID : ACCEL_ACTIVATION_RELU;
-        d.register_kernel(op, dt, nat, [act](const KernelArgs& a) {
-            range(act == ACCEL_ACTIVATION_SIGMOID ? "accel::sigmoid" : "accel::relu", a.n, a.geometry, *a.stream,
-                  ActivateFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], a.n), act});
+    for (Activation act : {Activation::sigmoid, Activation::relu}) {
+        const bool sigmoid = act == Activation::sigmoid;
+        d.register_kernel(sigmoid ? Op::sigmoid : Op::relu, dt, nat, [act, sigmoid](const KernelArgs& a) {
+            range(sigmoid ? "accel::sigmoid" : "accel::relu", a.n, a.geometry, *a.stream,
+                  ActivateFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], a.n), static_cast<int>(act)});
         });
     }
     if constexpr (std::is_same<T, float>::value && kHostSpace) {
         // Host spaces: blocks of kSigmoidBlock elements as one vector loop;
         // the chunk is block.x elements' worth of blocks (at least one).
-        d.register_kernel("sigmoid", dt, nat, [](const KernelArgs& a) {
+        d.register_kernel(Op::sigmoid, dt, nat, [](const KernelArgs& a) {
             range("accel::sigmoid", host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
                   SigmoidHostFn{cv(a.in[0], a.n), fv(a.out[0], a.n), static_cast<Index>(a.n)});
         });
     }
-    d.register_kernel("relu_backward", dt, nat, [](const KernelArgs& a) {
+    d.register_kernel(Op::relu_backward, dt, nat, [](const KernelArgs& a) {
         range("accel::relu_backward", a.n, a.geometry, *a.stream,
               ReluBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
     });
-    d.register_kernel("sigmoid_backward", dt, nat, [](const KernelArgs& a) {
+    d.register_kernel(Op::sigmoid_backward, dt, nat, [](const KernelArgs& a) {
         range("accel::sigmoid_backward", a.n, a.geometry, *a.stream,
               SigmoidBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
     });
-    d.register_kernel("bias_activation", dt, nat, [](const KernelArgs& a) {
+    d.register_kernel(Op::bias_activation, dt, nat, [](const KernelArgs& a) {
         const std::size_t total = a.m * a.n;
         range("accel::bias_activation", total, a.geometry, *a.stream,
               BiasActivationFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], total), static_cast<Index>(a.n),
@@ -195,7 +196,7 @@ void register_dtype(Device& d, DType dt) {
     });
     if constexpr (std::is_same<T, float>::value && kHostSpace) {
         // Host spaces: kEpilogueRows rows per index, each a vector loop.
-        d.register_kernel("bias_activation", dt, nat, [](const KernelArgs& a) {
+        d.register_kernel(Op::bias_activation, dt, nat, [](const KernelArgs& a) {
             LaunchGeometry blocks = a.geometry;
             blocks.block.x = 1;
             const std::size_t count = (a.m + kEpilogueRows - 1) / kEpilogueRows;
@@ -205,21 +206,21 @@ void register_dtype(Device& d, DType dt) {
                                        act_code(a.act)});
         });
     }
-    d.register_kernel("column_sum", dt, nat, [](const KernelArgs& a) {
+    d.register_kernel(Op::column_sum, dt, nat, [](const KernelArgs& a) {
         range("accel::column_sum", a.n, a.geometry, *a.stream,
               ColumnSumFn<T>{cview<T>(a.in[0], a.m * a.n), view<T>(a.out[0], a.n), static_cast<Index>(a.m),
                              static_cast<Index>(a.n)});
     });
-    d.register_kernel("bce_with_logits", dt, nat, [](const KernelArgs& a) {
+    d.register_kernel(Op::bce_with_logits, dt, nat, [](const KernelArgs& a) {
         range("accel::bce_with_logits", a.n, a.geometry, *a.stream,
               BceFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
     });
-    d.register_kernel("bce_with_logits_backward", dt, nat, [](const KernelArgs& a) {
+    d.register_kernel(Op::bce_with_logits_backward, dt, nat, [](const KernelArgs& a) {
         range("accel::bce_with_logits_backward", a.n, a.geometry, *a.stream,
               BceBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n),
                                static_cast<F>(a.scalars[0])});
     });
-    d.register_kernel("convert", dt, nat, [](const KernelArgs& a) {
+    d.register_kernel(Op::convert, dt, nat, [](const KernelArgs& a) {
         const auto run = [&a](auto source) {
             using S = decltype(source);
             range("accel::convert", a.n, a.geometry, *a.stream,
@@ -232,26 +233,28 @@ void register_dtype(Device& d, DType dt) {
             case DType::bf16: return run(Eigen::bfloat16{});
         }
     });
-    d.register_kernel("adam_step", dt, nat, [](const KernelArgs& a) {
-        const auto sc = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
+    d.register_kernel(Op::adam_step, dt, nat, [](const KernelArgs& a) {
+        const auto h = AdamScalarArgs::of(a);
         range("accel::adam_step", a.n, a.geometry, *a.stream,
               AdamFn<T>{view<T>(a.out[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[1], a.n),
-                        view<T>(a.out[2], a.n), sc(0), sc(1), sc(2), sc(3), sc(4)});
+                        view<T>(a.out[2], a.n), F(h.beta1), F(h.beta2), F(h.eps), F(h.step_size),
+                        F(h.bias_correction2_sqrt)});
     });
     if constexpr (kHostSpace && std::is_same<T, F>::value) {
         // Host spaces, f32/f64: blocks of kSigmoidBlock elements as one
         // vector loop (the chunk is block.x elements' worth of blocks).
         struct Entry {
-            const char *name, *label;
+            Op id;
+            const char* label;
             cpu::Elementwise op;
         };
-        for (const Entry& e : {Entry{"add", "accel::add", cpu::Elementwise::add},
-                               Entry{"relu", "accel::relu", cpu::Elementwise::relu},
-                               Entry{"relu_backward", "accel::relu_backward", cpu::Elementwise::relu_backward},
-                               Entry{"sigmoid_backward", "accel::sigmoid_backward", cpu::Elementwise::sigmoid_backward},
-                               Entry{"bce_with_logits_backward", "accel::bce_with_logits_backward",
+        for (const Entry& e : {Entry{Op::add, "accel::add", cpu::Elementwise::add},
+                               Entry{Op::relu, "accel::relu", cpu::Elementwise::relu},
+                               Entry{Op::relu_backward, "accel::relu_backward", cpu::Elementwise::relu_backward},
+                               Entry{Op::sigmoid_backward, "accel::sigmoid_backward", cpu::Elementwise::sigmoid_backward},
+                               Entry{Op::bce_with_logits_backward, "accel::bce_with_logits_backward",
                                      cpu::Elementwise::bce_with_logits_backward}})
-            d.register_kernel(e.name, dt, nat, [e](const KernelArgs& a) {
+            d.register_kernel(e.id, dt, nat, [e](const KernelArgs& a) {
                 const bool unary = e.op == cpu::Elementwise::relu;
                 const F scale = e.op == cpu::Elementwise::bce_with_logits_backward ? static_cast<F>(a.scalars[0]) : F(0);
                 range(e.label, host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
@@ -259,27 +262,27 @@ void register_dtype(Device& d, DType dt) {
                                            static_cast<const F*>(unary ? a.in[0] : a.in[1]), static_cast<F*>(a.out[0]),
                                            static_cast<Index>(a.n), scale});
             });
-        d.register_kernel("column_sum", dt, nat, [](const KernelArgs& a) {
+        d.register_kernel(Op::column_sum, dt, nat, [](const KernelArgs& a) {
             LaunchGeometry one = a.geometry;
             one.block.x = 1;
             range("accel::column_sum", (a.n + kColumnSumBlock - 1) / kColumnSumBlock, one, *a.stream,
                   ColumnSumHostFn<F>{static_cast<const F*>(a.in[0]), static_cast<F*>(a.out[0]),
                                      static_cast<Index>(a.m), static_cast<Index>(a.n)});
         });
-        d.register_kernel("adam_step", dt, nat, [](const KernelArgs& a) {
-            const auto sc = [&a](std::size_t i) { return static_cast<F>(a.scalars[i]); };
+        d.register_kernel(Op::adam_step, dt, nat, [](const KernelArgs& a) {
+            const auto h = AdamScalarArgs::of(a);
             range("accel::adam_step", host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
                   AdamHostFn<F>{static_cast<F*>(a.out[0]), static_cast<F*>(a.out[1]), static_cast<F*>(a.out[2]),
                                 static_cast<const F*>(a.in[1]), static_cast<Index>(a.n),
-                                {sc(0), sc(1), sc(2), sc(3), sc(4)}});
+                                {F(h.beta1), F(h.beta2), F(h.eps), F(h.step_size), F(h.bias_correction2_sqrt)}});
         });
     }
     // matmul / dense: the tiled kernel in V = Compute<T> (float or double);
     // the 16-bit types through f32 copies (widened_product).
-    d.register_kernel("matmul", dt, nat, [](const KernelArgs& a) { product<T>("accel::matmul", a, false); });
-    d.register_kernel("dense", dt, nat, [](const KernelArgs& a) { product<T>("accel::dense", a, true); });
+    d.register_kernel(Op::matmul, dt, nat, [](const KernelArgs& a) { product<T>("accel::matmul", a, false); });
+    d.register_kernel(Op::dense, dt, nat, [](const KernelArgs& a) { product<T>("accel::dense", a, true); });
     if (have_vendor_blas() && (std::is_same<T, float>::value || std::is_same<T, double>::value))
-        d.register_kernel("gemm", dt, OpPath::vendor, [](const KernelArgs& a) {
+        d.register_kernel(Op::gemm, dt, OpPath::vendor, [](const KernelArgs& a) {
             gemm_vendor(instance_of(*a.stream), static_cast<const T*>(a.in[0]), static_cast<const T*>(a.in[1]),
                         static_cast<T*>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b, a.scalars[0]);
         });
@@ -288,6 +291,12 @@ void register_dtype(Device& d, DType dt) {
 }  // namespace
 
 void KokkosDevice::register_kernels() {
+    // The kernel table: every op natively in every dtype; vendor gemm (Kokkos
+    // Kernels) in f32 and f64 when the build has it.
+    std::vector<DType> vendor;
+    if (have_vendor_blas()) vendor = {DType::f32, DType::f64};
+    claim_kernels({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
+                   {{Op::gemm}, vendor, OpPath::vendor}});
     register_dtype<float>(*this, DType::f32);
     register_dtype<double>(*this, DType::f64);
     register_dtype<Eigen::half>(*this, DType::f16);
@@ -331,6 +340,13 @@ void KokkosDevice::launch_empty(Stream& s) {
     auto lock = dispatch_lock();
     Kokkos::parallel_for("accel::empty", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(instance_of(s), 0, 1),
                          EmptyFn{});
+}
+
+std::string KokkosDevice::do_unsupported_reason(Op op, DType t, OpPath path) const {
+    if (path == OpPath::vendor && op_info(op).has_vendor_path)
+        return have_vendor_blas() ? std::string("Kokkos Kernels' gemm runs f32 and f64 only, not ") + dtype_name(t)
+                                  : std::string("this build has no Kokkos Kernels");
+    return "";
 }
 
 }  // namespace kokkos

@@ -866,5 +866,9 @@ bool OpenclDevice::has_vendor_gemm(DType t) const noexcept {
 }  // namespace opencl
 }  // namespace accel
 
-ACCEL_DEFINE_PLUGIN("opencl", accel::opencl::OpenclBackend)
+// auto: an OpenCL GPU after CUDA (never a simulator: has_gpu leaves Oclgrind out).
+ACCEL_DEFINE_PLUGIN("opencl", accel::opencl::OpenclBackend,
+                    "opencl:PLATFORM[:I] (a piece of the platform's name or vendor, I the device within it; e.g. "
+                    "opencl:pocl, opencl:intel:1) | opencl:gpu|cpu|accelerator",
+                    20, 0)
 

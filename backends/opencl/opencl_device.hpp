@@ -317,6 +317,7 @@ protected:
     LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
     std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;
     Probes* do_probes() noexcept override { return this; }
+    std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
 
 private:
     /// One cl_kernel per Kernel, created from one dtype's program.
@@ -333,6 +334,7 @@ private:
     };
     /// Registers every kernel of every dtype this device runs (constructor).
     void register_kernels();
+    std::vector<DType> native_dtypes() const;  ///< every dtype but f64 without cl_khr_fp64
     /// Leases an unused kernel set of the program of dtype `t` and gemm tile
     /// `tile` (a GemmTiles index below tiles_.count), creating one when every
     /// set is in use, building the program on first use: DeviceError with the

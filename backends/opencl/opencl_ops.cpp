@@ -2,6 +2,7 @@
 // their registration, per dtype. Each k_* sets the arguments of its kernel
 // from kernels/*.cl in dtype t's program and enqueues it.
 #include "opencl_device.hpp"
+#include "../common/kernel_table.hpp"
 
 #include <accel/error.hpp>
 
@@ -48,53 +49,65 @@ void set_arg(cl_kernel k, cl_uint i, const AccScalar& v) {
 
 }  // namespace
 
+std::vector<DType> OpenclDevice::native_dtypes() const {
+    std::vector<DType> all;
+    for (DType t : kAllDTypes)
+        if (t != DType::f64 || fp64_) all.push_back(t);
+    return all;
+}
+
 void OpenclDevice::register_kernels() {
+    // The kernel table: every op natively in every dtype the device stores
+    // (f64 needs cl_khr_fp64); vendor gemm where CLBlast runs the dtype.
+    std::vector<DType> vendor;
+    for (DType t : kAllDTypes)
+        if (has_vendor_gemm(t)) vendor.push_back(t);
+    claim_kernels({{native_ops_of_every_backend(), native_dtypes(), OpPath::native}, {{Op::gemm}, vendor, OpPath::vendor}});
     const OpPath nat = OpPath::native;
-    for (DType t : kAllDTypes) {
-        if (t == DType::f64 && !fp64_) continue;  // reported unsupported
-        register_kernel("add", t, nat, [this, t](const KernelArgs& a) {
+    for (DType t : native_dtypes()) {
+        register_kernel(Op::add, t, nat, [this, t](const KernelArgs& a) {
             k_add(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
         });
-        register_kernel("sigmoid", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::sigmoid, t, nat, [this, t](const KernelArgs& a) {
             k_sigmoid(t, a.in[0], a.out[0], a.n, a.geometry, *a.stream);
         });
-        register_kernel("relu", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::relu, t, nat, [this, t](const KernelArgs& a) {
             k_relu(t, a.in[0], a.out[0], a.n, a.geometry, *a.stream);
         });
-        register_kernel("relu_backward", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::relu_backward, t, nat, [this, t](const KernelArgs& a) {
             k_relu_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
         });
-        register_kernel("sigmoid_backward", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::sigmoid_backward, t, nat, [this, t](const KernelArgs& a) {
             k_sigmoid_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
         });
-        register_kernel("matmul", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::matmul, t, nat, [this, t](const KernelArgs& a) {
             k_matmul(t, a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b, a.geometry, *a.stream);
         });
-        register_kernel("dense", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::dense, t, nat, [this, t](const KernelArgs& a) {
             k_dense(t, a.in[0], a.in[1], a.in[2], a.out[0], a.m, a.k, a.n, a.act, a.geometry, *a.stream);
         });
-        register_kernel("bias_activation", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::bias_activation, t, nat, [this, t](const KernelArgs& a) {
             k_bias_activation(t, a.in[0], a.out[0], a.m, a.n, a.scalars[0] != 0, a.act, a.geometry, *a.stream);
         });
-        register_kernel("column_sum", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::column_sum, t, nat, [this, t](const KernelArgs& a) {
             k_column_sum(t, a.in[0], a.out[0], a.m, a.n, a.geometry, *a.stream);
         });
-        register_kernel("bce_with_logits", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::bce_with_logits, t, nat, [this, t](const KernelArgs& a) {
             k_bce_with_logits(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
         });
-        register_kernel("bce_with_logits_backward", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::bce_with_logits_backward, t, nat, [this, t](const KernelArgs& a) {
             k_bce_with_logits_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.scalars[0], a.geometry, *a.stream);
         });
-        register_kernel("adam_step", t, nat, [this, t](const KernelArgs& a) {
-            const auto& s = a.scalars;
-            k_adam_step(t, a.out[0], a.in[1], a.out[1], a.out[2], a.n, s[0], s[1], s[2], s[3], s[4], a.geometry,
-                        *a.stream);
+        register_kernel(Op::adam_step, t, nat, [this, t](const KernelArgs& a) {
+            const auto h = AdamScalarArgs::of(a);
+            k_adam_step(t, a.out[0], a.in[1], a.out[1], a.out[2], a.n, h.beta1, h.beta2, h.eps, h.step_size,
+                        h.bias_correction2_sqrt, a.geometry, *a.stream);
         });
-        register_kernel("convert", t, nat, [this, t](const KernelArgs& a) {
+        register_kernel(Op::convert, t, nat, [this, t](const KernelArgs& a) {
             k_convert(a.src_dtype, t, a.in[0], a.out[0], a.n, a.geometry, *a.stream);
         });
         if (has_vendor_gemm(t))
-            register_kernel("gemm", t, OpPath::vendor, [this, t](const KernelArgs& a) {
+            register_kernel(Op::gemm, t, OpPath::vendor, [this, t](const KernelArgs& a) {
                 k_gemm_vendor(t, a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b, a.scalars[0],
                               *a.stream);
             });
@@ -245,6 +258,16 @@ void OpenclDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, st
 
 void OpenclDevice::launch_empty(Stream& s) {
     launch(DType::f32, Kernel::empty, LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s);
+}
+
+std::string OpenclDevice::do_unsupported_reason(Op op, DType t, OpPath path) const {
+    if (t == DType::f64 && !fp64_) return "the device has no double precision (cl_khr_fp64)";
+    if (path == OpPath::vendor && op_info(op).has_vendor_path) {
+        if (!have_vendor_blas()) return "this build has no CLBlast";
+        if (t == DType::f16) return "CLBlast's HGEMM accumulates in half precision, short of accel's f16 contract";
+        if (t == DType::bf16) return "CLBlast has no bfloat16 gemm";
+    }
+    return "";
 }
 
 }  // namespace opencl

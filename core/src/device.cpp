@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 namespace accel {
 
@@ -180,13 +182,66 @@ double Device::elapsed_ms(const std::unique_ptr<Event>& start, const std::unique
 
 void Device::synchronize() { do_synchronize(); }
 
-void Device::register_kernel(const std::string& op, DType dtype, OpPath path, Kernel kernel) {
-    const OpInfo* info = find_op(op);
-    if (!info || !kernel) return;
-    const auto index = static_cast<std::size_t>(info->op);
+void Device::register_kernel(Op op, DType dtype, OpPath path, Kernel kernel) {
+    if (!kernel)
+        throw InvalidArgument(std::string("register_kernel: the kernel of ") + op_name(op) + " (" + dtype_name(dtype) +
+                              ", " + path_name(path) + ") on " + selector() + " is null; pass a callable");
+    const auto index = static_cast<std::size_t>(op);
+    if (static_cast<int>(op) < 0 || index >= op_table().size()) return;  // an op of a newer accel
     std::unique_lock<std::shared_mutex> lock(kernels_mutex_);
     if (kernels_.size() <= index) kernels_.resize(index + 1);
     kernels_[index][static_cast<std::size_t>(dtype) * 2 + static_cast<std::size_t>(path)] = std::move(kernel);
+}
+
+void Device::register_kernel(const std::string& op, DType dtype, OpPath path, Kernel kernel) {
+    const OpInfo* info = find_op(op);
+    if (!info) {
+        std::string names;
+        for (const OpInfo* i : op_table()) names += (names.empty() ? "" : ", ") + i->name;
+        throw InvalidArgument("register_kernel: the op table has no op named '" + op.substr(0, 64) +
+                              "' (for a kernel on " + selector() + "); ops: " + names +
+                              "; define an op first with accel::define_op");
+    }
+    register_kernel(info->op, dtype, path, std::move(kernel));
+}
+
+void Device::claim_kernels(const std::vector<KernelClaim>& table) {
+    std::vector<KernelKey> all;
+    for (const KernelClaim& row : table)
+        for (Op op : row.ops)
+            for (DType t : row.dtypes) all.push_back({op, t, row.path});
+    std::sort(all.begin(), all.end(), [](const KernelKey& a, const KernelKey& b) {
+        return std::make_tuple(int(a.op), int(a.dtype), int(a.path)) < std::make_tuple(int(b.op), int(b.dtype), int(b.path));
+    });
+    all.erase(std::unique(all.begin(), all.end(), [](const KernelKey& a, const KernelKey& b) {
+                  return a.op == b.op && a.dtype == b.dtype && a.path == b.path;
+              }),
+              all.end());
+    std::unique_lock<std::shared_mutex> lock(kernels_mutex_);
+    claimed_ = std::move(all);
+}
+
+std::vector<KernelKey> Device::claimed_kernels() const {
+    std::shared_lock<std::shared_mutex> lock(kernels_mutex_);
+    return claimed_;
+}
+
+std::string Device::unsupported_reason(Op op, DType dtype, OpPath path) const {
+    if (supports(op, dtype, path)) return "";
+    if (path == OpPath::vendor && !op_info(op).has_vendor_path)
+        return std::string("no backend has a vendor path for ") + op_name(op);
+    {
+        std::shared_lock<std::shared_mutex> lock(kernels_mutex_);
+        for (const KernelKey& k : claimed_)
+            if (k.op == op && k.dtype == dtype && k.path == path)
+                return std::string(op_name(op)) + " in " + dtype_name(dtype) + " on the " + path_name(path) +
+                       " path is in the " + info_.backend + " backend's kernel table but has no kernel: a defect of "
+                       "the backend";
+    }
+    const std::string own = do_unsupported_reason(op, dtype, path);
+    if (!own.empty()) return own;
+    return std::string(op_name(op)) + " in " + dtype_name(dtype) + " on the " + path_name(path) +
+           " path is not in the " + info_.backend + " backend's kernel table";
 }
 
 const Kernel* Device::find_kernel(Op op, DType dtype, OpPath path) const {

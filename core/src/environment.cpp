@@ -14,9 +14,9 @@ const std::vector<Variable>& variables() noexcept {
     // The one list of accel's variables; the README's table names the same ones.
     static const std::vector<Variable> table{
         {"ACCEL_BACKEND",
-         "a backend selector: auto | host | opencl[:N] | kokkos[:N] | cuda[:N] | opencl:PLATFORM[:I] | "
-         "opencl:gpu|cpu|accelerator | BACKEND:local (MPI programs only); MPI programs also take a comma list, "
-         "one selector per rank",
+         "a backend selector: auto | NAME[:N] for a backend found here | the named forms a backend adds "
+         "(accel-info lists them, e.g. opencl:pocl) | BACKEND:local (MPI programs only); MPI programs also take a "
+         "comma list, one selector per rank",
          "the device default_device() opens (default auto)"},
         {"ACCEL_PLUGIN_PATH", "colon-separated existing folders",
          "folders searched for backend plugins before libaccel's own folder"},

@@ -1,7 +1,9 @@
 // The op table (see accel/op_table.hpp): every op's facts, written once.
 #include <accel/error.hpp>
 #include <accel/op_table.hpp>
+#include <accel/reference.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <mutex>
@@ -133,6 +135,18 @@ std::deque<OpInfo> builtin_ops() {
         t[static_cast<std::size_t>(op)].tiled = true;
         t[static_cast<std::size_t>(op)].vendor_composition = {Op::gemm, Op::bias_activation};
     }
+    // The elementwise ops' oracles and input ranges (tests, accel-bench).
+    auto elementwise = [&t](Op op, double (*ref)(double, double), std::vector<std::array<float, 2>> ranges) {
+        t[static_cast<std::size_t>(op)].elementwise_reference = ref;
+        t[static_cast<std::size_t>(op)].input_ranges = std::move(ranges);
+    };
+    namespace el = reference::element;
+    elementwise(Op::add, el::add, {{-4, 4}, {-4, 4}});
+    elementwise(Op::sigmoid, el::sigmoid, {{-20, 20}});  // both tails of the stable form
+    elementwise(Op::relu, el::relu, {{-4, 4}});
+    elementwise(Op::relu_backward, el::relu_backward, {{-4, 4}, {-4, 4}});
+    elementwise(Op::sigmoid_backward, el::sigmoid_backward, {{-4, 4}, {0, 1}});  // y is a sigmoid
+    elementwise(Op::bce_with_logits, el::bce_with_logits, {{-8, 8}, {0, 1}});     // t is a probability
     t[static_cast<std::size_t>(Op::gemm)].kernel_only = true;
     t[static_cast<std::size_t>(Op::gemm)].has_vendor_path = true;
     t[static_cast<std::size_t>(Op::bias_activation)].kernel_only = true;
@@ -196,6 +210,26 @@ Op define_op(OpInfo info) {
             throw InvalidArgument("define_op: op '" + info.name + "' has NMSE threshold " +
                                   std::to_string(info.nmse[static_cast<std::size_t>(t)]) + " for " + dtype_name(t) +
                                   "; give a positive finite threshold for every dtype");
+    if (!info.flops) info.flops = [](const OpSize&) { return 0.0; };  // not counted: tools print no GFLOP/s
+    if (!info.bytes) {  // every operand of n elements read or written once
+        static constexpr double (*by_count[])(const OpSize&, DType) = {
+            arrays<0>, arrays<1>, arrays<2>, arrays<3>, arrays<4>, arrays<5>, arrays<6>, arrays<7>, arrays<8>};
+        info.bytes = by_count[std::min<std::size_t>(info.inputs.size() + info.outputs.size(), 8)];
+    }
+    if (info.elementwise_reference) {
+        const bool shape = (info.inputs.size() == 1 || info.inputs.size() == 2) && info.outputs.size() == 1 &&
+                           info.input_ranges.size() == info.inputs.size();
+        bool ranges = true;
+        for (const auto& r : info.input_ranges)
+            ranges = ranges && std::isfinite(r[0]) && std::isfinite(r[1]) && r[0] < r[1];
+        if (!shape || !ranges)
+            throw InvalidArgument("define_op: op '" + info.name + "' has an elementwise_reference, which needs one or "
+                                  "two inputs, one output and one finite input range [low < high] per input; it has " +
+                                  std::to_string(info.inputs.size()) + " input(s), " +
+                                  std::to_string(info.outputs.size()) + " output(s) and " +
+                                  std::to_string(info.input_ranges.size()) + " range(s)" +
+                                  (ranges ? "" : ", not all of them finite with low < high"));
+    }
     Table& t = table();
     std::unique_lock<std::shared_mutex> lock(t.mutex);
     for (const OpInfo& i : t.ops)

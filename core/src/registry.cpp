@@ -1,16 +1,20 @@
+// The registry: finds backend plugins, checks what they hand over, and opens
+// devices by selector (see accel/registry.hpp).
 #include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/plugin.hpp>
 #include <accel/registry.hpp>
 
+#include "cpu_libraries.hpp"
 #include "text.hpp"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -23,10 +27,13 @@ namespace {
 
 using detail::echo;
 
-const char* kGrammar =
-    "auto | host | opencl[:N] | kokkos[:N] | cuda[:N] (N = device index, 0-based) | "
-    "opencl:PLATFORM[:I] (e.g. opencl:pocl, opencl:intel:1) | opencl:gpu|cpu|accelerator | "
-    "BACKEND:local (one device per MPI rank; MPI programs only)";
+const std::string kFilePrefix = "libaccel-backend-";
+const std::string kFileSuffix = ".so";
+constexpr std::size_t kMaxNameLength = 32;
+constexpr std::size_t kMaxFormsLength = 400;
+constexpr int kMaxAutoRank = 1000;
+// A probe reporting more devices than this is broken (garbage in the count).
+constexpr int kMaxDevices = 4096;
 
 bool all_digits(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -39,8 +46,17 @@ bool is_word(const std::string& s) {
     });
 }
 
-// A probe reporting more devices than this is broken (garbage in the count).
-constexpr int kMaxDevices = 4096;
+// Why `name` cannot name a backend, or "" when it can (accel_plugin_info::backend_name).
+std::string backend_name_defect(const std::string& name) {
+    const bool word = !name.empty() && name.size() <= kMaxNameLength && std::islower(static_cast<unsigned char>(name[0])) &&
+                      std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::islower(c) || std::isdigit(c) || c == '_'; });
+    if (!word)
+        return "'" + echo(name) + "' is not a backend name (a lower-case letter, then lower-case letters, digits or "
+               "'_', at most " + std::to_string(kMaxNameLength) + " characters)";
+    if (name == "auto" || name == "all")
+        return "'" + name + "' is reserved (selectors and accel-bench use it for every backend or the automatic choice)";
+    return "";
+}
 
 // The directory holding libaccel itself, found through a symbol of ours.
 std::string own_directory() {
@@ -53,10 +69,10 @@ std::string own_directory() {
     return ".";
 }
 
-// ACCEL_PLUGIN_PATH's folders (empty entries skipped, as in PATH), then
-// libaccel's own. Throws InvalidArgument when an entry is not a folder: a
-// mistyped folder must not leave the plugins beside libaccel in use unnoticed.
-std::vector<std::string> plugin_dirs() {
+// ACCEL_PLUGIN_PATH's folders (empty entries skipped, as in PATH). Throws
+// InvalidArgument when an entry is not a folder: a mistyped folder must not
+// leave the plugins beside libaccel in use unnoticed.
+std::vector<std::string> env_plugin_dirs() {
     std::vector<std::string> dirs;
     if (const auto env = env::value("ACCEL_PLUGIN_PATH")) {
         std::stringstream ss(*env);
@@ -71,7 +87,6 @@ std::vector<std::string> plugin_dirs() {
             dirs.push_back(d);
         }
     }
-    dirs.push_back(own_directory());
     return dirs;
 }
 
@@ -87,13 +102,26 @@ std::string thrown() {
     }
 }
 
-// One plugin, loaded at most once per process and never unloaded (objects
-// of its classes may live until exit).
+// One backend's plugin file, loaded at most once per process and never
+// unloaded (objects of its classes may live until exit).
 struct Plugin {
-    bool tried = false;
-    Backend* backend = nullptr;  // null: unusable, `error` says why
-    std::string path;   // loaded file, or the files tried
-    std::string error;  // why it cannot be used
+    std::string name;                   // from the file name
+    std::string path;                   // the file used
+    std::vector<std::string> shadowed;  // same-named files beside libaccel that `path` replaces
+    bool tried = false;                 // loaded (or failed to) already
+    Backend* backend = nullptr;         // null: unusable, `error` says why
+    std::string error;
+    std::string selector_forms;
+    int auto_rank = 0;
+    bool auto_cpu_fallback = false;
+};
+
+// What the search of the plugin folders found: once per process.
+struct Found {
+    bool done = false;
+    std::vector<std::string> dirs;          // searched, in order
+    std::string path_error;                 // a bad ACCEL_PLUGIN_PATH ("" when fine)
+    std::map<std::string, Plugin> plugins;  // by backend name, in name order
 };
 
 std::mutex& registry_mutex() {
@@ -101,81 +129,101 @@ std::mutex& registry_mutex() {
     return m;
 }
 
-// The OpenBLAS core type for this CPU, or null when the CPU has neither
-// AVX-512 (F/BW/DQ/VL) nor AVX2+FMA or is not x86.
-const char* openblas_coretype_for_this_cpu() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-        return "SkylakeX";
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
-#endif
-    return nullptr;
+std::string real_path(const std::string& p) {
+    char buf[PATH_MAX];
+    return realpath(p.c_str(), buf) ? std::string(buf) : p;
 }
 
-std::mutex& coretype_mutex() {
-    static std::mutex m;
-    return m;
-}
-
-std::string& coretype_note() {
-    static std::string note;
-    return note;
-}
-
-// Before the first plugin is loaded (see openblas_coretype_note()); called
-// under the registry lock. setenv runs before any plugin can start threads.
-// OpenMP's wait policy, before the first plugin (and so libgomp) loads:
-// libgomp reads its environment once, when it loads, and by default an idle
-// worker spins for up to GOMP_SPINCOUNT = 300000 pause loops (milliseconds)
-// before it sleeps. When another process keeps a core busy, the spinning
-// worker spends its share of that core waiting, and when work comes it sits
-// behind the other process for a scheduler time slice: host ops then took
-// ~10-24 ms whatever their size (add 1e5: 11.8 ms, dense 64x784x128: 23.9 ms
-// with a busy loop on the other core of 2). 1000 spins — the count libgomp
-// itself uses when threads outnumber cores — keeps the idle-machine timings
-// (add 1e5: 0.009 ms, dense: 0.10-0.15 ms) and gives 0.05 ms / 0.26 ms under
-// the same busy loop. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT is
-// never changed; an application that already loaded libgomp keeps its own.
-void prepare_openmp_environment() {
-    if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", "1000", 0);
-}
-
-void prepare_blas_environment() {
-    static bool done = false;
-    if (done) return;
-    done = true;
-    prepare_openmp_environment();
-    std::string note;
-    if (const char* own = std::getenv("OPENBLAS_CORETYPE")) {
-        note = std::string("OPENBLAS_CORETYPE=") + own + " from the environment";
-    } else if (const char* core = openblas_coretype_for_this_cpu()) {
-        if (setenv("OPENBLAS_CORETYPE", core, 0) == 0)
-            note = std::string("OPENBLAS_CORETYPE=") + core + " set by accel from the CPU's features";
+// The plugin files of one folder, in name order: name -> full path.
+std::map<std::string, std::string> plugin_files(const std::string& dir) {
+    std::map<std::string, std::string> files;
+    DIR* d = opendir(dir.c_str());
+    if (!d) return files;
+    while (const dirent* e = readdir(d)) {
+        const std::string f = e->d_name;
+        if (f.size() <= kFilePrefix.size() + kFileSuffix.size() || f.compare(0, kFilePrefix.size(), kFilePrefix) != 0 ||
+            f.compare(f.size() - kFileSuffix.size(), kFileSuffix.size(), kFileSuffix) != 0)
+            continue;
+        files[f.substr(kFilePrefix.size(), f.size() - kFilePrefix.size() - kFileSuffix.size())] = dir + "/" + f;
     }
-    // The OpenMP OpenBLAS first (see preferred_openblas_dir()): a plugin that
-    // links libopenblas.so.0 or libblas.so.3 (Kokkos Kernels) then gets these,
-    // since the dynamic linker reuses a loaded library of the same soname.
-    // ACCEL_HOST_BLAS is checked where the host plugin reads it (a bad value
-    // fails opening the host device); here any value but openblas only means
-    // that OpenBLAS need not come first.
-    const auto host_blas = env::value("ACCEL_HOST_BLAS");
-    const std::string dir = preferred_openblas_dir();
-    if (!dir.empty() && (!host_blas || detail::lower(*host_blas) == "openblas")) {
-        bool loaded = true;
-        for (const char* lib : {"libopenblas.so.0", "libblas.so.3"})
-            loaded = dlopen((dir + "/" + lib).c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr && loaded;
-        if (loaded) note += std::string(note.empty() ? "" : "; ") + "OpenMP OpenBLAS of " + dir + " loaded first";
-    }
-    std::lock_guard<std::mutex> lock(coretype_mutex());
-    coretype_note() = note;
+    closedir(d);
+    return files;
 }
 
-// Loads the file p.path as the plugin of backend `name` and checks all it
+// Searches ACCEL_PLUGIN_PATH's folders, then libaccel's own, for
+// libaccel-backend-NAME.so. A plugin in ACCEL_PLUGIN_PATH replaces one of
+// the same name beside libaccel (how a user tries another build); the same
+// name in two ACCEL_PLUGIN_PATH folders is ambiguous and refused, naming
+// both files. Called under the registry lock.
+Found& found_locked() {
+    static Found f;
+    if (f.done) return f;
+    f.done = true;
+    std::vector<std::string> env_dirs;
+    try {
+        env_dirs = env_plugin_dirs();
+    } catch (const InvalidArgument& e) {
+        f.path_error = e.what();
+    }
+    f.dirs = env_dirs;
+    f.dirs.push_back(own_directory());
+    std::map<std::string, std::string> seen_real;  // name -> real path of the file used
+    for (std::size_t i = 0; i < f.dirs.size(); ++i) {
+        const bool from_env = i < env_dirs.size();
+        for (const auto& [name, path] : plugin_files(f.dirs[i])) {
+            auto it = f.plugins.find(name);
+            if (it == f.plugins.end()) {
+                Plugin& p = f.plugins[name];
+                p.name = name;
+                p.path = path;
+                seen_real[name] = real_path(path);
+                if (!f.path_error.empty()) p.error = f.path_error;
+                const std::string defect = backend_name_defect(name);
+                if (!defect.empty()) p.error = "plugin " + path + ": its file name gives the backend name " + defect;
+                continue;
+            }
+            if (real_path(path) == seen_real[name]) continue;  // one folder listed twice
+            Plugin& p = it->second;
+            if (from_env && p.error.empty())
+                p.error = "two plugins for backend '" + name + "' in ACCEL_PLUGIN_PATH: " + p.path + " and " + path +
+                          "; remove one, or leave one of the folders out of ACCEL_PLUGIN_PATH";
+            else if (!from_env)
+                p.shadowed.push_back(path);
+        }
+    }
+    return f;
+}
+
+std::string searched(const Found& f) {
+    std::string list;
+    for (const auto& d : f.dirs) list += (list.empty() ? "" : ", ") + d;
+    return list;
+}
+
+// Checks the optional fields of a plugin's info; "" when they are fine.
+std::string info_defect(const accel_plugin_info& info) {
+    if (info.selector_forms) {
+        std::size_t n = 0;  // read within the first kMaxFormsLength + 1 bytes only
+        while (n <= kMaxFormsLength && info.selector_forms[n]) ++n;
+        if (n > kMaxFormsLength)
+            return "has selector_forms longer than " + std::to_string(kMaxFormsLength) + " characters";
+        for (std::size_t i = 0; i < n; ++i)
+            if (info.selector_forms[i] < 0x20 || info.selector_forms[i] > 0x7e)
+                return "has selector_forms with a character that is not printable ASCII";
+    }
+    if (info.auto_rank < 0 || info.auto_rank > kMaxAutoRank)
+        return "has auto_rank " + std::to_string(info.auto_rank) + "; 0.." + std::to_string(kMaxAutoRank) +
+               " is expected";
+    if (info.auto_cpu_fallback != 0 && info.auto_cpu_fallback != 1)
+        return "has auto_cpu_fallback " + std::to_string(info.auto_cpu_fallback) + "; 0 or 1 is expected";
+    return "";
+}
+
+// Loads the file p.path as the plugin of backend p.name and checks all it
 // hands over. On any defect p.error says what was wrong (and what would be
 // right) and p.backend stays null; nothing a plugin returns is trusted.
-void start_plugin(Plugin& p, const std::string& name) {
+void start_plugin(Plugin& p) {
+    const std::string& name = p.name;
     auto fail = [&](const std::string& why) { p.error = "plugin " + p.path + " " + why; };
     void* h = dlopen(p.path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -203,9 +251,12 @@ void start_plugin(Plugin& p, const std::string& name) {
                     " (headers of another accel version); rebuild the plugin with this accel");
     if (!info->backend_name || !*info->backend_name)
         return fail(std::string("names no backend (") + (info->backend_name ? "empty" : "null") +
-                    " backend_name); it must name '" + name + "'");
+                    " backend_name); it must name '" + name + "', as its file name does");
     if (name != info->backend_name)
-        return fail("says it implements '" + echo(info->backend_name) + "', not '" + name + "'");
+        return fail("says it implements '" + echo(info->backend_name) + "', not '" + name +
+                    "' as its file name says; name the file libaccel-backend-" + echo(info->backend_name) + ".so");
+    const std::string defect = info_defect(*info);
+    if (!defect.empty()) return fail(defect);
     if (!info->backend)
         return fail("has no backend() function (null in its accel_plugin_info); rebuild it with ACCEL_DEFINE_PLUGIN");
     Backend* backend = nullptr;
@@ -219,54 +270,41 @@ void start_plugin(Plugin& p, const std::string& name) {
                     thrown());
     }
     if (self != name) return fail("is inconsistent: its Backend calls itself '" + echo(self) + "', not '" + name + "'");
+    p.selector_forms = info->selector_forms ? info->selector_forms : "";
+    p.auto_rank = info->auto_rank;
+    p.auto_cpu_fallback = info->auto_cpu_fallback == 1;
     p.backend = backend;
 }
 
-Plugin& load_plugin(const std::string& name) {
-    static std::map<std::string, Plugin> plugins;
-    Plugin& p = plugins[name];
-    if (p.tried) return p;
+// The plugin of backend `name` (loaded on first use), or nullptr when no
+// plugin file has that name.
+Plugin* load_plugin(const std::string& name) {
+    Found& f = found_locked();
+    auto it = f.plugins.find(name);
+    if (it == f.plugins.end()) return nullptr;
+    Plugin& p = it->second;
+    if (p.tried) return &p;
     p.tried = true;
-    prepare_blas_environment();
-    const std::string file = "libaccel-backend-" + name + ".so";
-    std::vector<std::string> dirs;
-    try {
-        dirs = plugin_dirs();
-    } catch (const InvalidArgument& e) {
-        p.error = e.what();
-        return p;
-    }
-    std::vector<std::string> tried;
-    for (const auto& dir : dirs) {
-        std::string full = dir + "/" + file;
-        tried.push_back(full);
-        if (FILE* f = std::fopen(full.c_str(), "rb")) {
-            std::fclose(f);
-        } else {
-            continue;
-        }
-        p.path = full;
-        start_plugin(p, name);
-        return p;
-    }
-    std::string list;
-    for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
-    p.path = list;
-    p.error = "plugin file " + file + " not found (looked for " + list +
-              "); accel was built without this backend, or set ACCEL_PLUGIN_PATH to the folder holding it";
-    return p;
+    if (!p.error.empty()) return &p;
+    detail::prepare_cpu_libraries();
+    start_plugin(p);
+    return &p;
 }
 
-BackendStatus status_locked(const std::string& name) {
+BackendStatus status_locked(Plugin& p) {
     BackendStatus st;
-    st.name = name;
-    Plugin& p = load_plugin(name);
+    st.name = p.name;
+    load_plugin(p.name);
     st.plugin_path = p.path;
+    st.shadowed = p.shadowed;
     st.plugin_found = p.backend != nullptr;
     if (!p.backend) {
         st.availability.reason = p.error;
         return st;
     }
+    st.selector_forms = p.selector_forms;
+    st.auto_rank = p.auto_rank;
+    st.auto_cpu_fallback = p.auto_cpu_fallback;
     Availability& a = st.availability;
     const std::string self = "plugin " + p.path + ": probe()";
     try {
@@ -291,29 +329,37 @@ BackendStatus status_locked(const std::string& name) {
     return st;
 }
 
+std::vector<BackendStatus> statuses_locked() {
+    std::vector<BackendStatus> all;
+    for (auto& entry : found_locked().plugins) all.push_back(status_locked(entry.second));
+    return all;
+}
+
 std::string status_table(const std::vector<BackendStatus>& all) {
     std::string s = "Backends on this machine:";
     for (const auto& st : all) s += "\n  " + st.summary();
+    if (all.empty()) s += " none (no libaccel-backend-NAME.so in " + searched(found_locked()) + ")";
     return s;
 }
 
-}  // namespace
-
-std::string Selector::to_string() const {
-    if (index >= 0) return backend + ":" + std::to_string(index);
-    return device.empty() ? backend : backend + ":" + device;
+// The accepted selector forms, from the plugins found (loads them, for the
+// forms each adds). Called under the registry lock.
+std::string grammar_locked() {
+    std::string names, forms;
+    for (auto& entry : found_locked().plugins) {
+        Plugin& p = *load_plugin(entry.first);
+        names += (names.empty() ? "" : " | ") + p.name + "[:N]";
+        if (p.backend && !p.selector_forms.empty()) forms += " | " + p.selector_forms;
+    }
+    return "auto" + (names.empty() ? std::string() : " | " + names + " (N = device index, 0-based)") + forms +
+           " | BACKEND:local (one device per MPI rank; MPI programs only)";
 }
 
-const std::vector<std::string>& known_backends() {
-    static const std::vector<std::string> names{"cuda", "opencl", "kokkos", "host"};
-    return names;
-}
-
-Selector parse_selector(const std::string& text) {
+Selector parse_selector_locked(const std::string& text) {
     const std::string t = detail::lower(detail::trim(text));
     // The text is echoed once, shortened: it may be anything a user typed.
     auto bad = [&](const std::string& why) {
-        throw InvalidArgument("backend selector '" + echo(text) + "' " + why + "; expected " + kGrammar);
+        throw InvalidArgument("backend selector '" + echo(text) + "' " + why + "; expected " + grammar_locked());
     };
     if (t.empty()) bad("is empty");
     if (t.find(',') != std::string::npos)
@@ -323,10 +369,13 @@ Selector parse_selector(const std::string& text) {
     Selector sel;
     auto colon = t.find(':');
     sel.backend = t.substr(0, colon);
-    const auto& names = known_backends();
-    if (sel.backend != "auto" && std::find(names.begin(), names.end(), sel.backend) == names.end())
-        throw InvalidArgument("backend selector names unknown backend '" + echo(sel.backend) + "'; expected " +
-                              kGrammar);
+    const Found& f = found_locked();
+    if (sel.backend != "auto" && !f.plugins.count(sel.backend))
+        throw InvalidArgument(  // the name alone is echoed: it is all of the text that matters
+            "backend selector names unknown backend '" + echo(sel.backend) + "': no plugin file " +
+            (backend_name_defect(sel.backend).empty() ? kFilePrefix + sel.backend + kFileSuffix : "of that name") +
+            " in " + searched(f) + " (accel was built without it, or set ACCEL_PLUGIN_PATH to the folder holding " +
+            "it); expected " + grammar_locked());
     if (colon == std::string::npos) return sel;
     if (sel.backend == "auto" && t.substr(colon + 1) == "local") {
         sel.device = "local";
@@ -351,80 +400,27 @@ Selector parse_selector(const std::string& text) {
     return sel;
 }
 
-std::string BackendStatus::summary() const {
-    if (availability.available)
-        return name + ": available, " + std::to_string(availability.device_count) + " device(s)" +
-               (availability.has_gpu ? ", GPU" : "");
-    return name + ": unavailable — " + availability.reason;
-}
-
-std::vector<BackendStatus> backend_statuses() {
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    std::vector<BackendStatus> all;
-    for (const auto& n : known_backends()) all.push_back(status_locked(n));
-    return all;
-}
-
-namespace {
-void require_known_backend(const std::string& name) {
-    const auto& names = known_backends();
-    if (std::find(names.begin(), names.end(), name) == names.end())
-        throw InvalidArgument("unknown backend '" + echo(name) + "'; expected one of cuda, opencl, kokkos, host");
-}
-}  // namespace
-
-Backend& get_backend(const std::string& name) {
-    require_known_backend(name);
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    Plugin& p = load_plugin(name);
-    if (!p.backend) throw BackendUnavailable("backend '" + name + "' cannot be used: " + p.error);
-    return *p.backend;
-}
-
-std::string backend_plugin_file(const std::string& name) {
-    require_known_backend(name);
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    const Plugin& p = load_plugin(name);
-    return p.backend ? p.path : std::string();
-}
-
-std::shared_ptr<Device> open_device(const std::string& selector) {
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    (void)plugin_dirs();  // a bad ACCEL_PLUGIN_PATH is the caller's error, before any plugin's
-    std::vector<BackendStatus> all;
-    for (const auto& n : known_backends()) all.push_back(status_locked(n));
-    Selector sel;
-    try {
-        sel = parse_selector(selector);
-    } catch (const InvalidArgument& e) {
-        throw InvalidArgument(std::string(e.what()) + "\n" + status_table(all));
+Plugin& require_known_backend(const std::string& name) {
+    Found& f = found_locked();
+    Plugin* p = load_plugin(name);
+    if (!p) {
+        std::string names;
+        for (const auto& entry : f.plugins) names += (names.empty() ? "" : ", ") + entry.first;
+        throw InvalidArgument("unknown backend '" + echo(name) + "': no plugin file " +
+                              (backend_name_defect(name).empty() ? kFilePrefix + name + kFileSuffix : "of that name") +
+                              " in " + searched(f) + "; the backends found are: " + (names.empty() ? "none" : names));
     }
+    return *p;
+}
 
-    if (sel.device == "local")
-        throw InvalidArgument("backend selector '" + echo(selector) + "' binds each MPI rank to its own device, " +
-                              "which needs the rank: it is resolved by the accel_mpi library (accel::mpi::open_local_" +
-                              "device) and by accel-bench, accel-conformance and mlp_train when they are built with " +
-                              "MPI and started by mpirun/srun. In a single process name the device instead, e.g. '" +
-                              sel.backend + (sel.backend == "auto" ? "" : ":0") + "'");
-    std::string chosen = sel.backend;
-    if (chosen == "auto") {
-        chosen = "host";
-        for (const auto& st : all)
-            if (st.availability.available && st.availability.has_gpu) {
-                chosen = st.name;
-                break;
-            }
-    }
-    const BackendStatus& st = *std::find_if(all.begin(), all.end(), [&](const BackendStatus& s) { return s.name == chosen; });
-    const std::string asked = "backend selector '" + echo(selector) + "'";
-    if (!st.availability.available)
-        throw BackendUnavailable(asked + ": backend '" + chosen + "' cannot be used: " + st.availability.reason +
-                                 "\n" + status_table(all));
+// The index on backend `st` that `sel` names (by index, by a name its
+// find_device resolves, or auto's preferred device), checked against the
+// device count.
+int device_index_locked(const Selector& sel, const BackendStatus& st, Plugin& p, const std::string& asked,
+                        const std::vector<BackendStatus>& all) {
     int index = sel.index < 0 ? 0 : sel.index;
-    if (sel.backend == "auto" && st.availability.preferred_index > 0 &&
-        st.availability.preferred_index < st.availability.device_count)
-        index = st.availability.preferred_index;
-    Plugin& p = load_plugin(chosen);
+    const Availability& a = st.availability;
+    if (sel.backend == "auto" && a.preferred_index > 0 && a.preferred_index < a.device_count) index = a.preferred_index;
     if (!sel.device.empty()) {
         const std::string call = "plugin " + p.path + ": find_device(\"" + sel.device + "\")";
         try {
@@ -439,14 +435,18 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
         if (index < 0)
             throw BackendUnavailable(asked + ": " + call + " returned the invalid index " + std::to_string(index));
     }
-    if (index >= st.availability.device_count)
+    if (index >= a.device_count)
         throw BackendUnavailable(asked + ": device index " + std::to_string(index) + " is out of range; backend '" +
-                                 chosen + "' has " + std::to_string(st.availability.device_count) +
-                                 " device(s), indices 0.." + std::to_string(st.availability.device_count - 1) +
-                                 "\n" + status_table(all));
+                                 st.name + "' has " + std::to_string(a.device_count) + " device(s), indices 0.." +
+                                 std::to_string(a.device_count - 1) + "\n" + status_table(all));
+    return index;
+}
 
+// Device `index` of backend `p`, created once and shared while it lives.
+std::shared_ptr<Device> create_device_locked(Plugin& p, int index, const std::string& asked,
+                                             std::vector<BackendStatus>& all) {
     static std::map<std::string, std::weak_ptr<Device>> cache;
-    const std::string key = chosen + ":" + std::to_string(index);
+    const std::string key = p.name + ":" + std::to_string(index);
     if (auto d = cache[key].lock()) return d;
     const std::string call = "plugin " + p.path + ": create_device(" + std::to_string(index) + ")";
     std::shared_ptr<Device> d;
@@ -462,28 +462,114 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
         p.error = call + " returned null instead of a device";
         p.backend = nullptr;
         for (auto& s : all)
-            if (s.name == chosen) s = status_locked(chosen);
-        throw BackendUnavailable(asked + ": backend '" + chosen + "' cannot be used: " + p.error + "\n" +
+            if (s.name == p.name) s = status_locked(p);
+        throw BackendUnavailable(asked + ": backend '" + p.name + "' cannot be used: " + p.error + "\n" +
                                  status_table(all));
     }
     cache[key] = d;
     return d;
 }
 
-std::string preferred_openblas_dir() {
-#if defined(__x86_64__)
-    const char* dir = "/usr/lib/x86_64-linux-gnu/openblas-openmp";
-#elif defined(__aarch64__)
-    const char* dir = "/usr/lib/aarch64-linux-gnu/openblas-openmp";
-#else
-    const char* dir = nullptr;
-#endif
-    return dir && access((std::string(dir) + "/libopenblas.so.0").c_str(), R_OK) == 0 ? dir : "";
+}  // namespace
+
+std::string Selector::to_string() const {
+    if (index >= 0) return backend + ":" + std::to_string(index);
+    return device.empty() ? backend : backend + ":" + device;
 }
 
-std::string openblas_coretype_note() {
-    std::lock_guard<std::mutex> lock(coretype_mutex());
-    return coretype_note();
+std::vector<std::string> known_backends() {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    std::vector<std::string> names;
+    for (const auto& entry : found_locked().plugins) names.push_back(entry.first);
+    return names;
+}
+
+std::vector<std::string> plugin_folders() {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    return found_locked().dirs;
+}
+
+std::string selector_grammar() {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    return grammar_locked();
+}
+
+Selector parse_selector(const std::string& text) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    return parse_selector_locked(text);
+}
+
+std::string BackendStatus::summary() const {
+    if (availability.available)
+        return name + ": available, " + std::to_string(availability.device_count) + " device(s)" +
+               (availability.has_gpu ? ", GPU" : "");
+    return name + ": unavailable — " + availability.reason;
+}
+
+std::vector<BackendStatus> backend_statuses() {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    return statuses_locked();
+}
+
+std::string auto_backend(const std::vector<BackendStatus>& all) {
+    const BackendStatus* best = nullptr;
+    auto consider = [&](bool gpu) {
+        for (const auto& st : all) {
+            if (!st.availability.available) continue;
+            const bool fits = gpu ? st.availability.has_gpu && st.auto_rank > 0 : st.auto_cpu_fallback;
+            if (fits && (!best || st.auto_rank > best->auto_rank)) best = &st;
+        }
+    };
+    consider(true);
+    if (!best) consider(false);
+    return best ? best->name : std::string();
+}
+
+Backend& get_backend(const std::string& name) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    Plugin& p = require_known_backend(name);
+    if (!p.backend) throw BackendUnavailable("backend '" + name + "' cannot be used: " + p.error);
+    return *p.backend;
+}
+
+std::string backend_plugin_file(const std::string& name) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    const Plugin& p = require_known_backend(name);
+    return p.backend ? p.path : std::string();
+}
+
+std::shared_ptr<Device> open_device(const std::string& selector) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    const Found& f = found_locked();
+    if (!f.path_error.empty()) throw InvalidArgument(f.path_error);  // the caller's error, before any plugin's
+    std::vector<BackendStatus> all = statuses_locked();
+    Selector sel;
+    try {
+        sel = parse_selector_locked(selector);
+    } catch (const InvalidArgument& e) {
+        throw InvalidArgument(std::string(e.what()) + "\n" + status_table(all));
+    }
+    if (sel.device == "local")
+        throw InvalidArgument("backend selector '" + echo(selector) + "' binds each MPI rank to its own device, " +
+                              "which needs the rank: it is resolved by the accel_mpi library (accel::mpi::open_local_" +
+                              "device) and by accel-bench, accel-conformance and mlp_train when they are built with " +
+                              "MPI and started by mpirun/srun. In a single process name the device instead, e.g. '" +
+                              sel.backend + (sel.backend == "auto" ? "" : ":0") + "'");
+    const std::string asked = "backend selector '" + echo(selector) + "'";
+    std::string chosen = sel.backend;
+    if (chosen == "auto") {
+        chosen = auto_backend(all);
+        if (chosen.empty())
+            throw BackendUnavailable(asked + ": no available backend reports a GPU or opens the CPU when none does "
+                                     "(the host backend)\n" + status_table(all));
+    }
+    const BackendStatus& st = *std::find_if(all.begin(), all.end(), [&](const BackendStatus& s) { return s.name == chosen; });
+    if (!st.availability.available)
+        throw BackendUnavailable(asked + ": backend '" + chosen + "' cannot be used: " + st.availability.reason +
+                                 "\n" + status_table(all));
+    Plugin& p = *load_plugin(chosen);
+    const int index = device_index_locked(sel, st, p, asked, all);
+    return create_device_locked(p, index, asked, all);
 }
 
 int launcher_rank_count() noexcept {

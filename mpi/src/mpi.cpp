@@ -32,13 +32,6 @@ std::string trim(const std::string& s) {
     return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
-// The backend `auto` would open: the first available one with a real GPU, else host.
-std::string auto_backend(const std::vector<BackendStatus>& all) {
-    for (const auto& st : all)
-        if (st.availability.available && st.availability.has_gpu) return st.name;
-    return "host";
-}
-
 }  // namespace
 
 bool launched_by_mpi() {

@@ -470,7 +470,7 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::siz
     const double bc2 = 1.0 - std::pow(static_cast<double>(hp.beta2), static_cast<double>(step));
     elementwise(op, {{"p", &param}, {"grad", &grad}, {"m", &m}, {"v", &v}}, {{"p", &param}, {"m", &m}, {"v", &v}}, o,
                 [&](KernelArgs& a) {
-                    a.scalars = {hp.beta1, hp.beta2, hp.eps, hp.lr / bc1, std::sqrt(bc2)};
+                    AdamScalarArgs{hp.beta1, hp.beta2, hp.eps, hp.lr / bc1, std::sqrt(bc2)}.store(a);
                 });
 }
 

@@ -1,5 +1,8 @@
 // Float64 oracle: straightforward loops, independent of every backend.
+#include <accel/error.hpp>
 #include <accel/reference.hpp>
+
+#include <algorithm>
 
 #include <cmath>
 #include <limits>
@@ -7,45 +10,68 @@
 namespace accel {
 namespace reference {
 
-namespace {
-// max(x, 0) keeping NaN, as PyTorch.
-double relu1(double x) { return x <= 0 ? 0.0 : x; }
+namespace element {
 
-double sigmoid1(double x) {
+double add(double a, double b) { return a + b; }
+
+// max(x, 0) keeping NaN, as PyTorch.
+double relu(double x, double) { return x <= 0 ? 0.0 : x; }
+
+// The stable form: exp of a non-positive number only.
+double sigmoid(double x, double) {
     if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
     const double e = std::exp(x);
     return e / (1.0 + e);
 }
+
+double relu_backward(double dy, double x) { return x > 0 ? dy : 0.0; }
+
+double sigmoid_backward(double dy, double y) { return dy * y * (1.0 - y); }
+
+// PyTorch's BCEWithLogitsLoss (reduction none): max(z,0) − z·t + log(1 + exp(−|z|)).
+double bce_with_logits(double z, double t) { return std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::fabs(z))); }
+
+}  // namespace element
+
+namespace {
+double relu1(double x) { return element::relu(x, 0); }
+double sigmoid1(double x) { return element::sigmoid(x, 0); }
+
+template <class F>
+Vec each(const FVec& a, F f) {
+    Vec y(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) y[i] = f(double(a[i]), 0.0);
+    return y;
+}
+
+template <class F>
+Vec each(const FVec& a, const FVec& b, F f) {
+    Vec y(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) y[i] = f(double(a[i]), double(b[i]));
+    return y;
+}
 }  // namespace
 
-Vec add(const FVec& a, const FVec& b) {
-    Vec c(a.size());
-    for (std::size_t i = 0; i < a.size(); ++i) c[i] = double(a[i]) + double(b[i]);
-    return c;
-}
+Vec add(const FVec& a, const FVec& b) { return each(a, b, element::add); }
+Vec sigmoid(const FVec& x) { return each(x, element::sigmoid); }
+Vec relu(const FVec& x) { return each(x, element::relu); }
+Vec relu_backward(const FVec& dy, const FVec& x) { return each(dy, x, element::relu_backward); }
+Vec sigmoid_backward(const FVec& dy, const FVec& y) { return each(dy, y, element::sigmoid_backward); }
 
-Vec sigmoid(const FVec& x) {
-    Vec y(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) y[i] = sigmoid1(x[i]);
-    return y;
-}
-
-Vec relu(const FVec& x) {
-    Vec y(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) y[i] = relu1(x[i]);
-    return y;
-}
-
-Vec relu_backward(const FVec& dy, const FVec& x) {
-    Vec dx(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) dx[i] = x[i] > 0 ? double(dy[i]) : 0.0;
-    return dx;
-}
-
-Vec sigmoid_backward(const FVec& dy, const FVec& y) {
-    Vec dx(y.size());
-    for (std::size_t i = 0; i < y.size(); ++i) dx[i] = double(dy[i]) * double(y[i]) * (1.0 - double(y[i]));
-    return dx;
+Vec elementwise(Op op, const std::vector<FVec>& inputs) {
+    const OpInfo& info = op_info(op);
+    if (!info.elementwise_reference)
+        throw InvalidArgument(std::string("reference::elementwise: ") + op_name(op) +
+                              " has no elementwise oracle in the op table (OpInfo::elementwise_reference)");
+    if (inputs.size() != info.inputs.size() || inputs.empty() || inputs.size() > 2)
+        throw InvalidArgument(std::string("reference::elementwise: ") + op_name(op) + " takes " +
+                              std::to_string(info.inputs.size()) + " inputs, given " + std::to_string(inputs.size()));
+    if (inputs.size() == 2 && inputs[0].size() != inputs[1].size())
+        throw InvalidArgument(std::string("reference::elementwise: ") + op_name(op) + ": inputs of " +
+                              std::to_string(inputs[0].size()) + " and " + std::to_string(inputs[1].size()) +
+                              " elements; give one length");
+    return inputs.size() == 1 ? each(inputs[0], info.elementwise_reference)
+                              : each(inputs[0], inputs[1], info.elementwise_reference);
 }
 
 Vec matmul(const FVec& a, const FVec& b, std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb) {
@@ -78,14 +104,7 @@ Vec column_sum(const FVec& x, std::size_t rows, std::size_t cols) {
     return y;
 }
 
-Vec bce_with_logits(const FVec& z, const FVec& t) {
-    Vec l(z.size());
-    for (std::size_t i = 0; i < z.size(); ++i) {
-        const double zz = z[i];
-        l[i] = std::max(zz, 0.0) - zz * double(t[i]) + std::log1p(std::exp(-std::fabs(zz)));
-    }
-    return l;
-}
+Vec bce_with_logits(const FVec& z, const FVec& t) { return each(z, t, element::bce_with_logits); }
 
 Vec bce_with_logits_backward(const FVec& z, const FVec& t, double scale) {
     Vec dz(z.size());

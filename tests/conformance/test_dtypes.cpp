@@ -6,6 +6,7 @@
 // nothing unsupported counts as passed.
 #include "support/check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -34,55 +35,37 @@ struct Result {
 // Runs `op` once in dtype t on path p with fresh data, returns its results.
 using Case = std::function<std::vector<Result>(DType t, ops::Options o, std::mt19937_64& g)>;
 
-std::vector<Result> unary(Op op, void (*run)(const Tensor&, Tensor&, const ops::Options&),
-                          reference::Vec (*oracle)(const reference::FVec&), float lo, float hi, DType t,
-                          ops::Options o, std::mt19937_64& g) {
+// Any elementwise op of the table with an oracle (OpInfo::elementwise_reference):
+// inputs drawn from its input ranges, run through ops::run.
+std::vector<Result> elementwise(Op op, DType t, ops::Options o, std::mt19937_64& g) {
+    const OpInfo& info = op_info(op);
     const std::size_t n = 1003;
-    const auto x = stored(uniform(g, n, lo, hi), t);
-    auto tx = put(x, {n}, t);
-    auto ty = nan_tensor({n}, t);
-    run(tx, ty, o);
-    return {{op_name(op), ty.download_as<double>(), oracle(x)}};
+    std::vector<reference::FVec> x;
+    std::vector<Tensor> tx;
+    for (const auto& range : info.input_ranges) {
+        x.push_back(stored(uniform(g, n, range[0], range[1]), t));
+        tx.push_back(put(x.back(), {n}, t));
+    }
+    std::vector<const Tensor*> in;
+    for (const Tensor& v : tx) in.push_back(&v);
+    auto y = nan_tensor({n}, t);
+    ops::run(op, in, {&y}, o);
+    return {{op_name(op), y.download_as<double>(), reference::elementwise(op, x)}};
 }
 
-std::vector<Result> binary(Op op, void (*run)(const Tensor&, const Tensor&, Tensor&, const ops::Options&),
-                           reference::Vec (*oracle)(const reference::FVec&, const reference::FVec&), float lo,
-                           float hi, DType t, ops::Options o, std::mt19937_64& g) {
-    const std::size_t n = 1003;
-    const auto a = stored(uniform(g, n, lo, hi), t), b = stored(uniform(g, n, 0.0f, 1.0f), t);
-    auto ta = put(a, {n}, t), tb = put(b, {n}, t);
-    auto tc = nan_tensor({n}, t);
-    run(ta, tb, tc, o);
-    return {{op_name(op), tc.download_as<double>(), oracle(a, b)}};
-}
-
-reference::Vec bce_backward_mean(const reference::FVec& z, const reference::FVec& t) {
-    return reference::bce_with_logits_backward(z, t, 1.0 / double(z.size()));
-}
-
-const std::vector<std::pair<Op, Case>>& cases() {
+// The ops with a case of their own; the elementwise ops with an oracle in the
+// table are covered by `elementwise` (cases()).
+const std::vector<std::pair<Op, Case>>& special_cases() {
     static const std::vector<std::pair<Op, Case>> all{
-        {Op::add, [](DType t, ops::Options o, std::mt19937_64& g) {
-             return binary(Op::add, ops::add, reference::add, -4, 4, t, o, g);
-         }},
-        {Op::sigmoid, [](DType t, ops::Options o, std::mt19937_64& g) {
-             return unary(Op::sigmoid, ops::sigmoid, reference::sigmoid, -12, 12, t, o, g);
-         }},
-        {Op::relu, [](DType t, ops::Options o, std::mt19937_64& g) {
-             return unary(Op::relu, ops::relu, reference::relu, -4, 4, t, o, g);
-         }},
-        {Op::relu_backward, [](DType t, ops::Options o, std::mt19937_64& g) {
-             return binary(Op::relu_backward, ops::relu_backward, reference::relu_backward, -4, 4, t, o, g);
-         }},
-        {Op::sigmoid_backward, [](DType t, ops::Options o, std::mt19937_64& g) {
-             return binary(Op::sigmoid_backward, ops::sigmoid_backward, reference::sigmoid_backward, -4, 4, t, o, g);
-         }},
-        {Op::bce_with_logits, [](DType t, ops::Options o, std::mt19937_64& g) {
-             return binary(Op::bce_with_logits, ops::bce_with_logits, reference::bce_with_logits, -8, 8, t, o, g);
-         }},
         {Op::bce_with_logits_backward, [](DType t, ops::Options o, std::mt19937_64& g) {
-             return binary(Op::bce_with_logits_backward, ops::bce_with_logits_backward, bce_backward_mean, -8, 8, t, o,
-                           g);
+             // The gradient of the mean loss: a scale of 1/n.
+             const std::size_t n = 1003;
+             const auto z = stored(uniform(g, n, -8, 8), t), p = stored(uniform(g, n, 0.0f, 1.0f), t);
+             auto Z = put(z, {n}, t), P = put(p, {n}, t);
+             auto dZ = nan_tensor({n}, t);
+             ops::bce_with_logits_backward(Z, P, dZ, o);
+             return std::vector<Result>{{"bce_with_logits_backward", dZ.download_as<double>(),
+                                         reference::bce_with_logits_backward(z, p, 1.0 / double(n))}};
          }},
         {Op::matmul, [](DType t, ops::Options o, std::mt19937_64& g) {
              std::vector<Result> r;
@@ -162,6 +145,19 @@ const std::vector<std::pair<Op, Case>>& cases() {
     return all;
 }
 
+// Every op of the table now (ops a plugin or the program defined included)
+// that has an elementwise oracle, then the special cases.
+std::vector<std::pair<Op, Case>> cases() {
+    std::vector<std::pair<Op, Case>> all;
+    for (const OpInfo* info : op_table())
+        if (info->elementwise_reference) {
+            const Op op = info->op;
+            all.push_back({op, [op](DType t, ops::Options o, std::mt19937_64& g) { return elementwise(op, t, o, g); }});
+        }
+    all.insert(all.end(), special_cases().begin(), special_cases().end());
+    return all;
+}
+
 }  // namespace
 
 TEST_CASE("convert rounds f64 once to f16 and bf16") {
@@ -206,10 +202,35 @@ TEST_CASE("convert rounds f64 once to f16 and bf16") {
     }
 }
 
+TEST_CASE("the device's kernel table and its kernels agree") {
+    // A kernel the backend claims (Device::claim_kernels) but did not
+    // register is a defect, not an unsupported op: it fails here instead of
+    // being skipped below. A registered kernel missing from the table is one
+    // too (the table is what the backend says it runs).
+    const auto claimed = device()->claimed_kernels();
+    CHECK_MESSAGE(!claimed.empty(), device()->selector() << " states no kernel table (Device::claim_kernels)");
+    auto same = [](const KernelKey& a, const KernelKey& b) { return a.op == b.op && a.dtype == b.dtype && a.path == b.path; };
+    for (const KernelKey& k : claimed)
+        CHECK_MESSAGE(device()->supports(k.op, k.dtype, k.path),
+                      device()->selector() << " claims " << std::string(op_name(k.op)) << " in "
+                                           << std::string(dtype_name(k.dtype)) << " on the "
+                                           << std::string(path_name(k.path)) << " path but registered no kernel for it");
+    for (const KernelKey& k : device()->kernels())
+        CHECK_MESSAGE(std::any_of(claimed.begin(), claimed.end(), [&](const KernelKey& c) { return same(c, k); }),
+                      device()->selector() << " registered " << std::string(op_name(k.op)) << " in "
+                                           << std::string(dtype_name(k.dtype)) << " on the "
+                                           << std::string(path_name(k.path)) << " path, which its kernel table lacks");
+}
+
 TEST_CASE("every op in every dtype and path passes the op table's threshold, or is skipped as unsupported") {
     auto g = rng(9001);
-    std::vector<std::string> skipped;
-    for (const auto& [op, run] : cases()) {
+    std::vector<std::string> skipped, checked;
+    const auto all = cases();
+    for (const OpInfo* info : op_table())  // an op without a case would pass untested
+        CHECK_MESSAGE((info->kernel_only || std::any_of(all.begin(), all.end(), [&](const auto& c) { return c.first == info->op; })),
+                      "op " << info->name << " has no conformance case: give it an elementwise_reference in the op "
+                      "table, or a case of its own here");
+    for (const auto& [op, run] : all) {
         for (DType t : kAllDTypes) {
             for (OpPath path : {OpPath::native, OpPath::vendor}) {
                 if (path == OpPath::vendor && !op_info(op).has_vendor_path) continue;
@@ -228,9 +249,12 @@ TEST_CASE("every op in every dtype and path passes the op table's threshold, or 
                     CHECK(reason.find(op_name(op)) != std::string::npos);
                     CHECK(reason.find(dtype_name(t)) != std::string::npos);
                     CHECK(reason.find(device()->selector()) != std::string::npos);
-                    skipped.push_back(what + ": " + reason);
+                    const std::string why = device()->unsupported_reason(op, t, path);
+                    CHECK_FALSE(why.empty());
+                    skipped.push_back(what + ": " + why);
                     continue;
                 }
+                checked.push_back(what);
                 for (const Result& r : run(t, o, g)) {
                     expect_close(r.got, r.want, threshold(op, t), what + " (" + r.what + ")");
                     if (r.exact) CHECK_MESSAGE(r.got == r.want, what << " (" << r.what << "): not the correctly rounded values");
@@ -241,6 +265,9 @@ TEST_CASE("every op in every dtype and path passes the op table's threshold, or 
     std::ostringstream list;
     for (const auto& s : skipped) list << "\n  skipped: " << s;
     MESSAGE(skipped.size() << " (op, dtype, path) unsupported on " << device()->selector() << list.str());
+    std::string ran;
+    for (const auto& c : checked) ran += (ran.empty() ? "" : ", ") + c;
+    MESSAGE(checked.size() << " (op, dtype, path) checked on " << device()->selector() << ": " << ran);
 }
 
 TEST_CASE("16-bit results are rounded to nearest even, not truncated: add is bit-exact where its f32 sum is exact") {

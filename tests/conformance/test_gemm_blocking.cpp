@@ -59,11 +59,13 @@ std::vector<MNK> gpu_tile_shapes() {
 }  // namespace
 
 TEST_CASE("matmul matches the reference around the CPU GEMM's block sizes, every transpose and path") {
+    if (!runs({Op::matmul})) return;
     auto g = rng(60);
     check_matmul_shapes(blocking_shapes(), g, "gemm blocking");
 }
 
 TEST_CASE("dense matches the reference around the CPU GEMM's block sizes") {
+    if (!runs({Op::dense})) return;
     // dense is x·Wᵀ (W stored [out, in]): the transposed-B case of the GEMM, plus bias and activation.
     auto g = rng(61);
     const std::vector<MNK> shapes{{7, 255, 31}, {8, 256, 32}, {9, 257, 33}, {64, 784, 128}, {63, 783, 127},
@@ -91,6 +93,7 @@ TEST_CASE("dense matches the reference around the CPU GEMM's block sizes") {
 }
 
 TEST_CASE("matmul matches the reference at GPU tile sizes, every transpose and path") {
+    if (!runs({Op::matmul})) return;
     auto g = rng(62);
     check_matmul_shapes(gpu_tile_shapes(), g, "gemm gpu tiles");
 }

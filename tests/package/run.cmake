@@ -7,7 +7,12 @@
 #  2. compiles and runs the consumer with the flags of `pkg-config --cflags
 #     --libs accel` (accel-mpi for consumer_mpi with WITH_MPI);
 #  3. runs the installed accel-conformance on the host backend;
-#  4. runs an installed example (vector_add --quick) when the examples are built.
+#  4. runs an installed example (vector_add --quick) when the examples are built;
+#  5. builds a backend outside the tree (TOY: the toy_backend project beside
+#     SOURCE) against the install, installs it to its own folder, and checks
+#     that through ACCEL_PLUGIN_PATH alone, with libaccel unchanged, it is
+#     listed by accel-info, passes accel-conformance, runs in accel-bench; and
+#     that the same plugin claiming a kernel it lacks fails accel-conformance.
 if(NOT LIBDIR)
   set(LIBDIR lib)
 endif()
@@ -108,3 +113,55 @@ if(EXISTS ${BUILD_DIR}/bin/vector_add)
     message(FATAL_ERROR "the installed vector_add --quick failed (${rc}): ${err}")
   endif()
 endif()
+
+# 5. a backend built outside the tree, found through ACCEL_PLUGIN_PATH
+file(SHA256 ${prefix}/${LIBDIR}/libaccel.so libaccel_before)
+function(build_toy folder)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE}/../toy_backend -B ${WORK}/${folder}-build
+                          -DCMAKE_PREFIX_PATH=${prefix} "-DCMAKE_CXX_FLAGS=${FLAGS}"
+                          "-DCMAKE_MODULE_LINKER_FLAGS=${LINK_FLAGS}" ${ARGN} RESULT_VARIABLE rc OUTPUT_QUIET)
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK}/${folder}-build RESULT_VARIABLE rc OUTPUT_QUIET)
+  endif()
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${CMAKE_COMMAND} --install ${WORK}/${folder}-build --prefix ${WORK}/${folder}
+                    RESULT_VARIABLE rc OUTPUT_QUIET)
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "building the outside backend into ${folder} failed (${rc})")
+  endif()
+endfunction()
+build_toy(toy-plugins)
+build_toy(toy-broken-plugins -DTOY_CLAIM_MISSING=ON)
+set(toy_env ${CMAKE_COMMAND} -E env ACCEL_PLUGIN_PATH=${WORK}/toy-plugins ACCEL_MPI=0 ACCEL_CACHE_DIR=${WORK}/cache)
+execute_process(COMMAND ${toy_env} ${prefix}/${BINDIR}/accel-info OUTPUT_VARIABLE out ERROR_VARIABLE out
+                RESULT_VARIABLE rc)
+if(NOT out MATCHES "toy: available, 1 device" OR NOT out MATCHES "toy-plugins/libaccel-backend-toy.so")
+  message(FATAL_ERROR "accel-info does not list the outside backend (${rc}):\n${out}")
+endif()
+execute_process(COMMAND ${toy_env} ACCEL_BACKEND=toy ${conformance} OUTPUT_VARIABLE out ERROR_VARIABLE out
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "conformance on toy")
+  message(FATAL_ERROR "accel-conformance failed on the outside backend (${rc}):\n${out}")
+endif()
+# Its own op, defined by the plugin, was checked against its oracle.
+if(NOT out MATCHES "checked on toy:0: [^\n]*toy_square f32 native")
+  message(FATAL_ERROR "accel-conformance skipped the outside backend's own op toy_square:\n${out}")
+endif()
+execute_process(COMMAND ${toy_env} ${prefix}/${BINDIR}/accel-bench --backends toy --ops add,toy_square
+                        --add-sizes 1000 --repeats 2 --min-time-ms 1 --format csv OUTPUT_VARIABLE out
+                        ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "toy:0" OR NOT out MATCHES "toy_square")
+  message(FATAL_ERROR "accel-bench did not run the outside backend and its op (${rc}):\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ACCEL_PLUGIN_PATH=${WORK}/toy-broken-plugins ACCEL_MPI=0
+                        ACCEL_CACHE_DIR=${WORK}/cache ACCEL_BACKEND=toy ${conformance}
+                OUTPUT_VARIABLE out ERROR_VARIABLE out RESULT_VARIABLE rc)
+if(rc EQUAL 0 OR NOT out MATCHES "claims relu_backward in f32 on the native path but registered no kernel")
+  message(FATAL_ERROR "accel-conformance passed a backend that claims a kernel it lacks (${rc}):\n${out}")
+endif()
+file(SHA256 ${prefix}/${LIBDIR}/libaccel.so libaccel_after)
+if(NOT libaccel_before STREQUAL libaccel_after)
+  message(FATAL_ERROR "libaccel changed while the outside backend was added")
+endif()
+message(STATUS "outside backend: found through ACCEL_PLUGIN_PATH, listed, conformant, benchmarked; a false claim fails")

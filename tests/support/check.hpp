@@ -106,6 +106,12 @@ int run_suite(int argc, char** argv, const char* suite, bool hold_device = true)
 /// The device under test (ACCEL_BACKEND), opened once and held until exit.
 const std::shared_ptr<accel::Device>& device();
 
+/// Whether device() runs every op of `ops` in f32 on the native path; when
+/// not, prints which op is unsupported and the backend's reason
+/// (Device::unsupported_reason), so that a test case of ops a backend does
+/// not have is reported and left: `if (!runs({Op::matmul})) return;`.
+bool runs(std::initializer_list<accel::Op> ops);
+
 /// The paths the device under test offers for op (native always).
 std::vector<accel::ops::PathChoice> paths(accel::Op op);
 

@@ -142,6 +142,47 @@ TEST_CASE("an op added to the table and to the host backend only runs there and 
     MESSAGE(others << " other backend(s) checked");
 }
 
+TEST_CASE("a kernel registered under a name the op table lacks is refused, naming it; a null kernel too") {
+    auto host = open_device("host");
+    const auto kernels_before = host->kernels().size();
+    const Kernel k = [](const KernelArgs&) {};
+    try {
+        host->register_kernel("relu_bakward", DType::f32, OpPath::native, k);
+        FAIL("a kernel for a misspelled op was accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(contains(e.what(), "'relu_bakward'"));
+        CHECK(contains(e.what(), "relu_backward"));  // the ops there are, listed
+    }
+    CHECK_THROWS_AS(host->register_kernel(Op::relu, DType::f32, OpPath::native, Kernel{}), InvalidArgument);
+    CHECK_THROWS_AS(host->register_kernel("relu", DType::f32, OpPath::native, Kernel{}), InvalidArgument);
+    CHECK(host->kernels().size() == kernels_before);  // nothing registered or replaced
+    CHECK(host->supports(Op::relu, DType::f32, OpPath::native));
+}
+
+TEST_CASE("a device's kernel table: the claimed kernels are the registered ones, and the rest say why") {
+    for (const BackendStatus& st : backend_statuses()) {
+        if (!st.availability.available) continue;
+        CAPTURE(st.name);
+        std::shared_ptr<Device> d;
+        try {
+            d = open_device(st.name);
+        } catch (const Error& e) {
+            MESSAGE("skipped " << st.name << ": " << e.what());
+            continue;
+        }
+        const auto claimed = d->claimed_kernels();
+        CHECK_FALSE(claimed.empty());
+        for (const KernelKey& key : claimed) {
+            CAPTURE(op_name(key.op));
+            CAPTURE(dtype_name(key.dtype));
+            CHECK(d->supports(key.op, key.dtype, key.path));
+            CHECK(d->unsupported_reason(key.op, key.dtype, key.path).empty());
+        }
+        // A vendor path no op but matmul, dense and gemm has: the reason says so.
+        CHECK(contains(d->unsupported_reason(Op::add, DType::f32, OpPath::vendor), "no backend has a vendor path"));
+    }
+}
+
 TEST_CASE("ops::run validates operand counts and nulls") {
     const Op op = scale_shift_op();
     auto host = open_device("host");

@@ -86,7 +86,9 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                           "all, or a comma list of selectors (host, opencl:0, cuda:1, ...); default: all available "
                           "backends, or just ACCEL_BACKEND when it is set")
                ->type_name("all|LIST"));
-    list("--ops", a.ops, "add, sigmoid, relu, matmul, dense, column_sum, adam_step (default add,sigmoid,matmul,dense)")
+    list("--ops", a.ops,
+         "ops of the op table: its elementwise ops (add, sigmoid, relu, relu_backward, ...; those a backend plugin "
+         "defines too), adam_step, matmul, dense, column_sum (default add,sigmoid,matmul,dense)")
         ->check(tool_cli::throws_if_bad(parse_op, ""))
         ->type_name("LIST");
     list("--add-sizes", a.add_sizes, "elements of add/sigmoid/relu/adam_step (default 1e3,1e4,1e5,1e6,1e7,5e7)")

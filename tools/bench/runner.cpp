@@ -5,6 +5,7 @@
 #include <accel/diagnostics.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <fstream>
 #include <cstdio>
@@ -30,7 +31,8 @@ constexpr double kWarmUpFactor = 2.5;
 // Host-clock time after which a row stops at three full rounds.
 constexpr double kSlowRowMs = 3000;
 
-bool is_elementwise(Op op) { return op == Op::add || op == Op::sigmoid || op == Op::relu || op == Op::adam_step; }
+// Timed over `elementwise_sizes`: the table's elementwise ops, and adam_step.
+bool is_elementwise(Op op) { return accel::op_info(op).elementwise_reference || op == Op::adam_step; }
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -438,18 +440,25 @@ void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, co
     std::fflush(stderr);
 }
 
-const std::vector<Op>& benchmarkable_ops() {
-    static const std::vector<Op> ops{Op::add, Op::sigmoid, Op::relu, Op::matmul, Op::dense, Op::column_sum,
-                                     Op::adam_step};
+std::vector<Op> benchmarkable_ops() {
+    std::vector<Op> ops;
+    for (const accel::OpInfo* info : accel::op_table())
+        if (is_elementwise(info->op) || info->op == Op::matmul || info->op == Op::dense || info->op == Op::column_sum)
+            ops.push_back(info->op);
     return ops;
 }
 
 Op parse_op(const std::string& name) {
+    auto find = [&name]() -> std::optional<Op> {
+        for (Op op : benchmarkable_ops())
+            if (name == accel::op_name(op)) return op;
+        return std::nullopt;
+    };
+    if (const auto op = find()) return *op;
+    (void)accel::backend_statuses();  // an op a backend plugin defines exists once its plugin is loaded
+    if (const auto op = find()) return *op;
     std::string valid;
-    for (Op op : benchmarkable_ops()) {
-        if (name == accel::op_name(op)) return op;
-        valid += (valid.empty() ? "" : ", ") + std::string(accel::op_name(op));
-    }
+    for (Op op : benchmarkable_ops()) valid += (valid.empty() ? "" : ", ") + std::string(accel::op_name(op));
     throw accel::InvalidArgument("unknown op '" + name + "'; valid ops: " + valid);
 }
 

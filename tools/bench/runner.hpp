@@ -25,12 +25,15 @@ inline double ms_since(Clock::time_point t0) {
 /// when done == total. For terminals only (callers check isatty).
 void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, const std::string& what);
 
-/// The ops accel-bench can time (a subset of accel::Op; fma_throughput is
-/// used for the ceiling only).
-const std::vector<accel::Op>& benchmarkable_ops();
+/// The ops accel-bench can time, in op-table order: every elementwise op of
+/// the table with an oracle (OpInfo::elementwise_reference; ops a plugin or
+/// the program defined included), adam_step, matmul, dense and column_sum.
+std::vector<accel::Op> benchmarkable_ops();
 
-/// The op named `name` ("add", "matmul", ...). Throws accel::InvalidArgument
-/// listing the valid names when it is not one of benchmarkable_ops().
+/// The op named `name` ("add", "matmul", ...); when no op of the table has
+/// that name, the plugins are loaded first (a backend may define ops) and it
+/// is looked up again. Throws accel::InvalidArgument listing the valid names
+/// when it is not one of benchmarkable_ops().
 accel::Op parse_op(const std::string& name);
 
 /// The activation of accel-bench's dense problems: y = sigmoid(x·Wᵀ + b).

@@ -67,15 +67,23 @@ std::vector<std::size_t> oracle_rows(std::size_t count, double macs, std::mt1993
     return all;
 }
 
-// Elementwise ops with one separate output of the input's shape.
-void elementwise(Workload& w, std::mt19937_64& rng, std::size_t inputs, float lo, float hi) {
+// An elementwise op of the op table (OpInfo::elementwise_reference): inputs
+// drawn from its input ranges, run through ops::run, checked against its oracle.
+void make_elementwise(Workload& w, std::mt19937_64& rng) {
+    const accel::Op op = w.problem.op;
     const std::size_t n = w.problem.dims.at(0);
-    for (std::size_t i = 0; i < inputs; ++i) {
-        w.inputs.push_back(uniform(w, rng, n, lo, hi));
+    for (const auto& range : accel::op_info(op).input_ranges) {
+        w.inputs.push_back(uniform(w, rng, n, range[0], range[1]));
         w.input_shapes.push_back(accel::Shape{n});
     }
     w.output_shape = accel::Shape{n};
     w.row_length = n;
+    w.launch = [op](std::vector<accel::Tensor>& in, accel::Tensor& out, const ops::Options& o) {
+        std::vector<const accel::Tensor*> inputs;
+        for (const accel::Tensor& t : in) inputs.push_back(&t);
+        ops::run(op, inputs, {&out}, o);
+    };
+    w.oracle = ref::elementwise(op, w.inputs);
 }
 
 void make_matmul(Workload& w, std::mt19937_64& rng) {
@@ -161,34 +169,15 @@ Workload make_workload(const Problem& p, std::mt19937_64& rng) {
     w.problem = p;
     using accel::Op;
     switch (p.op) {
-    case Op::add:
-        elementwise(w, rng, 2, -1, 1);
-        w.launch = [](std::vector<accel::Tensor>& in, accel::Tensor& out, const ops::Options& o) {
-            ops::add(in[0], in[1], out, o);
-        };
-        w.oracle = ref::add(w.inputs[0], w.inputs[1]);
-        break;
-    case Op::sigmoid:
-        // Wide range so that both tails of the stable formula run.
-        elementwise(w, rng, 1, -20, 20);
-        w.launch = [](std::vector<accel::Tensor>& in, accel::Tensor& out, const ops::Options& o) {
-            ops::sigmoid(in[0], out, o);
-        };
-        w.oracle = ref::sigmoid(w.inputs[0]);
-        break;
-    case Op::relu:
-        elementwise(w, rng, 1, -1, 1);
-        w.launch = [](std::vector<accel::Tensor>& in, accel::Tensor& out, const ops::Options& o) {
-            ops::relu(in[0], out, o);
-        };
-        w.oracle = ref::relu(w.inputs[0]);
-        break;
     case Op::matmul: make_matmul(w, rng); break;
     case Op::dense: make_dense(w, rng); break;
     case Op::column_sum: make_column_sum(w, rng); break;
     case Op::adam_step: make_adam(w, rng); break;
     default:
-        throw accel::InvalidArgument(std::string("accel-bench has no workload for op '") + accel::op_name(p.op) + "'");
+        if (!accel::op_info(p.op).elementwise_reference)
+            throw accel::InvalidArgument(std::string("accel-bench has no workload for op '") + accel::op_name(p.op) +
+                                         "'");
+        make_elementwise(w, rng);
     }
     for (FVec& v : w.inputs) w.stored.push_back(round_to(v, p.dtype));  // exact: drawn already rounded
     const accel::OpInfo& info = accel::op_info(p.op);

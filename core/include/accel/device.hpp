@@ -82,11 +82,31 @@ struct KernelArgs {
     bool trans_b = false;               ///< matmul/gemm: B given as [n, k]
     Activation act = Activation::none;  ///< dense, bias_activation
     /// Op-specific numbers: bce_with_logits_backward {scale};
-    /// adam_step {beta1, beta2, eps, step_size, bias_correction2_sqrt}
-    /// (see ops::adam_step); gemm {beta}; bias_activation {alpha}.
+    /// adam_step: AdamScalarArgs (read and write them through it); gemm
+    /// {beta}; bias_activation {alpha}.
     std::array<double, 8> scalars{};
     LaunchGeometry geometry;            ///< checked against the device's limits
     Stream* stream = nullptr;           ///< of this device; never null when called
+};
+
+/// adam_step's numbers by name, as KernelArgs::scalars carries them (slots
+/// 0..4; see ops::adam_step): m ← β1·m + (1−β1)·g, v ← β2·v + (1−β2)·g²,
+/// p ← p − step_size·m / (√v / bias_correction2_sqrt + eps), where
+/// step_size = lr / (1 − β1^t) and bias_correction2_sqrt = √(1 − β2^t).
+struct AdamScalarArgs {
+    double beta1 = 0, beta2 = 0, eps = 0, step_size = 0, bias_correction2_sqrt = 1;
+    /// Read from a.scalars.
+    static AdamScalarArgs of(const KernelArgs& a) noexcept {
+        return {a.scalars[0], a.scalars[1], a.scalars[2], a.scalars[3], a.scalars[4]};
+    }
+    /// Written to a.scalars.
+    void store(KernelArgs& a) const noexcept {
+        a.scalars[0] = beta1;
+        a.scalars[1] = beta2;
+        a.scalars[2] = eps;
+        a.scalars[3] = step_size;
+        a.scalars[4] = bias_correction2_sqrt;
+    }
 };
 
 /// A kernel: enqueues one op call on *args.stream. Called only by the op
@@ -326,12 +346,17 @@ public:
     std::optional<TileLayout> tile_layout(Op op, std::size_t rows, std::size_t cols) const;
 
     // ---- kernels ------------------------------------------------------------
-    /// Registers `kernel` as this device's implementation of the op named
-    /// `op` (an op-table name, e.g. "matmul") for `dtype` on `path`,
-    /// replacing an earlier one. Backends register theirs when the device is
-    /// created; a program may add kernels for ops it defined (define_op).
-    /// A name the op table does not know is ignored (a plugin newer than
-    /// this libaccel), and so is a null kernel. Thread-safe.
+    /// Registers `kernel` as this device's implementation of `op` in
+    /// `dtype` on `path`, replacing an earlier one. Backends register theirs
+    /// by Op when the device is created, so that a misspelled op does not
+    /// compile; an Op value this libaccel's table does not have (a plugin
+    /// built against a newer accel) is ignored. Throws InvalidArgument for a
+    /// null kernel. Thread-safe.
+    void register_kernel(Op op, DType dtype, OpPath path, Kernel kernel);
+    /// The same for the op named `op` (an op-table name, e.g. "matmul"): how
+    /// a program gives a kernel to an op it defined (define_op). Throws
+    /// InvalidArgument naming `op` when the table has no op of that name, or
+    /// for a null kernel. Thread-safe.
     void register_kernel(const std::string& op, DType dtype, OpPath path, Kernel kernel);
 
     /// Whether `op` runs on this device in `dtype` on `path`: a kernel is
@@ -343,6 +368,19 @@ public:
 
     /// Every registered kernel, in op-table order. Thread-safe.
     std::vector<KernelKey> kernels() const;
+
+    /// The kernels this device states it has: its backend's kernel table,
+    /// as given to claim_kernels() when the device was created, in op-table
+    /// order. A claimed kernel that is not registered is a defect of the
+    /// backend, which the conformance suite reports as a failure (not as
+    /// unsupported). Thread-safe.
+    std::vector<KernelKey> claimed_kernels() const;
+
+    /// Why (op, dtype, path) does not run here, for messages: "" when a
+    /// kernel is registered for it; else the backend's reason (e.g. "the
+    /// device has no cl_khr_fp64"), or "not in <backend>'s kernel table".
+    /// Thread-safe.
+    std::string unsupported_reason(Op op, DType dtype, OpPath path) const;
 
     /// The device's benchmark probes, or nullptr where the backend has none.
     Probes* probes() noexcept { return do_probes(); }
@@ -372,6 +410,20 @@ protected:
     virtual std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const;
     /// The backend's benchmark probes (Probes); default none.
     virtual Probes* do_probes() noexcept { return nullptr; }
+    /// Why (op, dtype, path), which this device does not claim, is not run
+    /// here, e.g. "the device has no cl_khr_fp16"; "" for the default text.
+    virtual std::string do_unsupported_reason(Op, DType, OpPath) const { return ""; }
+
+    /// States the kernels this device has (claimed_kernels()): each row runs
+    /// its ops in each of its dtypes on its path. Called once, by the
+    /// backend's device constructor, from the one table it keeps per backend
+    /// (<name>_ops.cpp). Thread-safe.
+    struct KernelClaim {
+        std::vector<Op> ops;
+        std::vector<DType> dtypes;
+        OpPath path = OpPath::native;
+    };
+    void claim_kernels(const std::vector<KernelClaim>& table);
 
 private:
     friend struct KernelAccess;  // the op front-end's way to the kernels
@@ -381,6 +433,7 @@ private:
     mutable std::shared_mutex kernels_mutex_;
     /// Per op (Op value): kDTypeCount × 2 slots, index dtype * 2 + path.
     std::vector<std::array<Kernel, kDTypeCount * 2>> kernels_;
+    std::vector<KernelKey> claimed_;  ///< claim_kernels(), in op-table order
     DeviceInfo info_;
     std::once_flag default_stream_once_;
     std::unique_ptr<Stream> default_stream_;

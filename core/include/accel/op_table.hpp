@@ -90,6 +90,17 @@ struct OpInfo {
     /// Default launch geometry: 2-D tiles over the [m, n] output (matmul,
     /// dense) rather than a 1-D range over n elements.
     bool tiled = false;
+    /// Elementwise ops of one or two inputs and one output, all of one shape
+    /// (KernelArgs::n elements, no scalars): the float64 oracle of one
+    /// element, out = elementwise_reference(in0, in1) (in1 = 0 for one
+    /// input), written from the source of the math (accel/reference.hpp,
+    /// namespace element). An op that has it is covered by its entry alone:
+    /// ops::run runs it, the conformance suite checks it in every dtype and
+    /// path a device claims, and accel-bench times it. Null for other ops.
+    double (*elementwise_reference)(double, double) = nullptr;
+    /// Where tests and benchmarks draw each input of an elementwise op
+    /// from, uniformly: one [low, high] per input, in `inputs` order.
+    std::vector<std::array<float, 2>> input_ranges;
 };
 
 /// The op table: every op, built-in and defined, in Op order. A snapshot:
@@ -109,11 +120,15 @@ const char* op_name(Op op) noexcept;
 /// The NMSE pass threshold of `op` in `dtype` (OpInfo::nmse). Throws as op_info.
 double nmse_threshold(Op op, DType dtype);
 
-/// Adds an op defined by a program (or a test) to the table and returns its
-/// Op value; info.op is ignored. Backends that register a kernel under
+/// Adds an op defined by a program (or a test, or a backend plugin) to the
+/// table and returns its Op value; info.op is ignored. Null flops count as 0
+/// (tools then print no GFLOP/s), null bytes as every operand of n elements
+/// read or written once. Backends that register a kernel under
 /// info.name run it (ops::run); every other device reports it unsupported.
 /// Throws InvalidArgument when the name is empty or taken, when it has no
-/// output, or when a threshold is not a positive finite number.
+/// output, when a threshold is not a positive finite number, or when it has
+/// an elementwise_reference but not one or two inputs, one output and an
+/// input range per input (low < high, finite).
 /// Thread-safe.
 Op define_op(OpInfo info);
 

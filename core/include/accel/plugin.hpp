@@ -3,41 +3,72 @@
 
 #include <accel/device.hpp>
 
-/// Bumped whenever Device/Backend/Stream/Event/DeviceInfo/KernelArgs change
-/// layout or virtuals — not when an op is added: kernels are registered by op
-/// name (Device::register_kernel), so a plugin built before an op existed
-/// loads and reports that op unsupported. 3: DeviceInfo gained uuid,
-/// pci_bus_id and host; Device's constructor moved into libaccel. 4: kernels
-/// are data (register_kernel, KernelArgs, dtypes); probes moved to Probes.
-/// 5: Device::do_tile_layout; Probes::fma_throughput takes a dtype.
-#define ACCEL_PLUGIN_ABI 5
+/// Bumped whenever Device/Backend/Stream/Event/DeviceInfo/KernelArgs or
+/// accel_plugin_info change layout or virtuals — not when an op is added:
+/// kernels are registered by op (Device::register_kernel), and built-in op
+/// values only grow, so a plugin built before an op existed loads and
+/// reports that op unsupported. 3: DeviceInfo gained uuid, pci_bus_id and
+/// host; Device's constructor moved into libaccel. 4: kernels are data
+/// (register_kernel, KernelArgs, dtypes); probes moved to Probes. 5:
+/// Device::do_tile_layout; Probes::fma_throughput takes a dtype. 6: plugins
+/// are found by scanning their folders and describe themselves
+/// (selector_forms, auto_rank, auto_cpu_fallback); kernels are registered by
+/// Op and a device states the kernels it claims (Device::claim_kernels).
+#define ACCEL_PLUGIN_ABI 6
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check
-/// reads it safely before any C++ object crosses the boundary.
+/// reads it safely before any C++ object crosses the boundary. Every field
+/// is checked by the registry before it is used (plugins are untrusted).
 struct accel_plugin_info {
     int abi_version;           ///< must equal ACCEL_PLUGIN_ABI
-    const char* backend_name;  ///< "host", "opencl", "kokkos", "cuda"
+    /// The backend's name, as selectors write it: a lower-case letter, then
+    /// [a-z0-9_]*, at most 32 characters, not "auto" or "all"; equal to NAME
+    /// in the plugin's file name libaccel-backend-NAME.so.
+    const char* backend_name;
     /// Returns the process-wide Backend object (owned by the plugin, never
     /// deleted: plugins stay loaded until the process ends).
     accel::Backend* (*backend)();
     /// sizeof(accel::KernelArgs) in the plugin's build: checked beside
     /// abi_version, so a mismatched header is caught even without a bump.
     unsigned long kernel_args_size;
+    /// The selector forms this backend takes beyond NAME and NAME:N (those
+    /// every backend takes), for the grammar that error messages and
+    /// accel-info print, e.g. "opencl:PLATFORM[:I] | opencl:gpu|cpu". Its
+    /// Backend::find_device resolves them. Null or "" when there are none;
+    /// at most 400 printable ASCII characters.
+    const char* selector_forms;
+    /// Where `auto` ranks this backend's GPUs (Availability::has_gpu): among
+    /// backends that report one, the highest rank is opened. 0..1000; 0 =
+    /// `auto` never opens this backend's GPUs. In-tree: cuda 40, opencl 20,
+    /// kokkos 10.
+    int auto_rank;
+    /// 1: `auto` opens this backend when no backend reports a GPU (the host
+    /// backend); 0: never. Among several such backends, the highest
+    /// auto_rank, then the first name in alphabetical order.
+    int auto_cpu_fallback;
 };
 /// The symbol every plugin exports.
 typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
 }
 
-/// Defines the entry point of a plugin whose Backend class is BackendClass.
-#define ACCEL_DEFINE_PLUGIN(NAME, BackendClass)                                   \
-    extern "C" __attribute__((visibility("default"))) const accel_plugin_info*  \
-    accel_backend_plugin() {                                                    \
-        static const accel_plugin_info info{ACCEL_PLUGIN_ABI, NAME, []() -> accel::Backend* { \
-            static BackendClass instance;                                       \
-            return &instance;                                                   \
-        }, sizeof(accel::KernelArgs)};                                          \
-        return &info;                                                           \
+/// Defines the entry point of a plugin whose Backend class is BackendClass:
+/// NAME the backend's name, SELECTOR_FORMS, AUTO_RANK and AUTO_CPU_FALLBACK
+/// the accel_plugin_info fields above, e.g.
+///   ACCEL_DEFINE_PLUGIN("toy", ToyBackend, "", 0, 0)
+#define ACCEL_DEFINE_PLUGIN(NAME, BackendClass, SELECTOR_FORMS, AUTO_RANK, AUTO_CPU_FALLBACK) \
+    extern "C" __attribute__((visibility("default"))) const accel_plugin_info* accel_backend_plugin() { \
+        static const accel_plugin_info info{ACCEL_PLUGIN_ABI,                                          \
+                                            NAME,                                                      \
+                                            []() -> accel::Backend* {                                  \
+                                                static BackendClass instance;                          \
+                                                return &instance;                                      \
+                                            },                                                         \
+                                            sizeof(accel::KernelArgs),                                 \
+                                            SELECTOR_FORMS,                                            \
+                                            AUTO_RANK,                                                 \
+                                            AUTO_CPU_FALLBACK};                                        \
+        return &info;                                                                                  \
     }
 
 /// Declares, inside a backend's Device subclass, an override of every runtime

@@ -1,26 +1,33 @@
 // accel/registry.hpp — choosing a backend and device at run time.
 //
 // Selector grammar (case-insensitive, surrounding blanks ignored):
-//   auto | host | opencl[:N] | kokkos[:N] | cuda[:N]      N = device index ≥ 0
-//   opencl:PLATFORM[:I] | opencl:gpu|cpu|accelerator      stable names
-//   BACKEND:local | auto:local                            one device per MPI rank
-// PLATFORM is the platform's short name (pocl, intel, oclgrind, rusticl,
-// nvidia, amd, ...) or a piece of its name or vendor; I is the device index
-// within that platform (default 0). Unlike opencl:N, these survive a change
-// in which ICDs are installed; accel-info prints each device's stable form.
-// BACKEND:local picks device (node-local rank mod device count) for each MPI
-// rank; it needs the rank, so only accel_mpi (accel/mpi.hpp) resolves it:
-// open_device() rejects it with InvalidArgument saying so.
+//   auto | NAME[:N]                 NAME a backend found here, N = device index ≥ 0
+//   NAME:DEVICE[:I]                 forms a backend adds (selector_grammar() lists them),
+//                                   e.g. opencl:PLATFORM[:I], opencl:gpu|cpu|accelerator
+//   BACKEND:local | auto:local      one device per MPI rank
+// Named forms survive a change in which devices are installed where an index
+// does not; accel-info prints each device's stable form. BACKEND:local picks
+// device (node-local rank mod device count) for each MPI rank; it needs the
+// rank, so only accel_mpi (accel/mpi.hpp) resolves it: open_device() rejects
+// it with InvalidArgument saying so.
 // The environment variable ACCEL_BACKEND holds a selector (default "auto").
-// `auto` prefers a real GPU: the first available backend in the order cuda,
-// opencl, kokkos whose probe reports one (simulators such as Oclgrind do not
-// count), and on it that GPU; else host.
+// `auto` prefers a real GPU (simulators such as Oclgrind do not count): among
+// the available backends that report one, the one whose plugin gives the
+// highest auto_rank (accel/plugin.hpp; in-tree cuda, then opencl, then
+// kokkos), and on it that GPU; else the backend that opens the CPU when no
+// GPU is there (host).
 // A named backend that cannot be used raises BackendUnavailable: no fallback.
 //
-// Backends are plugins `libaccel-backend-<name>.so`, loaded with dlopen from
-// the directories in ACCEL_PLUGIN_PATH (colon-separated, searched first) and
-// then the directory holding libaccel itself. A plugin exports
-// accel_backend_plugin() (accel/plugin.hpp) and must match ACCEL_PLUGIN_ABI.
+// Backends are plugins: any file libaccel-backend-NAME.so in the folders of
+// ACCEL_PLUGIN_PATH (colon-separated, searched first) or in the folder
+// holding libaccel itself; the registry lists those folders once per process
+// and loads a plugin when its backend is first used. A plugin in
+// ACCEL_PLUGIN_PATH replaces the one of the same name beside libaccel (how a
+// user tries another build; accel-info says so); the same name in two
+// ACCEL_PLUGIN_PATH folders is refused as ambiguous, naming both files. A
+// plugin exports accel_backend_plugin() (accel/plugin.hpp) and must match
+// ACCEL_PLUGIN_ABI. No backend is built into libaccel: what a program can
+// select is what was found.
 //
 // Plugins are untrusted input: every field of their accel_plugin_info, every
 // pointer they return and every exception they throw (of any type) is
@@ -50,12 +57,22 @@ struct Selector {
     std::string to_string() const;
 };
 
-/// The backend names accel knows, in `auto` preference order.
-const std::vector<std::string>& known_backends();
+/// The names of the backends whose plugin files were found (see above), in
+/// alphabetical order; loads no plugin. Thread-safe.
+std::vector<std::string> known_backends();
+
+/// The folders searched for plugins, in order: ACCEL_PLUGIN_PATH's, then
+/// libaccel's own. Thread-safe.
+std::vector<std::string> plugin_folders();
+
+/// The selector forms accepted here, built from the plugins found (each
+/// backend's NAME[:N] and the forms its plugin adds), as error messages
+/// quote them. Loads every plugin found. Thread-safe.
+std::string selector_grammar();
 
 /// Parses a selector. Throws InvalidArgument quoting the text received (its
-/// first 64 characters when longer) and the accepted forms for an unknown
-/// backend, an index on `auto`, a negative index, an index above 999999, a
+/// first 64 characters when longer) and the accepted forms for a backend
+/// with no plugin found (naming the file looked for and the folders), an index on `auto`, a negative index, an index above 999999, a
 /// device name that is not NAME or NAME:I (NAME a letter then [a-z0-9_.-]*,
 /// I an index), or one longer than 64 characters.
 /// Whether a named device exists is decided when it is opened. Accepted selectors round-trip:
@@ -66,26 +83,42 @@ Selector parse_selector(const std::string& text);
 struct BackendStatus {
     std::string name;
     bool plugin_found = false;
-    std::string plugin_path;  ///< file loaded (or the paths tried)
+    std::string plugin_path;  ///< the plugin file
+    /// Files of the same name beside libaccel that plugin_path, found in
+    /// ACCEL_PLUGIN_PATH, replaces.
+    std::vector<std::string> shadowed;
+    /// What the plugin says of itself (accel_plugin_info; empty/0 when it
+    /// could not be loaded): selector forms beyond NAME[:N], and where
+    /// `auto` ranks it.
+    std::string selector_forms;
+    int auto_rank = 0;
+    bool auto_cpu_fallback = false;
     Availability availability;
     /// One line: "opencl: available, 1 device(s)" or "cuda: unavailable — <reason>".
     std::string summary() const;
 };
 
-/// Loads (once) and probes every known backend; never throws. A probe that
+/// The backend `auto` opens among `all` (backend_statuses()): the available
+/// backend reporting a GPU with the highest auto_rank, else the available
+/// CPU fallback with the highest auto_rank; "" when there is none. Ties go
+/// to the first in `all`. Thread-safe; never throws beyond std::bad_alloc.
+std::string auto_backend(const std::vector<BackendStatus>& all);
+
+/// Loads (once) and probes every backend found, in known_backends() order; never throws. A probe that
 /// throws, or that reports available with a device count outside 1..4096,
 /// makes its backend unavailable with that as the reason.
 std::vector<BackendStatus> backend_statuses();
 
 /// The file the plugin of backend `name` was loaded from (loaded on first
 /// use, as get_backend; no other backend is loaded or probed), or "" when
-/// it could not be loaded. Throws InvalidArgument for an unknown name.
+/// it could not be loaded. Throws InvalidArgument for a name with no plugin
+/// file.
 /// Thread-safe.
 std::string backend_plugin_file(const std::string& name);
 
 /// The Backend object of `name` (plugin loaded on first use).
 /// Throws BackendUnavailable (with the loader's message) when the plugin
-/// cannot be loaded, InvalidArgument for an unknown name.
+/// cannot be loaded, InvalidArgument for a name with no plugin file.
 Backend& get_backend(const std::string& name);
 
 /// Opens the device named by `selector` (see grammar above). Devices are

@@ -13,6 +13,27 @@ namespace reference {
 using Vec = std::vector<double>;
 using FVec = std::vector<float>;
 
+/// One element of each elementwise op, in float64: what OpInfo::elementwise_reference
+/// points to. Unary ops ignore their second argument.
+namespace element {
+double add(double a, double b);
+/// max(x, 0), NaN kept (PyTorch's relu).
+double relu(double x, double unused);
+/// 1/(1+exp(-x)) in the stable form (exp of a non-positive number only).
+double sigmoid(double x, double unused);
+/// dy where x > 0, else 0.
+double relu_backward(double dy, double x);
+/// dy·y·(1 − y), y = sigmoid(z).
+double sigmoid_backward(double dy, double y);
+/// PyTorch's BCEWithLogitsLoss per element: max(z,0) − z·t + log(1 + exp(−|z|)).
+double bce_with_logits(double z, double t);
+}  // namespace element
+
+/// Any elementwise op of the table with an oracle (OpInfo::elementwise_reference),
+/// applied to `inputs` (as many as the op takes, of one length). Throws
+/// InvalidArgument for an op without one, a wrong input count or unequal lengths.
+Vec elementwise(Op op, const std::vector<FVec>& inputs);
+
 /// c = a + b (a.size() == b.size()).
 Vec add(const FVec& a, const FVec& b);
 /// 1/(1+exp(-x)), stable form.
