@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace accel {
 namespace cpu {
@@ -122,6 +123,8 @@ template <Elementwise Op, class F>
 __attribute__((always_inline)) inline F elementwise1(F a, F b, F scale) {
     if constexpr (Op == Elementwise::add)
         return a + b;
+    else if constexpr (Op == Elementwise::mul)
+        return a * b;
     else if constexpr (Op == Elementwise::relu)
         return relu1(a);
     else if constexpr (Op == Elementwise::relu_backward)
@@ -153,6 +156,7 @@ __attribute__((always_inline)) inline void elementwise_range(Elementwise op, con
                                                              std::size_t begin, std::size_t end, F scale) {
     switch (op) {
         case Elementwise::add: return elementwise_loop<Elementwise::add>(a, b, y, begin, end, scale);
+        case Elementwise::mul: return elementwise_loop<Elementwise::mul>(a, b, y, begin, end, scale);
         case Elementwise::relu: return elementwise_loop<Elementwise::relu>(a, b, y, begin, end, scale);
         case Elementwise::relu_backward:
             return elementwise_loop<Elementwise::relu_backward>(a, b, y, begin, end, scale);
@@ -160,6 +164,22 @@ __attribute__((always_inline)) inline void elementwise_range(Elementwise op, con
             return elementwise_loop<Elementwise::sigmoid_backward>(a, b, y, begin, end, scale);
         case Elementwise::bce_with_logits_backward:
             return elementwise_loop<Elementwise::bce_with_logits_backward>(a, b, y, begin, end, scale);
+    }
+}
+
+/// Calls f(std::integral_constant<Elementwise, op>{}): the loop of `op` as a
+/// compile-time constant, for callers outside the vectorized path (16-bit
+/// storage, one element at a time).
+template <class Fn>
+void with_elementwise(Elementwise op, Fn&& f) {
+    using E = Elementwise;
+    switch (op) {
+        case E::add: return f(std::integral_constant<E, E::add>{});
+        case E::mul: return f(std::integral_constant<E, E::mul>{});
+        case E::relu: return f(std::integral_constant<E, E::relu>{});
+        case E::relu_backward: return f(std::integral_constant<E, E::relu_backward>{});
+        case E::sigmoid_backward: return f(std::integral_constant<E, E::sigmoid_backward>{});
+        case E::bce_with_logits_backward: return f(std::integral_constant<E, E::bce_with_logits_backward>{});
     }
 }
 

@@ -439,6 +439,44 @@ inline std::ptrdiff_t gemm_rows_for_cpu() {
     return GemmBlocking<GemmCompute<T>, kBuildVectorBytes>::kMR;
 }
 
+/// The rectangles a product C[m, n] of depth k is split into for `threads`
+/// CPU threads, each computed whole by gemm_for_cpu: `rows` × `cols` of C
+/// (the last ones in each direction shorter), heights a multiple of the
+/// running level's MR, widths of kGemmColMultiple. One rectangle (all of C)
+/// for one thread or a product under kSerialWork multiply-adds. M is split
+/// first (each row rectangle repacks op(B); A is packed once per rectangle
+/// either way), into at most kTilesPerThread per thread and none under
+/// kMinTileRows rows; when M is too short for that, N too, where narrow column
+/// rectangles read A in place and pack only their own B columns.
+struct GemmThreadTiles {
+    /// Below this many multiply-adds one thread does the whole product: waking
+    /// the team costs more than it saves (and under CPU contention a
+    /// descheduled peer can stall the op for a scheduler time slice).
+    static constexpr std::size_t kSerialWork = std::size_t{1} << 20;
+    /// Rectangles per thread: more than one, so that a thread the OS
+    /// preempts leaves its remaining ones to the others.
+    static constexpr std::size_t kTilesPerThread = 2;
+    /// Smallest height worth splitting M into: thin rectangles repack op(B) too often.
+    static constexpr std::size_t kMinTileRows = 64;
+
+    std::size_t rows = 0;  ///< of C per rectangle, elements
+    std::size_t cols = 0;  ///< of C per rectangle, elements
+};
+
+/// See GemmThreadTiles. m, n >= 1.
+template <class T>
+inline GemmThreadTiles gemm_thread_tiles(std::size_t m, std::size_t n, std::size_t k, std::size_t threads) {
+    using G = GemmThreadTiles;
+    if (threads <= 1 || m * n * std::max<std::size_t>(k, 1) < G::kSerialWork) return {m, n};
+    const auto round_up = [](std::size_t v, std::size_t to) { return (v + to - 1) / to * to; };
+    const std::size_t want = threads * G::kTilesPerThread;
+    const std::size_t col_align = static_cast<std::size_t>(kGemmColMultiple<T>);
+    const std::size_t row_tiles = std::clamp<std::size_t>(m / G::kMinTileRows, 1, want);
+    const std::size_t col_tiles = std::min((want + row_tiles - 1) / row_tiles, (n + col_align - 1) / col_align);
+    return {round_up((m + row_tiles - 1) / row_tiles, static_cast<std::size_t>(gemm_rows_for_cpu<T>())),
+            round_up((n + col_tiles - 1) / col_tiles, col_align)};
+}
+
 /// gemm (arguments and guarantees as there) compiled for this CPU's level
 /// (cpu_level()): the entry point for callers.
 template <class T>

@@ -3,16 +3,37 @@
 // pulling the loops in (Kokkos' headers are also compiled for GPU spaces).
 #pragma once
 
+#include <accel/op_table.hpp>
+
 namespace accel {
 namespace cpu {
 
 /// The elementwise ops of elementwise_range, by their op-table names.
 enum class Elementwise {
     add,                       ///< y = a + b
+    mul,                       ///< y = a · b
     relu,                      ///< y = relu1(a)
     relu_backward,             ///< y = b > 0 ? a : 0          (a = dy, b = x)
     sigmoid_backward,          ///< y = a·b·(1 − b)           (a = dy, b = σ(x))
     bce_with_logits_backward,  ///< y = scale·(σ(a) − b)      (a = z, b = t)
+};
+
+/// An op of the op table and the CPU loop that runs it.
+struct ElementwiseOp {
+    Op op;
+    Elementwise loop;
+};
+
+/// The ops the CPU loops run, for the backends that register them (host;
+/// Kokkos' host spaces) in f32 and f64: one line per op here is the whole
+/// registration.
+inline constexpr ElementwiseOp kElementwiseOps[] = {
+    {Op::add, Elementwise::add},
+    {Op::mul, Elementwise::mul},
+    {Op::relu, Elementwise::relu},
+    {Op::relu_backward, Elementwise::relu_backward},
+    {Op::sigmoid_backward, Elementwise::sigmoid_backward},
+    {Op::bce_with_logits_backward, Elementwise::bce_with_logits_backward},
 };
 
 }  // namespace cpu

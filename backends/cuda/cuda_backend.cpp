@@ -586,7 +586,7 @@ std::optional<TileLayout> CudaDevice::do_tile_layout(Op, std::size_t rows, std::
     return t;
 }
 
-LaunchGeometry CudaDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+LaunchGeometry CudaDevice::do_default_geometry(Op op, DType, std::size_t rows, std::size_t cols) const {
     const std::size_t block = std::min<std::size_t>(256, info().limits.max_block_size);
     // column_sum: one block per chunk of kColumnSumWidth columns (its rows split over the block's threads).
     const std::size_t items = op == Op::column_sum ? ceil_div(cols, kColumnSumWidth) * block : rows * cols;

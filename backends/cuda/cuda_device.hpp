@@ -357,13 +357,10 @@ public:
     /// unloaded at process exit.
     ~CudaDevice() override;
 
-    // Probes (cuda_ops.cpp).
-    void launch_empty(Stream& s) override;
-    void fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
-                        const LaunchGeometry& g, Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
+    ACCEL_DEVICE_PROBES_OVERRIDES  // cuda_ops.cpp
     /// Elementwise: blocks of 256 threads, grid covering the elements but at
     /// most 32 blocks per SM (grid-stride loops do the rest). column_sum
     /// (rows ignored): blocks of 256 threads, one per 32-column chunk, with the
@@ -372,9 +369,8 @@ protected:
     /// block per BM × BN output tile (rows along x), the tile being
     /// matmul_tile(rows, cols) of kernels/kernels.hpp (128×128, 64×64 or
     /// 32×32 by the output's shape).
-    LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
+    LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;
-    Probes* do_probes() noexcept override { return this; }
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // cuda_ops.cpp
 
 private:

@@ -14,14 +14,6 @@ namespace cuda {
 
 namespace {
 
-template <class T>
-const T* in(DeviceHandle h) {
-    return static_cast<const T*>(h);
-}
-template <class T>
-T* out(DeviceHandle h) {
-    return static_cast<T*>(h);
-}
 
 dim3 dim(const Dim3& d) {
     return dim3(static_cast<unsigned>(d.x), static_cast<unsigned>(d.y), static_cast<unsigned>(d.z));
@@ -40,29 +32,13 @@ template <class T>
 void CudaDevice::register_dtype(DType dt) {
     using F = Compute<T>;
     const OpPath nat = OpPath::native;
-    register_kernel(Op::add, dt, nat, [this](const KernelArgs& a) {
-        const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(
-            launch_add(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
-    });
-    register_kernel(Op::sigmoid, dt, nat, [this](const KernelArgs& a) {
-        const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_sigmoid(in<T>(a.in[0]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
-    });
-    register_kernel(Op::relu, dt, nat, [this](const KernelArgs& a) {
-        const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_relu(in<T>(a.in[0]), out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
-    });
-    register_kernel(Op::relu_backward, dt, nat, [this](const KernelArgs& a) {
-        const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_relu_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
-                                              launch(a.geometry, *a.stream)));
-    });
-    register_kernel(Op::sigmoid_backward, dt, nat, [this](const KernelArgs& a) {
-        const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_sigmoid_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
-                                                 launch(a.geometry, *a.stream)));
-    });
+    // The elementwise ops of the table, through one launcher (kernels/elementwise.cu).
+    for (Op op : elementwise_ops_of_every_backend())
+        register_kernel(op, dt, nat, [this, op](const KernelArgs& a) {
+            const CurrentDevice current(ordinal_);
+            ACCEL_CUDA_CHECK(launch_elementwise(op, in<T>(a.in[0]), in<T>(a.in[1]),
+                                                out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
+        });
     register_kernel(Op::matmul, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a,
@@ -88,11 +64,6 @@ void CudaDevice::register_dtype(DType dt) {
                                   "at most " + std::to_string(kColumnSumMaxThreads) + " threads per block");
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_column_sum(in<T>(a.in[0]), out<T>(a.out[0]), a.m, a.n, launch(g, *a.stream)));
-    });
-    register_kernel(Op::bce_with_logits, dt, nat, [this](const KernelArgs& a) {
-        const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_bce_with_logits(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
-                                                launch(a.geometry, *a.stream)));
     });
     register_kernel(Op::bce_with_logits_backward, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);

@@ -121,7 +121,7 @@ double HostDevice::do_elapsed_ms(Event& start, Event& end) {
     return std::chrono::duration<double, std::milli>(b.time - a.time).count();
 }
 
-LaunchGeometry HostDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+LaunchGeometry HostDevice::do_default_geometry(Op op, DType, std::size_t rows, std::size_t cols) const {
     LaunchGeometry g;
     // Elements per task: enough that waking a worker thread is amortized
     // (rows for matmul/dense).

@@ -78,16 +78,13 @@ void gemm_vendor(const Cblas& blas, const T* a, const T* b, T* c, std::size_t m,
 class HostDevice final : public Device, public Probes {
 public:
     HostDevice();
-    /// Dispatches one empty task to each thread of the OpenMP team: the
-    /// host's counterpart of a launch, what every parallel op pays.
-    void launch_empty(Stream& s) override;
-    void fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
-                        const LaunchGeometry& g, Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
-    LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    Probes* do_probes() noexcept override { return this; }
+    /// launch_empty dispatches one empty task to each thread of the OpenMP
+    /// team: the host's counterpart of a launch, what every parallel op pays.
+    ACCEL_DEVICE_PROBES_OVERRIDES
+    LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // host_ops.cpp
 
 private:

@@ -29,14 +29,6 @@ namespace {
 using compute::Compute;
 
 template <class T>
-const T* in(DeviceHandle h) {
-    return static_cast<const T*>(h);
-}
-template <class T>
-T* out(DeviceHandle h) {
-    return static_cast<T*>(h);
-}
-template <class T>
 Compute<T> ld(const T* p, std::size_t i) {
     return compute::to_compute(p[i]);
 }
@@ -65,7 +57,7 @@ template <class T>
 void elementwise(cpu::Elementwise op, const KernelArgs& a) {
     using F = Compute<T>;
     const T* x0 = in<T>(a.in[0]);
-    const T* x1 = op == cpu::Elementwise::relu ? x0 : in<T>(a.in[1]);
+    const T* x1 = a.in[1] ? in<T>(a.in[1]) : x0;  // ops of one input: b = a, unused
     T* y = out<T>(a.out[0]);
     const F scale = op == cpu::Elementwise::bce_with_logits_backward ? static_cast<F>(a.scalars[0]) : F(0);
     if constexpr (std::is_same<T, F>::value) {
@@ -77,14 +69,7 @@ void elementwise(cpu::Elementwise op, const KernelArgs& a) {
             each(a.n, a.geometry,
                  [=](std::size_t i) { st(y, i, cpu::elementwise1<kOp>(ld(x0, i), ld(x1, i), scale)); });
         };
-        using E = cpu::Elementwise;
-        switch (op) {
-            case E::add: return run(std::integral_constant<E, E::add>{});
-            case E::relu: return run(std::integral_constant<E, E::relu>{});
-            case E::relu_backward: return run(std::integral_constant<E, E::relu_backward>{});
-            case E::sigmoid_backward: return run(std::integral_constant<E, E::sigmoid_backward>{});
-            case E::bce_with_logits_backward: return run(std::integral_constant<E, E::bce_with_logits_backward>{});
-        }
+        cpu::with_elementwise(op, run);
     }
 }
 
@@ -155,7 +140,8 @@ template <class T>
 void register_dtype(HostDevice& d, DType dt) {
     using F = Compute<T>;
     const OpPath native = OpPath::native;
-    d.register_kernel(Op::add, dt, native, [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::add, a); });
+    for (const cpu::ElementwiseOp& e : cpu::kElementwiseOps)
+        d.register_kernel(e.op, dt, native, [loop = e.loop](const KernelArgs& a) { elementwise<T>(loop, a); });
     d.register_kernel(Op::sigmoid, dt, native, [](const KernelArgs& a) {
         const T* x = in<T>(a.in[0]);
         T* y = out<T>(a.out[0]);
@@ -164,11 +150,6 @@ void register_dtype(HostDevice& d, DType dt) {
         else
             each(a.n, a.geometry, [=](std::size_t i) { st(y, i, sigmoid1(ld(x, i))); });
     });
-    d.register_kernel(Op::relu, dt, native, [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::relu, a); });
-    d.register_kernel(Op::relu_backward, dt, native,
-                      [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::relu_backward, a); });
-    d.register_kernel(Op::sigmoid_backward, dt, native,
-                      [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::sigmoid_backward, a); });
     d.register_kernel(Op::matmul, dt, native, [](const KernelArgs& a) {
         matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b);
     });
@@ -202,8 +183,6 @@ void register_dtype(HostDevice& d, DType dt) {
         T* l = out<T>(a.out[0]);
         each(a.n, a.geometry, [=](std::size_t i) { st(l, i, bce1(ld(z, i), ld(t, i))); });
     });
-    d.register_kernel(Op::bce_with_logits_backward, dt, native,
-                      [](const KernelArgs& a) { elementwise<T>(cpu::Elementwise::bce_with_logits_backward, a); });
     d.register_kernel(Op::convert, dt, native, [](const KernelArgs& a) {
         with_storage(a.src_dtype, [&](auto s) { convert_range<decltype(s), T>(a.in[0], a.out[0], a.n, a.geometry); });
     });

@@ -78,12 +78,16 @@
 //    are spread over all of Kokkos' threads. block.z must be 1.
 //  - fma_throughput on host spaces runs kFmaLanes (16) elements per index
 //    (vector instructions) with a chunk of block.x / 16 indices.
-//  - Default geometry: 32×32 tiles on host spaces, 16×16 on device spaces,
-//    one per block, grid.y capped at the grid limit (tiles are walked
-//    grid-stride, so tall outputs still run).
-//  - Limits: at most 1024 logical threads per block (a CUDA block's size,
-//    and its scratch fits level 0 or level 1 of every space); grids as CUDA's.
-//    check_geometry() in the op front-end rejects anything beyond them.
+//  - Default geometry: 16×16 tiles on device spaces; on host spaces the
+//    rectangles the host backend splits a product into for its threads (all
+//    of C for one thread; kernels/matmul.hpp host_gemm_rectangle), one per
+//    block, grid.y capped at the grid limit (tiles are walked grid-stride,
+//    so tall outputs still run).
+//  - Limits: device spaces at most 1024 logical threads per block (a CUDA
+//    block's size, and its scratch fits level 0 or level 1 of every space);
+//    host spaces INT_MAX (a block is a chunk or a rectangle one thread
+//    computes); grids as CUDA's. check_geometry() in the op front-end rejects
+//    anything beyond them.
 #pragma once
 
 #include <accel/device.hpp>
@@ -179,18 +183,14 @@ public:
     /// initialized (ensure_runtime()).
     KokkosDevice();
 
-    // Probes (kokkos_ops.cpp).
-    void launch_empty(Stream& s) override;
-    void fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
-                        const LaunchGeometry& g, Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
+    ACCEL_DEVICE_PROBES_OVERRIDES  // kokkos_ops.cpp
     /// Elementwise: chunks of 1024 (host spaces) or 256 (device spaces),
     /// grid covering n. matmul/dense: 32×32 tiles on host spaces (fewer,
     /// larger tiles for one thread per team), 16×16 on device spaces.
-    LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
-    Probes* do_probes() noexcept override { return this; }
+    LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // kokkos_ops.cpp
 
 private:

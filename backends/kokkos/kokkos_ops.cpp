@@ -161,17 +161,15 @@ template <class T>
 void register_dtype(Device& d, DType dt) {
     using F = Compute<T>;
     const OpPath nat = OpPath::native;
-    d.register_kernel(Op::add, dt, nat, [](const KernelArgs& a) {
-        range("accel::add", a.n, a.geometry, *a.stream,
-              AddFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
-    });
-    for (Activation act : {Activation::sigmoid, Activation::relu}) {
-        const bool sigmoid = act == Activation::sigmoid;
-        d.register_kernel(sigmoid ? Op::sigmoid : Op::relu, dt, nat, [act, sigmoid](const KernelArgs& a) {
-            range(sigmoid ? "accel::sigmoid" : "accel::relu", a.n, a.geometry, *a.stream,
-                  ActivateFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], a.n), static_cast<int>(act)});
+    // The elementwise ops of the table: their functors (with_elementwise_fn,
+    // kernels/elementwise.hpp) over a range of n; ops of one input get b = a.
+    for (Op op : elementwise_ops_of_every_backend())
+        d.register_kernel(op, dt, nat, [op, label = std::string("accel::") + op_name(op)](const KernelArgs& a) {
+            const bool known = with_elementwise_fn<T>(
+                op, cview<T>(a.in[0], a.n), cview<T>(a.in[1] ? a.in[1] : a.in[0], a.n), view<T>(a.out[0], a.n),
+                [&](const auto& fn) { range(label.c_str(), a.n, a.geometry, *a.stream, fn); });
+            if (!known) throw Unsupported(label + ": no Kokkos functor for this op (kernels/elementwise.hpp)");
         });
-    }
     if constexpr (std::is_same<T, float>::value && kHostSpace) {
         // Host spaces: blocks of kSigmoidBlock elements as one vector loop;
         // the chunk is block.x elements' worth of blocks (at least one).
@@ -180,14 +178,6 @@ void register_dtype(Device& d, DType dt) {
                   SigmoidHostFn{cv(a.in[0], a.n), fv(a.out[0], a.n), static_cast<Index>(a.n)});
         });
     }
-    d.register_kernel(Op::relu_backward, dt, nat, [](const KernelArgs& a) {
-        range("accel::relu_backward", a.n, a.geometry, *a.stream,
-              ReluBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
-    });
-    d.register_kernel(Op::sigmoid_backward, dt, nat, [](const KernelArgs& a) {
-        range("accel::sigmoid_backward", a.n, a.geometry, *a.stream,
-              SigmoidBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
-    });
     d.register_kernel(Op::bias_activation, dt, nat, [](const KernelArgs& a) {
         const std::size_t total = a.m * a.n;
         range("accel::bias_activation", total, a.geometry, *a.stream,
@@ -210,10 +200,6 @@ void register_dtype(Device& d, DType dt) {
         range("accel::column_sum", a.n, a.geometry, *a.stream,
               ColumnSumFn<T>{cview<T>(a.in[0], a.m * a.n), view<T>(a.out[0], a.n), static_cast<Index>(a.m),
                              static_cast<Index>(a.n)});
-    });
-    d.register_kernel(Op::bce_with_logits, dt, nat, [](const KernelArgs& a) {
-        range("accel::bce_with_logits", a.n, a.geometry, *a.stream,
-              BceFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n)});
     });
     d.register_kernel(Op::bce_with_logits_backward, dt, nat, [](const KernelArgs& a) {
         range("accel::bce_with_logits_backward", a.n, a.geometry, *a.stream,
@@ -243,24 +229,13 @@ void register_dtype(Device& d, DType dt) {
     if constexpr (kHostSpace && std::is_same<T, F>::value) {
         // Host spaces, f32/f64: blocks of kSigmoidBlock elements as one
         // vector loop (the chunk is block.x elements' worth of blocks).
-        struct Entry {
-            Op id;
-            const char* label;
-            cpu::Elementwise op;
-        };
-        for (const Entry& e : {Entry{Op::add, "accel::add", cpu::Elementwise::add},
-                               Entry{Op::relu, "accel::relu", cpu::Elementwise::relu},
-                               Entry{Op::relu_backward, "accel::relu_backward", cpu::Elementwise::relu_backward},
-                               Entry{Op::sigmoid_backward, "accel::sigmoid_backward", cpu::Elementwise::sigmoid_backward},
-                               Entry{Op::bce_with_logits_backward, "accel::bce_with_logits_backward",
-                                     cpu::Elementwise::bce_with_logits_backward}})
-            d.register_kernel(e.id, dt, nat, [e](const KernelArgs& a) {
-                const bool unary = e.op == cpu::Elementwise::relu;
-                const F scale = e.op == cpu::Elementwise::bce_with_logits_backward ? static_cast<F>(a.scalars[0]) : F(0);
-                range(e.label, host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
-                      ElementwiseHostFn<F>{e.op, static_cast<const F*>(a.in[0]),
-                                           static_cast<const F*>(unary ? a.in[0] : a.in[1]), static_cast<F*>(a.out[0]),
-                                           static_cast<Index>(a.n), scale});
+        for (const cpu::ElementwiseOp& e : cpu::kElementwiseOps)
+            d.register_kernel(e.op, dt, nat, [e, label = std::string("accel::") + op_name(e.op)](const KernelArgs& a) {
+                const F scale = e.loop == cpu::Elementwise::bce_with_logits_backward ? static_cast<F>(a.scalars[0]) : F(0);
+                const F* x0 = static_cast<const F*>(a.in[0]);
+                range(label.c_str(), host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
+                      ElementwiseHostFn<F>{e.loop, x0, a.in[1] ? static_cast<const F*>(a.in[1]) : x0,
+                                           static_cast<F*>(a.out[0]), static_cast<Index>(a.n), scale});
             });
         d.register_kernel(Op::column_sum, dt, nat, [](const KernelArgs& a) {
             LaunchGeometry one = a.geometry;

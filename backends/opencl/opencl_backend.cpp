@@ -1,6 +1,7 @@
 // OpenCL backend: Backend (probe over all platforms), device info, context and
 // program, memory (cl_mem), copies, command queues, marker events.
 #include "opencl_device.hpp"
+#include "../common/kernel_table.hpp"
 
 #include <accel/error.hpp>
 #include <accel/plugin.hpp>
@@ -619,28 +620,11 @@ OpenclDevice::~OpenclDevice() {
 }
 
 namespace {
-const char* const kKernelNames[] = {"add",
-                                    "sigmoid",
-                                    "relu",
-                                    "relu_backward",
-                                    "sigmoid_backward",
-                                    "bce_with_logits",
-                                    "bce_with_logits_backward",
-                                    "adam_step",
-                                    "fma_throughput",
-                                    "bias_activation",
-                                    "column_sum",
-                                    "gemm",
-                                    "gemm_direct",
-                                    "gemm_dot",
-                                    "gemm_rows",
-                                    "empty",
-                                    "convert_f32",
-                                    "convert_f64",
-                                    "convert_f16",
-                                    "convert_bf16"};
-static_assert(sizeof(kKernelNames) / sizeof(kKernelNames[0]) == static_cast<std::size_t>(Kernel::count_),
-              "one name per Kernel");
+const char* const kKernelNames[] = {
+#define ACCEL_OPENCL_KERNEL_NAME(name) #name,
+    ACCEL_OPENCL_KERNELS(ACCEL_OPENCL_KERNEL_NAME)
+#undef ACCEL_OPENCL_KERNEL_NAME
+};
 }  // namespace
 
 // f32: the gemm parameters and EW_VW chosen for the device, and no element
@@ -712,9 +696,17 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t, std::size_t tile
         }
     }
     // Every set is leased: make another, outside the lock (clCreateKernel is thread-safe).
-    auto set = std::make_unique<KernelSet>();
-    set->fill(nullptr);
-    for (std::size_t i = 0; i < set->size(); ++i) {
+    auto set = std::make_unique<KernelSet>(static_cast<std::size_t>(Kernel::count_) + elementwise_ops_of_every_backend().size(), nullptr);
+    auto create = [&](std::size_t slot, const char* name) {
+        cl_int err = CL_SUCCESS;
+        (*set)[slot] = clCreateKernel(prog.program, name, &err);
+        if (err != CL_SUCCESS) {
+            for (cl_kernel k : *set)
+                if (k) clReleaseKernel(k);
+            check_cl(err, std::string("clCreateKernel(\"") + name + "\", " + dtype_name(t) + ")");
+        }
+    };
+    for (std::size_t i = 0; i < static_cast<std::size_t>(Kernel::count_); ++i) {
         const Kernel k = static_cast<Kernel>(i);
         if (k == Kernel::convert_f64 && !fp64_) continue;  // not in the program: no double
         if ((k == Kernel::gemm_dot && !has_gemm_dot(tile)) || (k == Kernel::gemm_rows && !has_gemm_rows(tile)))
@@ -722,14 +714,10 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t, std::size_t tile
         const bool gemm =
             k == Kernel::gemm || k == Kernel::gemm_direct || k == Kernel::gemm_dot || k == Kernel::gemm_rows;
         if (tile != GemmTiles::general && !gemm) continue;  // a program of the gemm kernels only
-        cl_int err = CL_SUCCESS;
-        (*set)[i] = clCreateKernel(prog.program, kKernelNames[i], &err);
-        if (err != CL_SUCCESS) {
-            for (cl_kernel k : *set)
-                if (k) clReleaseKernel(k);
-            check_cl(err, std::string("clCreateKernel(\"") + kKernelNames[i] + "\", " + dtype_name(t) + ")");
-        }
+        create(i, kKernelNames[i]);
     }
+    if (tile == GemmTiles::general)
+        for (Op op : elementwise_ops_of_every_backend()) create(elementwise_[static_cast<std::size_t>(op)].slot, op_name(op));
     std::lock_guard<std::mutex> lock(prog.mutex);
     // Room for every set in the free list, so release_kernels never allocates.
     prog.free.reserve(prog.sets.size() + 1);
@@ -825,21 +813,27 @@ std::optional<TileLayout> OpenclDevice::do_tile_layout(Op, std::size_t rows, std
     return t;
 }
 
-LaunchGeometry OpenclDevice::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+LaunchGeometry OpenclDevice::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
+    // EW_VW of dtype's program: the f32 program's vector width, 1 in the others.
+    const std::size_t width = dtype == DType::f32 ? ew_width_ : 1;
+    const auto items = [](std::size_t elements, std::size_t per_item) {
+        return std::max<std::size_t>(1, ceil_div(elements, per_item));
+    };
     if (op == Op::add && add_block_)  // CPU devices: one element per work-item, large work-groups
         return geometry_1d_fit(rows * cols, add_block_, info().limits);
-    if (op == Op::sigmoid) {  // pairs of vectors per work-item (kernels/elementwise.cl)
-        const std::size_t items = std::max<std::size_t>(1, ceil_div(rows * cols, 2 * ew_width_));
+    if (op == Op::sigmoid) {  // pairs of vectors per work-item where EW_VW > 1 (kernels/elementwise.cl)
+        const std::size_t n = items(rows * cols, width > 1 ? 2 * width : 1);
         // CPU devices: add's large work-groups (PoCL: +0.1 of add's GB/s at 1e7 over 256)
-        return add_block_ ? geometry_1d_fit(items, add_block_, info().limits)
-                          : Device::do_default_geometry(op, 1, items);
+        return add_block_ ? geometry_1d_fit(n, add_block_, info().limits)
+                          : Device::do_default_geometry(op, dtype, 1, n);
     }
-    if (op == Op::column_sum)  // a vector of ew_width_ columns per work-item (kernels/reduce.cl)
-        return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(cols, ew_width_)));
+    if (op == Op::column_sum)  // a vector of EW_VW columns per work-item (kernels/reduce.cl)
+        return Device::do_default_geometry(op, dtype, 1, items(cols, width));
+    // The kernels of EW_VW-wide vectors (kernels/elementwise.cl).
     if (op == Op::add || op == Op::relu || op == Op::relu_backward || op == Op::sigmoid_backward ||
         op == Op::bce_with_logits || op == Op::bce_with_logits_backward || op == Op::bias_activation)
-        return Device::do_default_geometry(op, 1, std::max<std::size_t>(1, ceil_div(rows * cols, ew_width_)));
-    return Device::do_default_geometry(op, rows, cols);
+        return Device::do_default_geometry(op, dtype, 1, items(rows * cols, width));
+    return Device::do_default_geometry(op, dtype, rows, cols);
 }
 
 std::size_t GemmTiles::choose(std::size_t m, std::size_t n) const noexcept {

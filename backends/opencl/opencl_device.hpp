@@ -68,27 +68,30 @@ void check_cl(cl_int code, const std::string& where, const std::string& detail =
 constexpr std::size_t kDirectGemmMaxK = 16;
 constexpr std::size_t kDirectGemmMaxM = 4;
 
+// The kernels of the program that are not one elementwise op each (names
+// as in kernels/*.cl), written once: the enum and kKernelNames come from this
+// list. Elementwise ops of the op table are not here: their kernel is named
+// after the op and takes (inputs..., output, n) (OpenclDevice::launch_elementwise).
+#define ACCEL_OPENCL_KERNELS(X)                                                                             \
+    X(bce_with_logits_backward)                                                                             \
+    X(adam_step)                                                                                            \
+    X(fma_throughput)                                                                                       \
+    X(bias_activation)                                                                                      \
+    X(column_sum)                                                                                           \
+    X(gemm)                                                                                                 \
+    X(gemm_direct)  /* gemm without local memory (kernels/matmul.cl), same tiles */                         \
+    X(gemm_dot)     /* gemm_direct for A·Bᵀ as dot products (CPU devices: programs with MM_VW > 1 only) */ \
+    X(gemm_rows)    /* gemm_direct for Aᵀ·B, rows as vectors (programs whose MM_WM is a vector size) */    \
+    X(empty)                                                                                                \
+    X(convert_f32)  /* convert from f32 into the program's dtype (kernels/convert.cl) */                    \
+    X(convert_f64)  /* from f64: only in programs of devices with fp64 (else a null entry) */               \
+    X(convert_f16)                                                                                          \
+    X(convert_bf16)
+
 enum class Kernel {
-    add,
-    sigmoid,
-    relu,
-    relu_backward,
-    sigmoid_backward,
-    bce_with_logits,
-    bce_with_logits_backward,
-    adam_step,
-    fma_throughput,
-    bias_activation,
-    column_sum,
-    gemm,
-    gemm_direct,  ///< gemm without local memory (kernels/matmul.cl), same tiles
-    gemm_dot,     ///< gemm_direct for A·Bᵀ as dot products (CPU devices: programs with MM_VW > 1 only)
-    gemm_rows,    ///< gemm_direct for Aᵀ·B, rows as vectors (CPU devices: programs whose MM_WM is a vector size)
-    empty,
-    convert_f32,   ///< convert from f32 into the program's dtype (kernels/convert.cl)
-    convert_f64,   ///< from f64: only in programs of devices with fp64 (else no kernel: a null entry)
-    convert_f16,   ///< from f16
-    convert_bf16,  ///< from bf16
+#define ACCEL_OPENCL_KERNEL_ENUM(name) name,
+    ACCEL_OPENCL_KERNELS(ACCEL_OPENCL_KERNEL_ENUM)
+#undef ACCEL_OPENCL_KERNEL_ENUM
     count_
 };
 
@@ -264,19 +267,16 @@ public:
     /// Whether CLBlast runs gemm in `t` on this device (see the class comment).
     bool has_vendor_gemm(DType t) const noexcept;
 
-    // The kernels, one member per op, for tensors of dtype `t` (opencl_ops.cpp;
+    /// Runs elementwise op `op` (an op of the table with an
+    /// elementwise_reference and a kernel of its name in kernels/*.cl, taking
+    /// its inputs, its output and n) with the arguments `a`. Thread-safe.
+    void launch_elementwise(Op op, const KernelArgs& a);
+
+    // The other kernels, one member per op, for tensors of dtype `t` (opencl_ops.cpp;
     // register_kernels() registers them). Arguments as unpacked from
     // KernelArgs: handles of this device, sizes in elements, a checked
     // geometry, the stream; op scalars are passed to the kernels in the
     // dtype's compute type. Semantics are the op table's (accel/op_table.hpp).
-    void k_add(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n, const LaunchGeometry& g,
-               Stream& s);
-    void k_sigmoid(DType t, DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s);
-    void k_relu(DType t, DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g, Stream& s);
-    void k_relu_backward(DType t, DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
-                         const LaunchGeometry& g, Stream& s);
-    void k_sigmoid_backward(DType t, DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
-                            const LaunchGeometry& g, Stream& s);
     void k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                   std::size_t k, bool trans_a, bool trans_b, const LaunchGeometry& g, Stream& s);
     void k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
@@ -285,8 +285,6 @@ public:
                            bool read_y, Activation act, const LaunchGeometry& g, Stream& s);
     void k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
                       const LaunchGeometry& g, Stream& s);
-    void k_bce_with_logits(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle l, std::size_t n,
-                           const LaunchGeometry& g, Stream& s);
     void k_bce_with_logits_backward(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle dz, std::size_t n,
                                     double scale, const LaunchGeometry& g, Stream& s);
     void k_adam_step(DType t, DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v, std::size_t n,
@@ -307,21 +305,18 @@ public:
     /// where has_vendor_gemm(t).
     void k_gemm_vendor(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                        std::size_t k, bool trans_a, bool trans_b, double beta, Stream& s);
-    // Probes: the `empty` and `fma_throughput` kernels of kernels/*.cl.
-    void launch_empty(Stream& s) override;
-    void fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
-                        const LaunchGeometry& g, Stream& s) override;
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
-    LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const override;
+    ACCEL_DEVICE_PROBES_OVERRIDES  // the `empty` and `fma_throughput` kernels of kernels/*.cl
+    LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;
-    Probes* do_probes() noexcept override { return this; }
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
 
 private:
-    /// One cl_kernel per Kernel, created from one dtype's program.
-    using KernelSet = std::array<cl_kernel, static_cast<std::size_t>(Kernel::count_)>;
+    /// One cl_kernel per Kernel, then one per op of elementwise_ops_of_every_backend(),
+    /// created from one dtype's program.
+    using KernelSet = std::vector<cl_kernel>;
     /// One program — of a dtype and a gemm tile — and its pool of kernel
     /// sets. The general tile's program holds every kernel; another tile's
     /// holds only gemm (its set's other entries are null).
@@ -350,7 +345,13 @@ private:
     /// enqueues it on `s` with local size = g.block and global size =
     /// g.grid × g.block.
     template <class... Args>
-    void launch_tile(DType t, std::size_t tile, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args);
+    void launch_tile(DType t, std::size_t tile, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {
+        launch_slot(t, tile, static_cast<std::size_t>(k), g, s, args...);
+    }
+    /// launch_tile for the kernel at `slot` of a KernelSet.
+    template <class... Args>
+    void launch_slot(DType t, std::size_t tile, std::size_t slot, const LaunchGeometry& g, Stream& s,
+                     const Args&... args);
     /// The GEMM kernel of tile `tile`'s program for C[m,n] = op(A)·op(B) with
     /// inner dimension k (ta, tb: A, B transposed): gemm, gemm_direct or
     /// gemm_dot (see the definition for the measurements behind it).
@@ -387,6 +388,15 @@ private:
     bool fp64_ = false;         ///< double precision: f64 kernels registered
     bool direct_gemm_ = false;  ///< CPU type (Oclgrind too): gemm_direct and gemm_dot where they win
     std::uint64_t local_mem_ = 0;  ///< CL_DEVICE_LOCAL_MEM_SIZE, bytes
+    /// elementwise_[op value]: the KernelSet index and input count of each op
+    /// of elementwise_ops_of_every_backend() (after the Kernels, in that
+    /// order), read per launch without the op table's lock. Fixed when the
+    /// device is created.
+    struct ElementwiseKernel {
+        std::size_t slot = 0;
+        std::size_t inputs = 0;
+    };
+    std::vector<ElementwiseKernel> elementwise_;
 };
 
 }  // namespace opencl

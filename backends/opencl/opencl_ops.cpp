@@ -63,23 +63,17 @@ void OpenclDevice::register_kernels() {
     for (DType t : kAllDTypes)
         if (has_vendor_gemm(t)) vendor.push_back(t);
     claim_kernels({{native_ops_of_every_backend(), native_dtypes(), OpPath::native}, {{Op::gemm}, vendor, OpPath::vendor}});
+    // The elementwise ops with an oracle run through one launch path: the
+    // kernel named after the op, given (inputs..., output, n).
+    const std::vector<Op>& elementwise_ops = elementwise_ops_of_every_backend();
+    elementwise_.assign(op_table().size(), {});
+    for (std::size_t i = 0; i < elementwise_ops.size(); ++i)
+        elementwise_[static_cast<std::size_t>(elementwise_ops[i])] = {static_cast<std::size_t>(Kernel::count_) + i,
+                                                                      op_info(elementwise_ops[i]).inputs.size()};
     const OpPath nat = OpPath::native;
     for (DType t : native_dtypes()) {
-        register_kernel(Op::add, t, nat, [this, t](const KernelArgs& a) {
-            k_add(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
-        });
-        register_kernel(Op::sigmoid, t, nat, [this, t](const KernelArgs& a) {
-            k_sigmoid(t, a.in[0], a.out[0], a.n, a.geometry, *a.stream);
-        });
-        register_kernel(Op::relu, t, nat, [this, t](const KernelArgs& a) {
-            k_relu(t, a.in[0], a.out[0], a.n, a.geometry, *a.stream);
-        });
-        register_kernel(Op::relu_backward, t, nat, [this, t](const KernelArgs& a) {
-            k_relu_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
-        });
-        register_kernel(Op::sigmoid_backward, t, nat, [this, t](const KernelArgs& a) {
-            k_sigmoid_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
-        });
+        for (Op op : elementwise_ops)
+            register_kernel(op, t, nat, [this, op](const KernelArgs& a) { launch_elementwise(op, a); });
         register_kernel(Op::matmul, t, nat, [this, t](const KernelArgs& a) {
             k_matmul(t, a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b, a.geometry, *a.stream);
         });
@@ -91,9 +85,6 @@ void OpenclDevice::register_kernels() {
         });
         register_kernel(Op::column_sum, t, nat, [this, t](const KernelArgs& a) {
             k_column_sum(t, a.in[0], a.out[0], a.m, a.n, a.geometry, *a.stream);
-        });
-        register_kernel(Op::bce_with_logits, t, nat, [this, t](const KernelArgs& a) {
-            k_bce_with_logits(t, a.in[0], a.in[1], a.out[0], a.n, a.geometry, *a.stream);
         });
         register_kernel(Op::bce_with_logits_backward, t, nat, [this, t](const KernelArgs& a) {
             k_bce_with_logits_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.scalars[0], a.geometry, *a.stream);
@@ -115,7 +106,7 @@ void OpenclDevice::register_kernels() {
 }
 
 template <class... Args>
-void OpenclDevice::launch_tile(DType t, std::size_t tile, Kernel which, const LaunchGeometry& g, Stream& s,
+void OpenclDevice::launch_slot(DType t, std::size_t tile, std::size_t slot, const LaunchGeometry& g, Stream& s,
                                const Args&... args) {
     // A leased kernel set of t's program: no other thread sets these
     // kernels' arguments until the enqueue below has captured them.
@@ -127,7 +118,7 @@ void OpenclDevice::launch_tile(DType t, std::size_t tile, Kernel which, const La
         KernelSet* set;
         ~Lease() { device.release_kernels(dtype, tile, set); }
     } lease{*this, t, tile, acquire_kernels(t, tile)};
-    cl_kernel k = (*lease.set)[static_cast<std::size_t>(which)];
+    cl_kernel k = (*lease.set)[slot];
     cl_uint i = 0;
     (set_arg(k, i++, args), ...);
     const std::size_t local[3] = {g.block.x, g.block.y, g.block.z};
@@ -138,29 +129,14 @@ void OpenclDevice::launch_tile(DType t, std::size_t tile, Kernel which, const La
     if (err != CL_SUCCESS) check_cl(err, "clEnqueueNDRangeKernel", " with " + g.to_string());
 }
 
-void OpenclDevice::k_add(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t n,
-                         const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::add, g, s, mem(a), mem(b), mem(c), ul(n));
-}
-
-void OpenclDevice::k_sigmoid(DType t, DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
-                             Stream& s) {
-    launch(t, Kernel::sigmoid, g, s, mem(x), mem(y), ul(n));
-}
-
-void OpenclDevice::k_relu(DType t, DeviceHandle x, DeviceHandle y, std::size_t n, const LaunchGeometry& g,
-                          Stream& s) {
-    launch(t, Kernel::relu, g, s, mem(x), mem(y), ul(n));
-}
-
-void OpenclDevice::k_relu_backward(DType t, DeviceHandle dy, DeviceHandle x, DeviceHandle dx, std::size_t n,
-                                   const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::relu_backward, g, s, mem(dy), mem(x), mem(dx), ul(n));
-}
-
-void OpenclDevice::k_sigmoid_backward(DType t, DeviceHandle dy, DeviceHandle y, DeviceHandle dx, std::size_t n,
-                                      const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::sigmoid_backward, g, s, mem(dy), mem(y), mem(dx), ul(n));
+void OpenclDevice::launch_elementwise(Op op, const KernelArgs& a) {
+    const ElementwiseKernel& e = elementwise_[static_cast<std::size_t>(op)];
+    const std::size_t slot = e.slot;
+    if (e.inputs == 1)
+        launch_slot(a.dtype, GemmTiles::general, slot, a.geometry, *a.stream, mem(a.in[0]), mem(a.out[0]), ul(a.n));
+    else
+        launch_slot(a.dtype, GemmTiles::general, slot, a.geometry, *a.stream, mem(a.in[0]), mem(a.in[1]),
+                    mem(a.out[0]), ul(a.n));
 }
 
 // Which of matmul.cl's GEMM kernels computes op(A)[m,k]·op(B)[k,n] (all
@@ -211,11 +187,6 @@ void OpenclDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y,
 void OpenclDevice::k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
                                 const LaunchGeometry& g, Stream& s) {
     launch(t, Kernel::column_sum, g, s, mem(x), mem(y), ul(rows), ul(cols));
-}
-
-void OpenclDevice::k_bce_with_logits(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle l, std::size_t n,
-                                     const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::bce_with_logits, g, s, mem(z), mem(tg), mem(l), ul(n));
 }
 
 void OpenclDevice::k_bce_with_logits_backward(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle dz,

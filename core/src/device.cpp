@@ -279,10 +279,10 @@ std::vector<KernelKey> Device::kernels() const {
     return all;
 }
 
-LaunchGeometry Device::default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+LaunchGeometry Device::default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
     if (const auto layout = tile_layout(op, rows, cols))
         return tiled_geometry(*layout, rows, cols, info_.limits, std::string("default geometry of ") + op_name(op));
-    return do_default_geometry(op, rows, cols);
+    return do_default_geometry(op, dtype, rows, cols);
 }
 
 std::optional<TileLayout> Device::tile_layout(Op op, std::size_t rows, std::size_t cols) const {
@@ -292,7 +292,7 @@ std::optional<TileLayout> Device::tile_layout(Op op, std::size_t rows, std::size
 
 std::optional<TileLayout> Device::do_tile_layout(Op, std::size_t, std::size_t) const { return std::nullopt; }
 
-LaunchGeometry Device::do_default_geometry(Op op, std::size_t rows, std::size_t cols) const {
+LaunchGeometry Device::do_default_geometry(Op op, DType, std::size_t rows, std::size_t cols) const {
     if (op_info(op).tiled)
         return geometry_2d(rows, cols, Dim3{16, 16, 1}, 16, 16, info_.limits);
     return geometry_1d_fit(rows * cols, std::min<std::size_t>(256, info_.limits.max_block_size), info_.limits);

@@ -130,6 +130,7 @@ std::deque<OpInfo> builtin_ops() {
                       product_flops, matmul_bytes));
     t.push_back(entry(Op::bias_activation, "bias_activation", "y[r,c] = act(alpha·y[r,c] + bias[c])", {"bias"}, {"y"},
                       kTranscendental, kTranscendentalWhy, epilogue_flops, epilogue_bytes));
+    t.push_back(entry(Op::mul, "mul", "c = a * b", {"a", "b"}, {"c"}, kExact, kExactWhy, per_element<1>, arrays<3>));
     for (Op op : {Op::matmul, Op::dense}) {
         t[static_cast<std::size_t>(op)].has_vendor_path = true;
         t[static_cast<std::size_t>(op)].tiled = true;
@@ -147,6 +148,7 @@ std::deque<OpInfo> builtin_ops() {
     elementwise(Op::relu_backward, el::relu_backward, {{-4, 4}, {-4, 4}});
     elementwise(Op::sigmoid_backward, el::sigmoid_backward, {{-4, 4}, {0, 1}});  // y is a sigmoid
     elementwise(Op::bce_with_logits, el::bce_with_logits, {{-8, 8}, {0, 1}});     // t is a probability
+    elementwise(Op::mul, el::mul, {{-4, 4}, {-4, 4}});
     t[static_cast<std::size_t>(Op::gemm)].kernel_only = true;
     t[static_cast<std::size_t>(Op::gemm)].has_vendor_path = true;
     t[static_cast<std::size_t>(Op::bias_activation)].kernel_only = true;

@@ -74,7 +74,7 @@ int main(int argc, char** argv) try {
             std::printf("%-10s %-11s %-26s %12.0f %6.1f%% %-9s %-30s %10.4f %10.4f %9.1e %9.1e %s\n",
                         d->selector().c_str(), shape.c_str(), g2.to_string().c_str(), threads,
                         100.0 * (1 - double(m * n) / threads), n % kTile == 0 ? "exact" : "flattened",
-                        d->default_geometry(accel::Op::add, 1, m * n).to_string().c_str(), ms_2d, ms_1d, diff, err,
+                        d->default_geometry(accel::Op::add, accel::DType::f32, 1, m * n).to_string().c_str(), ms_2d, ms_1d, diff, err,
                         ok ? "pass" : "FAIL");
         }
     }

@@ -106,8 +106,8 @@ Stream& stream_of(Op op, Device& d, const Options& o) {
     return *o.stream;
 }
 
-LaunchGeometry geometry_of(Op op, Device& d, const Options& o, std::size_t rows, std::size_t cols) {
-    if (!o.geometry) return d.default_geometry(op, rows, cols);
+LaunchGeometry geometry_of(Op op, Device& d, DType dtype, const Options& o, std::size_t rows, std::size_t cols) {
+    if (!o.geometry) return d.default_geometry(op, dtype, rows, cols);
     check_geometry(*o.geometry, d.info().limits, op_name(op));
     if (const auto layout = d.tile_layout(op, rows, cols))
         check_tiled_geometry(*o.geometry, *layout, rows, cols, std::string(op_name(op)) + " (native, " + d.selector() + ")");
@@ -140,7 +140,7 @@ void elementwise(Op op, std::initializer_list<Named> ins, std::initializer_list<
     const OpPath path = resolve_path(d, op, o, dtype);  // rejects an explicit vendor request: these ops have none
     Stream& s = stream_of(op, d, o);
     const std::size_t n = all.front().t->elements();
-    const LaunchGeometry g = geometry_of(op, d, o, 1, n);
+    const LaunchGeometry g = geometry_of(op, d, dtype, o, 1, n);
     if (!n) return;
     KernelArgs a = args_for(dtype, path, g, s);
     std::size_t i = 0;
@@ -155,7 +155,7 @@ void elementwise(Op op, std::initializer_list<Named> ins, std::initializer_list<
 // y[r,c] = act(alpha·y[r,c] + bias[c]) over y[rows, cols] (alpha 0: y not read).
 void bias_activation(Device& d, DType dtype, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
                      double alpha, Activation act, Stream& s) {
-    KernelArgs a = args_for(dtype, OpPath::native, d.default_geometry(Op::bias_activation, 1, rows * cols), s);
+    KernelArgs a = args_for(dtype, OpPath::native, d.default_geometry(Op::bias_activation, dtype, 1, rows * cols), s);
     a.in[0] = bias;
     a.out[0] = y;
     a.m = rows;
@@ -233,6 +233,10 @@ void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o) {
     elementwise(Op::add, {{"a", &a}, {"b", &b}}, {{"c", &c}}, o, [](KernelArgs&) {});
 }
 
+void mul(const Tensor& a, const Tensor& b, Tensor& c, const Options& o) {
+    elementwise(Op::mul, {{"a", &a}, {"b", &b}}, {{"c", &c}}, o, [](KernelArgs&) {});
+}
+
 void sigmoid(const Tensor& x, Tensor& y, const Options& o) {
     elementwise(Op::sigmoid, {{"x", &x}}, {{"y", &y}}, o, [](KernelArgs&) {});
 }
@@ -278,7 +282,7 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
                                   Activation::none, s);
         return;
     }
-    const LaunchGeometry g = geometry_of(op, d, o, m, n);
+    const LaunchGeometry g = geometry_of(op, d, dtype, o, m, n);
     if (!m || !n) return;
     KernelArgs args = args_for(dtype, path, g, s);
     args.in = {a.handle(), b.handle()};
@@ -322,7 +326,7 @@ void dense(const Tensor& x, const Tensor& w, OptionalTensor bias_operand, Tensor
                           act, s);
         return;
     }
-    const LaunchGeometry g = geometry_of(op, d, o, batch, out);
+    const LaunchGeometry g = geometry_of(op, d, dtype, o, batch, out);
     if (!batch || !out) return;
     KernelArgs args = args_for(dtype, path, g, s);
     args.in = {x.handle(), w.handle(), handle_of(bias)};
@@ -343,7 +347,7 @@ void column_sum(const Tensor& x, Tensor& y, const Options& o) {
                        "] (the columns of x " + x.shape().to_string() + ")");
     no_alias(op, {"y", &y}, {{"x", &x}});
     Stream& s = stream_of(op, d, o);
-    const LaunchGeometry g = geometry_of(op, d, o, 1, x.shape()[1]);
+    const LaunchGeometry g = geometry_of(op, d, x.dtype(), o, 1, x.shape()[1]);
     if (!x.shape()[1]) return;
     KernelArgs args = args_for(x.dtype(), resolve_path(d, op, o, x.dtype()), g, s);
     args.in[0] = x.handle();
@@ -375,12 +379,12 @@ float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
         l.buffer().upload(zeros.data(), zeros.size(), n * dtype_size(dtype));
     }
     Stream& s = stream_of(op, d, o);
-    KernelArgs a = args_for(dtype, OpPath::native, geometry_of(op, d, o, 1, n), s);
+    KernelArgs a = args_for(dtype, OpPath::native, geometry_of(op, d, dtype, o, 1, n), s);
     a.in = {z.handle(), t.handle()};
     a.out[0] = l.handle();
     a.n = n;
     KernelAccess::run(d, op, a);
-    KernelArgs sum = args_for(dtype, OpPath::native, d.default_geometry(Op::column_sum, 1, cols), s);
+    KernelArgs sum = args_for(dtype, OpPath::native, d.default_geometry(Op::column_sum, dtype, 1, cols), s);
     sum.in[0] = l.handle();
     sum.out[0] = partial.handle();
     sum.m = rows;
@@ -413,7 +417,7 @@ void convert(const Tensor& x, Tensor& y, const Options& o) {
     const OpPath path = resolve_path(d, op, o, y.dtype());
     Stream& s = stream_of(op, d, o);
     const std::size_t n = y.elements();
-    const LaunchGeometry g = geometry_of(op, d, o, 1, n);
+    const LaunchGeometry g = geometry_of(op, d, y.dtype(), o, 1, n);
     if (!n) return;
     KernelArgs a = args_for(y.dtype(), path, g, s);
     a.src_dtype = x.dtype();
@@ -495,7 +499,7 @@ void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tens
     const DType dtype = all.front().t->dtype();
     Stream& s = stream_of(op, d, o);
     const std::size_t n = all.front().t->elements();
-    KernelArgs a = args_for(dtype, resolve_path(d, op, o, dtype), geometry_of(op, d, o, 1, n), s);
+    KernelArgs a = args_for(dtype, resolve_path(d, op, o, dtype), geometry_of(op, d, dtype, o, 1, n), s);
     for (std::size_t i = 0; i < inputs.size(); ++i) a.in[i] = inputs[i]->handle();
     for (std::size_t i = 0; i < outputs.size(); ++i) a.out[i] = outputs[i]->handle();
     a.n = n;

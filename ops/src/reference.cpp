@@ -14,6 +14,8 @@ namespace element {
 
 double add(double a, double b) { return a + b; }
 
+double mul(double a, double b) { return a * b; }
+
 // max(x, 0) keeping NaN, as PyTorch.
 double relu(double x, double) { return x <= 0 ? 0.0 : x; }
 

@@ -209,7 +209,7 @@ TEST_CASE("matmul and dense with a caller-given geometry larger than needed") {
     auto Bias = Tensor::from_host(device(), {n}, bias);
     for (Op op : {Op::matmul, Op::dense}) {
         CAPTURE(op_name(op));
-        LaunchGeometry geo = device()->default_geometry(op, m, n);
+        LaunchGeometry geo = device()->default_geometry(op, DType::f32, m, n);
         geo.grid.x = std::min(geo.grid.x * 2 + 1, device()->info().limits.max_grid_dims.x);
         geo.grid.y = std::min(geo.grid.y + 3, device()->info().limits.max_grid_dims.y);
         ops::Options o;
@@ -239,7 +239,7 @@ TEST_CASE("matmul and dense reject a caller-given geometry their tiled kernel ca
     auto B = Tensor::from_host(device(), {k, n}, random_matrix(g, k, n));
     const std::vector<float> before = uniform(g, m * n);
     auto C = Tensor::from_host(device(), {m, n}, before);
-    const LaunchGeometry fits = device()->default_geometry(Op::matmul, m, n);
+    const LaunchGeometry fits = device()->default_geometry(Op::matmul, DType::f32, m, n);
     LaunchGeometry short_x = fits, other_block = fits;
     short_x.grid.x = fits.grid.x - 1;
     other_block.block.x = fits.block.x == 1 ? 2 : fits.block.x / 2;

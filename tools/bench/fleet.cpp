@@ -250,6 +250,117 @@ FleetScope::~FleetScope() { g_active = false; }
 bool FleetScope::active() noexcept { return g_active; }
 int FleetScope::rank() noexcept { return g_rank; }
 
+namespace {
+
+// Rank 0: the fleet report of every rank's record (its rank, host,
+// selector, error and accel-bench result): devices and rows tagged with rank,
+// host and device identity, the ranks' entries, and the outliers.
+// `failed` is set when a row failed or a rank reported an error.
+json merge_fleet_records(const std::vector<std::string>& records, const Machine& m, bool& failed) {
+    json doc;
+    doc["accel_version"] = ACCEL_VERSION;
+    doc["machine"] = {{"cpu", m.cpu}, {"os", m.os}, {"hostname", m.hostname}};
+    doc["fleet"] = {{"ranks", json::array()}, {"outlier_rule", rule_text()}};
+    doc["devices"] = json::array();
+    doc["rows"] = json::array();
+    doc["notes"] = json::array();
+    doc["unavailable"] = json::array();
+    std::vector<std::string> selectors;
+    std::set<std::string> hosts;
+    for (const auto& text_record : records) {
+        json rec = json::parse(text_record);
+        const json& res = rec["result"];
+        if (!doc.contains("settings")) doc["settings"] = res["settings"];
+        selectors.push_back(str(rec, "selector"));
+        hosts.insert(str(rec, "host"));
+        json id{{"uuid", ""}, {"pci_bus_id", ""}, {"device", ""}};
+        for (json d : res["devices"]) {
+            d["rank"] = rec["rank"];
+            d["host"] = rec["host"];
+            id = {{"uuid", d.value("uuid", "")}, {"pci_bus_id", d.value("pci_bus_id", "")},
+                  {"device", d.value("name", "")}};
+            doc["devices"].push_back(d);
+        }
+        for (json row : res["rows"]) {
+            row["rank"] = rec["rank"];
+            row["host"] = rec["host"];
+            row["uuid"] = id["uuid"];
+            row["pci_bus_id"] = id["pci_bus_id"];
+            if (!row.value("pass", false)) failed = true;
+            doc["rows"].push_back(row);
+        }
+        for (const auto& n : res["notes"])
+            doc["notes"].push_back("rank " + std::to_string(rec["rank"].get<int>()) + ": " + n.get<std::string>());
+        for (const auto& u : res["unavailable"]) doc["unavailable"].push_back(u);
+        json entry{{"rank", rec["rank"]},          {"host", rec["host"]},
+                   {"requested", rec["requested"]}, {"selector", rec["selector"]},
+                   {"device", id["device"]},        {"uuid", id["uuid"]},
+                   {"pci_bus_id", id["pci_bus_id"]}};
+        if (rec.contains("shares_device")) entry["shares_device"] = true;
+        if (!str(rec, "error").empty()) {
+            entry["error"] = rec["error"];
+            failed = true;
+        }
+        doc["fleet"]["ranks"].push_back(entry);
+    }
+    doc["settings"]["selectors"] = selectors;
+    doc["fleet"]["hosts"] = std::vector<std::string>(hosts.begin(), hosts.end());
+    json outliers = json::array();
+    for (const auto& f : analyze_fleet(doc))
+        if (f.outlier)
+            outliers.push_back({{"rank", f.rank}, {"host", f.host}, {"selector", f.selector}, {"device", f.name},
+                                {"x_siblings", f.vs_siblings}, {"siblings", f.siblings}});
+    doc["fleet"]["outliers"] = outliers;
+    return doc;
+}
+
+// Rank 0: the report to stdout or `output` (table or json) and to
+// `json_output`, each file written whole or not at all. A write error is
+// reported, not thrown (every rank must reach the broadcast): false then.
+bool write_fleet_outputs(const json& doc, std::size_t ranks, const std::string& format, const std::string& output,
+                         const std::string& json_output) {
+    bool ok = true;
+    auto write = [&](const std::string& path, bool json_format) {
+        try {
+            tool_cli::AtomicFile file(path);
+            if (json_format) file.stream() << doc.dump(2) << "\n";
+            else write_fleet_table(file.stream(), doc);
+            file.commit();
+            return true;
+        } catch (const std::exception& e) {
+            std::cerr << "accel-bench: " << e.what() << "\n";
+            ok = false;
+            return false;
+        }
+    };
+    if (output.empty()) {
+        if (format == "json") std::cout << doc.dump(2) << "\n";
+        else write_fleet_table(std::cout, doc);
+    } else {
+        write(output, format == "json");
+    }
+    if (!json_output.empty() && write(json_output, true))
+        std::cerr << "wrote " << doc["rows"].size() << " rows of " << ranks << " ranks to " << json_output << "\n";
+    return ok;
+}
+
+// Rank 0: one stderr line per rank that failed and per row that failed.
+void report_fleet_failures(const json& doc) {
+    for (const auto& e : doc["fleet"]["ranks"])
+        if (e.contains("error"))
+            std::cerr << "FAIL: rank " << e["rank"].get<int>() << " on host " << str(e, "host") << " ("
+                      << (str(e, "selector").empty() ? str(e, "requested") : str(e, "selector"))
+                      << "): " << str(e, "error") << "\n";
+    for (const auto& row : doc["rows"])
+        if (!row.value("pass", false))
+            std::cerr << "FAIL: " << op_text(row) << " " << str(row, "shape") << " " << str(row, "path")
+                      << " on rank " << row["rank"].get<int>() << " (" << str(row, "host") << ", "
+                      << str(row, "selector") << "): "
+                      << (str(row, "error").empty() ? "nmse above its threshold" : str(row, "error")) << "\n";
+}
+
+}  // namespace
+
 int fleet_run(Settings s, const std::string& backends, const std::string& format, const std::string& output,
               const std::string& json_output) {
     if (format == "csv") throw UsageError("--format csv: a fleet run writes table or json");
@@ -279,94 +390,11 @@ int fleet_run(Settings s, const std::string& backends, const std::string& format
 
     int status = 0;
     if (rank == 0) {
-        json doc;
-        doc["accel_version"] = ACCEL_VERSION;
-        doc["machine"] = {{"cpu", m.cpu}, {"os", m.os}, {"hostname", m.hostname}};
-        doc["fleet"] = {{"ranks", json::array()}, {"outlier_rule", rule_text()}};
-        doc["devices"] = json::array();
-        doc["rows"] = json::array();
-        doc["notes"] = json::array();
-        doc["unavailable"] = json::array();
-        std::vector<std::string> selectors;
-        std::set<std::string> hosts;
-        for (const auto& text_record : records) {
-            json rec = json::parse(text_record);
-            const json& res = rec["result"];
-            if (!doc.contains("settings")) doc["settings"] = res["settings"];
-            selectors.push_back(str(rec, "selector"));
-            hosts.insert(str(rec, "host"));
-            json id{{"uuid", ""}, {"pci_bus_id", ""}, {"device", ""}};
-            for (json d : res["devices"]) {
-                d["rank"] = rec["rank"];
-                d["host"] = rec["host"];
-                id = {{"uuid", d.value("uuid", "")}, {"pci_bus_id", d.value("pci_bus_id", "")},
-                      {"device", d.value("name", "")}};
-                doc["devices"].push_back(d);
-            }
-            for (json row : res["rows"]) {
-                row["rank"] = rec["rank"];
-                row["host"] = rec["host"];
-                row["uuid"] = id["uuid"];
-                row["pci_bus_id"] = id["pci_bus_id"];
-                if (!row.value("pass", false)) status = 1;
-                doc["rows"].push_back(row);
-            }
-            for (const auto& n : res["notes"]) doc["notes"].push_back("rank " + std::to_string(rec["rank"].get<int>()) + ": " + n.get<std::string>());
-            for (const auto& u : res["unavailable"]) doc["unavailable"].push_back(u);
-            json entry{{"rank", rec["rank"]},          {"host", rec["host"]},
-                       {"requested", rec["requested"]}, {"selector", rec["selector"]},
-                       {"device", id["device"]},        {"uuid", id["uuid"]},
-                       {"pci_bus_id", id["pci_bus_id"]}};
-            if (rec.contains("shares_device")) entry["shares_device"] = true;
-            if (!str(rec, "error").empty()) {
-                entry["error"] = rec["error"];
-                status = 1;
-            }
-            doc["fleet"]["ranks"].push_back(entry);
-        }
-        doc["settings"]["selectors"] = selectors;
-        doc["fleet"]["hosts"] = std::vector<std::string>(hosts.begin(), hosts.end());
-        json outliers = json::array();
-        for (const auto& f : analyze_fleet(doc))
-            if (f.outlier)
-                outliers.push_back({{"rank", f.rank}, {"host", f.host}, {"selector", f.selector}, {"device", f.name},
-                                    {"x_siblings", f.vs_siblings}, {"siblings", f.siblings}});
-        doc["fleet"]["outliers"] = outliers;
-
-        // Written whole or not at all; a write error is reported, not thrown:
-        // every rank must reach the broadcast below.
-        auto write = [&](const std::string& path, bool json_format) {
-            try {
-                tool_cli::AtomicFile file(path);
-                if (json_format) file.stream() << doc.dump(2) << "\n";
-                else write_fleet_table(file.stream(), doc);
-                file.commit();
-                return true;
-            } catch (const std::exception& e) {
-                std::cerr << "accel-bench: " << e.what() << "\n";
-                status = 2;
-                return false;
-            }
-        };
-        if (output.empty()) {
-            if (format == "json") std::cout << doc.dump(2) << "\n";
-            else write_fleet_table(std::cout, doc);
-        } else {
-            write(output, format == "json");
-        }
-        if (!json_output.empty() && write(json_output, true))
-            std::cerr << "wrote " << doc["rows"].size() << " rows of " << records.size() << " ranks to "
-                      << json_output << "\n";
-        for (const auto& e : doc["fleet"]["ranks"])
-            if (e.contains("error"))
-                std::cerr << "FAIL: rank " << e["rank"].get<int>() << " on host " << str(e, "host") << " ("
-                          << (str(e, "selector").empty() ? str(e, "requested") : str(e, "selector"))
-                          << "): " << str(e, "error") << "\n";
-        for (const auto& row : doc["rows"])
-            if (!row.value("pass", false))
-                std::cerr << "FAIL: " << op_text(row) << " " << str(row, "shape") << " " << str(row, "path")
-                          << " on rank " << row["rank"].get<int>() << " (" << str(row, "host") << ", "
-                          << str(row, "selector") << "): " << (str(row, "error").empty() ? "nmse above its threshold" : str(row, "error")) << "\n";
+        bool failed = false;
+        const json doc = merge_fleet_records(records, m, failed);
+        const bool written = write_fleet_outputs(doc, records.size(), format, output, json_output);
+        report_fleet_failures(doc);
+        status = !written ? 2 : failed ? 1 : 0;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;

@@ -136,7 +136,9 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                ->type_name("FILE"));
 }
 
-int run_command(const RunArgs& a) {
+// The run's Settings: the defaults (--quick or not) with what the command
+// line gave. UsageError for a list option given empty.
+Settings settings_of(const RunArgs& a) {
     Settings s = default_settings(a.quick);
     // Whether list option `name` was given; UsageError when its list is empty.
     auto given = [&](const char* name, const auto& values) {
@@ -155,8 +157,10 @@ int run_command(const RunArgs& a) {
     if (given("--column-sum-shapes", a.column_sum_shapes)) s.column_sum_shapes = shapes(a.column_sum_shapes, 2);
     if (given("--block-sizes", a.block_sizes)) s.block_sizes = a.block_sizes;
     if (given("--paths", a.paths)) {
-        s.paths.clear();
-        for (const auto& p : a.paths) s.paths.push_back(p == "native" ? accel::OpPath::native : accel::OpPath::vendor);
+        s.paths.clear();  // each "native" or "vendor" (checked by the option)
+        for (const auto& p : a.paths)
+            s.paths.push_back(accel::ops::parse_path_choice(p) == accel::ops::PathChoice::native ? accel::OpPath::native
+                                                                                                 : accel::OpPath::vendor);
     }
     if (given("--dtypes", a.dtypes)) {
         s.dtypes.clear();
@@ -165,7 +169,28 @@ int run_command(const RunArgs& a) {
     if (a.app->count("--warmup")) s.warmup = a.warmup;
     if (a.app->count("--repeats")) s.repeats = a.repeats;
     if (a.app->count("--min-time-ms")) s.min_time_ms = a.min_time_ms;
+    return s;
+}
 
+// Prints one line per row that failed (its error, or its NMSE against the
+// threshold) to stderr; returns how many failed.
+int report_failures(const Results& r) {
+    int failed = 0;
+    for (const auto& row : r.rows) {
+        if (row.passed()) continue;
+        ++failed;
+        std::cerr << "FAIL: " << row.problem.op_text() << " " << row.problem.shape() << " " << row.path
+                  << " on " << row.selector << ": "
+                  << (row.error.empty() ? "nmse " + bench::format("%.3e", row.nmse) + " > " +
+                                              bench::format("%.0e", row.threshold)
+                                        : row.error)
+                  << "\n";
+    }
+    return failed;
+}
+
+int run_command(const RunArgs& a) {
+    Settings s = settings_of(a);
     if (FleetScope::active()) return fleet_run(s, a.backends, a.format, a.output, a.json_output);
     s.selectors = resolve_backends(a.backends);
     s.progress = isatty(STDERR_FILENO);
@@ -192,19 +217,7 @@ int run_command(const RunArgs& a) {
         file->commit();
         std::cerr << "wrote " << r.rows.size() << " rows to " << a.output << "\n";
     }
-
-    int failed = 0;
-    for (const auto& row : r.rows) {
-        if (row.passed()) continue;
-        ++failed;
-        std::cerr << "FAIL: " << row.problem.op_text() << " " << row.problem.shape() << " " << row.path
-                  << " on " << row.selector << ": "
-                  << (row.error.empty() ? "nmse " + bench::format("%.3e", row.nmse) + " > " +
-                                              bench::format("%.0e", row.threshold)
-                                        : row.error)
-                  << "\n";
-    }
-    return failed ? 1 : 0;
+    return report_failures(r) ? 1 : 0;
 }
 
 }  // namespace bench

@@ -138,78 +138,117 @@ std::size_t host_last_level_cache() {
 
 // Bandwidth (add, bytes as the add rows count them), peak FMA and launch
 // costs with accel's own kernels; every loop bounded by kProbeBudgetMs.
-void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, const Settings& s) {
+double best_of(const std::vector<double>& t) { return *std::min_element(t.begin(), t.end()); }
+
+// Device-to-device copy bandwidth (read + write), GB/s: r.copy_bytes, at
+// most an eighth of the device's memory.
+void measure_copy(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, EventTimer& timer, const Settings& s,
+                  int runs) {
     accel::Device& d = *dp;
-    check_timer(r, dp);
-    EventTimer timer(d, r.device_timer_ok);
-    const int runs = std::max(3, s.repeats);
     const std::size_t mem = d.info().global_memory_bytes;
-    auto best = [](const std::vector<double>& t) { return *std::min_element(t.begin(), t.end()); };
+    r.copy_bytes = mem ? std::min(s.copy_bytes, std::size_t(mem / 8)) : s.copy_bytes;
+    accel::Buffer src(dp, r.copy_bytes), dst(dp, r.copy_bytes);
+    auto copy = [&] { d.copy_device_to_device(dst, 0, src, 0, r.copy_bytes); };
+    copy();  // first touch / warm-up
+    std::vector<double> t;
+    timer.fill(t, copy, runs, s.min_time_ms);
+    r.copy_gbps = 2.0 * double(r.copy_bytes) / (median(t) * 1e6);
+}
+
+// add c = a + b with a working set (12 bytes per element) of 4× the
+// last-level cache, at least 1 GiB, at most an eighth of the device's
+// memory; smaller on a device too slow to run it within the budget. GB/s.
+void measure_add(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, EventTimer& timer, const Settings& s,
+                 int runs) {
+    accel::Device& d = *dp;
+    const std::size_t mem = d.info().global_memory_bytes;
+    const double target =
+        s.quick ? double(std::size_t{12} << 20) : std::max(4.0 * double(r.cache_bytes), double(std::size_t{1} << 30));
+    std::size_t n = std::size_t(std::min(target, mem ? double(mem) / 8 : target) / 12);
+    const std::size_t trial = std::min<std::size_t>(n, std::size_t{1} << 20);
+    double trial_ms = 0;
     {
-        r.copy_bytes = mem ? std::min(s.copy_bytes, std::size_t(mem / 8)) : s.copy_bytes;
-        accel::Buffer src(dp, r.copy_bytes), dst(dp, r.copy_bytes);
-        auto copy = [&] { d.copy_device_to_device(dst, 0, src, 0, r.copy_bytes); };
-        copy();  // first touch / warm-up
-        std::vector<double> t;
-        timer.fill(t, copy, runs, s.min_time_ms);
-        r.copy_gbps = 2.0 * double(r.copy_bytes) / (median(t) * 1e6);
+        accel::Tensor a(dp, accel::Shape{trial}), c(dp, accel::Shape{trial});
+        accel::ops::add(a, a, c);
+        d.synchronize();
+        const auto t0 = Clock::now();
+        accel::ops::add(a, a, c);
+        d.synchronize();
+        trial_ms = std::max(ms_since(t0), 1e-3);
     }
-    {
-        // add c = a + b with a working set (12 bytes per element) of 4× the
-        // last-level cache, at least 1 GiB, at most an eighth of the device's
-        // memory; smaller on a device too slow to run it within the budget.
-        const double target = s.quick ? double(std::size_t{12} << 20)
-                                      : std::max(4.0 * double(r.cache_bytes), double(std::size_t{1} << 30));
-        std::size_t n = std::size_t(std::min(target, mem ? double(mem) / 8 : target) / 12);
-        std::size_t trial = std::min<std::size_t>(n, std::size_t{1} << 20);
-        double trial_ms = 0;
-        {
-            accel::Tensor a(dp, accel::Shape{trial}), c(dp, accel::Shape{trial});
-            accel::ops::add(a, a, c);
+    const double fit = kProbeBudgetMs / (2.0 * runs) / trial_ms * double(trial);
+    n = std::max(trial, std::min(n, std::size_t(fit)));
+    accel::Tensor a(dp, accel::Shape{n}), b(dp, accel::Shape{n}), c(dp, accel::Shape{n});
+    auto add = [&] { accel::ops::add(a, b, c); };
+    add();  // first touch
+    std::vector<double> t;
+    timer.fill(t, add, runs, 0);
+    r.add_elements = n;
+    r.add_gbps = 12.0 * double(n) / (best_of(t) * 1e6);
+}
+
+// Peak FMA in compute type t (f32, f64), GFLOP/s: enough work-items to fill
+// every compute unit many times over; the iteration count grows until one
+// run takes fma_target_ms (host time bounds the growth too, whatever the
+// device timer reads). Throws Unsupported where the device lacks t.
+double measure_fma(const std::shared_ptr<accel::Device>& dp, EventTimer& timer, const Settings& s, int runs,
+                   accel::DType t) {
+    const std::size_t n = std::size_t(std::max(1, dp->info().compute_units)) * 16384;
+    accel::Tensor y(dp, accel::Shape{n}, t);
+    std::size_t iterations = 64;
+    double flops = 0, ms = 0;
+    for (;;) {
+        const auto t0 = Clock::now();
+        ms = timer.time([&] { flops = accel::diagnostics::fma_throughput(y, iterations); });
+        const double host_ms = ms_since(t0);
+        if (ms >= s.fma_target_ms || host_ms >= s.fma_target_ms || host_ms * 16 > kProbeBudgetMs ||
+            iterations >= (std::size_t{1} << 24))
+            break;
+        const double basis = std::max(ms, host_ms);
+        const double grow = basis > 0 ? std::min(16.0, std::max(2.0, s.fma_target_ms / basis)) : 16.0;
+        iterations = std::size_t(double(iterations) * grow);
+    }
+    std::vector<double> t_ms{ms};
+    timer.fill(t_ms, [&] { flops = accel::diagnostics::fma_throughput(y, iterations); }, runs, 0);
+    return flops / (best_of(t_ms) * 1e6);
+}
+
+// Launch cost: back-to-back submissions, one synchronize, host clock. The
+// difference between the two is what accel's front-end and a 1-element
+// kernel body add to the runtime's bare launch. The count (5000, 200 with
+// --quick) shrinks to fit the probe budget.
+void measure_launch_cost(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, const Settings& s) {
+    accel::Device& d = *dp;
+    accel::Stream& stream = d.default_stream();
+    accel::Tensor a(dp, accel::Shape{1}), c(dp, accel::Shape{1});
+    a.upload(std::vector<float>{1.0f});
+    auto per_launch_us = [&](const auto& submit) {
+        auto batch_us = [&](int count) {
             d.synchronize();
             const auto t0 = Clock::now();
-            accel::ops::add(a, a, c);
+            for (int i = 0; i < count; ++i) submit();
             d.synchronize();
-            trial_ms = std::max(ms_since(t0), 1e-3);
-        }
-        const double fit = kProbeBudgetMs / (2.0 * runs) / trial_ms * double(trial);
-        n = std::max(trial, std::min(n, std::size_t(fit)));
-        accel::Tensor a(dp, accel::Shape{n}), b(dp, accel::Shape{n}), c(dp, accel::Shape{n});
-        auto add = [&] { accel::ops::add(a, b, c); };
-        add();  // first touch
-        std::vector<double> t;
-        timer.fill(t, add, runs, 0);
-        r.add_elements = n;
-        r.add_gbps = 12.0 * double(n) / (best(t) * 1e6);
-    }
-    // Peak FMA in compute type t (f32, f64): enough work-items to fill every
-    // compute unit many times over; the iteration count grows until one run
-    // takes fma_target_ms (host time bounds the growth too, whatever the
-    // device timer reads).
-    auto fma_gflops = [&](accel::DType t) {
-        const std::size_t n = std::size_t(std::max(1, d.info().compute_units)) * 16384;
-        accel::Tensor y(dp, accel::Shape{n}, t);
-        std::size_t iterations = 64;
-        double flops = 0, ms = 0;
-        for (;;) {
-            const auto t0 = Clock::now();
-            ms = timer.time([&] { flops = accel::diagnostics::fma_throughput(y, iterations); });
-            const double host_ms = ms_since(t0);
-            if (ms >= s.fma_target_ms || host_ms >= s.fma_target_ms || host_ms * 16 > kProbeBudgetMs ||
-                iterations >= (std::size_t{1} << 24))
-                break;
-            const double basis = std::max(ms, host_ms);
-            const double grow = basis > 0 ? std::min(16.0, std::max(2.0, s.fma_target_ms / basis)) : 16.0;
-            iterations = std::size_t(double(iterations) * grow);
-        }
-        std::vector<double> t_ms{ms};
-        timer.fill(t_ms, [&] { flops = accel::diagnostics::fma_throughput(y, iterations); }, runs, 0);
-        return flops / (best(t_ms) * 1e6);
+            return ms_since(t0) * 1e3 / count;
+        };
+        const double first = batch_us(10);
+        const int fit = int(std::min(5000.0, kProbeBudgetMs * 1e3 / 4 / std::max(first, 1e-3)));
+        const int launches = std::max(10, std::min(s.quick ? 200 : 5000, fit));
+        return batch_us(launches);
     };
-    r.probe_gflops = fma_gflops(accel::DType::f32);
+    r.bare_launch_us = per_launch_us([&] { accel::diagnostics::launch_empty(d, stream); });
+    r.add1_launch_us = per_launch_us([&] { accel::ops::add(a, a, c); });
+}
+
+void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, const Settings& s) {
+    check_timer(r, dp);
+    EventTimer timer(*dp, r.device_timer_ok);
+    const int runs = std::max(3, s.repeats);
+    measure_copy(r, dp, timer, s, runs);
+    measure_add(r, dp, timer, s, runs);
+    r.probe_gflops = measure_fma(dp, timer, s, runs, accel::DType::f32);
     if (std::find(s.dtypes.begin(), s.dtypes.end(), accel::DType::f64) != s.dtypes.end()) {
         try {
-            r.probe_gflops_f64 = fma_gflops(accel::DType::f64);
+            r.probe_gflops_f64 = measure_fma(dp, timer, s, runs, accel::DType::f64);
         } catch (const accel::Unsupported&) {
             r.probe_gflops_f64 = 0;  // no f64 on this device: its f64 rows are unsupported too
         }
@@ -218,30 +257,7 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
     r.peak_gflops = r.probe_gflops;
     r.peak_gflops_f64 = r.probe_gflops_f64;
     r.ceiling_source = "own probes";
-    {
-        // Launch cost: back-to-back submissions, one synchronize, host clock.
-        // The difference between the two is what accel's front-end and a
-        // 1-element kernel body add to the runtime's bare launch. The count
-        // (5000, 200 with --quick) shrinks to fit the probe budget.
-        accel::Stream& stream = d.default_stream();
-        accel::Tensor a(dp, accel::Shape{1}), c(dp, accel::Shape{1});
-        a.upload(std::vector<float>{1.0f});
-        auto per_launch_us = [&](const auto& submit) {
-            auto batch_us = [&](int count) {
-                d.synchronize();
-                const auto t0 = Clock::now();
-                for (int i = 0; i < count; ++i) submit();
-                d.synchronize();
-                return ms_since(t0) * 1e3 / count;
-            };
-            const double first = batch_us(10);
-            const int fit = int(std::min(5000.0, kProbeBudgetMs * 1e3 / 4 / std::max(first, 1e-3)));
-            const int launches = std::max(10, std::min(s.quick ? 200 : 5000, fit));
-            return batch_us(launches);
-        };
-        r.bare_launch_us = per_launch_us([&] { accel::diagnostics::launch_empty(d, stream); });
-        r.add1_launch_us = per_launch_us([&] { accel::ops::add(a, a, c); });
-    }
+    measure_launch_cost(r, dp, s);
 }
 
 // CPU devices of other backends run on the host's processor: their ceilings
@@ -562,7 +578,7 @@ Results run(const Settings& s) {
         row.threshold = accel::nmse_threshold(p.op, p.dtype);
         row.default_geometry = !it.geometry;
         const auto extent = output_extent(p);
-        const accel::LaunchGeometry g = it.geometry ? *it.geometry : d.default_geometry(p.op, extent.first, extent.second);
+        const accel::LaunchGeometry g = it.geometry ? *it.geometry : d.default_geometry(p.op, p.dtype, extent.first, extent.second);
         row.block = block_text(g.block);
         row.geometry = g.to_string();
         if (s.progress) show_progress(i, items.size(), t0, p.shape() + " " + p.op_text() + " on " + row.selector);

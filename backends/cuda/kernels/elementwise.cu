@@ -30,57 +30,58 @@ cudaError_t run(std::size_t n, const Launch& l, Body body) {
 // ---- per-element bodies (the math of the op table) ------------------------------
 // Each loads T, computes in F = Compute<T>, and stores T (rounded once).
 
-template <class T>
-struct AddBody {
-    const T *a, *b;
-    T* c;
-    __device__ void operator()(std::size_t i) const { c[i] = from_compute<T>(to_compute(a[i]) + to_compute(b[i])); }
+// The formulas of the op table's elementwise ops: y = f(a, b) for one
+// element in F = Compute<T>; kInputs 1: b is not read (its pointer may be null).
+namespace formula {
+struct Add {
+    static constexpr int kInputs = 2;
+    template <class F>
+    __device__ F operator()(F a, F b) const { return a + b; }
 };
-
-template <class T>
-struct SigmoidBody {
-    const T* x;
-    T* y;
-    __device__ void operator()(std::size_t i) const { y[i] = from_compute<T>(sigmoid1(to_compute(x[i]))); }
+struct Mul {
+    static constexpr int kInputs = 2;
+    template <class F>
+    __device__ F operator()(F a, F b) const { return a * b; }
 };
-
-template <class T>
-struct ReluBody {
-    const T* x;
-    T* y;
-    __device__ void operator()(std::size_t i) const { y[i] = from_compute<T>(relu1(to_compute(x[i]))); }
+struct Sigmoid {
+    static constexpr int kInputs = 1;
+    template <class F>
+    __device__ F operator()(F x, F) const { return sigmoid1(x); }
 };
-
-template <class T>
-struct ReluBackwardBody {
-    using F = Compute<T>;
-    const T *dy, *x;
-    T* dx;
-    __device__ void operator()(std::size_t i) const {
-        dx[i] = from_compute<T>(to_compute(x[i]) > F(0) ? to_compute(dy[i]) : F(0));
-    }
+struct Relu {
+    static constexpr int kInputs = 1;
+    template <class F>
+    __device__ F operator()(F x, F) const { return relu1(x); }
 };
-
-template <class T>
-struct SigmoidBackwardBody {
-    using F = Compute<T>;
-    const T *dy, *y;
-    T* dx;
-    __device__ void operator()(std::size_t i) const {
-        const F yi = to_compute(y[i]);
-        dx[i] = from_compute<T>(to_compute(dy[i]) * yi * (F(1) - yi));
-    }
+struct ReluBackward {  // a = dy, b = x
+    static constexpr int kInputs = 2;
+    template <class F>
+    __device__ F operator()(F dy, F x) const { return x > F(0) ? dy : F(0); }
 };
-
+struct SigmoidBackward {  // a = dy, b = y = σ(x)
+    static constexpr int kInputs = 2;
+    template <class F>
+    __device__ F operator()(F dy, F y) const { return dy * y * (F(1) - y); }
+};
 // max(z,0) - z*t + log1p(exp(-|z|)): exp of a non-positive argument only.
-template <class T>
-struct BceBody {
-    using F = Compute<T>;
-    const T *z, *t;
-    T* l;
+struct Bce {  // a = z, b = t
+    static constexpr int kInputs = 2;
+    template <class F>
+    __device__ F operator()(F z, F t) const {
+        return math::fmax(z, F(0)) - z * t + math::log1p(math::exp(-math::fabs(z)));
+    }
+};
+}  // namespace formula
+
+// y[i] = Formula(a[i], b[i]), loaded as T, computed in Compute<T>, rounded once.
+template <class T, class Formula>
+struct ElementwiseBody {
+    const T *a, *b;
+    T* y;
     __device__ void operator()(std::size_t i) const {
-        const F zi = to_compute(z[i]);
-        l[i] = from_compute<T>(math::fmax(zi, F(0)) - zi * to_compute(t[i]) + math::log1p(math::exp(-math::fabs(zi))));
+        using F = Compute<T>;
+        const F bi = Formula::kInputs == 2 ? to_compute(b[i]) : F(0);
+        y[i] = from_compute<T>(Formula{}(to_compute(a[i]), bi));
     }
 };
 
@@ -213,13 +214,24 @@ constexpr std::size_t kVectorMinElements = 4096;
 }  // namespace
 
 template <class T>
-cudaError_t launch_add(const T* a, const T* b, T* c, std::size_t n, const Launch& l) {
-    if constexpr (std::is_same<T, float>::value) {
-        if (n >= kVectorMinElements && aligned16(a) && aligned16(b) && aligned16(c))
-            return launch_kernel(add_vec4, l, reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b),
-                                 reinterpret_cast<float4*>(c), n / 4, a, b, c, n);
+cudaError_t launch_elementwise(Op op, const T* a, const T* b, T* y, std::size_t n, const Launch& l) {
+    switch (op) {
+        case Op::add:
+            if constexpr (std::is_same<T, float>::value) {
+                if (n >= kVectorMinElements && aligned16(a) && aligned16(b) && aligned16(y))
+                    return launch_kernel(add_vec4, l, reinterpret_cast<const float4*>(a),
+                                         reinterpret_cast<const float4*>(b), reinterpret_cast<float4*>(y), n / 4, a, b,
+                                         y, n);
+            }
+            return run(n, l, ElementwiseBody<T, formula::Add>{a, b, y});
+        case Op::mul: return run(n, l, ElementwiseBody<T, formula::Mul>{a, b, y});
+        case Op::sigmoid: return run(n, l, ElementwiseBody<T, formula::Sigmoid>{a, b, y});
+        case Op::relu: return run(n, l, ElementwiseBody<T, formula::Relu>{a, b, y});
+        case Op::relu_backward: return run(n, l, ElementwiseBody<T, formula::ReluBackward>{a, b, y});
+        case Op::sigmoid_backward: return run(n, l, ElementwiseBody<T, formula::SigmoidBackward>{a, b, y});
+        case Op::bce_with_logits: return run(n, l, ElementwiseBody<T, formula::Bce>{a, b, y});
+        default: return cudaErrorInvalidValue;  // no kernel here for this op
     }
-    return run(n, l, AddBody<T>{a, b, c});
 }
 
 cudaError_t elementwise_image_status() {
@@ -228,31 +240,6 @@ cudaError_t elementwise_image_status() {
 }
 
 cudaError_t launch_empty(cudaStream_t stream) { return launch_kernel(empty_kernel, Launch{dim3(1), dim3(1), stream}); }
-
-template <class T>
-cudaError_t launch_sigmoid(const T* x, T* y, std::size_t n, const Launch& l) {
-    return run(n, l, SigmoidBody<T>{x, y});
-}
-
-template <class T>
-cudaError_t launch_relu(const T* x, T* y, std::size_t n, const Launch& l) {
-    return run(n, l, ReluBody<T>{x, y});
-}
-
-template <class T>
-cudaError_t launch_relu_backward(const T* dy, const T* x, T* dx, std::size_t n, const Launch& l) {
-    return run(n, l, ReluBackwardBody<T>{dy, x, dx});
-}
-
-template <class T>
-cudaError_t launch_sigmoid_backward(const T* dy, const T* y, T* dx, std::size_t n, const Launch& l) {
-    return run(n, l, SigmoidBackwardBody<T>{dy, y, dx});
-}
-
-template <class T>
-cudaError_t launch_bce_with_logits(const T* z, const T* t, T* out, std::size_t n, const Launch& l) {
-    return run(n, l, BceBody<T>{z, t, out});
-}
 
 template <class T>
 cudaError_t launch_bce_with_logits_backward(const T* z, const T* t, T* dz, std::size_t n, Compute<T> scale,
@@ -292,12 +279,7 @@ cudaError_t launch_convert(const S* x, T* y, std::size_t n, const Launch& l) {
 
 // The launchers of kernels.hpp, for every storage type.
 #define ACCEL_CUDA_ELEMENTWISE(T)                                                                                    \
-    template cudaError_t launch_add<T>(const T*, const T*, T*, std::size_t, const Launch&);                          \
-    template cudaError_t launch_sigmoid<T>(const T*, T*, std::size_t, const Launch&);                                \
-    template cudaError_t launch_relu<T>(const T*, T*, std::size_t, const Launch&);                                   \
-    template cudaError_t launch_relu_backward<T>(const T*, const T*, T*, std::size_t, const Launch&);                \
-    template cudaError_t launch_sigmoid_backward<T>(const T*, const T*, T*, std::size_t, const Launch&);             \
-    template cudaError_t launch_bce_with_logits<T>(const T*, const T*, T*, std::size_t, const Launch&);              \
+    template cudaError_t launch_elementwise<T>(Op, const T*, const T*, T*, std::size_t, const Launch&);               \
     template cudaError_t launch_bce_with_logits_backward<T>(const T*, const T*, T*, std::size_t, Compute<T>,         \
                                                             const Launch&);                                          \
     template cudaError_t launch_adam_step<T>(T*, const T*, T*, T*, std::size_t, Compute<T>, Compute<T>, Compute<T>,  \

@@ -25,6 +25,7 @@
 #include <initializer_list>
 
 #include <accel/activation_codes.h>
+#include <accel/op_table.hpp>
 
 #include "../../common/compute_type.hpp"
 
@@ -54,25 +55,16 @@ enum class Epilogue : int {
 // Grid-stride loops over the flattened launch (all of grid and block x/y/z), so
 // any geometry within the device limits covers every element.
 
-/// c[i] = a[i] + b[i]. f32: float4 loads/stores when a, b and c are 16-byte
-/// aligned and n is large, scalar otherwise and for the tail.
+/// y[i] = op(a[i], b[i]) for `op`, an elementwise op of the op table
+/// (OpInfo::elementwise_reference; b is not read by ops of one input), its
+/// math as the table says: add (f32: float4 loads/stores when a, b and y are
+/// 16-byte aligned and n is large), mul, sigmoid (stable form,
+/// device_math.cuh), relu (x <= 0 ? 0 : x, NaN kept as in PyTorch),
+/// relu_backward (a = dy, b = x), sigmoid_backward (a = dy, b = σ(x)),
+/// bce_with_logits (a = z, b = t). An op elementwise.cu has no kernel for
+/// returns cudaErrorInvalidValue.
 template <class T>
-cudaError_t launch_add(const T* a, const T* b, T* c, std::size_t n, const Launch& l);
-/// y[i] = sigmoid(x[i]) (stable form, see device_math.cuh).
-template <class T>
-cudaError_t launch_sigmoid(const T* x, T* y, std::size_t n, const Launch& l);
-/// y[i] = max(x[i], 0) (x <= 0 ? 0 : x, so NaN stays NaN as in PyTorch).
-template <class T>
-cudaError_t launch_relu(const T* x, T* y, std::size_t n, const Launch& l);
-/// dx[i] = x[i] > 0 ? dy[i] : 0.
-template <class T>
-cudaError_t launch_relu_backward(const T* dy, const T* x, T* dx, std::size_t n, const Launch& l);
-/// dx[i] = dy[i] * y[i] * (1 - y[i]).
-template <class T>
-cudaError_t launch_sigmoid_backward(const T* dy, const T* y, T* dx, std::size_t n, const Launch& l);
-/// l[i] = max(z,0) - z*t + log1p(exp(-|z|)).
-template <class T>
-cudaError_t launch_bce_with_logits(const T* z, const T* t, T* out, std::size_t n, const Launch& l);
+cudaError_t launch_elementwise(Op op, const T* a, const T* b, T* y, std::size_t n, const Launch& l);
 /// dz[i] = scale * (sigmoid(z[i]) - t[i]).
 template <class T>
 cudaError_t launch_bce_with_logits_backward(const T* z, const T* t, T* dz, std::size_t n, Compute<T> scale,

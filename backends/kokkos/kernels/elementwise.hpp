@@ -19,51 +19,70 @@ namespace kokkos {
 using compute::from_compute;
 using compute::to_compute;
 
-/// c[i] = a[i] + b[i].
-template <class T>
-struct AddFn {
+/// The formulas of the op table's elementwise ops (OpInfo::elementwise_reference),
+/// one element in F = Compute<T>: y = f(a, b), b unused by ops of one input.
+namespace formula {
+struct Add {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION F operator()(F a, F b) const { return a + b; }
+};
+struct Mul {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION F operator()(F a, F b) const { return a * b; }
+};
+struct Sigmoid {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION F operator()(F x, F) const { return sigmoid1(x); }
+};
+struct Relu {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION F operator()(F x, F) const { return relu1(x); }
+};
+/// a = dy, b = x.
+struct ReluBackward {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION F operator()(F dy, F x) const { return x > F(0) ? dy : F(0); }
+};
+/// a = dy, b = y = σ(x).
+struct SigmoidBackward {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION F operator()(F dy, F y) const { return dy * y * (F(1) - y); }
+};
+/// a = z (logit), b = t (target).
+struct Bce {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION F operator()(F z, F t) const { return bce1(z, t); }
+};
+}  // namespace formula
+
+/// y[i] = Formula(a[i], b[i]) for one elementwise op; a or b may alias y
+/// (in place). Ops of one input are given b = a.
+template <class T, class Formula>
+struct ElementwiseFn {
     ConstTypedView<T> a, b;
-    TypedView<T> c;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { c(i) = from_compute<T>(to_compute(a(i)) + to_compute(b(i))); }
-};
-
-/// y[i] = act(x[i]) for act ∈ {sigmoid, relu}; x may alias y (in place).
-template <class T>
-struct ActivateFn {
-    ConstTypedView<T> x;
     TypedView<T> y;
-    int act;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { y(i) = from_compute<T>(activate(to_compute(x(i)), act)); }
-};
-
-/// dx[i] = x[i] > 0 ? dy[i] : 0.
-template <class T>
-struct ReluBackwardFn {
-    ConstTypedView<T> dy, x;
-    TypedView<T> dx;
     KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        dx(i) = from_compute<T>(to_compute(x(i)) > Compute<T>(0) ? to_compute(dy(i)) : Compute<T>(0));
+        y(i) = from_compute<T>(Formula{}(to_compute(a(i)), to_compute(b(i))));
     }
 };
 
-/// dx[i] = dy[i] * y[i] * (1 - y[i]).
-template <class T>
-struct SigmoidBackwardFn {
-    ConstTypedView<T> dy, y;
-    TypedView<T> dx;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-        const Compute<T> yi = to_compute(y(i));
-        dx(i) = from_compute<T>(to_compute(dy(i)) * yi * (Compute<T>(1) - yi));
+/// Calls run(ElementwiseFn<T, formula of op>{a, b, y}) and returns true, or
+/// returns false when `op` has no formula here. The one list of this
+/// backend's per-element kernels: kokkos_ops.cpp registers every op of
+/// elementwise_ops_of_every_backend() through it.
+template <class T, class Run>
+bool with_elementwise_fn(Op op, ConstTypedView<T> a, ConstTypedView<T> b, TypedView<T> y, Run&& run) {
+    switch (op) {
+        case Op::add: run(ElementwiseFn<T, formula::Add>{a, b, y}); return true;
+        case Op::mul: run(ElementwiseFn<T, formula::Mul>{a, b, y}); return true;
+        case Op::sigmoid: run(ElementwiseFn<T, formula::Sigmoid>{a, b, y}); return true;
+        case Op::relu: run(ElementwiseFn<T, formula::Relu>{a, b, y}); return true;
+        case Op::relu_backward: run(ElementwiseFn<T, formula::ReluBackward>{a, b, y}); return true;
+        case Op::sigmoid_backward: run(ElementwiseFn<T, formula::SigmoidBackward>{a, b, y}); return true;
+        case Op::bce_with_logits: run(ElementwiseFn<T, formula::Bce>{a, b, y}); return true;
+        default: return false;
     }
-};
-
-/// l[i] = bce1(z[i], t[i]).
-template <class T>
-struct BceFn {
-    ConstTypedView<T> z, t;
-    TypedView<T> l;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { l(i) = from_compute<T>(bce1(to_compute(z(i)), to_compute(t(i)))); }
-};
+}
 
 /// dz[i] = scale * (sigmoid(z[i]) - t[i]).
 template <class T>

@@ -20,14 +20,24 @@ void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const fl
                int cols, Index depth) {
     const cpu::StridedMatrix<float> A{a, ars, aks};
     const cpu::StridedMatrix<float> B{b, brs, bcs};
-    cpu::gemm_for_cpu<float>(A, B, c, ldc, depth, 0, rows, 0, cols, true);
+    cpu::gemm_for_cpu<float>(A, B, c, ldc, depth, 0, rows, 0, cols, false);
 }
 
 void host_tile(double* c, int ldc, const double* a, Index ars, Index aks, const double* b, Index brs, Index bcs,
                int rows, int cols, Index depth) {
     const cpu::StridedMatrix<double> A{a, ars, aks};
     const cpu::StridedMatrix<double> B{b, brs, bcs};
-    cpu::gemm_for_cpu<double>(A, B, c, ldc, depth, 0, rows, 0, cols, true);
+    cpu::gemm_for_cpu<double>(A, B, c, ldc, depth, 0, rows, 0, cols, false);
+}
+
+void host_gemm_rectangle(bool f64, std::size_t m, std::size_t n, std::size_t threads, std::size_t& rows,
+                         std::size_t& cols) {
+    // The depth is not known here: taken as large enough to split (kSerialWork).
+    const std::size_t k = cpu::GemmThreadTiles::kSerialWork;
+    const cpu::GemmThreadTiles t = f64 ? cpu::gemm_thread_tiles<double>(m, n, k, threads)
+                                       : cpu::gemm_thread_tiles<float>(m, n, k, threads);
+    rows = t.rows;
+    cols = t.cols;
 }
 
 ACCEL_KOKKOS_MULTIVERSION

@@ -66,6 +66,11 @@ floatv bcev(floatv z, floatv t) { return fmax(z, (floatv)0.0f) - z * t + log1p(e
 // The stable binary cross-entropy on logits of one element.
 acc bce1(acc z, acc t) { return fmax(z, (acc)0) - z * t + log1p(exp(-fabs(z))); }
 
+// c = a * b (the op `mul`): one rounding of the product, computed in acc.
+__kernel void mul(__global const real* a, __global const real* b, __global real* c, ulong n) {
+    FOR_EACH(i, n) STORE(c, i, LOAD(a, i) * LOAD(b, i));
+}
+
 // c[i] = a[i] + b[i] for i < n, ADD_VW elements at a time.
 __kernel void add(__global const real* a, __global const real* b, __global real* c, ulong n) {
 #if ADD_VW > 1

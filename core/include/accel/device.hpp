@@ -333,9 +333,12 @@ public:
     void synchronize();
 
     // ---- launch geometry --------------------------------------------------
-    /// The geometry the backend uses for `op` when the caller gives none.
-    /// `rows`/`cols` describe the output (elementwise: rows = 1, cols = n).
-    LaunchGeometry default_geometry(Op op, std::size_t rows, std::size_t cols) const;
+    /// The geometry the backend uses for `op` on tensors of `dtype` when the
+    /// caller gives none. `rows`/`cols` describe the output in elements
+    /// (elementwise: rows = 1, cols = n). The dtype matters where a kernel
+    /// handles several elements per work-item in some dtypes only (OpenCL's
+    /// f32 vector kernels). Thread-safe.
+    LaunchGeometry default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const;
 
     /// The tile layout of this device's native kernel for tiled op `op`
     /// (op_info(op).tiled: matmul, dense) on a rows × cols output, or
@@ -404,7 +407,7 @@ protected:
     virtual double do_elapsed_ms(Event& start, Event& end) = 0;
     virtual void do_synchronize() = 0;
     /// Default: elementwise 1-D blocks of 256; matmul/dense 16×16 tiles.
-    virtual LaunchGeometry do_default_geometry(Op op, std::size_t rows, std::size_t cols) const;
+    virtual LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const;
     /// Default: nullopt (the tiled kernels take any geometry). Called only
     /// for tiled ops.
     virtual std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const;

@@ -46,10 +46,15 @@ enum class Op : int {
     /// bias or null, out[0] = y; m, n; act; scalars[0] = alpha, 0 or 1 — with
     /// 0, y is not read, so this also fills). The epilogue of vendor dense.
     bias_activation,
+    /// c = a · b, elementwise.
+    mul,
+    /// Not an op: the number of built-in ops. A new built-in op goes just
+    /// above (values only grow); define_op hands out values from here on.
+    builtin_count_
 };
 
 /// Number of built-in ops (the named Op values).
-inline constexpr std::size_t kBuiltinOpCount = static_cast<std::size_t>(Op::bias_activation) + 1;
+inline constexpr std::size_t kBuiltinOpCount = static_cast<std::size_t>(Op::builtin_count_);
 
 /// The sizes one call of an op is described by: elementwise ops n =
 /// elements; matmul/gemm m, n, k (C[m,n], inner dimension k); dense m =

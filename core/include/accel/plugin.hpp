@@ -88,3 +88,16 @@ typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
     std::unique_ptr<accel::Event> do_create_event() override;                                                      \
     double do_elapsed_ms(accel::Event& start, accel::Event& end) override;                                         \
     void do_synchronize() override;
+
+/// Declares, inside a backend's Device subclass that is also its own
+/// accel::Probes, the two probes (public; contracts in accel/device.hpp) and
+/// do_probes() returning the device itself (protected). Place it in the
+/// class's protected section: the class goes on protected after it.
+#define ACCEL_DEVICE_PROBES_OVERRIDES                                                                               \
+public:                                                                                                             \
+    void launch_empty(accel::Stream& s) override;                                                                   \
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,          \
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;                                 \
+                                                                                                                    \
+protected:                                                                                                          \
+    accel::Probes* do_probes() noexcept override { return this; }

@@ -135,6 +135,11 @@ struct Transpose {
 
 /// c = a + b elementwise. a, b, c: the same shape (rank 1 or 2). c may alias a or b.
 void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o = {});
+/// c = a · b elementwise (one rounding of the product to c's dtype). a, b,
+/// c: the same shape (rank 1 or 2), device and dtype. c may alias a or b.
+/// Throws InvalidArgument on mismatched devices, dtypes or shapes or a bad
+/// geometry, Unsupported where the device has no kernel (file comment).
+void mul(const Tensor& a, const Tensor& b, Tensor& c, const Options& o = {});
 /// y = 1/(1+exp(-x)) elementwise, evaluated stably for large |x|
 /// (exp of a non-positive argument only). y may alias x.
 void sigmoid(const Tensor& x, Tensor& y, const Options& o = {});

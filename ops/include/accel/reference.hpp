@@ -17,6 +17,7 @@ using FVec = std::vector<float>;
 /// points to. Unary ops ignore their second argument.
 namespace element {
 double add(double a, double b);
+double mul(double a, double b);
 /// max(x, 0), NaN kept (PyTorch's relu).
 double relu(double x, double unused);
 /// 1/(1+exp(-x)) in the stable form (exp of a non-positive number only).
