@@ -278,14 +278,16 @@ bool reports_cpu_type(cl_device_id d) {
 // native float vector width on CPUs (16 with AVX-512), between 4 and 16,
 // where the compiler then computes one vector per instruction; 4 elsewhere
 // (a 16-byte load per work-item on GPUs).
-std::size_t elementwise_width_for(cl_device_id d) {
-    const cl_device_type type = ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE);
-    if (!(type & CL_DEVICE_TYPE_CPU) || (type & CL_DEVICE_TYPE_GPU)) return 4;
+// The largest power of two <= CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT and <= 16
+// (an OpenCL C vector size), at least `least`.
+std::size_t native_float_vector(cl_device_id d, std::size_t least) {
     const cl_uint native = ACCEL_DEVICE_VALUE(cl_uint, d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT);
-    std::size_t w = 4;
+    std::size_t w = least;
     while (w * 2 <= std::min<cl_uint>(native, 16)) w *= 2;
     return w;
 }
+
+std::size_t elementwise_width_for(cl_device_id d) { return is_cpu_device(d) ? native_float_vector(d, 4) : 4; }
 
 // The gemm kernel's parameters for a device, from its facts (the rules are
 // the documentation; figures measured at 1024³ on a 2-core AVX-512 Xeon):
@@ -314,11 +316,8 @@ std::size_t elementwise_width_for(cl_device_id d) {
 //    (down to 4) until both slices fit CL_DEVICE_LOCAL_MEM_SIZE.
 GemmParams gemm_params_for(cl_platform_id p, cl_device_id d, const LaunchLimits& l) {
     GemmParams g;
-    const cl_device_type type = ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE);
-    if ((type & CL_DEVICE_TYPE_CPU) && !(type & CL_DEVICE_TYPE_GPU)) {
-        const cl_uint native = ACCEL_DEVICE_VALUE(cl_uint, d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT);
-        g.vw = 1;
-        while (g.vw * 2 <= std::min<cl_uint>(native, 16)) g.vw *= 2;  // 1, 2, 4, 8 or 16: a vector type
+    if (is_cpu_device(d)) {
+        g.vw = native_float_vector(d, 1);  // 1, 2, 4, 8 or 16: a vector type
         g.bx = 4;
         g.by = 8;
         g.wm = 8;
@@ -358,8 +357,7 @@ GemmTiles gemm_tiles_for(const GemmParams& general, cl_device_id d) {
     GemmTiles t;
     t.tiles[GemmTiles::general] = general;
     t.count = 1;
-    const cl_device_type type = ACCEL_DEVICE_VALUE(cl_device_type, d, CL_DEVICE_TYPE);
-    if (!(type & CL_DEVICE_TYPE_CPU) || (type & CL_DEVICE_TYPE_GPU)) return t;
+    if (!is_cpu_device(d)) return t;
     GemmParams narrow = general;
     narrow.bx = 1;
     narrow.wm = 16;

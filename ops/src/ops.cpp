@@ -450,13 +450,19 @@ void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Ten
     // dz = dy ⊙ act'(y): the gradient before the activation.
     Tensor dz_storage;
     const Tensor* dz = &dy;
-    if (act != Activation::none) {
+    const auto gradient_before = [&](auto backward) {
         dz_storage = Tensor(dy.device_ptr(), dy.shape(), dy.dtype());
-        if (act == Activation::relu)
-            relu_backward(dy, y, dz_storage, plain);  // y > 0 exactly where the pre-activation is > 0
-        else
-            sigmoid_backward(dy, y, dz_storage, plain);
+        backward(dy, y, dz_storage, plain);
         dz = &dz_storage;
+    };
+    switch (act) {  // no default: a new Activation must say its derivative here
+        case Activation::none: break;
+        case Activation::relu:  // y > 0 exactly where the pre-activation is > 0
+            gradient_before([](auto&&... a) { relu_backward(a...); });
+            break;
+        case Activation::sigmoid:  // σ'(z) = y·(1 − y)
+            gradient_before([](auto&&... a) { sigmoid_backward(a...); });
+            break;
     }
     matmul(*dz, x, dw, Transpose{true, false}, plain);  // dW[out,in] = dzᵀ[out,batch]·x[batch,in]
     if (db) column_sum(*dz, *db, plain);                // db[out] = Σ_batch dz

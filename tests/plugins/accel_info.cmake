@@ -1,14 +1,17 @@
-# cmake -DINFO=<accel-info> -DPLUGIN_DIR=<folder> -DBACKEND=<name> -DREASON=<text> -DRC=<status> -P accel_info.cmake
+# cmake -DINFO=<accel-info> -DPLUGIN_DIR=<folder> -DBACKEND=<name> -DBUILT=<a,b,...> -DREASON=<text> -DRC=<status>
+#       -P accel_info.cmake
 # Runs accel-info with a malformed plugin of BACKEND found first in PLUGIN_DIR:
-# it must exit with RC (no crash), list every backend, and give one line that
-# names the plugin file and contains REASON.
+# it must exit with RC (no crash), list every backend found (those of this
+# build, BUILT, and BACKEND), and give one line that names the plugin file and
+# contains REASON.
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ACCEL_PLUGIN_PATH=${PLUGIN_DIR} ACCEL_BACKEND=auto ${INFO}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
 if(NOT "${rc}" STREQUAL "${RC}")
   message(FATAL_ERROR "accel-info exited with '${rc}', expected ${RC}")
 endif()
-foreach(name cuda opencl kokkos host)
+string(REPLACE "," ";" built "${BUILT}")
+foreach(name ${built} ${BACKEND})
   if(NOT out MATCHES "(^|\n)${name}: (available|unavailable)")
     message(FATAL_ERROR "accel-info lists no status line for ${name}")
   endif()
