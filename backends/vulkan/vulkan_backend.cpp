@@ -781,7 +781,7 @@ VulkanDevice::VulkanDevice(int index, VkInstance instance, const PhysicalDevice&
             li.pBindings = bindings.data();
             check_vk(vkCreateDescriptorSetLayout(device_, &li, nullptr, &set_layouts_[b - 1]),
                      "vkCreateDescriptorSetLayout");
-            VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 32};
+            VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 128};
             VkPipelineLayoutCreateInfo pi{};
             pi.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
             pi.setLayoutCount = 1;

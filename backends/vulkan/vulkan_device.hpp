@@ -222,11 +222,11 @@ struct PhysicalDevice {
 
 /// One Vulkan device (VkDevice) with its queue, pipelines and kernels.
 ///
-/// Dtypes: the elementwise ops of elementwise_ops_of_every_backend() in f32;
-/// f64 where the device has shaderFloat64 and shaderInt64; f16 and bf16
-/// where it has storageBuffer16BitAccess (computed in float, converted by
-/// integer code in the shaders). Nothing else is registered yet (see
-/// register_kernels in vulkan_ops.cpp).
+/// Kernels: every op of native_ops_of_every_backend() (matmul and dense by a
+/// plain kernel, one output element per invocation and loop step, no shared
+/// memory yet), in f32; f64 where the device has shaderFloat64 and
+/// shaderInt64; f16 and bf16 where it has storageBuffer16BitAccess (computed
+/// in float, converted by integer code in the shaders). No vendor path.
 class VulkanDevice final : public Device, public Probes {
 public:
     /// Opens `pd` as vulkan:`index` (`stable` its stable selector): creates
@@ -264,6 +264,30 @@ public:
     /// beyond the device's storage-buffer range), DeviceError. Thread-safe.
     void launch_elementwise(Op op, const KernelArgs& a);
 
+    // The other kernels, for tensors of dtype `t`, with the arguments as
+    // unpacked from KernelArgs (handles of this device, sizes in elements, a
+    // checked geometry, the stream); semantics are the op table's. Each
+    // throws Unsupported when an operand is beyond one storage-buffer binding
+    // or (llvmpipe) an inner loop is too long, InvalidArgument for a grid of
+    // 2^32 invocations or more, DeviceError on a Vulkan failure. Thread-safe.
+
+    /// C[m,n] = act(op(A)·op(B) + bias[n]): matmul (bias null, act none) and
+    /// dense (A = x, B = w given as [n,k], tb = true). A, B null when k = 0.
+    void k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, std::size_t m,
+                std::size_t n, std::size_t k, bool ta, bool tb, Activation act, const LaunchGeometry& g, Stream& s);
+    /// y[cols] = column sums of x[rows, cols].
+    void k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
+                      const LaunchGeometry& g, Stream& s);
+    /// y[r,c] = act((read_y ? y[r,c] : 0) + bias[c]) (bias may be null).
+    void k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
+                           bool read_y, Activation act, const LaunchGeometry& g, Stream& s);
+    /// Runs shader `shader` (module "<shader>.<t>") over n elements with
+    /// `operands` bound in order (null → the scratch buffer) and `scalars`
+    /// pushed in t's compute type: bce_with_logits_backward {scale},
+    /// adam_step {β1, β2, eps, step, bc2}, convert_<from> {}.
+    void dispatch_scalars(const std::string& shader, DType t, const std::vector<DeviceHandle>& operands,
+                          std::size_t n, const std::vector<double>& scalars, const LaunchGeometry& g, Stream& s);
+
     /// Whether `t` is one of the device's dtypes (see the class comment).
     bool has_dtype(DType t) const noexcept;
 
@@ -271,10 +295,21 @@ protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     ACCEL_DEVICE_PROBES_OVERRIDES  // shaders/empty.comp and shaders/fma_throughput.comp
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
+    /// matmul and dense: 1-D blocks of 256 over the rows × cols outputs (the
+    /// kernel is a grid-stride loop over them, so no 2-D tile grid that a
+    /// tall output would push past maxComputeWorkGroupCount); else the default.
+    LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
 
 private:
     /// Claims and registers the kernels (vulkan_ops.cpp), from the constructor.
     void register_kernels();
+    /// The SPIR-V modules op's kernel in dtype t uses.
+    std::vector<std::string> modules_of(Op op, DType t) const;
+    /// Elements one invocation may take per dispatch when each has an inner
+    /// loop of `inner` iterations; throws Unsupported on llvmpipe when even one is too many.
+    std::size_t per_invocation(std::size_t inner, const std::string& what) const;
+    /// The buffer of a handle; the scratch buffer for null (an absent operand).
+    VulkanBuffer* operand(DeviceHandle h) const noexcept;
     /// The pipeline of SPIR-V module `module` ("<shader>.<dtype>") with
     /// `bindings` storage buffers and work-group size `block`, created on
     /// first use. Throws DeviceError (also when no such module is embedded).

@@ -49,22 +49,93 @@ bool VulkanDevice::has_dtype(DType t) const noexcept {
     return false;
 }
 
+// The module names an op's kernel in dtype t needs (convert: from every
+// dtype of the device), so that an op is claimed only where all are embedded.
+std::vector<std::string> VulkanDevice::modules_of(Op op, DType t) const {
+    switch (op) {
+        case Op::matmul:
+        case Op::dense: return {module_name("gemm", t)};
+        case Op::convert: {
+            std::vector<std::string> all;
+            for (DType from : kAllDTypes)
+                if (has_dtype(from)) all.push_back(module_name(std::string("convert_") + dtype_name(from), t));
+            return all;
+        }
+        default: return {module_name(op_name(op), t)};
+    }
+}
+
 void VulkanDevice::register_kernels() {
-    // The kernel table: the elementwise ops that have a shader, in every dtype
-    // the device has. Nothing on the vendor path (no vendor library).
+    // The kernel table: the ops of native_ops_of_every_backend() whose
+    // shaders are embedded, in every dtype the device has. Nothing on the
+    // vendor path (no vendor library).
     std::vector<DType> dtypes;
     for (DType t : kAllDTypes)
         if (has_dtype(t)) dtypes.push_back(t);
     std::vector<Op> ops;
-    for (Op op : elementwise_ops_of_every_backend()) {
+    for (Op op : native_ops_of_every_backend()) {
         bool all = true;
-        for (DType t : dtypes) all = all && find_module(module_name(op_name(op), t)) != nullptr;
+        for (DType t : dtypes)
+            for (const std::string& m : modules_of(op, t)) all = all && find_module(m) != nullptr;
         if (all) ops.push_back(op);
     }
     claim_kernels({{ops, dtypes, OpPath::native}});
+    const auto& elementwise = elementwise_ops_of_every_backend();
     for (DType t : dtypes)
-        for (Op op : ops)
-            register_kernel(op, t, OpPath::native, [this, op](const KernelArgs& a) { launch_elementwise(op, a); });
+        for (Op op : ops) {
+            Kernel k;
+            if (std::find(elementwise.begin(), elementwise.end(), op) != elementwise.end()) {
+                k = [this, op](const KernelArgs& a) { launch_elementwise(op, a); };
+            } else {
+                switch (op) {
+                    case Op::matmul:
+                        k = [this](const KernelArgs& a) {
+                            k_gemm(a.dtype, a.in[0], a.in[1], nullptr, a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b,
+                                   Activation::none, a.geometry, *a.stream);
+                        };
+                        break;
+                    case Op::dense:  // y[batch,out] = act(x[batch,in] · w[out,in]ᵀ + bias)
+                        k = [this](const KernelArgs& a) {
+                            k_gemm(a.dtype, a.in[0], a.in[1], a.in[2], a.out[0], a.m, a.n, a.k, false, true, a.act,
+                                   a.geometry, *a.stream);
+                        };
+                        break;
+                    case Op::column_sum:
+                        k = [this](const KernelArgs& a) {
+                            k_column_sum(a.dtype, a.in[0], a.out[0], a.m, a.n, a.geometry, *a.stream);
+                        };
+                        break;
+                    case Op::bias_activation:
+                        k = [this](const KernelArgs& a) {
+                            k_bias_activation(a.dtype, a.in[0], a.out[0], a.m, a.n, a.scalars[0] != 0, a.act,
+                                              a.geometry, *a.stream);
+                        };
+                        break;
+                    case Op::bce_with_logits_backward:
+                        k = [this](const KernelArgs& a) {
+                            dispatch_scalars("bce_with_logits_backward", a.dtype, {a.in[0], a.in[1], a.out[0]}, a.n,
+                                             {a.scalars[0]}, a.geometry, *a.stream);
+                        };
+                        break;
+                    case Op::adam_step:  // p, m, v in place (out[0..2]); g = in[1]
+                        k = [this](const KernelArgs& a) {
+                            const auto h = AdamScalarArgs::of(a);
+                            dispatch_scalars("adam_step", a.dtype, {a.out[0], a.in[1], a.out[1], a.out[2]}, a.n,
+                                             {h.beta1, h.beta2, h.eps, h.step_size, h.bias_correction2_sqrt},
+                                             a.geometry, *a.stream);
+                        };
+                        break;
+                    case Op::convert:
+                        k = [this](const KernelArgs& a) {
+                            dispatch_scalars(std::string("convert_") + dtype_name(a.src_dtype), a.dtype,
+                                             {a.in[0], a.out[0]}, a.n, {}, a.geometry, *a.stream);
+                        };
+                        break;
+                    default: continue;  // not claimed: no shader
+                }
+            }
+            register_kernel(op, t, OpPath::native, std::move(k));
+        }
 }
 
 std::string VulkanDevice::do_unsupported_reason(Op, DType t, OpPath path) const {
@@ -73,6 +144,14 @@ std::string VulkanDevice::do_unsupported_reason(Op, DType t, OpPath path) const 
     if ((t == DType::f16 || t == DType::bf16) && !pd_.storage16)
         return "the device lacks storageBuffer16BitAccess (16-bit elements in storage buffers)";
     return "";
+}
+
+LaunchGeometry VulkanDevice::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
+    if (op == Op::matmul || op == Op::dense) {
+        const std::size_t block = std::min<std::size_t>(256, info().limits.max_block_size);
+        return geometry_1d_fit(rows * cols, block, info().limits);
+    }
+    return Device::do_default_geometry(op, dtype, rows, cols);
 }
 
 // ---- pipelines and descriptor sets ---------------------------------------------
@@ -169,7 +248,7 @@ void VulkanDevice::dispatch(const std::string& module, const std::vector<const V
         throw InvalidArgument(module + " on " + selector() + ": geometry " + g.to_string() +
                               " has 2^32 or more invocations; the Vulkan kernels index with 32 bits, so keep "
                               "grid × block below 2^32");
-    if (extra.size() > 6) throw InvalidArgument(module + ": more push constants than the 32 bytes of the layout");
+    if (extra.size() > 30) throw InvalidArgument(module + ": more push constants than the 128 bytes of the layout");
     const std::size_t invocations = grid * block;
     // Dispatches of at most `per_invocation` elements per invocation (llvmpipe
     // ends an invocation after 65535 loop iterations), each given its range.
@@ -198,7 +277,7 @@ void VulkanDevice::dispatch(const std::string& module, const std::vector<const V
             vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set.first, 0, nullptr);
             std::size_t base = 0;
             do {  // n = 0 (the probes' empty kernel) still dispatches once
-                std::uint32_t constants[8] = {static_cast<std::uint32_t>(base),
+                std::uint32_t constants[32] = {static_cast<std::uint32_t>(base),
                                               static_cast<std::uint32_t>(std::min(chunk, n - base))};
                 std::copy(extra.begin(), extra.end(), constants + 2);
                 vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
@@ -222,6 +301,76 @@ void VulkanDevice::launch_elementwise(Op op, const KernelArgs& a) {
     buffers.push_back(vb(a.out[0]));
     if (a.n == 0) return;  // nothing to do (and a zero-byte tensor has no buffer)
     dispatch(module_name(name, a.dtype), buffers, a.n, kElementsPerInvocation, {}, a.geometry, *a.stream);
+}
+
+std::size_t VulkanDevice::per_invocation(std::size_t inner, const std::string& what) const {
+    const std::size_t per = kElementsPerInvocation / (inner + 1);
+    if (per > 0) return per;
+    if (pd_.driver_id != VK_DRIVER_ID_MESA_LLVMPIPE) return 1;
+    throw Unsupported(what + " on " + selector() + " (" + info().name + "): an inner loop of " +
+                      std::to_string(inner) + " iterations per output element; llvmpipe stops a shader invocation "
+                      "after 65535 loop iterations, so at most " +
+                      std::to_string(kElementsPerInvocation - 1) + " here");
+}
+
+VulkanBuffer* VulkanDevice::operand(DeviceHandle h) const noexcept { return h ? vb(h) : scratch_; }
+
+void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, std::size_t m,
+                          std::size_t n, std::size_t k, bool ta, bool tb, Activation act, const LaunchGeometry& g,
+                          Stream& s) {
+    const char* what = bias || act != Activation::none ? "dense" : "matmul";
+    check_elements(m * n, t, what);
+    check_elements(m * k, t, what);
+    check_elements(k * n, t, what);
+    if (m == 0 || n == 0) return;
+    const std::uint32_t flags = (ta ? 1u : 0u) | (tb ? 2u : 0u) | (bias ? 4u : 0u);
+    dispatch(module_name("gemm", t), {operand(a), operand(b), operand(bias), vb(c)}, m * n,
+             per_invocation(k, what),
+             {static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k), flags,
+              static_cast<std::uint32_t>(act)},
+             g, s);
+}
+
+void VulkanDevice::k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
+                                const LaunchGeometry& g, Stream& s) {
+    check_elements(rows * cols, t, "column_sum");
+    if (cols == 0) return;
+    dispatch(module_name("column_sum", t), {operand(x), vb(y)}, cols, per_invocation(rows, "column_sum"),
+             {static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(cols)}, g, s);
+}
+
+void VulkanDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
+                                     bool read_y, Activation act, const LaunchGeometry& g, Stream& s) {
+    check_elements(rows * cols, t, "bias_activation");
+    if (rows == 0 || cols == 0) return;
+    const std::uint32_t flags = (bias ? 1u : 0u) | (read_y ? 2u : 0u);
+    dispatch(module_name("bias_activation", t), {operand(bias), vb(y)}, rows * cols, kElementsPerInvocation,
+             {static_cast<std::uint32_t>(cols), flags, static_cast<std::uint32_t>(act)}, g, s);
+}
+
+void VulkanDevice::dispatch_scalars(const std::string& shader, DType t, const std::vector<DeviceHandle>& operands,
+                                    std::size_t n, const std::vector<double>& scalars, const LaunchGeometry& g,
+                                    Stream& s) {
+    check_elements(n, t, shader.c_str());
+    if (n == 0) return;
+    std::vector<const VulkanBuffer*> buffers;
+    for (DeviceHandle h : operands) buffers.push_back(operand(h));
+    // f64 modules take each scalar as a double (two words, low first), the others as a float.
+    std::vector<std::uint32_t> words;
+    for (double v : scalars) {
+        if (t == DType::f64) {
+            std::uint64_t bits = 0;
+            std::memcpy(&bits, &v, sizeof bits);
+            words.push_back(static_cast<std::uint32_t>(bits));
+            words.push_back(static_cast<std::uint32_t>(bits >> 32));
+        } else {
+            const float f = static_cast<float>(v);
+            std::uint32_t bits = 0;
+            std::memcpy(&bits, &f, sizeof bits);
+            words.push_back(bits);
+        }
+    }
+    dispatch(module_name(shader, t), buffers, n, kElementsPerInvocation, words, g, s);
 }
 
 void VulkanDevice::launch_empty(Stream& s) {

@@ -275,3 +275,26 @@ double bce_d(double z, double t) {
 #define sigmoid1 sigmoid_f
 #define bce1 bce_f
 #endif
+
+// ---- activations and op scalars ---------------------------------------------
+
+// accel::Activation's codes, as every backend's kernels take them.
+#include "accel/activation_codes.h"
+
+acc relu1(acc x) { return x <= acc(0) ? acc(0) : x; }  // NaN kept
+
+acc activate(acc v, uint act) {
+    if (act == uint(ACCEL_ACTIVATION_SIGMOID)) return sigmoid1(v);
+    if (act == uint(ACCEL_ACTIVATION_RELU)) return relu1(v);
+    return v;
+}
+
+// An op scalar as the host pushes it: a double as two words (lo, hi) in the
+// f64 modules, a float's bits in one word in the others (SCALAR_WORDS each).
+#if defined(ACCEL_F64)
+#define SCALAR_WORDS 2
+#define SCALAR(w, j) packDouble2x32(uvec2(w[2 * (j)], w[2 * (j) + 1]))
+#else
+#define SCALAR_WORDS 1
+#define SCALAR(w, j) uintBitsToFloat(w[(j)])
+#endif
