@@ -79,10 +79,17 @@ namespace {
 std::atomic<std::uint64_t> g_validation_messages{0};
 std::mutex g_validation_print_mutex;
 
+// Counts and prints errors of any kind, and the layer's validation and
+// performance warnings; the loader's general warnings (e.g. that
+// VK_INSTANCE_LAYERS added the layer) are not about accel's use of Vulkan.
 VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                     VkDebugUtilsMessageTypeFlagsEXT,
+                                                     VkDebugUtilsMessageTypeFlagsEXT type,
                                                      const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
-    if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
+    const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    const bool warning = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) &&
+                         (type & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                  VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT));
+    if (error || warning) {
         g_validation_messages.fetch_add(1);
         std::lock_guard<std::mutex> lock(g_validation_print_mutex);
         std::fprintf(stderr, "accel vulkan validation: %s: %s\n",
