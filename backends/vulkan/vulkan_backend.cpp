@@ -16,8 +16,50 @@
 #include <thread>
 #include <utility>
 
+#include <dlfcn.h>
+
 namespace accel {
 namespace vulkan {
+
+#define ACCEL_VK_DEFINE_FUNCTION(name) PFN_##name name = nullptr;
+ACCEL_VK_GLOBAL_FUNCTIONS(ACCEL_VK_DEFINE_FUNCTION)
+ACCEL_VK_INSTANCE_FUNCTIONS(ACCEL_VK_DEFINE_FUNCTION)
+#undef ACCEL_VK_DEFINE_FUNCTION
+PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
+
+std::string load_vulkan() {
+    // Once; the library stays open for the life of the process.
+    static const std::string error = [] {
+        void* lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            const char* e = dlerror();
+            return std::string("the Vulkan loader could not be opened: ") + (e ? e : "libvulkan.so.1 not found") +
+                   " (install libvulkan1 and a Vulkan driver, e.g. mesa-vulkan-drivers)";
+        }
+        vkGetInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(lib, "vkGetInstanceProcAddr"));
+        if (!vkGetInstanceProcAddr) return std::string("libvulkan.so.1 has no vkGetInstanceProcAddr");
+        std::string missing;
+#define ACCEL_VK_LOAD_GLOBAL(name)                                                                   \
+    name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(VK_NULL_HANDLE, #name));                \
+    if (!name && missing.empty()) missing = #name;
+        ACCEL_VK_GLOBAL_FUNCTIONS(ACCEL_VK_LOAD_GLOBAL)
+#undef ACCEL_VK_LOAD_GLOBAL
+        if (!missing.empty())
+            return "the Vulkan loader lacks " + missing + " (a loader for Vulkan 1.1 or later is needed)";
+        return std::string();
+    }();
+    return error;
+}
+
+std::string load_instance_functions(VkInstance instance) {
+    std::string missing;
+#define ACCEL_VK_LOAD_INSTANCE(name)                                                                 \
+    name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(instance, #name));                      \
+    if (!name && missing.empty()) missing = #name;
+    ACCEL_VK_INSTANCE_FUNCTIONS(ACCEL_VK_LOAD_INSTANCE)
+#undef ACCEL_VK_LOAD_INSTANCE
+    return missing;
+}
 
 const char* vk_result_name(VkResult r) noexcept {
     switch (r) {
@@ -211,6 +253,11 @@ PhysicalDevice describe(VkPhysicalDevice d, bool* usable, std::string* why) {
 
 Instance make_instance() {
     Instance inst;
+    inst.error = load_vulkan();
+    if (!inst.error.empty()) {
+        inst.error_code = VK_ERROR_INITIALIZATION_FAILED;
+        return inst;
+    }
     std::uint32_t loader = VK_API_VERSION_1_0;
     VkResult r = vkEnumerateInstanceVersion(&loader);
     if (r != VK_SUCCESS || loader < VK_API_VERSION_1_1) {
@@ -258,6 +305,12 @@ Instance make_instance() {
                                                         : "");
         inst.error_code = r;
         inst.instance = VK_NULL_HANDLE;
+        return inst;
+    }
+    const std::string missing = load_instance_functions(inst.instance);
+    if (!missing.empty()) {
+        inst.error = "the Vulkan loader does not provide " + missing;
+        inst.error_code = VK_ERROR_INITIALIZATION_FAILED;
         return inst;
     }
     if (!extensions.empty()) {

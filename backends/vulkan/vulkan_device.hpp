@@ -47,6 +47,13 @@
 // when the event's submission is seen complete (info().timer says which).
 #pragma once
 
+// The Vulkan loader is opened at run time (dlopen of libvulkan.so.1, see
+// load_vulkan()), so that a machine without it finds this backend
+// unavailable, with the reason, rather than failing to load the plugin:
+// no prototypes; the functions are the pointers declared below.
+#ifndef VK_NO_PROTOTYPES
+#define VK_NO_PROTOTYPES
+#endif
 #include <vulkan/vulkan.h>
 
 #include <accel/device.hpp>
@@ -67,6 +74,82 @@
 
 namespace accel {
 namespace vulkan {
+
+// The Vulkan functions this backend calls, as pointers named like the
+// functions: the loader's global ones (vkGetInstanceProcAddr(NULL, ...)) and
+// the rest (through the instance).
+#define ACCEL_VK_GLOBAL_FUNCTIONS(X) \
+    X(vkEnumerateInstanceVersion) \
+    X(vkEnumerateInstanceExtensionProperties) \
+    X(vkEnumerateInstanceLayerProperties) \
+    X(vkCreateInstance)
+#define ACCEL_VK_INSTANCE_FUNCTIONS(X) \
+    X(vkAllocateCommandBuffers) \
+    X(vkAllocateDescriptorSets) \
+    X(vkAllocateMemory) \
+    X(vkBeginCommandBuffer) \
+    X(vkBindBufferMemory) \
+    X(vkCmdBindDescriptorSets) \
+    X(vkCmdBindPipeline) \
+    X(vkCmdCopyBuffer) \
+    X(vkCmdDispatch) \
+    X(vkCmdPipelineBarrier) \
+    X(vkCmdPushConstants) \
+    X(vkCmdResetQueryPool) \
+    X(vkCmdWriteTimestamp) \
+    X(vkCreateBuffer) \
+    X(vkCreateCommandPool) \
+    X(vkCreateComputePipelines) \
+    X(vkCreateDescriptorPool) \
+    X(vkCreateDescriptorSetLayout) \
+    X(vkCreateDevice) \
+    X(vkCreateFence) \
+    X(vkCreatePipelineLayout) \
+    X(vkCreateQueryPool) \
+    X(vkCreateShaderModule) \
+    X(vkDestroyBuffer) \
+    X(vkDestroyCommandPool) \
+    X(vkDestroyDescriptorPool) \
+    X(vkDestroyDescriptorSetLayout) \
+    X(vkDestroyDevice) \
+    X(vkDestroyFence) \
+    X(vkDestroyPipeline) \
+    X(vkDestroyPipelineLayout) \
+    X(vkDestroyQueryPool) \
+    X(vkDestroyShaderModule) \
+    X(vkDeviceWaitIdle) \
+    X(vkEndCommandBuffer) \
+    X(vkEnumerateDeviceExtensionProperties) \
+    X(vkEnumeratePhysicalDevices) \
+    X(vkFreeDescriptorSets) \
+    X(vkFreeMemory) \
+    X(vkGetBufferMemoryRequirements) \
+    X(vkGetDeviceQueue) \
+    X(vkGetFenceStatus) \
+    X(vkGetPhysicalDeviceFeatures2) \
+    X(vkGetPhysicalDeviceMemoryProperties) \
+    X(vkGetPhysicalDeviceProperties) \
+    X(vkGetPhysicalDeviceProperties2) \
+    X(vkGetPhysicalDeviceQueueFamilyProperties) \
+    X(vkGetQueryPoolResults) \
+    X(vkMapMemory) \
+    X(vkQueueSubmit) \
+    X(vkResetCommandBuffer) \
+    X(vkResetFences) \
+    X(vkUpdateDescriptorSets) \
+    X(vkWaitForFences)
+#define ACCEL_VK_DECLARE_FUNCTION(name) extern PFN_##name name;
+ACCEL_VK_GLOBAL_FUNCTIONS(ACCEL_VK_DECLARE_FUNCTION)
+ACCEL_VK_INSTANCE_FUNCTIONS(ACCEL_VK_DECLARE_FUNCTION)
+extern PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+
+/// Opens the Vulkan loader (libvulkan.so.1) once and resolves
+/// vkGetInstanceProcAddr and the global functions; returns "" or why not
+/// (dlerror's text, or the function missing). Never throws; thread-safe.
+std::string load_vulkan();
+/// Resolves the ACCEL_VK_INSTANCE_FUNCTIONS through `instance` (once);
+/// returns "" or the name of the first function the loader lacks. Never throws.
+std::string load_instance_functions(VkInstance instance);
 
 /// Symbolic name of a VkResult, e.g. "VK_ERROR_OUT_OF_DEVICE_MEMORY";
 /// "unknown VkResult" otherwise. Never throws.
