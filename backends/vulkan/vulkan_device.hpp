@@ -6,17 +6,35 @@
 // vulkan:nvidia:1), vulkan:gpu|cpu the first of that type. `auto` ranks
 // Vulkan GPUs below CUDA and OpenCL (15) and never opens a CPU driver.
 //
+// The loader, libvulkan.so.1, is opened at run time (load_vulkan()): without
+// it, or without a driver, probe() reports the backend unavailable with the
+// reason. One VkInstance per process, made at the first probe and kept.
+// Under VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation the instance also gets
+// a debug-utils messenger that prints every validation message to stderr
+// (the conformance.vulkan.validation and reliability.vulkan.validation
+// tests fail on any).
+//
 // Kernels are GLSL compute shaders (shaders/*.comp) compiled to SPIR-V at
 // build time, one module per shader and dtype, embedded in the plugin. A
 // compute pipeline is created per (module, work-group size) on first use and
 // kept with the device. Operands are storage-buffer descriptors (a set per
-// launch, from descriptor pools of the device), n and the op's numbers are
-// push constants.
+// launch, from descriptor pools of the device), the element range and the
+// op's numbers are push constants. A launch over n elements is recorded as
+// one or more dispatches of the caller's geometry, each over at most
+// 32768 elements per invocation (and fewer where each element has an inner
+// loop, matmul's k or column_sum's rows): llvmpipe (lavapipe) ends a shader
+// invocation after 65535 loop iterations, which a grid-stride loop over a
+// small grid would otherwise pass silently. On llvmpipe an inner loop of
+// 32768 iterations or more (k, rows, the FMA probe's iterations) is refused
+// with Unsupported.
 //
-// Memory: one VkDeviceMemory per buffer (no sub-allocation yet), of a
-// DEVICE_LOCAL type where the buffer can live in one; copies from and to the
-// host go through a HOST_VISIBLE | HOST_COHERENT staging buffer made per copy.
-// A DeviceHandle is a VulkanBuffer*.
+// Memory: one VkDeviceMemory per buffer (no sub-allocation yet, so
+// maxMemoryAllocationCount bounds the live buffers), of a DEVICE_LOCAL type
+// where the buffer can live in one; copies from and to the host go through a
+// HOST_VISIBLE | HOST_COHERENT staging buffer made per copy (async host-to-
+// device copies take the host data at the call). A DeviceHandle is a
+// VulkanBuffer*. Freeing a buffer first waits for the device's streams
+// (work still queued may use it).
 //
 // Streams, and how the thread-safety contract of accel/device.hpp is kept:
 // the device has one VkQueue (of the first family with compute), which every
