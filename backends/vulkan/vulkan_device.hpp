@@ -324,8 +324,8 @@ struct PhysicalDevice {
 /// One Vulkan device (VkDevice) with its queue, pipelines and kernels.
 ///
 /// Kernels: every op of native_ops_of_every_backend() (matmul and dense by a
-/// plain kernel, one output element per invocation and loop step, no shared
-/// memory yet), in f32; f64 where the device has shaderFloat64 and
+/// 16 × 16 shared-memory tiled kernel under the default geometry, by a plain
+/// one, an output element per invocation and loop step, under any other), in f32; f64 where the device has shaderFloat64 and
 /// shaderInt64; f16 and bf16 where it has storageBuffer16BitAccess (computed
 /// in float, converted by integer code in the shaders). No vendor path.
 class VulkanDevice final : public Device, public Probes {
@@ -374,6 +374,9 @@ public:
 
     /// C[m,n] = act(op(A)·op(B) + bias[n]): matmul (bias null, act none) and
     /// dense (A = x, B = w given as [n,k], tb = true). A, B null when k = 0.
+    /// A block of (16, 16, 1) (the default) runs the shared-memory kernel
+    /// (shaders/gemm_tiled.comp, 16 × 16 output tiles taken grid-stride by
+    /// work-group); any other geometry the plain one (shaders/gemm.comp).
     void k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, std::size_t m,
                 std::size_t n, std::size_t k, bool ta, bool tb, Activation act, const LaunchGeometry& g, Stream& s);
     /// y[cols] = column sums of x[rows, cols].
@@ -396,9 +399,10 @@ protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     ACCEL_DEVICE_PROBES_OVERRIDES  // shaders/empty.comp and shaders/fma_throughput.comp
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
-    /// matmul and dense: 1-D blocks of 256 over the rows × cols outputs (the
-    /// kernel is a grid-stride loop over them, so no 2-D tile grid that a
-    /// tall output would push past maxComputeWorkGroupCount); else the default.
+    /// matmul and dense: blocks of 16 × 16, one per output tile up to
+    /// maxComputeWorkGroupCount[0] (the tiled kernel takes tiles grid-stride,
+    /// so a tall output needs no grid beyond the limits), or 1-D blocks of 256
+    /// where a group of 256 is too large; else the default.
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
 
 private:

@@ -54,7 +54,7 @@ bool VulkanDevice::has_dtype(DType t) const noexcept {
 std::vector<std::string> VulkanDevice::modules_of(Op op, DType t) const {
     switch (op) {
         case Op::matmul:
-        case Op::dense: return {module_name("gemm", t)};
+        case Op::dense: return {module_name("gemm", t), module_name("gemm_tiled", t)};
         case Op::convert: {
             std::vector<std::string> all;
             for (DType from : kAllDTypes)
@@ -146,10 +146,27 @@ std::string VulkanDevice::do_unsupported_reason(Op, DType t, OpPath path) const 
     return "";
 }
 
+namespace {
+// The work-group of gemm_tiled.comp: 16 × 16 invocations, a 16 × 16 output tile.
+constexpr std::size_t kGemmTile = 16;
+bool is_tiled_block(const LaunchGeometry& g) {
+    return g.block.x == kGemmTile && g.block.y == kGemmTile && g.block.z == 1;
+}
+}  // namespace
+
+// matmul and dense: work-groups of 16 × 16 (the shared-memory kernel), one
+// per output tile up to maxComputeWorkGroupCount[0] along x (the kernel takes
+// tiles grid-stride); where the device cannot run 256 invocations per group,
+// 1-D blocks of up to 256 over the outputs (the plain kernel).
 LaunchGeometry VulkanDevice::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
     if (op == Op::matmul || op == Op::dense) {
-        const std::size_t block = std::min<std::size_t>(256, info().limits.max_block_size);
-        return geometry_1d_fit(rows * cols, block, info().limits);
+        const LaunchLimits& l = info().limits;
+        if (l.max_block_size >= kGemmTile * kGemmTile && l.max_block_dims.x >= kGemmTile &&
+            l.max_block_dims.y >= kGemmTile) {
+            const std::size_t tiles = std::max<std::size_t>(1, ceil_div(rows, kGemmTile) * ceil_div(cols, kGemmTile));
+            return LaunchGeometry{{std::min(tiles, l.max_grid_dims.x), 1, 1}, {kGemmTile, kGemmTile, 1}};
+        }
+        return geometry_1d_fit(rows * cols, std::min<std::size_t>(256, l.max_block_size), l);
     }
     return Device::do_default_geometry(op, dtype, rows, cols);
 }
@@ -324,11 +341,17 @@ void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle 
     check_elements(k * n, t, what);
     if (m == 0 || n == 0) return;
     const std::uint32_t flags = (ta ? 1u : 0u) | (tb ? 2u : 0u) | (bias ? 4u : 0u);
-    dispatch(module_name("gemm", t), {operand(a), operand(b), operand(bias), vb(c)}, m * n,
-             per_invocation(k, what),
-             {static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(k), flags,
-              static_cast<std::uint32_t>(act)},
-             g, s);
+    const std::vector<std::uint32_t> words{static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n),
+                                           static_cast<std::uint32_t>(k), flags, static_cast<std::uint32_t>(act)};
+    const std::vector<const VulkanBuffer*> buffers{operand(a), operand(b), operand(bias), vb(c)};
+    if (is_tiled_block(g)) {  // the shared-memory kernel, over output tiles
+        const std::size_t tiles = ceil_div(m, kGemmTile) * ceil_div(n, kGemmTile);
+        dispatch(module_name("gemm_tiled", t), buffers, tiles, per_invocation(ceil_div(k, kGemmTile), what), words,
+                 g, s);
+        return;
+    }
+    // Any other geometry: the plain kernel, one output element per invocation and loop step.
+    dispatch(module_name("gemm", t), buffers, m * n, per_invocation(k, what), words, g, s);
 }
 
 void VulkanDevice::k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
