@@ -31,6 +31,7 @@ $SUDO apt-get install -y -qq \
   ca-certificates git cmake g++ ninja-build pkg-config \
   doctest-dev nlohmann-json3-dev libeigen3-dev libcli11-dev \
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libclblast-dev \
+  libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-tools vulkan-validationlayers \
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev \
   libopenblas-dev libopenblas0-openmp libblis-dev \
   gnuplot-nox \

@@ -1,0 +1,465 @@
+// The Vulkan backend: every physical device with a compute queue that the
+// Vulkan loader lists (GPU drivers; Mesa's lavapipe on CPUs), through
+// vkEnumeratePhysicalDevices. vulkan:N is the N-th device with a compute
+// queue in the loader's order; vulkan:PIECE[:I] the I-th device whose driver
+// or device name contains PIECE (e.g. vulkan:lavapipe, vulkan:llvmpipe,
+// vulkan:nvidia:1), vulkan:gpu|cpu the first of that type. `auto` ranks
+// Vulkan GPUs below CUDA and OpenCL (15) and never opens a CPU driver.
+//
+// The loader, libvulkan.so.1, is opened at run time (load_vulkan()): without
+// it, or without a driver, probe() reports the backend unavailable with the
+// reason. One VkInstance per process, made at the first probe and kept.
+// Under VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation the instance also gets
+// a debug-utils messenger that prints every validation message to stderr
+// (the conformance.vulkan.validation and reliability.vulkan.validation
+// tests fail on any).
+//
+// Kernels are GLSL compute shaders (shaders/*.comp) compiled to SPIR-V at
+// build time, one module per shader and dtype, embedded in the plugin. A
+// compute pipeline is created per (module, work-group size) on first use and
+// kept with the device. Operands are storage-buffer descriptors (a set per
+// launch, from descriptor pools of the device), the element range and the
+// op's numbers are push constants. A launch over n elements is recorded as
+// one or more dispatches of the caller's geometry, each over at most
+// 32768 elements per invocation (and fewer where each element has an inner
+// loop, matmul's k or column_sum's rows): llvmpipe (lavapipe) ends a shader
+// invocation after 65535 loop iterations, which a grid-stride loop over a
+// small grid would otherwise pass silently. On llvmpipe an inner loop of
+// 32768 iterations or more (k, rows, the FMA probe's iterations) is refused
+// with Unsupported.
+//
+// Memory: one VkDeviceMemory per buffer (no sub-allocation yet, so
+// maxMemoryAllocationCount bounds the live buffers), of a DEVICE_LOCAL type
+// where the buffer can live in one; copies from and to the host go through a
+// HOST_VISIBLE | HOST_COHERENT staging buffer made per copy (async host-to-
+// device copies take the host data at the call). A DeviceHandle is a
+// VulkanBuffer*. Freeing a buffer first waits for the device's streams
+// (work still queued may use it).
+//
+// Streams, and how the thread-safety contract of accel/device.hpp is kept:
+// the device has one VkQueue (of the first family with compute), which every
+// stream submits to; vkQueueSubmit is serialized by the queue's mutex. A
+// stream is a command pool and the list of its submissions in flight, both
+// guarded by the stream's mutex (command pools are externally synchronized).
+// Every operation (launch, copy, event) is one command buffer and one
+// submission with its own fence; each command buffer starts with a full
+// memory barrier (all commands before it on the queue, in submission order,
+// finish and their writes become visible) and ends with one that makes
+// device writes visible to the host, so every stream is in order — and since
+// all streams share the queue, streams of one device do not overlap. A
+// submission's resources (staging buffers, descriptor sets, the copy of a
+// device-to-host result into the caller's memory) are released when its
+// fence is seen signalled: by Stream::synchronize, an Event's wait, a
+// blocking copy, Device::synchronize, or the next submission on the stream.
+// Descriptor pools and the pipeline cache have a mutex each.
+//
+// Launch geometry: block = the work-group size (specialization constants 0,
+// 1, 2 of every shader), grid = the vkCmdDispatch counts; limits from
+// maxComputeWorkGroupSize / Count / Invocations. Every kernel is a
+// grid-stride loop over the flattened grid, so any geometry within the
+// limits is correct; the grid's invocations must stay below 2^32 and the
+// elements of one operand within maxStorageBufferRange.
+//
+// Timing: timestamp queries (vkCmdWriteTimestamp at the bottom of the pipe),
+// scaled by timestampPeriod; on a queue without timestamps, the host clock
+// when the event's submission is seen complete (info().timer says which).
+#pragma once
+
+// The Vulkan loader is opened at run time (dlopen of libvulkan.so.1, see
+// load_vulkan()), so that a machine without it finds this backend
+// unavailable, with the reason, rather than failing to load the plugin:
+// no prototypes; the functions are the pointers declared below.
+#ifndef VK_NO_PROTOTYPES
+#define VK_NO_PROTOTYPES
+#endif
+#include <vulkan/vulkan.h>
+
+#include <accel/device.hpp>
+#include <accel/plugin.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace accel {
+namespace vulkan {
+
+// The Vulkan functions this backend calls, as pointers named like the
+// functions: the loader's global ones (vkGetInstanceProcAddr(NULL, ...)) and
+// the rest (through the instance).
+#define ACCEL_VK_GLOBAL_FUNCTIONS(X) \
+    X(vkEnumerateInstanceVersion) \
+    X(vkEnumerateInstanceExtensionProperties) \
+    X(vkEnumerateInstanceLayerProperties) \
+    X(vkCreateInstance)
+#define ACCEL_VK_INSTANCE_FUNCTIONS(X) \
+    X(vkAllocateCommandBuffers) \
+    X(vkAllocateDescriptorSets) \
+    X(vkAllocateMemory) \
+    X(vkBeginCommandBuffer) \
+    X(vkBindBufferMemory) \
+    X(vkCmdBindDescriptorSets) \
+    X(vkCmdBindPipeline) \
+    X(vkCmdCopyBuffer) \
+    X(vkCmdDispatch) \
+    X(vkCmdPipelineBarrier) \
+    X(vkCmdPushConstants) \
+    X(vkCmdResetQueryPool) \
+    X(vkCmdWriteTimestamp) \
+    X(vkCreateBuffer) \
+    X(vkCreateCommandPool) \
+    X(vkCreateComputePipelines) \
+    X(vkCreateDescriptorPool) \
+    X(vkCreateDescriptorSetLayout) \
+    X(vkCreateDevice) \
+    X(vkCreateFence) \
+    X(vkCreatePipelineLayout) \
+    X(vkCreateQueryPool) \
+    X(vkCreateShaderModule) \
+    X(vkDestroyBuffer) \
+    X(vkDestroyCommandPool) \
+    X(vkDestroyDescriptorPool) \
+    X(vkDestroyDescriptorSetLayout) \
+    X(vkDestroyDevice) \
+    X(vkDestroyFence) \
+    X(vkDestroyPipeline) \
+    X(vkDestroyPipelineLayout) \
+    X(vkDestroyQueryPool) \
+    X(vkDestroyShaderModule) \
+    X(vkDeviceWaitIdle) \
+    X(vkEndCommandBuffer) \
+    X(vkEnumerateDeviceExtensionProperties) \
+    X(vkEnumeratePhysicalDevices) \
+    X(vkFreeDescriptorSets) \
+    X(vkFreeMemory) \
+    X(vkGetBufferMemoryRequirements) \
+    X(vkGetDeviceQueue) \
+    X(vkGetFenceStatus) \
+    X(vkGetPhysicalDeviceFeatures2) \
+    X(vkGetPhysicalDeviceMemoryProperties) \
+    X(vkGetPhysicalDeviceProperties) \
+    X(vkGetPhysicalDeviceProperties2) \
+    X(vkGetPhysicalDeviceQueueFamilyProperties) \
+    X(vkGetQueryPoolResults) \
+    X(vkMapMemory) \
+    X(vkQueueSubmit) \
+    X(vkResetCommandBuffer) \
+    X(vkResetFences) \
+    X(vkUpdateDescriptorSets) \
+    X(vkWaitForFences)
+#define ACCEL_VK_DECLARE_FUNCTION(name) extern PFN_##name name;
+ACCEL_VK_GLOBAL_FUNCTIONS(ACCEL_VK_DECLARE_FUNCTION)
+ACCEL_VK_INSTANCE_FUNCTIONS(ACCEL_VK_DECLARE_FUNCTION)
+extern PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+
+/// Opens the Vulkan loader (libvulkan.so.1) once and resolves
+/// vkGetInstanceProcAddr and the global functions; returns "" or why not
+/// (dlerror's text, or the function missing). Never throws; thread-safe.
+std::string load_vulkan();
+/// Resolves the ACCEL_VK_INSTANCE_FUNCTIONS through `instance` (once);
+/// returns "" or the name of the first function the loader lacks. Never throws.
+std::string load_instance_functions(VkInstance instance);
+
+/// Symbolic name of a VkResult, e.g. "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+/// "unknown VkResult" otherwise. Never throws.
+const char* vk_result_name(VkResult r) noexcept;
+
+/// Throws DeviceError("Vulkan call failed in <where>: VK_NAME (code)", code,
+/// name) when r is not VK_SUCCESS.
+void check_vk(VkResult r, const std::string& where);
+
+/// A device buffer: what a DeviceHandle of this backend points to. Created
+/// by VulkanDevice::do_allocate, destroyed by do_deallocate.
+struct VulkanBuffer {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkDeviceSize size = 0;  ///< bytes
+};
+
+class VulkanDevice;
+
+/// The VkDevice and its one queue, shared by the VulkanDevice and every
+/// stream state, so that the VkDevice is destroyed after the last command
+/// pool made on it (the default stream, owned by accel::Device, is destroyed
+/// after VulkanDevice's destructor body). Thread-safe: submit() holds the
+/// queue's mutex.
+struct DeviceCore {
+    VkDevice device = VK_NULL_HANDLE;
+    VkQueue queue = VK_NULL_HANDLE;
+    std::uint32_t queue_family = 0;
+    std::mutex queue_mutex;
+    /// Waits for the device to be idle and destroys it.
+    ~DeviceCore();
+    /// vkQueueSubmit of one command buffer signalling `fence`, under the
+    /// queue's mutex. Throws DeviceError.
+    void submit(VkCommandBuffer cb, VkFence fence);
+};
+
+/// The state of one stream, shared by the stream, the events recorded on it
+/// and the device's list of streams (weakly), so that an event or
+/// Device::synchronize can wait for it while another thread destroys the
+/// stream. Every member function is thread-safe (the mutex guards the pool
+/// and the submissions).
+class StreamState {
+public:
+    /// Creates the command pool on `core`'s queue family; throws DeviceError.
+    explicit StreamState(std::shared_ptr<DeviceCore> core);
+    /// Waits for every submission (errors ignored) and destroys the pool.
+    ~StreamState();
+    StreamState(const StreamState&) = delete;
+    StreamState& operator=(const StreamState&) = delete;
+
+    /// Records a command buffer with `record` (between the leading and
+    /// trailing barriers), submits it with a fence, and returns its sequence
+    /// number (1, 2, ...). `done` runs on the host once the fence is seen
+    /// signalled (in submission order; it must not throw). Throws DeviceError
+    /// when a Vulkan call fails; `done` then runs at once (releasing what it holds).
+    std::uint64_t submit(const std::function<void(VkCommandBuffer)>& record, std::function<void()> done = {});
+    /// Blocks until the submission `seq` and every earlier one of this stream
+    /// have completed, and runs their `done` actions. Throws DeviceError
+    /// (e.g. VK_ERROR_DEVICE_LOST).
+    void wait(std::uint64_t seq);
+    /// wait() for everything submitted so far.
+    void wait_all();
+    /// The sequence number of the latest submission (0 before any).
+    std::uint64_t last_submitted() const;
+
+private:
+    struct Submission {
+        std::uint64_t seq = 0;
+        VkCommandBuffer cb = VK_NULL_HANDLE;
+        VkFence fence = VK_NULL_HANDLE;
+        std::function<void()> done;
+    };
+    /// Retires the finished submissions at the front; with `block`, waits
+    /// for those up to `seq`. Caller holds mutex_.
+    void retire(std::uint64_t seq, bool block);
+
+    std::shared_ptr<DeviceCore> core_;
+    mutable std::mutex mutex_;
+    VkCommandPool pool_ = VK_NULL_HANDLE;
+    std::deque<Submission> pending_;
+    std::vector<VkCommandBuffer> free_cbs_;
+    std::vector<VkFence> free_fences_;
+    std::uint64_t next_seq_ = 1;
+};
+
+/// A stream: a StreamState on the device's queue (see the file comment).
+class VulkanStream final : public Stream {
+public:
+    /// Throws DeviceError when the command pool cannot be created.
+    explicit VulkanStream(VulkanDevice& d);
+    /// Waits for the stream's work, then releases it.
+    ~VulkanStream() override;
+    /// Waits for all submitted work; throws DeviceError on failure.
+    void synchronize() override;
+    /// The shared state (never null).
+    const std::shared_ptr<StreamState>& state() const noexcept { return state_; }
+
+private:
+    std::shared_ptr<StreamState> state_;
+};
+
+/// An event: a timestamp query written after all earlier work of the stream
+/// (or, without timestamps, the host time its submission was seen complete).
+/// Recording again replaces the earlier mark.
+class VulkanEvent final : public Event {
+public:
+    /// Creates the event's query pool where the queue has timestamps; throws DeviceError.
+    explicit VulkanEvent(VulkanDevice& d);
+    ~VulkanEvent() override;
+    /// The event's time in ns (device clock scaled by timestampPeriod, or
+    /// host steady_clock), after waiting for it. Throws DeviceError.
+    double time_ns();
+    /// When the latest record() happened among all records on the device (1, 2, ...; 0: never).
+    std::uint64_t order() const noexcept { return order_; }
+
+protected:
+    void do_record(Stream& stream) override;
+    void do_synchronize() override;
+
+private:
+    VulkanDevice& device_;
+    std::shared_ptr<DeviceCore> core_;
+    VkQueryPool pool_ = VK_NULL_HANDLE;
+    std::shared_ptr<StreamState> stream_;  ///< of the latest record
+    std::uint64_t seq_ = 0;
+    std::uint64_t order_ = 0;
+    std::shared_ptr<std::atomic<double>> host_ns_ = std::make_shared<std::atomic<double>>(0.0);
+};
+
+/// Whether the process asked for the Khronos validation layer (its name in
+/// VK_INSTANCE_LAYERS): the backend then enables VK_EXT_debug_utils and
+/// prints every validation warning and error to stderr, prefixed
+/// "accel vulkan validation:". Thread-safe.
+bool validation_requested() noexcept;
+/// How many validation warnings and errors were reported so far. Thread-safe.
+std::uint64_t validation_message_count() noexcept;
+
+/// The vendor library: none (vulkan_vendor.cpp says why).
+std::string vendor_blas_description();
+
+/// Everything the backend knows of one physical device (filled by the backend).
+struct PhysicalDevice {
+    VkPhysicalDevice handle = VK_NULL_HANDLE;
+    std::uint32_t queue_family = 0;  ///< first family with VK_QUEUE_COMPUTE_BIT
+    std::uint32_t timestamp_bits = 0;  ///< of that family (0: no timestamps)
+    VkPhysicalDeviceProperties props{};
+    std::string driver_name, driver_info;  ///< VkPhysicalDeviceDriverProperties, or empty
+    VkDriverId driver_id = static_cast<VkDriverId>(0);
+    bool has_pci_bus_info = false;  ///< VK_EXT_pci_bus_info
+    bool fp64 = false;              ///< shaderFloat64 and shaderInt64
+    bool storage16 = false;         ///< storageBuffer16BitAccess
+};
+
+/// One Vulkan device (VkDevice) with its queue, pipelines and kernels.
+///
+/// Kernels: every op of native_ops_of_every_backend() (matmul and dense by a
+/// 16 × 16 shared-memory tiled kernel under the default geometry, by a plain
+/// one, an output element per invocation and loop step, under any other), in f32; f64 where the device has shaderFloat64 and
+/// shaderInt64; f16 and bf16 where it has storageBuffer16BitAccess (computed
+/// in float, converted by integer code in the shaders). No vendor path.
+class VulkanDevice final : public Device, public Probes {
+public:
+    /// Opens `pd` as vulkan:`index` (`stable` its stable selector): creates
+    /// the VkDevice with one compute queue and registers the kernels (their
+    /// pipelines are created on first use). Throws DeviceError.
+    VulkanDevice(int index, VkInstance instance, const PhysicalDevice& pd, const std::string& stable);
+    /// Waits for the device to be idle and destroys everything it created.
+    ~VulkanDevice() override;
+
+    VkDevice device() const noexcept { return device_; }
+    /// The VkDevice and queue, shared with the streams.
+    const std::shared_ptr<DeviceCore>& core() const noexcept { return core_; }
+    /// Whether the queue writes timestamps; their period in ns per tick and valid-bit mask.
+    bool has_timestamps() const noexcept { return pd_.timestamp_bits > 0; }
+    double timestamp_period() const noexcept { return pd_.props.limits.timestampPeriod; }
+    std::uint64_t timestamp_mask() const noexcept {
+        return pd_.timestamp_bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << pd_.timestamp_bits) - 1;
+    }
+    /// The StreamState of a stream of this device.
+    static StreamState& state_of(Stream& s) { return *static_cast<VulkanStream&>(s).state(); }
+    /// The next number of the device's record order (Event::record); thread-safe.
+    std::uint64_t next_record_order() noexcept;
+    /// Adds a stream's state to the list Device::synchronize waits on. Thread-safe.
+    void add_stream(const std::shared_ptr<StreamState>& s);
+
+    /// A host-visible, coherent staging buffer of `bytes`, mapped at
+    /// `mapped`; release with destroy_buffer. Throws OutOfMemory / DeviceError.
+    VulkanBuffer* create_buffer(std::size_t bytes, bool host_visible, void** mapped);
+    /// Destroys a buffer of create_buffer (unmapping it). Never throws.
+    void destroy_buffer(VulkanBuffer* b) noexcept;
+
+    /// Runs elementwise op `op` (a table op with an elementwise_reference and
+    /// a shader of its name) with the arguments `a`. Throws InvalidArgument
+    /// (a grid of 2^32 invocations or more), Unsupported (n or an operand
+    /// beyond the device's storage-buffer range), DeviceError. Thread-safe.
+    void launch_elementwise(Op op, const KernelArgs& a);
+
+    // The other kernels, for tensors of dtype `t`, with the arguments as
+    // unpacked from KernelArgs (handles of this device, sizes in elements, a
+    // checked geometry, the stream); semantics are the op table's. Each
+    // throws Unsupported when an operand is beyond one storage-buffer binding
+    // or (llvmpipe) an inner loop is too long, InvalidArgument for a grid of
+    // 2^32 invocations or more, DeviceError on a Vulkan failure. Thread-safe.
+
+    /// C[m,n] = act(op(A)·op(B) + bias[n]): matmul (bias null, act none) and
+    /// dense (A = x, B = w given as [n,k], tb = true). A, B null when k = 0.
+    /// A block of (16, 16, 1) (the default) runs the shared-memory kernel
+    /// (shaders/gemm_tiled.comp, 16 × 16 output tiles taken grid-stride by
+    /// work-group); any other geometry the plain one (shaders/gemm.comp).
+    void k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, std::size_t m,
+                std::size_t n, std::size_t k, bool ta, bool tb, Activation act, const LaunchGeometry& g, Stream& s);
+    /// y[cols] = column sums of x[rows, cols].
+    void k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
+                      const LaunchGeometry& g, Stream& s);
+    /// y[r,c] = act((read_y ? y[r,c] : 0) + bias[c]) (bias may be null).
+    void k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
+                           bool read_y, Activation act, const LaunchGeometry& g, Stream& s);
+    /// Runs shader `shader` (module "<shader>.<t>") over n elements with
+    /// `operands` bound in order (null → the scratch buffer) and `scalars`
+    /// pushed in t's compute type: bce_with_logits_backward {scale},
+    /// adam_step {β1, β2, eps, step, bc2}, convert_<from> {}.
+    void dispatch_scalars(const std::string& shader, DType t, const std::vector<DeviceHandle>& operands,
+                          std::size_t n, const std::vector<double>& scalars, const LaunchGeometry& g, Stream& s);
+
+    /// Whether `t` is one of the device's dtypes (see the class comment).
+    bool has_dtype(DType t) const noexcept;
+
+protected:
+    ACCEL_DEVICE_RUNTIME_OVERRIDES
+    ACCEL_DEVICE_PROBES_OVERRIDES  // shaders/empty.comp and shaders/fma_throughput.comp
+    std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
+    /// matmul and dense: blocks of 16 × 16, one per output tile up to
+    /// maxComputeWorkGroupCount[0] (the tiled kernel takes tiles grid-stride,
+    /// so a tall output needs no grid beyond the limits), or 1-D blocks of 256
+    /// where a group of 256 is too large; else the default.
+    LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
+
+private:
+    /// Claims and registers the kernels (vulkan_ops.cpp), from the constructor.
+    void register_kernels();
+    /// The SPIR-V modules op's kernel in dtype t uses.
+    std::vector<std::string> modules_of(Op op, DType t) const;
+    /// Elements one invocation may take per dispatch when each has an inner
+    /// loop of `inner` iterations; throws Unsupported on llvmpipe when even one is too many.
+    std::size_t per_invocation(std::size_t inner, const std::string& what) const;
+    /// The buffer of a handle; the scratch buffer for null (an absent operand).
+    VulkanBuffer* operand(DeviceHandle h) const noexcept;
+    /// The pipeline of SPIR-V module `module` ("<shader>.<dtype>") with
+    /// `bindings` storage buffers and work-group size `block`, created on
+    /// first use. Throws DeviceError (also when no such module is embedded).
+    VkPipeline pipeline(const std::string& module, std::uint32_t bindings, const Dim3& block);
+    /// Records the dispatches of `module` over n elements on `s` in one
+    /// command buffer: binds `buffers` (in binding order), and dispatches
+    /// g.grid work-groups of g.block once per range of at most
+    /// invocations × `per_invocation` elements, with push constants {range
+    /// start, range length, extra...} (at most 8 words). Throws InvalidArgument
+    /// (a grid of 2^32 invocations or more), DeviceError.
+    void dispatch(const std::string& module, const std::vector<const VulkanBuffer*>& buffers, std::size_t n,
+                  std::size_t per_invocation, const std::vector<std::uint32_t>& extra, const LaunchGeometry& g,
+                  Stream& s);
+    /// A descriptor set of `bindings` storage buffers (1..4) from the
+    /// device's pools, and the pool it came from. Thread-safe.
+    std::pair<VkDescriptorSet, VkDescriptorPool> allocate_set(std::uint32_t bindings);
+    void free_set(VkDescriptorSet set, VkDescriptorPool pool) noexcept;
+    /// Throws Unsupported unless `elements` of `t` fit one storage-buffer
+    /// binding (maxStorageBufferRange) and 32-bit indices; `what` names the op.
+    void check_elements(std::size_t elements, DType t, const char* what) const;
+
+    VkInstance instance_;
+    PhysicalDevice pd_;
+    std::shared_ptr<DeviceCore> core_;
+    VkDevice device_ = VK_NULL_HANDLE;  ///< core_->device
+    std::uint32_t device_local_types_ = 0;  ///< memory type bits with DEVICE_LOCAL
+    std::uint32_t host_types_ = 0;          ///< memory type bits with HOST_VISIBLE | HOST_COHERENT
+    VkDeviceSize max_allocation_ = 0;       ///< maxMemoryAllocationSize (or the largest heap)
+
+    std::atomic<std::uint64_t> record_order_{0};
+    std::mutex streams_mutex_;
+    std::vector<std::weak_ptr<StreamState>> streams_;
+
+    // Descriptor set layouts and pipeline layouts of 1..4 storage buffers (index bindings - 1).
+    std::array<VkDescriptorSetLayout, 4> set_layouts_{};
+    std::array<VkPipelineLayout, 4> pipeline_layouts_{};
+    std::mutex pools_mutex_;
+    std::vector<VkDescriptorPool> pools_;
+
+    VulkanBuffer* scratch_ = nullptr;  ///< 4 bytes bound by the empty kernel
+
+    std::mutex pipelines_mutex_;
+    std::map<std::string, VkShaderModule> modules_;
+    std::map<std::tuple<std::string, std::size_t, std::size_t, std::size_t>, VkPipeline> pipelines_;
+};
+
+}  // namespace vulkan
+}  // namespace accel
