@@ -711,6 +711,16 @@ void StreamState::wait(std::uint64_t seq) {
     retire(seq, true);
 }
 
+bool StreamState::completed(std::uint64_t seq) noexcept {
+    try {
+        std::lock_guard<std::mutex> lock(mutex_);
+        retire(0, false);
+        return pending_.empty() || pending_.front().seq > seq;
+    } catch (...) {
+        return false;
+    }
+}
+
 void StreamState::wait_all() {
     std::lock_guard<std::mutex> lock(mutex_);
     retire(next_seq_ - 1, true);
@@ -872,6 +882,8 @@ VulkanDevice::~VulkanDevice() {
     } catch (...) {
     }
     vkDeviceWaitIdle(device_);
+    for (const Deferred& d : graveyard_) destroy_buffer(d.buffer);  // every stream is idle now
+    graveyard_.clear();
     for (auto& p : pipelines_) vkDestroyPipeline(device_, p.second, nullptr);
     for (auto& m : modules_) vkDestroyShaderModule(device_, m.second, nullptr);
     for (auto p : pools_) vkDestroyDescriptorPool(device_, p, nullptr);
@@ -956,18 +968,70 @@ void VulkanDevice::destroy_buffer(VulkanBuffer* b) noexcept {
     delete b;
 }
 
-DeviceHandle VulkanDevice::do_allocate(std::size_t bytes) { return create_buffer(bytes, false, nullptr); }
+DeviceHandle VulkanDevice::do_allocate(std::size_t bytes) {
+    reap_graveyard();  // memory freed while in use, now free
+    return create_buffer(bytes, false, nullptr);
+}
 
-// The caller (Buffer) frees memory no pending work uses any more only if the
-// application ordered it so; as on the other backends, freeing a buffer that
-// queued work still reads is the application's race. To be safe against it
-// here, the device waits for its streams first.
+// Work submitted before may still use the buffer (an op or an async copy not
+// yet synchronized, as other backends allow): it goes to the graveyard with
+// the latest submission of every live stream, unless they are all complete.
 void VulkanDevice::do_deallocate(DeviceHandle h) noexcept {
+    auto* b = static_cast<VulkanBuffer*>(h);
+    Deferred d{b, {}};
+    bool idle = true;
     try {
-        do_synchronize();
-    } catch (...) {
+        std::vector<std::shared_ptr<StreamState>> live;
+        {
+            std::lock_guard<std::mutex> lock(streams_mutex_);
+            for (const auto& w : streams_)
+                if (auto st = w.lock()) live.push_back(std::move(st));
+        }
+        for (const auto& st : live) {
+            const std::uint64_t seq = st->last_submitted();
+            if (!st->completed(seq)) {
+                idle = false;
+                d.waits.emplace_back(st, seq);
+            }
+        }
+        if (!idle) {
+            std::lock_guard<std::mutex> lock(graveyard_mutex_);
+            graveyard_.push_back(std::move(d));
+        }
+    } catch (...) {  // no memory for the bookkeeping: wait instead
+        try {
+            do_synchronize();
+        } catch (...) {
+        }
+        idle = true;
     }
-    destroy_buffer(static_cast<VulkanBuffer*>(h));
+    if (idle) destroy_buffer(b);
+    reap_graveyard();
+}
+
+void VulkanDevice::reap_graveyard() noexcept {
+    std::vector<VulkanBuffer*> dead;
+    {
+        std::lock_guard<std::mutex> lock(graveyard_mutex_);
+        for (std::size_t i = 0; i < graveyard_.size();) {
+            bool done = true;
+            for (auto& w : graveyard_[i].waits) {
+                auto st = w.first.lock();  // expired: its work was waited for when it went
+                if (st && !st->completed(w.second)) {
+                    done = false;
+                    break;
+                }
+            }
+            if (done) {
+                dead.push_back(graveyard_[i].buffer);
+                graveyard_[i] = std::move(graveyard_.back());
+                graveyard_.pop_back();
+            } else {
+                ++i;
+            }
+        }
+    }
+    for (VulkanBuffer* b : dead) destroy_buffer(b);
 }
 
 // ---- copies -----------------------------------------------------------------
@@ -1070,6 +1134,7 @@ void VulkanDevice::do_synchronize() {
             if (auto s = w.lock()) live.push_back(std::move(s));
     }
     for (const auto& s : live) s->wait_all();
+    reap_graveyard();
 }
 
 }  // namespace vulkan

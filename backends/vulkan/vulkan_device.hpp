@@ -33,8 +33,9 @@
 // where the buffer can live in one; copies from and to the host go through a
 // HOST_VISIBLE | HOST_COHERENT staging buffer made per copy (async host-to-
 // device copies take the host data at the call). A DeviceHandle is a
-// VulkanBuffer*. Freeing a buffer first waits for the device's streams
-// (work still queued may use it).
+// VulkanBuffer*. A buffer freed while work submitted before may still use
+// it is destroyed once every stream has passed that work (checked, without
+// blocking, on later allocations, frees and synchronizations).
 //
 // Streams, and how the thread-safety contract of accel/device.hpp is kept:
 // the device has one VkQueue (of the first family with compute), which every
@@ -230,6 +231,9 @@ public:
     void wait(std::uint64_t seq);
     /// wait() for everything submitted so far.
     void wait_all();
+    /// Whether submission `seq` and every earlier one have completed (their
+    /// `done` actions run); never blocks. False when the fence cannot be read.
+    bool completed(std::uint64_t seq) noexcept;
     /// The sequence number of the latest submission (0 before any).
     std::uint64_t last_submitted() const;
 
@@ -402,7 +406,8 @@ protected:
     /// matmul and dense: blocks of 16 × 16, one per output tile up to
     /// maxComputeWorkGroupCount[0] (the tiled kernel takes tiles grid-stride,
     /// so a tall output needs no grid beyond the limits), or 1-D blocks of 256
-    /// where a group of 256 is too large; else the default.
+    /// where the output has fewer than 16 rows or columns or a group of 256
+    /// is too large; else the default.
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
 
 private:
@@ -444,7 +449,19 @@ private:
     std::uint32_t host_types_ = 0;          ///< memory type bits with HOST_VISIBLE | HOST_COHERENT
     VkDeviceSize max_allocation_ = 0;       ///< maxMemoryAllocationSize (or the largest heap)
 
+    /// Destroys the buffers of the graveyard whose streams have passed the
+    /// submissions they waited for. Never throws; thread-safe.
+    void reap_graveyard() noexcept;
+
     std::atomic<std::uint64_t> record_order_{0};
+    /// Buffers freed while work submitted before might still use them, each
+    /// with the latest submission of every stream then alive.
+    struct Deferred {
+        VulkanBuffer* buffer;
+        std::vector<std::pair<std::weak_ptr<StreamState>, std::uint64_t>> waits;
+    };
+    std::mutex graveyard_mutex_;
+    std::vector<Deferred> graveyard_;
     std::mutex streams_mutex_;
     std::vector<std::weak_ptr<StreamState>> streams_;
 

@@ -156,13 +156,15 @@ bool is_tiled_block(const LaunchGeometry& g) {
 
 // matmul and dense: work-groups of 16 × 16 (the shared-memory kernel), one
 // per output tile up to maxComputeWorkGroupCount[0] along x (the kernel takes
-// tiles grid-stride); where the device cannot run 256 invocations per group,
-// 1-D blocks of up to 256 over the outputs (the plain kernel).
+// tiles grid-stride); for an output narrower or shorter than a tile (whose
+// tiles would be mostly padding: a 4M × 1 output took 27 s tiled on lavapipe),
+// or where the device cannot run 256 invocations per group, 1-D blocks of up
+// to 256 over the outputs (the plain kernel).
 LaunchGeometry VulkanDevice::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
     if (op == Op::matmul || op == Op::dense) {
         const LaunchLimits& l = info().limits;
-        if (l.max_block_size >= kGemmTile * kGemmTile && l.max_block_dims.x >= kGemmTile &&
-            l.max_block_dims.y >= kGemmTile) {
+        if (rows >= kGemmTile && cols >= kGemmTile && l.max_block_size >= kGemmTile * kGemmTile &&
+            l.max_block_dims.x >= kGemmTile && l.max_block_dims.y >= kGemmTile) {
             const std::size_t tiles = std::max<std::size_t>(1, ceil_div(rows, kGemmTile) * ceil_div(cols, kGemmTile));
             return LaunchGeometry{{std::min(tiles, l.max_grid_dims.x), 1, 1}, {kGemmTile, kGemmTile, 1}};
         }
