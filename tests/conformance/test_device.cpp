@@ -140,24 +140,30 @@ TEST_CASE("the device's stable selector opens the same device") {
     CHECK(open_device(parse_selector(stable).to_string()).get() == d.get());
 }
 
-TEST_CASE("devices named by platform or type resolve, or say what there is") {
+TEST_CASE("devices named by their backend's selector forms resolve, or say what there is") {
     const auto& d = device();
-    if (d->info().backend != "opencl") {
-        // Other backends name devices by index only: a name is the user's error.
-        CHECK_THROWS_AS(open_device(d->info().backend + ":gpu"), InvalidArgument);
+    const std::string backend = d->info().backend;
+    std::string forms;  // the plugin's selector forms beyond BACKEND[:N]
+    for (const BackendStatus& st : backend_statuses())
+        if (st.name == backend) forms = st.selector_forms;
+    if (forms.empty()) {
+        // A backend that names its devices by index only: a name is the user's error.
+        CHECK_THROWS_AS(open_device(backend + ":gpu"), InvalidArgument);
         return;
     }
+    // BACKEND:PIECE[:I] (a platform or driver name piece) and BACKEND:gpu|cpu.
+    INFO(backend << " takes " << forms << "; stable selector " << d->info().stable_selector);
     const Selector stable = parse_selector(d->info().stable_selector);
-    const std::string platform = stable.device.substr(0, stable.device.find(':'));
-    CHECK(open_device("opencl:" + platform + ":" + std::to_string(0))->info().stable_selector ==
-          "opencl:" + platform + ":0");
-    if (d->info().type == "cpu") CHECK(open_device("opencl:cpu")->info().type == "cpu");
+    const std::string piece = stable.device.substr(0, stable.device.find(':'));
+    const std::string first = backend + ":" + piece + ":0";
+    CHECK(open_device(first)->info().stable_selector == first);
+    if (d->info().type == "cpu") CHECK(open_device(backend + ":cpu")->info().type == "cpu");
     try {
-        open_device("opencl:no-such-platform");
-        FAIL("a platform nobody has was opened");
+        open_device(backend + ":no-such-device");
+        FAIL("a device nobody has was opened");
     } catch (const BackendUnavailable& e) {
-        CHECK(std::string(e.what()).find("no platform matches 'no-such-platform'") != std::string::npos);
+        CHECK(std::string(e.what()).find("no-such-device") != std::string::npos);
         CHECK(std::string(e.what()).find(d->info().stable_selector) != std::string::npos);  // lists what there is
     }
-    CHECK_THROWS_AS(open_device("opencl:" + platform + ":999"), BackendUnavailable);
+    CHECK_THROWS_AS(open_device(backend + ":" + piece + ":999"), BackendUnavailable);
 }
