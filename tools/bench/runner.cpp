@@ -596,6 +596,14 @@ Results run(const Settings& s) {
             row.oracle = w->oracle_text();
             measure(row, *w, *bound, d, it, s, dev.device_timer_ok);
             fill_rates(row, *w, dev);
+        } catch (const accel::Unsupported& e) {
+            // A size beyond what this device can hold or run (e.g. one
+            // binding's range): a fact of the device, listed as a note like
+            // a dtype it lacks, not a failed row.
+            bound.reset();
+            res.notes.push_back(p.op_text() + " " + p.shape() + " " + row.dtype + " " + row.path + " on " +
+                                row.selector + ": " + e.what() + "; skipped");
+            continue;
         } catch (const accel::Error& e) {
             bound.reset();
             row.error = e.what();
