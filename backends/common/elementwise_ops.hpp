@@ -18,6 +18,9 @@ enum class Elementwise {
     bce_with_logits_backward,  ///< y = scale·(σ(a) − b)      (a = z, b = t)
 };
 
+/// Whether loop `op` reads KernelArgs::scalars[0] as its `scale` (0 is passed otherwise).
+constexpr bool takes_scale(Elementwise op) { return op == Elementwise::bce_with_logits_backward; }
+
 /// An op of the op table and the CPU loop that runs it.
 struct ElementwiseOp {
     Op op;

@@ -59,7 +59,7 @@ void elementwise(cpu::Elementwise op, const KernelArgs& a) {
     const T* x0 = in<T>(a.in[0]);
     const T* x1 = a.in[1] ? in<T>(a.in[1]) : x0;  // ops of one input: b = a, unused
     T* y = out<T>(a.out[0]);
-    const F scale = op == cpu::Elementwise::bce_with_logits_backward ? static_cast<F>(a.scalars[0]) : F(0);
+    const F scale = cpu::takes_scale(op) ? static_cast<F>(a.scalars[0]) : F(0);
     if constexpr (std::is_same<T, F>::value) {
         parallel_for(a.n, a.geometry.block.x,
                      [&](std::size_t b, std::size_t e) { host::elementwise(op, x0, x1, y, b, e, scale); });

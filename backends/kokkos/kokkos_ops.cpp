@@ -231,7 +231,7 @@ void register_dtype(Device& d, DType dt) {
         // vector loop (the chunk is block.x elements' worth of blocks).
         for (const cpu::ElementwiseOp& e : cpu::kElementwiseOps)
             d.register_kernel(e.op, dt, nat, [e, label = std::string("accel::") + op_name(e.op)](const KernelArgs& a) {
-                const F scale = e.loop == cpu::Elementwise::bce_with_logits_backward ? static_cast<F>(a.scalars[0]) : F(0);
+                const F scale = cpu::takes_scale(e.loop) ? static_cast<F>(a.scalars[0]) : F(0);
                 const F* x0 = static_cast<const F*>(a.in[0]);
                 range(label.c_str(), host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
                       ElementwiseHostFn<F>{e.loop, x0, a.in[1] ? static_cast<const F*>(a.in[1]) : x0,
