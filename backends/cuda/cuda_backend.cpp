@@ -271,7 +271,7 @@ CudaStream::~CudaStream() {
     memory_->remove_stream(stream_);
     cleared(cudaStreamDestroy(stream_));
 }
-void CudaStream::synchronize() { ACCEL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+void CudaStream::do_synchronize() { ACCEL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
 CudaEvent::CudaEvent(Device& d) : Event(d) { ACCEL_CUDA_CHECK(cudaEventCreate(&event_)); }
 CudaEvent::~CudaEvent() { cudaEventDestroy(event_); }

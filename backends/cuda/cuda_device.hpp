@@ -239,7 +239,7 @@ public:
     ~CudaStream() override;
     /// cudaStreamSynchronize. Throws DeviceError on a failed call or a failed
     /// kernel earlier on the stream.
-    void synchronize() override;
+    void do_synchronize() override;
     /// The native stream, for launches and cuBLAS.
     cudaStream_t handle() const noexcept { return stream_; }
 

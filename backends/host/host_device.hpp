@@ -22,7 +22,7 @@ namespace host {
 class HostStream final : public Stream {
 public:
     explicit HostStream(Device& d) : Stream(d) {}
-    void synchronize() override {}
+    void do_synchronize() override {}
 };
 
 /// Records std::chrono::steady_clock at record(); since work is synchronous

@@ -431,7 +431,7 @@ KokkosStream::~KokkosStream() {
     kept->push_back(std::move(space_));
 }
 
-void KokkosStream::synchronize() {
+void KokkosStream::do_synchronize() {
     require_runtime();
     try {
         auto lock = fence_lock();

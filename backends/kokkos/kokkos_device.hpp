@@ -153,7 +153,7 @@ public:
     ~KokkosStream() override;
     /// instance().fence(); BackendUnavailable once Kokkos was finalized,
     /// DeviceError if Kokkos reports a failure.
-    void synchronize() override;
+    void do_synchronize() override;
     /// The execution-space instance kernels and copies are enqueued on.
     const ExecSpace& instance() const noexcept { return *space_; }
 

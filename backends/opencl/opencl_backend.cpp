@@ -558,7 +558,7 @@ OpenclStream::~OpenclStream() {
     clReleaseCommandQueue(queue_);
 }
 
-void OpenclStream::synchronize() { check_cl(clFinish(queue_), "Stream::synchronize: clFinish"); }
+void OpenclStream::do_synchronize() { check_cl(clFinish(queue_), "Stream::synchronize: clFinish"); }
 
 OpenclEvent::~OpenclEvent() {
     if (marker_ && !runtime_may_be_torn_down()) clReleaseEvent(marker_);

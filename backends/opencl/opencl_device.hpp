@@ -111,7 +111,7 @@ public:
     OpenclStream(Device& d, cl_context context, cl_device_id id, std::shared_ptr<QueueList> list);
     ~OpenclStream() override;
     /// clFinish on the queue; throws DeviceError on failure.
-    void synchronize() override;
+    void do_synchronize() override;
     cl_command_queue queue() const noexcept { return queue_; }
 
 private:

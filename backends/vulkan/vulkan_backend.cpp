@@ -732,7 +732,7 @@ VulkanStream::VulkanStream(VulkanDevice& d) : Stream(d), state_(std::make_shared
 
 VulkanStream::~VulkanStream() = default;  // the state waits for its work when the last owner goes
 
-void VulkanStream::synchronize() { state_->wait_all(); }
+void VulkanStream::do_synchronize() { state_->wait_all(); }
 
 // ---- events -----------------------------------------------------------------
 

@@ -265,7 +265,7 @@ public:
     /// Waits for the stream's work, then releases it.
     ~VulkanStream() override;
     /// Waits for all submitted work; throws DeviceError on failure.
-    void synchronize() override;
+    void do_synchronize() override;
     /// The shared state (never null).
     const std::shared_ptr<StreamState>& state() const noexcept { return state_; }
 

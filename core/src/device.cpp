@@ -2,6 +2,8 @@
 #include <accel/error.hpp>
 #include <accel/tensor.hpp>
 
+#include "instrument.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,7 +38,22 @@ void Event::record(const std::unique_ptr<Stream>& stream) {
 
 void Event::synchronize() {
     if (!recorded_) throw InvalidArgument("Event::synchronize: the event was never recorded; call record() first");
+    if (!instrument::active()) return do_synchronize();
+    instrument::Span span(*device_, "synchronize", "sync");
+    if (span.live()) span.args()["what"] = "event";
     do_synchronize();
+}
+
+Stream::~Stream() { instrument::stream_destroyed(this); }
+
+void Stream::synchronize() {
+    if (!instrument::active()) return do_synchronize();
+    {
+        instrument::Span span(*device_, "synchronize", "sync");
+        if (span.live()) span.args()["what"] = instrument::stream_name(*device_, *this);
+        do_synchronize();
+    }
+    instrument::synchronized(*device_, this);
 }
 
 std::string host_name() {
@@ -76,7 +93,7 @@ Device::Device(DeviceInfo info) : info_(std::move(info)) {
     if (info_.host.empty()) info_.host = host_name();
 }
 
-Device::~Device() = default;
+Device::~Device() { instrument::device_destroyed(this); }
 
 std::string Device::selector() const { return info_.backend + ":" + std::to_string(info_.index); }
 
@@ -86,11 +103,20 @@ DeviceHandle Device::allocate(std::size_t bytes) {
         throw OutOfMemory("allocate: " + std::to_string(bytes) + " bytes asked on " + selector() + " (" +
                           info_.name + "), which has " + std::to_string(info_.global_memory_bytes) +
                           " bytes of global memory in total");
-    return do_allocate(bytes);
+    if (!instrument::active()) return do_allocate(bytes);
+    instrument::Span span(*this, "allocate", "memory");
+    if (span.live()) span.args()["bytes"] = bytes;
+    DeviceHandle h = do_allocate(bytes);
+    instrument::allocated(*this, h, bytes);
+    return h;
 }
 
 void Device::deallocate(DeviceHandle h) noexcept {
-    if (h) do_deallocate(h);
+    if (!h) return;
+    if (!instrument::active()) return do_deallocate(h);
+    instrument::Span span(*this, "free", "memory");
+    do_deallocate(h);
+    instrument::freed(*this, h);
 }
 
 namespace {
@@ -114,42 +140,64 @@ void check_host_ptr(const char* what, const void* p, std::size_t bytes) {
 }
 }  // namespace
 
+// One copy, traced: `blocking` copies run on the default stream and return
+// when done, so that stream's earlier work has finished too.
+template <class Copy>
+void Device::traced_copy(const char* name, std::size_t bytes, Stream& s, bool blocking, Copy copy) {
+    if (!bytes) return;
+    if (!instrument::active()) return copy();
+    {
+        instrument::Span span(*this, name, "copy", &s);
+        if (span.live()) {
+            span.args()["bytes"] = bytes;
+            span.args()["blocking"] = blocking;
+        }
+        copy();
+    }
+    if (blocking) instrument::synchronized(*this, &s);
+}
+
 void Device::copy_host_to_device(Buffer& dst, std::size_t off, const void* src, std::size_t bytes) {
     check_range("copy_host_to_device", dst, *this, off, bytes);
     check_host_ptr("copy_host_to_device", src, bytes);
-    if (bytes) do_copy_h2d(dst.handle(), off, src, bytes, default_stream(), true);
+    Stream& s = default_stream();
+    traced_copy("copy_host_to_device", bytes, s, true, [&] { do_copy_h2d(dst.handle(), off, src, bytes, s, true); });
 }
 void Device::copy_device_to_host(void* dst, const Buffer& src, std::size_t off, std::size_t bytes) {
     check_range("copy_device_to_host", src, *this, off, bytes);
     check_host_ptr("copy_device_to_host", dst, bytes);
-    if (bytes) do_copy_d2h(dst, src.handle(), off, bytes, default_stream(), true);
+    Stream& s = default_stream();
+    traced_copy("copy_device_to_host", bytes, s, true, [&] { do_copy_d2h(dst, src.handle(), off, bytes, s, true); });
 }
 void Device::copy_device_to_device(Buffer& dst, std::size_t doff, const Buffer& src, std::size_t soff,
                                    std::size_t bytes) {
     check_range("copy_device_to_device (destination)", dst, *this, doff, bytes);
     check_range("copy_device_to_device (source)", src, *this, soff, bytes);
-    if (bytes) do_copy_d2d(dst.handle(), doff, src.handle(), soff, bytes, default_stream(), true);
+    Stream& s = default_stream();
+    traced_copy("copy_device_to_device", bytes, s, true,
+                [&] { do_copy_d2d(dst.handle(), doff, src.handle(), soff, bytes, s, true); });
 }
 void Device::copy_host_to_device_async(Buffer& dst, std::size_t off, const void* src, std::size_t bytes,
                                        Stream& s) {
     check_range("copy_host_to_device_async", dst, *this, off, bytes);
     check_host_ptr("copy_host_to_device_async", src, bytes);
     check_stream("copy_host_to_device_async", s, *this);
-    if (bytes) do_copy_h2d(dst.handle(), off, src, bytes, s, false);
+    traced_copy("copy_host_to_device", bytes, s, false, [&] { do_copy_h2d(dst.handle(), off, src, bytes, s, false); });
 }
 void Device::copy_device_to_host_async(void* dst, const Buffer& src, std::size_t off, std::size_t bytes,
                                        Stream& s) {
     check_range("copy_device_to_host_async", src, *this, off, bytes);
     check_host_ptr("copy_device_to_host_async", dst, bytes);
     check_stream("copy_device_to_host_async", s, *this);
-    if (bytes) do_copy_d2h(dst, src.handle(), off, bytes, s, false);
+    traced_copy("copy_device_to_host", bytes, s, false, [&] { do_copy_d2h(dst, src.handle(), off, bytes, s, false); });
 }
 void Device::copy_device_to_device_async(Buffer& dst, std::size_t doff, const Buffer& src, std::size_t soff,
                                          std::size_t bytes, Stream& s) {
     check_range("copy_device_to_device_async (destination)", dst, *this, doff, bytes);
     check_range("copy_device_to_device_async (source)", src, *this, soff, bytes);
     check_stream("copy_device_to_device_async", s, *this);
-    if (bytes) do_copy_d2d(dst.handle(), doff, src.handle(), soff, bytes, s, false);
+    traced_copy("copy_device_to_device", bytes, s, false,
+                [&] { do_copy_d2d(dst.handle(), doff, src.handle(), soff, bytes, s, false); });
 }
 
 Stream& Device::default_stream() {
@@ -180,7 +228,15 @@ double Device::elapsed_ms(const std::unique_ptr<Event>& start, const std::unique
     return elapsed_ms(*start, *end);
 }
 
-void Device::synchronize() { do_synchronize(); }
+void Device::synchronize() {
+    if (!instrument::active()) return do_synchronize();
+    {
+        instrument::Span span(*this, "synchronize", "sync");
+        if (span.live()) span.args()["what"] = "device";
+        do_synchronize();
+    }
+    instrument::synchronized(*this, nullptr);
+}
 
 void Device::register_kernel(Op op, DType dtype, OpPath path, Kernel kernel) {
     if (!kernel)
@@ -296,6 +352,21 @@ LaunchGeometry Device::do_default_geometry(Op op, DType, std::size_t rows, std::
     if (op_info(op).tiled)
         return geometry_2d(rows, cols, Dim3{16, 16, 1}, 16, 16, info_.limits);
     return geometry_1d_fit(rows * cols, std::min<std::size_t>(256, info_.limits.max_block_size), info_.limits);
+}
+
+std::vector<std::vector<std::size_t>> operand_shapes(Op op, const KernelArgs& a) {
+    const OpInfo& info = op_info(op);
+    using S = std::vector<std::size_t>;
+    switch (op) {
+        case Op::matmul:
+        case Op::gemm:
+            return {a.trans_a ? S{a.k, a.m} : S{a.m, a.k}, a.trans_b ? S{a.n, a.k} : S{a.k, a.n}, S{a.m, a.n}};
+        case Op::dense: return {S{a.m, a.k}, S{a.n, a.k}, S{a.n}, S{a.m, a.n}};
+        case Op::column_sum: return {S{a.m, a.n}, S{a.n}};
+        case Op::bias_activation: return {S{a.n}, S{a.m, a.n}};
+        default: break;  // elementwise, convert, adam_step and ops a program defined
+    }
+    return std::vector<S>(info.inputs.size() + info.outputs.size(), S{a.n});
 }
 
 int Backend::find_device(const std::string& spec) {

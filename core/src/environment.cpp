@@ -32,6 +32,16 @@ const std::vector<Variable>& variables() noexcept {
          "whether cuBLAS may use TF32 tensor cores on the vendor path (default 0)"},
         {"ACCEL_CACHE_DIR", "a folder (created when missing), not a file",
          "where the auto path's measurements are recorded (default $XDG_CACHE_HOME/accel, else ~/.cache/accel)"},
+        {"ACCEL_TRACE", "a file to write (its folder must exist)",
+         "writes a Chrome trace event file of every op, copy, synchronize and allocation (default: none; "
+         "accel/trace.hpp)"},
+        {"ACCEL_CHECK", "oracle, or a device selector",
+         "runs every kernel call a second time (float64 oracle, or that device) and compares (default: off; "
+         "accel/check.hpp)"},
+        {"ACCEL_CHECK_MODE", "stop or warn (any case)",
+         "what a divergence found by ACCEL_CHECK does: throw accel::CheckFailed (stop, default) or print and go on"},
+        {"ACCEL_CHECK_DIR", "an existing folder",
+         "where ACCEL_CHECK writes the operands of a diverging call (default: the working folder)"},
         {"ACCEL_TEST_SEED", "a seed", "seed of the conformance suite's random data (default: random, printed)"},
         {"ACCEL_TEST_MAX_WORK", "the most elements or multiply-adds of one case",
          "leaves the conformance suite's larger cases out (default: no limit)"},

@@ -6,6 +6,7 @@
 #include <accel/registry.hpp>
 
 #include "cpu_libraries.hpp"
+#include "instrument.hpp"
 #include "text.hpp"
 
 #include <dirent.h>
@@ -539,6 +540,7 @@ std::string backend_plugin_file(const std::string& name) {
 }
 
 std::shared_ptr<Device> open_device(const std::string& selector) {
+    instrument::start_from_environment();  // ACCEL_TRACE, ACCEL_CHECK: before the lock (the check may open a device)
     std::lock_guard<std::mutex> lock(registry_mutex());
     const Found& f = found_locked();
     if (!f.path_error.empty()) throw InvalidArgument(f.path_error);  // the caller's error, before any plugin's

@@ -4,6 +4,8 @@
 #include <accel/diagnostics.hpp>
 #include <accel/ops.hpp>
 
+#include "instrument.hpp"
+#include "kernel_access.hpp"
 #include "text.hpp"
 
 #include <algorithm>
@@ -14,25 +16,23 @@
 
 namespace accel {
 
-// The one place that reaches a device's kernels: looks up the kernel of
-// (op, dtype, path) and calls it, or raises Unsupported naming all three and
-// the device.
-struct KernelAccess {
-    static void run(Device& d, Op op, const KernelArgs& a) {
-        std::shared_lock<std::shared_mutex> lock(d.kernels_mutex_);
-        const Kernel* k = d.find_kernel(op, a.dtype, a.path);
-        if (!k) {
-            lock.unlock();
-            std::string have;
-            for (const KernelKey& key : d.kernels())
-                if (key.op == op) have += std::string(have.empty() ? "" : ", ") + dtype_name(key.dtype) + " " + path_name(key.path);
-            throw Unsupported(std::string(op_name(op)) + ": " + d.selector() + " (" + d.info().name + ") has no " +
-                              dtype_name(a.dtype) + " kernel on the " + path_name(a.path) + " path; it runs " +
-                              op_name(op) + " in " + (have.empty() ? std::string("no dtype") : have));
-        }
-        (*k)(a);
+void KernelAccess::run(Device& d, Op op, const KernelArgs& a) {
+    std::shared_lock<std::shared_mutex> lock(d.kernels_mutex_);
+    const Kernel* k = d.find_kernel(op, a.dtype, a.path);
+    if (!k) {
+        lock.unlock();
+        std::string have;
+        for (const KernelKey& key : d.kernels())
+            if (key.op == op) have += std::string(have.empty() ? "" : ", ") + dtype_name(key.dtype) + " " + path_name(key.path);
+        throw Unsupported(std::string(op_name(op)) + ": " + d.selector() + " (" + d.info().name + ") has no " +
+                          dtype_name(a.dtype) + " kernel on the " + path_name(a.path) + " path; it runs " +
+                          op_name(op) + " in " + (have.empty() ? std::string("no dtype") : have));
     }
-};
+    if (!instrument::active()) return (*k)(a);  // the one branch a trace or check costs when off
+    const Kernel kernel = *k;
+    lock.unlock();  // the check may run this device's kernels again
+    run_observed(d, op, a, kernel);
+}
 
 namespace ops {
 namespace {
@@ -278,6 +278,7 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
     if (path == OpPath::vendor) {
         // The library picks its own launches; a caller's geometry is still checked.
         if (o.geometry) check_geometry(*o.geometry, d.info().limits, op_name(op));
+        instrument::Span span(d, "matmul", "composed");  // encloses gemm's trace event
         if (m && n) vendor_linear(d, dtype, a.handle(), b.handle(), nullptr, c.handle(), m, n, ka, t.a, t.b,
                                   Activation::none, s);
         return;
@@ -320,6 +321,7 @@ void dense(const Tensor& x, const Tensor& w, OptionalTensor bias_operand, Tensor
     Stream& s = stream_of(op, d, o);
     if (path == OpPath::vendor) {
         if (o.geometry) check_geometry(*o.geometry, d.info().limits, op_name(op));
+        instrument::Span span(d, "dense", "composed");  // encloses gemm's and bias_activation's
         // x·Wᵀ: W is stored [out, in], so B = W transposed.
         if (batch && out)
             vendor_linear(d, dtype, x.handle(), w.handle(), handle_of(bias), y.handle(), batch, out, in, false, true,
@@ -379,6 +381,7 @@ float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
         l.buffer().upload(zeros.data(), zeros.size(), n * dtype_size(dtype));
     }
     Stream& s = stream_of(op, d, o);
+    instrument::Span span(d, "bce_with_logits_loss", "composed");
     KernelArgs a = args_for(dtype, OpPath::native, geometry_of(op, d, dtype, o, 1, n), s);
     a.in = {z.handle(), t.handle()};
     a.out[0] = l.handle();
@@ -445,14 +448,17 @@ void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Ten
         reject(op, "backward: db has shape " + db->shape().to_string() + "; it must be [" + std::to_string(out) + "]");
     if (dx && dx->shape() != x.shape())
         reject(op, "backward: dx has shape " + dx->shape().to_string() + "; it must be x's " + x.shape().to_string());
+    instrument::Span span(x.device(), "dense_backward", "composed");
     Options plain = o;
     plain.geometry.reset();  // one geometry cannot fit the elementwise and the matmul kernels at once
+    Options native_only = plain;  // the gradient's elementwise op and column_sum have no vendor path
+    native_only.path = PathChoice::native;
     // dz = dy ⊙ act'(y): the gradient before the activation.
     Tensor dz_storage;
     const Tensor* dz = &dy;
     const auto gradient_before = [&](auto backward) {
         dz_storage = Tensor(dy.device_ptr(), dy.shape(), dy.dtype());
-        backward(dy, y, dz_storage, plain);
+        backward(dy, y, dz_storage, native_only);
         dz = &dz_storage;
     };
     switch (act) {  // no default: a new Activation must say its derivative here
@@ -465,7 +471,7 @@ void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Ten
             break;
     }
     matmul(*dz, x, dw, Transpose{true, false}, plain);  // dW[out,in] = dzᵀ[out,batch]·x[batch,in]
-    if (db) column_sum(*dz, *db, plain);                // db[out] = Σ_batch dz
+    if (db) column_sum(*dz, *db, native_only);          // db[out] = Σ_batch dz
     if (dx) matmul(*dz, w, *dx, Transpose{}, plain);     // dx[batch,in] = dz[batch,out]·W[out,in]
 }
 

@@ -39,28 +39,22 @@ namespace {
 double relu1(double x) { return element::relu(x, 0); }
 double sigmoid1(double x) { return element::sigmoid(x, 0); }
 
-template <class F>
-Vec each(const FVec& a, F f) {
+template <class T, class F>
+Vec each(const std::vector<T>& a, F f) {
     Vec y(a.size());
     for (std::size_t i = 0; i < a.size(); ++i) y[i] = f(double(a[i]), 0.0);
     return y;
 }
 
-template <class F>
-Vec each(const FVec& a, const FVec& b, F f) {
+template <class T, class F>
+Vec each(const std::vector<T>& a, const std::vector<T>& b, F f) {
     Vec y(a.size());
     for (std::size_t i = 0; i < a.size(); ++i) y[i] = f(double(a[i]), double(b[i]));
     return y;
 }
-}  // namespace
 
-Vec add(const FVec& a, const FVec& b) { return each(a, b, element::add); }
-Vec sigmoid(const FVec& x) { return each(x, element::sigmoid); }
-Vec relu(const FVec& x) { return each(x, element::relu); }
-Vec relu_backward(const FVec& dy, const FVec& x) { return each(dy, x, element::relu_backward); }
-Vec sigmoid_backward(const FVec& dy, const FVec& y) { return each(dy, y, element::sigmoid_backward); }
-
-Vec elementwise(Op op, const std::vector<FVec>& inputs) {
+template <class T>
+Vec elementwise_of(Op op, const std::vector<std::vector<T>>& inputs) {
     const OpInfo& info = op_info(op);
     if (!info.elementwise_reference)
         throw InvalidArgument(std::string("reference::elementwise: ") + op_name(op) +
@@ -76,7 +70,9 @@ Vec elementwise(Op op, const std::vector<FVec>& inputs) {
                               : each(inputs[0], inputs[1], info.elementwise_reference);
 }
 
-Vec matmul(const FVec& a, const FVec& b, std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb) {
+template <class T>
+Vec matmul_of(const std::vector<T>& a, const std::vector<T>& b, std::size_t m, std::size_t n, std::size_t k, bool ta,
+              bool tb) {
     Vec c(m * n, 0.0);
     for (std::size_t i = 0; i < m; ++i)
         for (std::size_t p = 0; p < k; ++p) {
@@ -86,9 +82,10 @@ Vec matmul(const FVec& a, const FVec& b, std::size_t m, std::size_t n, std::size
     return c;
 }
 
-Vec dense(const FVec& x, const FVec& w, const FVec& bias, std::size_t batch, std::size_t in, std::size_t out,
-          Activation act) {
-    Vec y = matmul(x, w, batch, out, in, false, true);
+template <class T>
+Vec dense_of(const std::vector<T>& x, const std::vector<T>& w, const std::vector<T>& bias, std::size_t batch,
+             std::size_t in, std::size_t out, Activation act) {
+    Vec y = matmul_of(x, w, batch, out, in, false, true);
     for (std::size_t r = 0; r < batch; ++r)
         for (std::size_t o = 0; o < out; ++o) {
             double& v = y[r * out + o];
@@ -99,19 +96,57 @@ Vec dense(const FVec& x, const FVec& w, const FVec& bias, std::size_t batch, std
     return y;
 }
 
-Vec column_sum(const FVec& x, std::size_t rows, std::size_t cols) {
+template <class T>
+Vec column_sum_of(const std::vector<T>& x, std::size_t rows, std::size_t cols) {
     Vec y(cols, 0.0);
     for (std::size_t r = 0; r < rows; ++r)
         for (std::size_t c = 0; c < cols; ++c) y[c] += x[r * cols + c];
     return y;
 }
 
-Vec bce_with_logits(const FVec& z, const FVec& t) { return each(z, t, element::bce_with_logits); }
-
-Vec bce_with_logits_backward(const FVec& z, const FVec& t, double scale) {
+template <class T>
+Vec bce_with_logits_backward_of(const std::vector<T>& z, const std::vector<T>& t, double scale) {
     Vec dz(z.size());
     for (std::size_t i = 0; i < z.size(); ++i) dz[i] = scale * (sigmoid1(z[i]) - double(t[i]));
     return dz;
+}
+}  // namespace
+
+Vec add(const FVec& a, const FVec& b) { return each(a, b, element::add); }
+Vec sigmoid(const FVec& x) { return each(x, element::sigmoid); }
+Vec relu(const FVec& x) { return each(x, element::relu); }
+Vec relu_backward(const FVec& dy, const FVec& x) { return each(dy, x, element::relu_backward); }
+Vec sigmoid_backward(const FVec& dy, const FVec& y) { return each(dy, y, element::sigmoid_backward); }
+
+Vec elementwise(Op op, const std::vector<FVec>& inputs) { return elementwise_of(op, inputs); }
+Vec elementwise(Op op, const std::vector<Vec>& inputs) { return elementwise_of(op, inputs); }
+
+Vec matmul(const FVec& a, const FVec& b, std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb) {
+    return matmul_of(a, b, m, n, k, ta, tb);
+}
+Vec matmul(const Vec& a, const Vec& b, std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb) {
+    return matmul_of(a, b, m, n, k, ta, tb);
+}
+
+Vec dense(const FVec& x, const FVec& w, const FVec& bias, std::size_t batch, std::size_t in, std::size_t out,
+          Activation act) {
+    return dense_of(x, w, bias, batch, in, out, act);
+}
+Vec dense(const Vec& x, const Vec& w, const Vec& bias, std::size_t batch, std::size_t in, std::size_t out,
+          Activation act) {
+    return dense_of(x, w, bias, batch, in, out, act);
+}
+
+Vec column_sum(const FVec& x, std::size_t rows, std::size_t cols) { return column_sum_of(x, rows, cols); }
+Vec column_sum(const Vec& x, std::size_t rows, std::size_t cols) { return column_sum_of(x, rows, cols); }
+
+Vec bce_with_logits(const FVec& z, const FVec& t) { return each(z, t, element::bce_with_logits); }
+
+Vec bce_with_logits_backward(const FVec& z, const FVec& t, double scale) {
+    return bce_with_logits_backward_of(z, t, scale);
+}
+Vec bce_with_logits_backward(const Vec& z, const Vec& t, double scale) {
+    return bce_with_logits_backward_of(z, t, scale);
 }
 
 void adam_step(Vec& p, const Vec& g, Vec& m, Vec& v, std::size_t step, double lr, double beta1, double beta2,

@@ -17,6 +17,7 @@ namespace bench {
 struct RunArgs {
     bool quick = false;
     std::string backends, format = "table", output, json_output;
+    std::string trace_output;  ///< --trace: a Chrome trace of the run (accel/trace.hpp)
     std::vector<std::string> ops, paths, dtypes, matmul_shapes, dense_shapes, column_sum_shapes;
     std::vector<std::size_t> add_sizes, matmul_sizes, block_sizes;
     int warmup = 0, repeats = 0;

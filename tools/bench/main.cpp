@@ -134,6 +134,10 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                           "also write the run as JSON to FILE (e.g. a table on screen and the record for `compare` "
                           "from one run)")
                ->type_name("FILE"));
+    single(app.add_option("--trace", a.trace_output,
+                          "write a trace of the run (every op, copy and synchronize; Chrome trace event format, "
+                          "opens in ui.perfetto.dev) to FILE; under MPI one file per rank")
+               ->type_name("FILE"));
 }
 
 // The run's Settings: the defaults (--quick or not) with what the command
@@ -191,6 +195,7 @@ int report_failures(const Results& r) {
 
 int run_command(const RunArgs& a) {
     Settings s = settings_of(a);
+    if (!a.trace_output.empty()) accel::trace::start(a.trace_output);  // finished at exit, or below
     if (FleetScope::active()) return fleet_run(s, a.backends, a.format, a.output, a.json_output);
     s.selectors = resolve_backends(a.backends);
     s.progress = isatty(STDERR_FILENO);
@@ -203,6 +208,7 @@ int run_command(const RunArgs& a) {
     if (!a.json_output.empty()) json_file.emplace(a.json_output);
 
     const Results r = run(s);
+    accel::trace::stop();
     const Machine m = this_machine();
     std::ostream& out = file ? file->stream() : std::cout;
     if (a.format == "json") out << to_json(s, r, m).dump(2) << "\n";

@@ -1,6 +1,7 @@
 // accel/accel.hpp — everything a program needs: devices, tensors, ops.
 #pragma once
 
+#include <accel/check.hpp>
 #include <accel/device.hpp>
 #include <accel/diagnostics.hpp>
 #include <accel/dtype.hpp>
@@ -11,4 +12,5 @@
 #include <accel/ops.hpp>
 #include <accel/registry.hpp>
 #include <accel/tensor.hpp>
+#include <accel/trace.hpp>
 #include <accel/version.hpp>

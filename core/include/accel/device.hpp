@@ -109,6 +109,16 @@ struct AdamScalarArgs {
     }
 };
 
+/// The shapes of one kernel call's operands, inputs then outputs in
+/// OpInfo::inputs / outputs order, row-major, in elements: elementwise ops
+/// (and ops a program defined) [n] each; matmul/gemm A [m, k] ([k, m] when
+/// trans_a), B [k, n] ([n, k] when trans_b), C [m, n]; dense x [m, k], w
+/// [n, k], bias [n], y [m, n]; column_sum x [m, n], y [n]; bias_activation
+/// bias [n], y [m, n]. An absent optional operand (a null handle) still has
+/// its shape here. What the trace prints and the shadow check copies.
+/// Throws InvalidArgument for an Op value that names no op. Thread-safe.
+std::vector<std::vector<std::size_t>> operand_shapes(Op op, const KernelArgs& args);
+
 /// A kernel: enqueues one op call on *args.stream. Called only by the op
 /// front-end, with validated arguments; may throw DeviceError (runtime
 /// failure) or InvalidArgument (a geometry the kernel cannot run).
@@ -148,15 +158,17 @@ public:
 /// submits to it is a use-after-free, as for any object.
 class Stream {
 public:
-    virtual ~Stream() = default;
+    virtual ~Stream();
     /// Blocks the calling host thread until all work submitted to this stream
     /// has finished. Throws DeviceError if the runtime reports a failure.
-    virtual void synchronize() = 0;
+    void synchronize();
     /// The device this stream belongs to.
     Device& device() const noexcept { return *device_; }
 
 protected:
     explicit Stream(Device& d) : device_(&d) {}
+    /// The backend's wait for this stream's work (synchronize() adds the trace).
+    virtual void do_synchronize() = 0;
 
 private:
     Device* device_;
@@ -430,6 +442,8 @@ protected:
 
 private:
     friend struct KernelAccess;  // the op front-end's way to the kernels
+    template <class Copy>
+    void traced_copy(const char* name, std::size_t bytes, Stream& s, bool blocking, Copy copy);
     /// The kernel for (op, dtype, path), or nullptr (caller holds kernels_mutex_).
     const Kernel* find_kernel(Op op, DType dtype, OpPath path) const;
 

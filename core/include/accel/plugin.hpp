@@ -14,7 +14,9 @@
 /// are found by scanning their folders and describe themselves
 /// (selector_forms, auto_rank, auto_cpu_fallback); kernels are registered by
 /// Op and a device states the kernels it claims (Device::claim_kernels).
-#define ACCEL_PLUGIN_ABI 6
+/// 7: Stream::synchronize is non-virtual (traced); backends implement
+/// Stream::do_synchronize.
+#define ACCEL_PLUGIN_ABI 7
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check

@@ -34,6 +34,8 @@ double bce_with_logits(double z, double t);
 /// applied to `inputs` (as many as the op takes, of one length). Throws
 /// InvalidArgument for an op without one, a wrong input count or unequal lengths.
 Vec elementwise(Op op, const std::vector<FVec>& inputs);
+/// The same on float64 inputs (f64 tensors, or any dtype widened).
+Vec elementwise(Op op, const std::vector<Vec>& inputs);
 
 /// c = a + b (a.size() == b.size()).
 Vec add(const FVec& a, const FVec& b);
@@ -45,6 +47,13 @@ Vec sigmoid_backward(const FVec& dy, const FVec& y);
 /// C[m,n] = op(A)·op(B) with A [m,k] (or [k,m] if ta), B [k,n] (or [n,k] if tb).
 Vec matmul(const FVec& a, const FVec& b, std::size_t m, std::size_t n, std::size_t k, bool ta = false,
            bool tb = false);
+/// matmul, dense, column_sum and bce_with_logits_backward on float64 inputs
+/// (an f64 call's operands, which float32 would round).
+Vec matmul(const Vec& a, const Vec& b, std::size_t m, std::size_t n, std::size_t k, bool ta = false, bool tb = false);
+Vec dense(const Vec& x, const Vec& w, const Vec& bias, std::size_t batch, std::size_t in, std::size_t out,
+          Activation act);
+Vec column_sum(const Vec& x, std::size_t rows, std::size_t cols);
+Vec bce_with_logits_backward(const Vec& z, const Vec& t, double scale);
 /// y[batch,out] = act(x·Wᵀ + bias); bias empty = none.
 Vec dense(const FVec& x, const FVec& w, const FVec& bias, std::size_t batch, std::size_t in, std::size_t out,
           Activation act);

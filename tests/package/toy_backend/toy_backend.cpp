@@ -19,7 +19,7 @@ using namespace accel;
 class ToyStream final : public Stream {
 public:
     explicit ToyStream(Device& d) : Stream(d) {}
-    void synchronize() override {}  // work has finished when it returns
+    void do_synchronize() override {}  // work has finished when it returns
 };
 
 class ToyEvent final : public Event {

@@ -1,0 +1,182 @@
+// ACCEL_CHECK / accel::check on the device under test: correct kernels pass
+// the check against the oracle and against the host backend; a wrong result
+// is caught and named; records round-trip and bad ones are refused.
+#include "support/check.hpp"
+
+#include <accel/check.hpp>
+
+#include <unistd.h>
+
+#include <fstream>
+
+using namespace accel;
+using accel_test::device;
+
+namespace {
+
+// Turns the check on for one scope.
+struct Checking {
+    explicit Checking(const std::string& against, bool warn = false) {
+        check::start(against, warn, TRACE_TEST_TMPDIR);
+    }
+    ~Checking() { check::stop(); }
+};
+
+// A short training-like sequence of ops on `d` (those it runs), fresh data.
+void run_ops(const std::shared_ptr<Device>& d, std::mt19937_64& g) {
+    const bool f16 = d->supports(Op::convert, DType::f16, OpPath::native);
+    Tensor x = Tensor::from_host(d, Shape{16, 12}, accel_test::uniform(g, 192));
+    Tensor w = Tensor::from_host(d, Shape{8, 12}, accel_test::uniform(g, 96));
+    Tensor b = Tensor::from_host(d, Shape{8}, accel_test::uniform(g, 8));
+    Tensor y(d, Shape{16, 8}), dy = Tensor::from_host(d, Shape{16, 8}, accel_test::uniform(g, 128));
+    Tensor dx(d, Shape{16, 12}), dw(d, Shape{8, 12}), db(d, Shape{8});
+    for (auto path : accel_test::paths(Op::dense)) {
+        ops::Options o;
+        o.path = path;
+        y = accel_test::poisoned(d, Shape{16, 8});  // NaN: an output the kernel must not read (gemm's beta 0)
+        ops::dense(x, w, b, y, Activation::relu, o);
+        ops::dense_backward(x, w, y, dy, Activation::relu, &dx, dw, &db, o);
+        ops::matmul(x, w, y, ops::Transpose{false, true}, o);
+    }
+    Tensor z = Tensor::from_host(d, Shape{128}, accel_test::uniform(g, 128, -4, 4));
+    Tensor t = Tensor::from_host(d, Shape{128}, accel_test::uniform(g, 128, 0, 1));
+    Tensor dz(d, Shape{128}), s(d, Shape{128});
+    (void)ops::bce_with_logits_loss(z, t);
+    ops::bce_with_logits_backward(z, t, dz);
+    ops::sigmoid(z, s);
+    Tensor m = Tensor::from_host(d, Shape{128}, std::vector<float>(128, 0.0f));
+    Tensor v = Tensor::from_host(d, Shape{128}, std::vector<float>(128, 0.0f));
+    ops::adam_step(z, dz, m, v, 1, ops::AdamParams{});
+    if (f16) (void)z.to(DType::f16);
+}
+
+std::string temp_file(const std::string& what) {
+    return std::string(TRACE_TEST_TMPDIR) + "/" + what + "-" + std::to_string(::getpid()) + ".cbor";
+}
+
+}  // namespace
+
+TEST_CASE("correct kernels pass the shadow check against the float64 oracle") {
+    if (!accel_test::runs({Op::dense, Op::matmul, Op::column_sum, Op::relu_backward, Op::bce_with_logits,
+                           Op::bce_with_logits_backward, Op::sigmoid, Op::adam_step}))
+        return;
+    auto g = accel_test::rng(71);
+    Checking on("oracle");
+    CHECK(check::active());
+    CHECK_NOTHROW(run_ops(device(), g));
+}
+
+TEST_CASE("correct kernels pass the shadow check against the host backend") {
+    if (!accel_test::runs({Op::dense, Op::matmul, Op::column_sum, Op::relu_backward, Op::bce_with_logits,
+                           Op::bce_with_logits_backward, Op::sigmoid, Op::adam_step}))
+        return;
+    auto g = accel_test::rng(72);
+    Checking on("host");
+    CHECK_NOTHROW(run_ops(device(), g));
+}
+
+TEST_CASE("a wrong result is caught, named, recorded, and replays") {
+    // An op of this test's own whose host kernel is off by 1 % on one element
+    // in 97: what a kernel bug looks like to the check.
+    static const Op scale2 = [] {
+        OpInfo info;
+        info.name = "test_check_scale2";
+        info.math = "y = 2x";
+        info.inputs = {"x"};
+        info.outputs = {"y"};
+        info.nmse = {1e-12, 1e-28, 1e-6, 6e-5};
+        info.nmse_reason = "one exact product per element";
+        info.elementwise_reference = [](double x, double) { return 2 * x; };
+        info.input_ranges = {{-1.0f, 1.0f}};
+        return define_op(info);
+    }();
+    auto host = open_device("host");
+    host->register_kernel(scale2, DType::f32, OpPath::native, [](const KernelArgs& a) {
+        const float* x = static_cast<const float*>(a.in[0]);
+        float* y = static_cast<float*>(a.out[0]);
+        for (std::size_t i = 0; i < a.n; ++i) y[i] = 2 * x[i] * (i == 42 ? 1.01f : 1.0f);
+    });
+    auto g = accel_test::rng(73);
+    const std::vector<float> xs = accel_test::uniform(g, 97, 0.5f, 1.0f);
+    Tensor x = Tensor::from_host(host, Shape{97}, xs), y(host, Shape{97});
+    // Unchecked, the op runs; checked, it fails naming the call.
+    CHECK_NOTHROW(ops::run(scale2, {&x}, {&y}));
+    std::string record;
+    {
+        Checking on("oracle");
+        try {
+            ops::run(scale2, {&x}, {&y});
+            FAIL("the check let a wrong result through");
+        } catch (const CheckFailed& e) {
+            const std::string m = e.what();
+            MESSAGE(m);
+            CHECK(m.find("on host:0") != std::string::npos);
+            CHECK(m.find("of test_check_scale2") != std::string::npos);
+            CHECK(m.find("x[97] -> y[97]") != std::string::npos);
+            CHECK(m.find("worst element y[42]") != std::string::npos);
+            CHECK(m.find("the float64 oracle") != std::string::npos);
+            record = e.record_path();
+        }
+    }
+    REQUIRE_FALSE(record.empty());
+    const check::OpRecord r = check::load(record);
+    CHECK(r.op == "test_check_scale2");
+    CHECK(r.n == 97);
+    CHECK(r.threshold == 1e-12);
+    CHECK(r.nmse > r.threshold);
+    CHECK(check::widen(r.inputs[0], DType::f32)[42] == doctest::Approx(xs[42]));
+    const auto want = check::oracle(r);
+    CHECK(want[0][42] == doctest::Approx(2.0 * xs[42]));
+    // The recorded result, and a rerun on the host, diverge at element 42.
+    const auto again = check::compare(check::rerun(r, *host), want);
+    CHECK(again.nmse > r.threshold);
+    CHECK(again.index == 42);
+    // Warn mode: reported and goes on.
+    {
+        Checking on("oracle", true);
+        CHECK_NOTHROW(ops::run(scale2, {&x}, {&y}));
+    }
+    std::remove(record.c_str());
+}
+
+TEST_CASE("records round-trip, and a file that is not one is refused with the reason") {
+    check::OpRecord r;
+    r.op = "matmul";
+    r.m = 2;
+    r.n = 3;
+    r.k = 4;
+    r.trans_b = true;
+    std::vector<float> a(8, 1.5f), b(12, -2.0f), c(6, 0.0f);
+    auto bytes = [](const std::vector<float>& v) {
+        const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+        return std::vector<unsigned char>(p, p + v.size() * sizeof(float));
+    };
+    r.inputs = {bytes(a), bytes(b)};
+    r.outputs_before = {bytes(c)};
+    r.seq = 37;
+    const std::string file = temp_file("record");
+    check::save(r, file);
+    const check::OpRecord back = check::load(file);
+    CHECK(back.op == "matmul");
+    CHECK(back.trans_b);
+    CHECK(back.seq == 37);
+    CHECK(back.inputs == r.inputs);
+    const auto want = check::oracle(back);
+    REQUIRE(want.size() == 1);
+    for (double v : want[0]) CHECK(v == -12.0);
+
+    // Operand sizes that do not match the shapes.
+    r.inputs[1].pop_back();
+    check::save(r, file);
+    CHECK_THROWS_WITH_AS(check::load(file), doctest::Contains("input 'b' has 47 bytes; its shape needs 48"),
+                         InvalidArgument);
+    // Not CBOR at all, and a missing file.
+    std::ofstream(file) << "{\"format\": \"accel-op-record\"}";
+    CHECK_THROWS_WITH_AS(check::load(file), doctest::Contains("is not a usable accel op record"), InvalidArgument);
+    std::remove(file.c_str());
+    CHECK_THROWS_AS(check::load(file), InvalidArgument);
+    // A check against nothing, or a selector that does not parse.
+    CHECK_THROWS_AS(check::start(""), InvalidArgument);
+    CHECK_THROWS_AS(check::start("no such backend!"), InvalidArgument);
+    CHECK_FALSE(check::active());
+}
