@@ -84,8 +84,11 @@ int main(int argc, char** argv) {
                                     !info.uuid.empty() && info.uuid == other.uuid ? "same UUID" : "same PCI bus id");
                 seen.push_back(info);
                 std::printf("      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
-                std::printf("      compute units %d, global memory %.2f GiB\n", info.compute_units,
-                            info.global_memory_bytes / 1073741824.0);
+                const accel::MemoryInfo mem = d->memory_info();
+                std::printf("      compute units %d, global memory %.2f GiB (accel holds %.1f MiB in use, %.1f MiB "
+                            "cached)\n",
+                            info.compute_units, info.global_memory_bytes / 1073741824.0, mem.in_use / 1048576.0,
+                            mem.cached / 1048576.0);
                 std::printf("      max block %zu threads (%zu, %zu, %zu), max grid (%zu, %zu, %zu)\n",
                             info.limits.max_block_size, info.limits.max_block_dims.x, info.limits.max_block_dims.y,
                             info.limits.max_block_dims.z, info.limits.max_grid_dims.x, info.limits.max_grid_dims.y,

@@ -381,6 +381,13 @@ std::size_t DeviceMemory::release_all(bool everything) noexcept {
     return freed;
 }
 
+std::size_t DeviceMemory::cached_bytes() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::size_t bytes = 0;
+    for (const auto& kv : idle_) bytes += kv.first;
+    return bytes;
+}
+
 // ---- pinned staging -------------------------------------------------------------
 
 StagingPool::~StagingPool() {
@@ -491,6 +498,16 @@ DeviceHandle CudaDevice::do_allocate(std::size_t bytes) {
     }
     ACCEL_CUDA_CHECK(e);
     return p;
+}
+
+std::uint64_t CudaDevice::do_cached_bytes() const noexcept { return memory_->cached_bytes(); }
+
+std::uint64_t CudaDevice::do_release_cached() noexcept {
+    int previous = 0;
+    if (cleared(cudaGetDevice(&previous)) != cudaSuccess || cleared(cudaSetDevice(ordinal_)) != cudaSuccess) return 0;
+    const std::size_t freed = memory_->release_all(false);
+    if (previous != ordinal_) cleared(cudaSetDevice(previous));
+    return freed;
 }
 
 void CudaDevice::do_deallocate(DeviceHandle h) noexcept {

@@ -211,6 +211,8 @@ public:
     /// with `everything`, also forgets the blocks still handed out. Returns
     /// the bytes freed. Errors are cleared. Never throws.
     std::size_t release_all(bool everything = false) noexcept;
+    /// Bytes of the idle (cached) blocks. Never throws.
+    std::size_t cached_bytes() noexcept;
 
 private:
     struct Cached {
@@ -372,6 +374,9 @@ protected:
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // cuda_ops.cpp
+    /// The freed blocks DeviceMemory keeps, and their release (cudaFree).
+    std::uint64_t do_cached_bytes() const noexcept override;
+    std::uint64_t do_release_cached() noexcept override;
 
 private:
     /// Registers every op's native kernel in f32, f64, f16 and bf16, and gemm

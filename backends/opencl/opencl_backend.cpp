@@ -130,19 +130,27 @@ struct DeviceRef {
     int within_platform;  ///< index among its platform's devices
 };
 
-std::vector<DeviceRef> all_devices() {
+// Every device of every platform. A platform whose device list cannot be read
+// adds none (the others stay usable) and its failure is appended to
+// *problems, so that "no device" says why.
+std::vector<DeviceRef> all_devices(std::string* problems = nullptr) {
     cl_uint np = 0;
     check_cl(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
     std::vector<cl_platform_id> platforms(np);
     if (np) check_cl(clGetPlatformIDs(np, platforms.data(), nullptr), "clGetPlatformIDs");
     std::vector<DeviceRef> out;
-    for (cl_platform_id p : platforms) {
+    for (std::size_t pi = 0; pi < platforms.size(); ++pi) {
+        cl_platform_id p = platforms[pi];
         cl_uint nd = 0;
-        const cl_int err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
-        if (err == CL_DEVICE_NOT_FOUND || nd == 0) continue;  // a platform without devices adds none
-        check_cl(err, "clGetDeviceIDs");
+        cl_int err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
+        if (err == CL_DEVICE_NOT_FOUND) continue;  // a platform without devices adds none
         std::vector<cl_device_id> ids(nd);
-        check_cl(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ids.data(), nullptr), "clGetDeviceIDs");
+        if (err == CL_SUCCESS && nd) err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ids.data(), nullptr);
+        if (err != CL_SUCCESS) {
+            if (problems)
+                *problems += "; platform " + std::to_string(pi) + ": " + cl_error_text("clGetDeviceIDs", err);
+            continue;
+        }
         for (cl_uint i = 0; i < nd; ++i) out.push_back({p, ids[i], static_cast<int>(i)});
     }
     return out;
@@ -468,7 +476,8 @@ public:
     Availability probe() override {
         Availability a;
         try {
-            const auto devices = all_devices();
+            std::string problems;
+            const auto devices = all_devices(&problems);
             a.device_count = static_cast<int>(devices.size());
             for (std::size_t i = 0; i < devices.size() && !a.has_gpu; ++i)
                 if (is_real_gpu(devices[i])) {
@@ -476,7 +485,7 @@ public:
                     a.preferred_index = static_cast<int>(i);
                 }
             a.available = a.device_count > 0;
-            if (!a.available) a.reason = "the OpenCL platforms report no device";
+            if (!a.available) a.reason = "the OpenCL platforms report no device" + problems;
         } catch (const DeviceError& e) {
             a = Availability{};
             a.reason = e.what();
@@ -494,10 +503,11 @@ public:
     }
 
     std::shared_ptr<Device> create_device(int index) override {
-        const auto devices = all_devices();
+        std::string problems;
+        const auto devices = all_devices(&problems);
         if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
             throw DeviceError("opencl:" + std::to_string(index) + " does not exist; the OpenCL platforms report " +
-                                  std::to_string(devices.size()) + " device(s)",
+                                  std::to_string(devices.size()) + " device(s)" + problems,
                               CL_DEVICE_NOT_FOUND, cl_error_name(CL_DEVICE_NOT_FOUND));
         const DeviceRef& r = devices[static_cast<std::size_t>(index)];
         return std::make_shared<OpenclDevice>(index, r.platform, r.device, r.within_platform);
@@ -785,19 +795,30 @@ double OpenclDevice::do_elapsed_ms(Event& start, Event& end) {
 void OpenclDevice::do_synchronize() {
     // Each queue is retained while it is finished: another thread may destroy
     // its stream meanwhile.
+    // A queue that cannot be retained is not finished (its stream may go
+    // meanwhile) and not released: the failure is reported after the others.
     std::vector<cl_command_queue> qs;
+    cl_int first_error = CL_SUCCESS;
+    std::string failed_call;
+    const auto note = [&](cl_int err, const char* call) {
+        if (err != CL_SUCCESS && first_error == CL_SUCCESS) {
+            first_error = err;
+            failed_call = call;
+        }
+    };
     {
         std::lock_guard<std::mutex> lock(queues_->mutex);
-        qs = queues_->queues;
-        for (cl_command_queue q : qs) clRetainCommandQueue(q);
+        for (cl_command_queue q : queues_->queues) {
+            const cl_int err = clRetainCommandQueue(q);
+            if (err == CL_SUCCESS) qs.push_back(q);
+            note(err, "clRetainCommandQueue");
+        }
     }
-    cl_int first_error = CL_SUCCESS;
     for (cl_command_queue q : qs) {
-        const cl_int err = clFinish(q);
-        if (first_error == CL_SUCCESS) first_error = err;
+        note(clFinish(q), "clFinish");
         clReleaseCommandQueue(q);
     }
-    check_cl(first_error, "Device::synchronize: clFinish");
+    check_cl(first_error, "Device::synchronize: " + failed_call);
 }
 
 // One work-group per TM × TN tile of C, column tiles along x (the NDRange's

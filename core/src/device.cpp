@@ -97,26 +97,86 @@ Device::~Device() { instrument::device_destroyed(this); }
 
 std::string Device::selector() const { return info_.backend + ":" + std::to_string(info_.index); }
 
+namespace {
+std::string memory_text(const MemoryInfo& m) {
+    std::string t = std::to_string(m.in_use) + " bytes in use and " + std::to_string(m.cached) + " cached by accel";
+    if (m.limit) t += " under a cap of " + std::to_string(m.limit) + " (Device::set_memory_limit)";
+    return t;
+}
+}  // namespace
+
 DeviceHandle Device::allocate(std::size_t bytes) {
     if (bytes == 0) return nullptr;
+    const std::string asked = "allocate: " + std::to_string(bytes) + " bytes asked on " + selector() + " (" +
+                              info_.name + "), ";
     if (info_.global_memory_bytes != 0 && bytes > info_.global_memory_bytes)
-        throw OutOfMemory("allocate: " + std::to_string(bytes) + " bytes asked on " + selector() + " (" +
-                          info_.name + "), which has " + std::to_string(info_.global_memory_bytes) +
+        throw OutOfMemory(asked + "which has " + std::to_string(info_.global_memory_bytes) +
                           " bytes of global memory in total");
-    if (!instrument::active()) return do_allocate(bytes);
-    instrument::Span span(*this, "allocate", "memory");
-    if (span.live()) span.args()["bytes"] = bytes;
-    DeviceHandle h = do_allocate(bytes);
-    instrument::allocated(*this, h, bytes);
+    {
+        // Reserve the bytes under the cap first, so that threads allocating
+        // at once cannot pass it together.
+        std::unique_lock<std::mutex> lock(memory_mutex_);
+        if (limit_ && in_use_ + do_cached_bytes() + bytes > limit_) {
+            lock.unlock();
+            do_release_cached();  // the cache is what a caching allocator gives back first
+            lock.lock();
+        }
+        if (limit_ && in_use_ + do_cached_bytes() + bytes > limit_) {
+            const MemoryInfo m{in_use_, peak_in_use_, do_cached_bytes(), limit_, info_.global_memory_bytes};
+            throw OutOfMemory(asked + "which would pass the cap: " + memory_text(m) + "; free tensors or raise the cap");
+        }
+        in_use_ += bytes;
+    }
+    DeviceHandle h = nullptr;
+    try {
+        if (!instrument::active()) {
+            h = do_allocate(bytes);
+        } else {
+            instrument::Span span(*this, "allocate", "memory");
+            if (span.live()) span.args()["bytes"] = bytes;
+            h = do_allocate(bytes);
+            instrument::allocated(*this, h, bytes);
+        }
+    } catch (const OutOfMemory& e) {
+        std::lock_guard<std::mutex> lock(memory_mutex_);
+        in_use_ -= bytes;
+        const MemoryInfo m{in_use_, peak_in_use_, do_cached_bytes(), limit_, info_.global_memory_bytes};
+        throw OutOfMemory(std::string(e.what()) + "; " + memory_text(m) + " on this device");
+    } catch (...) {
+        std::lock_guard<std::mutex> lock(memory_mutex_);
+        in_use_ -= bytes;
+        throw;
+    }
+    std::lock_guard<std::mutex> lock(memory_mutex_);
+    allocations_[h] = bytes;
+    peak_in_use_ = std::max(peak_in_use_, in_use_);
     return h;
 }
 
 void Device::deallocate(DeviceHandle h) noexcept {
     if (!h) return;
+    {
+        std::lock_guard<std::mutex> lock(memory_mutex_);
+        const auto it = allocations_.find(h);
+        if (it != allocations_.end()) {
+            in_use_ -= it->second;
+            allocations_.erase(it);
+        }
+    }
     if (!instrument::active()) return do_deallocate(h);
     instrument::Span span(*this, "free", "memory");
     do_deallocate(h);
     instrument::freed(*this, h);
+}
+
+MemoryInfo Device::memory_info() const noexcept {
+    std::lock_guard<std::mutex> lock(memory_mutex_);
+    return {in_use_, peak_in_use_, do_cached_bytes(), limit_, info_.global_memory_bytes};
+}
+
+void Device::set_memory_limit(std::uint64_t bytes) noexcept {
+    std::lock_guard<std::mutex> lock(memory_mutex_);
+    limit_ = bytes;
 }
 
 namespace {

@@ -7,7 +7,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
 #include <fstream>
+#include <thread>
 
 using namespace accel;
 using accel_test::device;
@@ -179,4 +182,34 @@ TEST_CASE("records round-trip, and a file that is not one is refused with the re
     CHECK_THROWS_AS(check::start(""), InvalidArgument);
     CHECK_THROWS_AS(check::start("no such backend!"), InvalidArgument);
     CHECK_FALSE(check::active());
+}
+
+TEST_CASE("the check holds with threads on their own streams and on the shared default stream") {
+    if (!accel_test::runs({Op::add, Op::matmul})) return;
+    auto& d = device();
+    Checking on("oracle");
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int i = 0; i < 4; ++i)
+        threads.emplace_back([&d, &failures, i] {
+            try {
+                auto g = accel_test::rng(80 + i);
+                auto own = d->create_stream();
+                ops::Options o;
+                if (i % 2) o.stream = own.get();  // half on their own stream, half on the default one
+                Tensor a = Tensor::from_host(d, Shape{9, 7}, accel_test::uniform(g, 63));
+                Tensor b = Tensor::from_host(d, Shape{7, 5}, accel_test::uniform(g, 35));
+                Tensor c(d, Shape{9, 5}), s(d, Shape{9, 7});
+                for (int k = 0; k < 10; ++k) {
+                    ops::matmul(a, b, c, {}, o);
+                    ops::add(a, a, s, o);
+                }
+                own->synchronize();
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "%s\n", e.what());
+                ++failures;
+            }
+        });
+    for (auto& t : threads) t.join();
+    CHECK(failures == 0);
 }

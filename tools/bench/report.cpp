@@ -66,6 +66,8 @@ json device_json(const DeviceReport& d) {
            {"runtime_version", i.runtime_version},
            {"compute_units", i.compute_units},
            {"global_memory_bytes", i.global_memory_bytes},
+           {"memory_peak_in_use_bytes", d.memory.peak_in_use},
+           {"memory_cached_bytes", d.memory.cached},
            {"max_block_size", i.limits.max_block_size},
            {"timer", i.timer},
            {"vendor_path", {{"matmul", d.vendor_matmul}, {"dense", d.vendor_dense}}},
@@ -279,7 +281,9 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
             out << "ceilings of " << d.shown_selector() << ": " << d.ceiling_source << "; add probe on "
                 << d.add_elements << " elements (" << num(12.0 * double(d.add_elements) / (1 << 20)) << " MiB)"
                 << (d.cache_bytes ? ", last-level cache " + num(double(d.cache_bytes) / (1 << 20)) + " MiB" : "")
-                << "; device-to-device copy " << num(d.copy_gbps) << " GB/s\n";
+                << "; device-to-device copy " << num(d.copy_gbps) << " GB/s; memory: peak "
+                << num(double(d.memory.peak_in_use) / (1 << 20)) << " MiB in use, "
+                << num(double(d.memory.cached) / (1 << 20)) << " MiB cached at the end\n";
     }
     for (const auto& u : r.unavailable) out << "not run: " << u << "\n";
     out << "\n";

@@ -611,6 +611,7 @@ Results run(const Settings& s) {
         res.rows.push_back(std::move(row));
     }
     if (s.progress) show_progress(items.size(), items.size(), t0, "");
+    for (std::size_t i = 0; i < devices.size(); ++i) res.devices[i].memory = devices[i]->memory_info();
     return res;
 }
 

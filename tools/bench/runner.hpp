@@ -95,6 +95,7 @@ struct Settings {
 struct DeviceReport {
     std::string selector;
     accel::DeviceInfo info;
+    accel::MemoryInfo memory;    ///< at the end of the run (peak in use, cached)
     bool vendor_matmul = false;  ///< has a vendor path for matmul
     bool vendor_dense = false;   ///< has a vendor path for dense
     double copy_gbps = 0;        ///< device-to-device copy, (read + write bytes) / kernel time (information)

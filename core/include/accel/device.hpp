@@ -27,6 +27,7 @@
 #include <shared_mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -241,6 +242,17 @@ struct DeviceInfo {
     std::string host;
 };
 
+/// The memory a device holds for accel (Device::memory_info()), in bytes.
+struct MemoryInfo {
+    std::uint64_t in_use = 0;  ///< allocated through Device::allocate (Buffer, Tensor) and not yet freed
+    std::uint64_t peak_in_use = 0;  ///< the most in_use has been since the device was opened
+    /// Freed by accel but kept by the backend for reuse (the CUDA backend's
+    /// cache of freed blocks); 0 on backends without such a cache.
+    std::uint64_t cached = 0;
+    std::uint64_t limit = 0;   ///< Device::set_memory_limit's cap; 0: none
+    std::uint64_t total = 0;   ///< the device's global memory (DeviceInfo::global_memory_bytes); 0: unknown
+};
+
 /// Whether `a` and `b` are one physical device seen twice, e.g. a GPU seen
 /// through CUDA and through OpenCL: both report the same non-empty UUID, or
 /// the same non-empty PCI bus id, and the same host. Devices of one backend
@@ -295,6 +307,16 @@ public:
     DeviceHandle allocate(std::size_t bytes);
     /// Frees memory from allocate(); nullptr is ignored. Never throws.
     void deallocate(DeviceHandle h) noexcept;
+    /// Bytes in use and cached now, the cap and the total (MemoryInfo).
+    /// Thread-safe; never throws.
+    MemoryInfo memory_info() const noexcept;
+    /// Caps what accel holds on this device: an allocation that would bring
+    /// in-use plus cached bytes past `bytes` first makes the backend release
+    /// its cache, then, if still past it, throws OutOfMemory. For tests and
+    /// for sharing a device with another program (as PyTorch's
+    /// set_per_process_memory_fraction); 0 removes the cap. Allocations
+    /// already made stay. Thread-safe.
+    void set_memory_limit(std::uint64_t bytes) noexcept;
 
     // ---- copies (bounds-checked; InvalidArgument on a range past a buffer's
     // end or a buffer of another device). Blocking forms return when the copy
@@ -425,6 +447,12 @@ protected:
     virtual std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const;
     /// The backend's benchmark probes (Probes); default none.
     virtual Probes* do_probes() noexcept { return nullptr; }
+    /// Bytes freed by accel that the backend keeps for reuse (a caching
+    /// allocator); default 0. Thread-safe, never throws.
+    virtual std::uint64_t do_cached_bytes() const noexcept { return 0; }
+    /// Gives the cache of freed memory back to the runtime; returns the
+    /// bytes released. Default: nothing cached. Thread-safe, never throws.
+    virtual std::uint64_t do_release_cached() noexcept { return 0; }
     /// Why (op, dtype, path), which this device does not claim, is not run
     /// here, e.g. "the device has no cl_khr_fp16"; "" for the default text.
     virtual std::string do_unsupported_reason(Op, DType, OpPath) const { return ""; }
@@ -452,6 +480,10 @@ private:
     std::vector<std::array<Kernel, kDTypeCount * 2>> kernels_;
     std::vector<KernelKey> claimed_;  ///< claim_kernels(), in op-table order
     DeviceInfo info_;
+    /// What allocate() handed out and not freed yet (memory_info, the cap).
+    mutable std::mutex memory_mutex_;
+    std::unordered_map<DeviceHandle, std::size_t> allocations_;
+    std::uint64_t in_use_ = 0, peak_in_use_ = 0, limit_ = 0;
     std::once_flag default_stream_once_;
     std::unique_ptr<Stream> default_stream_;
 };

@@ -15,7 +15,8 @@
 /// (selector_forms, auto_rank, auto_cpu_fallback); kernels are registered by
 /// Op and a device states the kernels it claims (Device::claim_kernels).
 /// 7: Stream::synchronize is non-virtual (traced); backends implement
-/// Stream::do_synchronize.
+/// Stream::do_synchronize; Device tracks its allocations (memory_info,
+/// set_memory_limit) and asks do_cached_bytes / do_release_cached.
 #define ACCEL_PLUGIN_ABI 7
 
 extern "C" {
