@@ -44,10 +44,11 @@ int main(int argc, char** argv) {
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
 
     accel::check::OpRecord r;
-    std::vector<std::vector<double>> want;
+    std::vector<std::vector<double>> want, scale;
     try {
         r = accel::check::load(file);
         want = accel::check::oracle(r);
+        scale = accel::check::scale(r);
     } catch (const accel::Error& e) {
         std::cerr << "accel-replay: " << e.what() << "\n";
         return 2;
@@ -67,12 +68,13 @@ int main(int argc, char** argv) {
                   << shape_text(shapes[i]);
     if (r.op == "dense" || r.op == "bias_activation") std::cout << " activation " << accel::activation_name(r.act);
     const double threshold = accel::nmse_threshold(info.op, r.dtype);
-    std::cout << "\nNMSE threshold of " << r.op << " in " << accel::dtype_name(r.dtype) << ": " << threshold << "\n\n";
+    std::cout << "\nerror measured as in ACCEL_CHECK: Σ(got − oracle)² / Σ(magnitude the result is computed at)²; "
+                 "threshold of " << r.op << " in " << accel::dtype_name(r.dtype) << ": " << threshold << "\n\n";
     int diverged = 0;
     if (!r.outputs_got.empty()) {
         std::vector<std::vector<double>> got;
         for (const auto& bytes : r.outputs_got) got.push_back(accel::check::widen(bytes, r.dtype));
-        const auto c = accel::check::compare(got, want);
+        const auto c = accel::check::compare(got, want, scale);
         std::cout << "  recorded on " << r.device << ": NMSE " << verdict(c, threshold) << "\n";
     }
     std::stringstream list(backends);
@@ -82,7 +84,7 @@ int main(int argc, char** argv) {
             auto device = accel::open_device(selector);
             accel::OpPath path = r.path;
             const auto got = accel::check::rerun(r, *device, &path);
-            const auto c = accel::check::compare(got, want);
+            const auto c = accel::check::compare(got, want, scale);
             if (c.nmse > threshold) ++diverged;
             std::cout << "  " << device->selector() << " (" << device->name() << ", " << accel::path_name(path)
                       << "): NMSE " << verdict(c, threshold) << "\n";

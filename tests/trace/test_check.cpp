@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -212,4 +213,41 @@ TEST_CASE("the check holds with threads on their own streams and on the shared d
         });
     for (auto& t : threads) t.join();
     CHECK(failures == 0);
+}
+
+TEST_CASE("a sum that cancels is judged at the size of its terms, as the conformance suite judges sums") {
+    // column_sum of 40 terms of ±1..2 that cancel to ~1e-4, computed in
+    // float32: its error relative to the result is ~1e-3, far past the NMSE
+    // threshold, yet it is what any correct float32 sum gives (found on the
+    // MLP example's output-layer gradient after 100 epochs).
+    auto g = accel_test::rng(111);
+    std::vector<float> x(40);
+    for (std::size_t i = 0; i < x.size(); i += 2) {
+        x[i] = accel_test::uniform(g, 1, 1.0f, 2.0f)[0] + std::ldexp(1.0f, -23) * float(i % 7);
+        x[i + 1] = -x[i] * (1.0f - std::ldexp(1.0f, -22)) + (i == 0 ? 1e-4f : 0.0f);
+    }
+    float sum = 0;  // a correct float32 sum, in an order that rounds: the positive terms first
+    for (float v : x)
+        if (v > 0) sum += v;
+    for (float v : x)
+        if (v < 0) sum += v;
+    auto bytes = [](const std::vector<float>& v) {
+        const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+        return std::vector<unsigned char>(p, p + v.size() * sizeof(float));
+    };
+    check::OpRecord r;
+    r.op = "column_sum";
+    r.m = 40;
+    r.n = 1;
+    r.inputs = {bytes(x)};
+    r.outputs_before = {bytes({0.0f})};
+    const auto want = check::oracle(r), magnitude = check::scale(r);
+    const std::vector<std::vector<double>> got{{double(sum)}};
+    const double threshold = nmse_threshold(Op::column_sum, DType::f32);
+    CHECK(magnitude[0][0] > 40);  // Σ|x|
+    CHECK(check::compare(got, want).nmse > threshold);  // relative to the result: a false alarm
+    CHECK(check::compare(got, want, magnitude).nmse <= threshold);
+    // A wrong sum is still caught at that scale.
+    const std::vector<std::vector<double>> wrong{{double(sum) + 1e-2}};
+    CHECK(check::compare(wrong, want, magnitude).nmse > threshold);
 }

@@ -5,10 +5,12 @@
 // outputs are compared with accel's float64 oracle (accel/reference.hpp) of
 // the same inputs as stored; with ACCEL_CHECK=<selector> (e.g. "host",
 // "opencl:pocl") with the same kernel call on that device. The measure is
-// the normalized mean squared error Σ(got − want)² / Σ want² of each output
-// (ggml's test-backend-ops measure; a NaN or ±Inf counts as equal only to
-// the same value), and the limit is the op table's threshold for the op and
-// dtype (OpInfo::nmse, the conformance suite's own). The first call past it
+// the normalized mean squared error of each output (ggml's test-backend-ops
+// measure), Σ(got − want)² / Σ scale², where scale is the magnitude each
+// element is computed at (check::scale: for a sum, the sum of its terms'
+// magnitudes, as the conformance suite judges sums that cancel); a NaN or
+// ±Inf counts as equal only to the same value. The limit is the op table's
+// threshold for the op and dtype (OpInfo::nmse, the conformance suite's own). The first call past it
 // throws CheckFailed (or, with ACCEL_CHECK_MODE=warn, is reported on stderr
 // and the program goes on): the message names the call's sequence number on
 // its device (see accel/trace.hpp), which call of that op it was, the op,
@@ -117,15 +119,29 @@ std::vector<std::vector<double>> rerun(const OpRecord& r, Device& device, OpPath
 /// The bytes of an output widened to double.
 std::vector<double> widen(const std::vector<unsigned char>& bytes, DType dtype);
 
+/// The magnitude each output element of the recorded call is computed at:
+/// the oracle's result with every term taken by its absolute value (matmul,
+/// gemm, dense: |A|·|B| (+ |bias|, |beta·C|); column_sum: Σ|x|; add: |a| +
+/// |b|; the backward ops and adam_step likewise), |result| for ops without
+/// cancellation. A sum whose terms cancel has a rounding error bounded
+/// relative to this, not to its result (Higham, Accuracy and Stability of
+/// Numerical Algorithms, 2nd ed., §4.2), so the check measures the error at
+/// this scale: a gradient that sums to nearly zero is judged at the size of
+/// what was summed. Throws as oracle().
+std::vector<std::vector<double>> scale(const OpRecord& r);
+
 /// How far `got` is from `want`, output by output.
 struct Comparison {
-    double nmse = 0;           ///< the largest NMSE of any output
+    /// The largest of the outputs' Σ(got − want)² / Σ scale² (scale: `want`'s
+    /// magnitudes, or |want| when none are given: then the NMSE).
+    double nmse = 0;
     std::size_t output = 0;    ///< the output it belongs to
     std::size_t index = 0;     ///< that output's worst element (largest |got − want|, or first non-finite mismatch)
     double got = 0, want = 0;  ///< its two values
 };
 /// Throws InvalidArgument when the output counts or sizes differ.
-Comparison compare(const std::vector<std::vector<double>>& got, const std::vector<std::vector<double>>& want);
+Comparison compare(const std::vector<std::vector<double>>& got, const std::vector<std::vector<double>>& want,
+                   const std::vector<std::vector<double>>& scale = {});
 
 }  // namespace check
 }  // namespace accel
