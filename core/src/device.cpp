@@ -40,7 +40,7 @@ void Event::synchronize() {
     if (!recorded_) throw InvalidArgument("Event::synchronize: the event was never recorded; call record() first");
     if (!instrument::active()) return do_synchronize();
     instrument::Span span(*device_, "synchronize", "sync");
-    if (span.live()) span.args()["what"] = "event";
+    if (span.live()) span.arg("what", "event");
     do_synchronize();
 }
 
@@ -50,7 +50,7 @@ void Stream::synchronize() {
     if (!instrument::active()) return do_synchronize();
     {
         instrument::Span span(*device_, "synchronize", "sync");
-        if (span.live()) span.args()["what"] = instrument::stream_name(*device_, *this);
+        if (span.live()) span.arg("what", instrument::stream_name(*device_, *this));
         do_synchronize();
     }
     instrument::synchronized(*device_, this);
@@ -133,7 +133,7 @@ DeviceHandle Device::allocate(std::size_t bytes) {
             h = do_allocate(bytes);
         } else {
             instrument::Span span(*this, "allocate", "memory");
-            if (span.live()) span.args()["bytes"] = bytes;
+            if (span.live()) span.arg("bytes", std::uint64_t{bytes});
             h = do_allocate(bytes);
             instrument::allocated(*this, h, bytes);
         }
@@ -209,8 +209,8 @@ void Device::traced_copy(const char* name, std::size_t bytes, Stream& s, bool bl
     {
         instrument::Span span(*this, name, "copy", &s);
         if (span.live()) {
-            span.args()["bytes"] = bytes;
-            span.args()["blocking"] = blocking;
+            span.arg("bytes", std::uint64_t{bytes});
+            span.arg("blocking", blocking);
         }
         copy();
     }
@@ -292,7 +292,7 @@ void Device::synchronize() {
     if (!instrument::active()) return do_synchronize();
     {
         instrument::Span span(*this, "synchronize", "sync");
-        if (span.live()) span.args()["what"] = "device";
+        if (span.live()) span.arg("what", "device");
         do_synchronize();
     }
     instrument::synchronized(*this, nullptr);

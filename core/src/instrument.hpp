@@ -7,8 +7,6 @@
 
 #include <accel/device.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -67,8 +65,12 @@ public:
     Span(const Span&) = delete;
     Span& operator=(const Span&) = delete;
     bool live() const noexcept { return live_; }
-    /// The event's args (only when live()).
-    nlohmann::json& args() noexcept { return args_; }
+    /// Adds an arg to the event (call only when live()).
+    void arg(const char* name, const std::string& text);
+    void arg(const char* name, const char* text) { arg(name, std::string(text)); }
+    void arg(const char* name, double number);
+    void arg(const char* name, std::uint64_t number);
+    void arg(const char* name, bool flag);
     /// Ends the span (the destructor does it when not called). Never throws.
     void end() noexcept;
 
@@ -80,8 +82,13 @@ private:
     const char* category_ = nullptr;
     double start_us_ = 0;
     std::unique_ptr<Event> start_event_;
-    nlohmann::json args_;
+    std::string args_;  ///< "key":value,... (JSON text)
+    void key(const char* name);
 };
+
+/// JSON text of a string (escaped, quoted) and of a number, appended to `out`.
+void append_json_string(std::string& out, const char* text);
+void append_json_number(std::string& out, double v);
 
 /// Allocation bookkeeping for the "memory in use" counter.
 void allocated(Device& d, DeviceHandle h, std::size_t bytes) noexcept;

@@ -7,9 +7,12 @@
 
 #include "instrument.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,7 +51,7 @@ struct Pending {
     const Stream* stream = nullptr;
     int tid = 0;
     std::string name, category;
-    json args;
+    std::string args;  // the host event's args, "key":value,...
     std::unique_ptr<Event> start, end;
 };
 
@@ -124,11 +127,62 @@ std::string with_rank(const std::string& path, int rank) {
     return path.substr(0, dot) + tag + path.substr(dot);
 }
 
-// Caller holds the lock.
+// Caller holds the lock. Metadata and counters, which are rare, go through
+// nlohmann::json; the events of calls are written as text (a
+// json object per call cost ~50 µs in allocations).
 void write_locked(Tracer& t, const json& event) {
     if (!t.out.is_open()) return;
     t.out << (t.first_event ? "\n" : ",\n") << event.dump(-1, ' ', false, json::error_handler_t::replace);
     t.first_event = false;
+}
+void write_locked(Tracer& t, const std::string& event) {
+    if (!t.out.is_open()) return;
+    t.out << (t.first_event ? "\n" : ",\n") << event;
+    t.first_event = false;
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, const char* text) {
+    out += '"';
+    for (const char* c = text; *c; ++c) {
+        const unsigned char u = static_cast<unsigned char>(*c);
+        if (u == '"' || u == '\\') {
+            out += '\\';
+            out += *c;
+        } else if (u < 0x20 || u >= 0x7f) {  // controls, and bytes that may not be UTF-8 (names come from drivers)
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", u);
+            out += buf;
+        } else {
+            out += *c;
+        }
+    }
+    out += '"';
+}
+
+void append_json_number(std::string& out, double v) {
+    if (!std::isfinite(v)) v = 0;  // JSON has no Inf/NaN
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    out += buf;
+}
+
+namespace {
+
+// One complete event ("X") as text.
+std::string complete_event(const std::string& category, const std::string& name, int pid, int tid, double ts,
+                           double dur, const std::string& args) {
+    std::string e = "{\"ph\":\"X\",\"cat\":";
+    append_json_string(e, category.c_str());
+    e += ",\"name\":";
+    append_json_string(e, name.c_str());
+    e += ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
+    append_json_number(e, ts);
+    e += ",\"dur\":";
+    append_json_number(e, dur);
+    e += ",\"args\":{" + args + "}}";
+    return e;
 }
 
 DeviceState& state_locked(Tracer& t, Device& d) {
@@ -165,25 +219,22 @@ int stream_number_locked(DeviceState& s, Device& d, const Stream& stream) {
     return s.streams[&stream] = s.next_stream++;
 }
 
-// Device time of one finished record, as an event on its stream's track.
-// Called without the lock (reads the device's events).
-json device_event(Device& d, Pending& p, double epoch_us, Event& epoch) {
-    double start_ms = 0, ms = 0;
+// Device time of one finished record: start (µs on the host clock) and
+// duration (µs). Called without the lock (reads the device's events).
+std::pair<double, double> device_time(Device& d, Pending& p, double epoch_us, Event& epoch) {
+    double start_ms = 0;
     try {
         start_ms = d.elapsed_ms(epoch, *p.start);
     } catch (const InvalidArgument&) {
         start_ms = 0;  // the two clocks disagree by less than their resolution
     }
-    ms = d.elapsed_ms(*p.start, *p.end);
-    json args = std::move(p.args);
-    args["device_ms"] = ms;
-    return {{"ph", "X"},  {"cat", p.category},        {"name", p.name},
-            {"pid", 0},   {"tid", p.tid},             {"ts", epoch_us + start_ms * 1000.0},
-            {"dur", ms * 1000.0}, {"args", std::move(args)}};
+    const double ms = d.elapsed_ms(*p.start, *p.end);
+    return {epoch_us + start_ms * 1000.0, ms * 1000.0};
 }
 
 // Reads the device times of `ready` (their work has finished, or `wait`
-// says to wait for it) and writes them. Called without the lock.
+// says to wait for it) and writes them on their streams' tracks. Called
+// without the lock.
 void resolve(Device& d, std::deque<Pending>& ready, bool wait) {
     if (ready.empty()) return;
     Quiet quiet;
@@ -197,12 +248,12 @@ void resolve(Device& d, std::deque<Pending>& ready, bool wait) {
         epoch = it->second.epoch.get();  // lives as long as the device's state
         epoch_us = it->second.epoch_us;
     }
-    std::vector<json> events;
+    std::vector<std::pair<double, double>> times;
     std::string failure;
     for (Pending& p : ready) {
         try {
             if (wait) p.end->synchronize();
-            events.push_back(device_event(d, p, epoch_us, *epoch));
+            times.push_back(device_time(d, p, epoch_us, *epoch));
         } catch (const std::exception& e) {
             failure = e.what();
             break;
@@ -213,26 +264,26 @@ void resolve(Device& d, std::deque<Pending>& ready, bool wait) {
     if (it == t.devices.end()) return;
     DeviceState& s = it->second;
     describe_locked(t, s);
-    for (json& e : events) {
-        e["pid"] = s.pid;
+    for (std::size_t i = 0; i < times.size(); ++i) {
+        Pending& p = ready[i];
+        auto [ts, dur] = times[i];
         // One stream runs its work in order: a later item never starts before
         // the one before it ended (the two clocks' rounding could say so).
-        double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
-        const int tid = e["tid"].get<int>();
-        double& last = s.track_end[tid];
+        double& last = s.track_end[p.tid];
         if (ts < last) {
             dur = std::max(0.0, ts + dur - last);
             ts = last;
         }
         last = ts + dur;
-        e["ts"] = ts;
-        e["dur"] = dur;
-        write_locked(t, e);
+        std::string args = p.args;
+        args += std::string(args.empty() ? "" : ",") + "\"device_ms\":";
+        append_json_number(args, dur / 1000.0);
+        write_locked(t, complete_event(p.category, p.name, s.pid, p.tid, ts, dur, args));
     }
     if (!failure.empty() && s.timing_off.empty()) {
         s.timing_off = "reading device times failed: " + failure;
-        write_locked(t, {{"ph", "i"}, {"s", "p"}, {"name", "device times off"}, {"pid", s.pid}, {"tid", 0},
-                         {"ts", now_us()}, {"args", {{"why", s.timing_off}}}});
+        write_locked(t, json{{"ph", "i"}, {"s", "p"}, {"name", "device times off"}, {"pid", s.pid}, {"tid", 0},
+                             {"ts", now_us()}, {"args", {{"why", s.timing_off}}}});
     }
 }
 
@@ -357,7 +408,6 @@ Span::Span(Device& d, const char* name, const char* category, Stream* stream) {
     stream_ = stream;
     name_ = name;
     category_ = category;
-    args_ = json::object();
     if (stream) {
         start_timing(d);
         Tracer& t = tracer();
@@ -378,6 +428,28 @@ Span::Span(Device& d, const char* name, const char* category, Stream* stream) {
         }
     }
     start_us_ = now_us();
+}
+
+void Span::key(const char* name) {
+    if (!args_.empty()) args_ += ',';
+    append_json_string(args_, name);
+    args_ += ':';
+}
+void Span::arg(const char* name, const std::string& text) {
+    key(name);
+    append_json_string(args_, text.c_str());
+}
+void Span::arg(const char* name, double number) {
+    key(name);
+    append_json_number(args_, number);
+}
+void Span::arg(const char* name, std::uint64_t number) {
+    key(name);
+    args_ += std::to_string(number);
+}
+void Span::arg(const char* name, bool flag) {
+    key(name);
+    args_ += flag ? "true" : "false";
 }
 
 void Span::end() noexcept {
@@ -406,7 +478,7 @@ void Span::end() noexcept {
             name_track_locked(t, s, tid, "host thread " + std::to_string(tid));
             if (stream_) {
                 const int number = stream_number_locked(s, *device_, *stream_);
-                args_["stream"] = "stream " + std::to_string(number);
+                arg("stream", "stream " + std::to_string(number));
                 if (end_event) {
                     const int track = kStreamTrackBase + number;
                     name_track_locked(t, s, track, "stream " + std::to_string(number) + (number ? "" : " (default)"));
@@ -423,14 +495,8 @@ void Span::end() noexcept {
                     if (s.pending.size() > kPendingLimit) take_locked(s, nullptr, kPendingLimit / 2, overflow);
                 }
             }
-            write_locked(t, {{"ph", "X"},
-                             {"cat", category_},
-                             {"name", name_},
-                             {"pid", s.pid},
-                             {"tid", tid},
-                             {"ts", start_us_},
-                             {"dur", std::max(0.0, end_us - start_us_)},
-                             {"args", std::move(args_)}});
+            write_locked(t, complete_event(category_, name_, s.pid, tid, start_us_, std::max(0.0, end_us - start_us_),
+                                           args_));
         }
         resolve(*device_, overflow, true);
     } catch (...) {

@@ -686,16 +686,15 @@ void KernelAccess::run_observed(Device& d, Op op, const KernelArgs& a, const Ker
         if (span.live()) {
             const OpInfo& info = op_info(op);
             const OpSize size{a.m, a.n, a.k};
-            nlohmann::json& args = span.args();
-            args["seq"] = call.seq;
-            args["of_op"] = call.of_op;
-            args["dtype"] = dtype_name(a.dtype);
-            if (op == Op::convert) args["src_dtype"] = dtype_name(a.src_dtype);
-            args["path"] = path_name(a.path);
-            args["shapes"] = shapes_text(op, a);
-            if (info.bytes) args["bytes"] = info.bytes(size, a.dtype);
-            if (info.flops) args["flops"] = info.flops(size);
-            if (op == Op::dense || op == Op::bias_activation) args["activation"] = activation_name(a.act);
+            span.arg("seq", std::uint64_t{call.seq});
+            span.arg("of_op", std::uint64_t{call.of_op});
+            span.arg("dtype", dtype_name(a.dtype));
+            if (op == Op::convert) span.arg("src_dtype", dtype_name(a.src_dtype));
+            span.arg("path", path_name(a.path));
+            span.arg("shapes", shapes_text(op, a));
+            if (info.bytes) span.arg("bytes", info.bytes(size, a.dtype));
+            if (info.flops) span.arg("flops", info.flops(size));
+            if (op == Op::dense || op == Op::bias_activation) span.arg("activation", activation_name(a.act));
         }
         kernel(a);
     }
