@@ -54,13 +54,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const accel::OpInfo& info = *accel::find_op(r.op);
-    accel::KernelArgs shape_args;
-    shape_args.m = r.m;
-    shape_args.n = r.n;
-    shape_args.k = r.k;
-    shape_args.trans_a = r.trans_a;
-    shape_args.trans_b = r.trans_b;
-    const auto shapes = accel::operand_shapes(info.op, shape_args);
+    const auto shapes = accel::operand_shapes(info.op, accel::check::kernel_args(r));
     std::cout << "op " << r.seq << " (call " << r.of_op << " of " << r.op << ") recorded on " << r.device << " ("
               << r.device_name << "): " << accel::dtype_name(r.dtype) << " " << accel::path_name(r.path);
     for (std::size_t i = 0; i < shapes.size(); ++i)

@@ -92,22 +92,6 @@ std::pair<std::size_t, std::size_t> launch_extent(Op op, const KernelArgs& a) {
     return {1, a.n};
 }
 
-KernelArgs args_of(const check::OpRecord& r, Op op) {
-    KernelArgs a;
-    a.dtype = r.dtype;
-    a.src_dtype = r.src_dtype;
-    a.path = r.path;
-    a.m = r.m;
-    a.n = r.n;
-    a.k = r.k;
-    a.trans_a = r.trans_a;
-    a.trans_b = r.trans_b;
-    a.act = r.act;
-    a.scalars = r.scalars;
-    (void)op;
-    return a;
-}
-
 std::string file_name_piece(std::string s) {
     for (char& c : s)
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
@@ -126,6 +110,37 @@ double activate(Activation act, double v) {
 }  // namespace
 
 namespace check {
+
+OpRecord describe(Op op, const KernelArgs& a) {
+    OpRecord r;
+    r.op = op_info(op).name;
+    r.dtype = a.dtype;
+    r.src_dtype = a.src_dtype;
+    r.path = a.path;
+    r.m = a.m;
+    r.n = a.n;
+    r.k = a.k;
+    r.trans_a = a.trans_a;
+    r.trans_b = a.trans_b;
+    r.act = a.act;
+    r.scalars = a.scalars;
+    return r;
+}
+
+KernelArgs kernel_args(const OpRecord& r) {
+    KernelArgs a;
+    a.dtype = r.dtype;
+    a.src_dtype = r.src_dtype;
+    a.path = r.path;
+    a.m = r.m;
+    a.n = r.n;
+    a.k = r.k;
+    a.trans_a = r.trans_a;
+    a.trans_b = r.trans_b;
+    a.act = r.act;
+    a.scalars = r.scalars;
+    return a;
+}
 
 std::vector<double> widen(const std::vector<unsigned char>& bytes, DType dtype) {
     std::vector<double> out(bytes.size() / dtype_size(dtype));
@@ -163,9 +178,7 @@ std::vector<std::vector<double>> oracle(const OpRecord& r) {
         }
         case Op::bce_with_logits_backward: return {reference::bce_with_logits_backward(in[0], in[1], r.scalars[0])};
         case Op::adam_step: {  // inputs p, grad, m, v; outputs p, m, v (AdamScalarArgs)
-            KernelArgs a;
-            a.scalars = r.scalars;
-            const AdamScalarArgs hp = AdamScalarArgs::of(a);
+            const AdamScalarArgs hp = AdamScalarArgs::of(kernel_args(r));
             reference::Vec p = in[0], m = in[2], v = in[3];
             for (std::size_t i = 0; i < p.size(); ++i) {
                 const double g = in[1][i];
@@ -192,7 +205,7 @@ std::vector<std::vector<double>> rerun(const OpRecord& r, Device& device, OpPath
     const OpInfo* info = find_op(r.op);
     if (!info) throw InvalidArgument("check::rerun: the op table has no op named '" + r.op + "'");
     const Op op = info->op;
-    KernelArgs a = args_of(r, op);
+    KernelArgs a = check::kernel_args(r);
     if (!device.supports(op, r.dtype, a.path)) a.path = OpPath::native;
     if (!device.supports(op, r.dtype, a.path))
         throw Unsupported(std::string(op_name(op)) + " cannot run on " + device.selector() + ": " +
@@ -299,9 +312,7 @@ std::vector<std::vector<double>> scale(const OpRecord& r) {
             return {s};
         }
         case Op::adam_step: {  // p − u; m' = β1·m + (1 − β1)·g; v' has no cancellation
-            KernelArgs a;
-            a.scalars = r.scalars;
-            const AdamScalarArgs hp = AdamScalarArgs::of(a);
+            const AdamScalarArgs hp = AdamScalarArgs::of(kernel_args(r));
             const std::vector<double> p = widen(r.inputs[0], in_type);
             reference::Vec sp(p.size()), sm(p.size());
             for (std::size_t i = 0; i < p.size(); ++i) {
@@ -450,7 +461,7 @@ OpRecord load(const std::string& path) {
         r.outputs_before = blobs("outputs_before");
         r.outputs_got = blobs("outputs_got");
         // Every operand's size must be its shape's.
-        KernelArgs a = args_of(r, info->op);
+        KernelArgs a = check::kernel_args(r);
         for (std::size_t i = 0; i < r.inputs.size() && i < a.in.size(); ++i)
             if (!r.inputs[i].empty()) a.in[i] = &a;  // present (any non-null handle)
         const auto shapes = operand_shapes(info->op, a);
@@ -552,18 +563,7 @@ namespace {
 // The operands of a call, read before it runs.
 check::OpRecord snapshot(Device& d, Op op, const KernelArgs& a) {
     const OpInfo& info = op_info(op);
-    check::OpRecord r;
-    r.op = info.name;
-    r.dtype = a.dtype;
-    r.src_dtype = a.src_dtype;
-    r.path = a.path;
-    r.m = a.m;
-    r.n = a.n;
-    r.k = a.k;
-    r.trans_a = a.trans_a;
-    r.trans_b = a.trans_b;
-    r.act = a.act;
-    r.scalars = a.scalars;
+    check::OpRecord r = check::describe(op, a);
     const auto shapes = operand_shapes(op, a);
     a.stream->synchronize();
     const DType in_type = input_dtype(op, a.dtype, a.src_dtype);

@@ -183,14 +183,6 @@ std::string code_name_of(cl_int code) {
     return it == names.end() ? std::to_string(code) : it->second;
 }
 
-double rss_bytes() {
-    malloc_trim(0);
-    std::ifstream f("/proc/self/statm");
-    double size = 0, resident = 0;
-    f >> size >> resident;
-    return resident * static_cast<double>(sysconf(_SC_PAGESIZE));
-}
-
 struct Counts {
     int injected = 0, not_reached = 0, reported = 0, silent = 0;
 };
@@ -290,9 +282,9 @@ TEST_CASE("every failing cl* call gives a clear error, and the device works agai
     // releases leak in the implementation by their nature, so these sweeps
     // leave them out; the first one settles caches.
     (void)sweep(l, g, false, false, {1});
-    const double before = rss_bytes();
+    const double before = resident_bytes();
     (void)sweep(l, g, false, false, {1});
-    const double grown = rss_bytes() - before;
+    const double grown = resident_bytes() - before;
     std::printf("resident set growth over a sweep (releases left out): %.1f MB\n", grown / 1048576.0);
     CHECK(grown < 16.0 * 1048576.0);
 #endif

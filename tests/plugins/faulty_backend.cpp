@@ -84,17 +84,7 @@ protected:
 private:
     void run(Op op, const KernelArgs& a) {
         const OpInfo& info = op_info(op);
-        check::OpRecord r;
-        r.op = info.name;
-        r.dtype = a.dtype;
-        r.src_dtype = a.src_dtype;
-        r.m = a.m;
-        r.n = a.n;
-        r.k = a.k;
-        r.trans_a = a.trans_a;
-        r.trans_b = a.trans_b;
-        r.act = a.act;
-        r.scalars = a.scalars;
+        check::OpRecord r = check::describe(op, a);
         const auto shapes = operand_shapes(op, a);
         const auto bytes_of = [&](std::size_t operand, DType t) { return elements(shapes[operand]) * dtype_size(t); };
         for (std::size_t i = 0; i < info.inputs.size(); ++i) {

@@ -39,16 +39,6 @@ namespace {
 constexpr std::size_t kWarmupCycles = 10, kCycles = 200;
 constexpr double kRssGrowthLimit = 8.0 * 1024 * 1024;  // bytes: allocator noise, never a per-cycle leak
 
-// Resident bytes after handing freed heap memory back to the system, so that
-// what remains is memory still in use, not the allocator's free lists.
-double rss_bytes() {
-    malloc_trim(0);
-    std::ifstream f("/proc/self/statm");
-    double size = 0, resident = 0;
-    f >> size >> resident;
-    return resident * static_cast<double>(sysconf(_SC_PAGESIZE));
-}
-
 void use_and_release(std::mt19937_64& g) {
     std::shared_ptr<Device> dev = default_device();
     // matmul large enough that CLBlast runs its tiled Xgemm kernels and their
@@ -90,9 +80,9 @@ void use_and_release(std::mt19937_64& g) {
 TEST_CASE("opening, using and releasing a device 200 times does not grow the process") {
     auto g = rng(77);
     for (std::size_t i = 0; i < kWarmupCycles; ++i) use_and_release(g);
-    const double before = rss_bytes();
+    const double before = resident_bytes();
     for (std::size_t i = 0; i < kCycles; ++i) use_and_release(g);
-    const double after = rss_bytes();
+    const double after = resident_bytes();
     std::cout << "lifecycle " << selector_from_env() << ": RSS " << before / 1048576 << " MiB after "
               << kWarmupCycles << " warm-up cycles, " << after / 1048576 << " MiB after " << kCycles
               << " more (" << (after - before) / kCycles << " bytes per cycle)\n";

@@ -1,5 +1,10 @@
 #include "check.hpp"
 
+#include <malloc.h>
+#include <unistd.h>
+
+#include <fstream>
+
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -22,6 +27,14 @@ std::size_t work_cap() {
         accel::env::read_uint("ACCEL_TEST_MAX_WORK", 1, std::numeric_limits<std::size_t>::max())
             .value_or(std::numeric_limits<std::size_t>::max()));
     return cap;
+}
+
+double resident_bytes() {
+    malloc_trim(0);
+    std::ifstream f("/proc/self/statm");
+    double size = 0, resident = 0;
+    f >> size >> resident;
+    return resident * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
 bool runs_at_size(std::size_t work, const std::string& what) {

@@ -65,6 +65,12 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& ref
 void expect_close_at_scale(const std::vector<float>& got, const std::vector<double>& ref,
                            const std::vector<double>& scale, double threshold, const std::string& what);
 
+/// Resident bytes of this process (/proc/self/statm) after handing freed
+/// heap memory back to the system (malloc_trim), so that what remains is
+/// memory still in use, not the allocator's free lists. Meaningless under
+/// the sanitizers, whose allocators keep freed memory resident.
+double resident_bytes();
+
 /// Whether a case of `work` elements (or multiply-adds) runs: always, unless
 /// ACCEL_TEST_MAX_WORK caps it. Kernel checkers such as Oclgrind simulate
 /// every work-item, so their runs keep to the small cases. A case left out is

@@ -93,6 +93,13 @@ struct OpRecord {
     double nmse = 0, threshold = 0;
 };
 
+/// A record of a call's op, dtypes, path, sizes and scalars (no operands
+/// yet): what snapshots and test backends start from. Throws as op_info.
+OpRecord describe(Op op, const KernelArgs& args);
+/// The record's dtypes, path, sizes and scalars as KernelArgs (no operand
+/// handles, default geometry, no stream).
+KernelArgs kernel_args(const OpRecord& r);
+
 /// Writes `r` to `path` as CBOR (RFC 8949; a map with format
 /// "accel-op-record", version 1). Throws InvalidArgument when the file
 /// cannot be written.
