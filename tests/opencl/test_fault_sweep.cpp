@@ -144,6 +144,8 @@ void workload(std::mt19937_64& g, bool* correct) {
     }
     ops::column_sum(ty, tcol);
     (void)tcol.download();
+    d->copy_device_to_device(tc, 0, ta, 0, n * sizeof(float));
+    ok(reference::nmse(tc.download(), reference::Vec(a.begin(), a.end())), Op::add);
     Tensor m0 = Tensor::from_host(d, {n}, std::vector<float>(n, 0.0f)), v0 = Tensor::from_host(d, {n}, std::vector<float>(n, 0.0f));
     ops::adam_step(ta, tb, m0, v0, 1, ops::AdamParams{});
     (void)ta.download();
