@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     try {
         r = accel::check::load(file);
         want = accel::check::oracle(r);
-        scale = accel::check::scale(r);
+        scale = accel::check::scale(r, want);
     } catch (const accel::Error& e) {
         std::cerr << "accel-replay: " << e.what() << "\n";
         return 2;

@@ -107,10 +107,12 @@ std::string memory_text(const MemoryInfo& m) {
 
 DeviceHandle Device::allocate(std::size_t bytes) {
     if (bytes == 0) return nullptr;
-    const std::string asked = "allocate: " + std::to_string(bytes) + " bytes asked on " + selector() + " (" +
-                              info_.name + "), ";
+    // Built only for an error: allocations are frequent.
+    const auto asked = [&] {
+        return "allocate: " + std::to_string(bytes) + " bytes asked on " + selector() + " (" + info_.name + "), ";
+    };
     if (info_.global_memory_bytes != 0 && bytes > info_.global_memory_bytes)
-        throw OutOfMemory(asked + "which has " + std::to_string(info_.global_memory_bytes) +
+        throw OutOfMemory(asked() + "which has " + std::to_string(info_.global_memory_bytes) +
                           " bytes of global memory in total");
     {
         // Reserve the bytes under the cap first, so that threads allocating
@@ -121,10 +123,9 @@ DeviceHandle Device::allocate(std::size_t bytes) {
             do_release_cached();  // the cache is what a caching allocator gives back first
             lock.lock();
         }
-        if (limit_ && in_use_ + do_cached_bytes() + bytes > limit_) {
-            const MemoryInfo m{in_use_, peak_in_use_, do_cached_bytes(), limit_, info_.global_memory_bytes};
-            throw OutOfMemory(asked + "which would pass the cap: " + memory_text(m) + "; free tensors or raise the cap");
-        }
+        if (limit_ && in_use_ + do_cached_bytes() + bytes > limit_)
+            throw OutOfMemory(asked() + "which would pass the cap: " + memory_text(memory_info_locked()) +
+                              "; free tensors or raise the cap");
         in_use_ += bytes;
     }
     DeviceHandle h = nullptr;
@@ -135,21 +136,22 @@ DeviceHandle Device::allocate(std::size_t bytes) {
             instrument::Span span(*this, "allocate", "memory");
             if (span.live()) span.arg("bytes", std::uint64_t{bytes});
             h = do_allocate(bytes);
-            instrument::allocated(*this, h, bytes);
         }
     } catch (const OutOfMemory& e) {
         std::lock_guard<std::mutex> lock(memory_mutex_);
         in_use_ -= bytes;
-        const MemoryInfo m{in_use_, peak_in_use_, do_cached_bytes(), limit_, info_.global_memory_bytes};
-        throw OutOfMemory(std::string(e.what()) + "; " + memory_text(m) + " on this device");
+        throw OutOfMemory(std::string(e.what()) + "; " + memory_text(memory_info_locked()) + " on this device");
     } catch (...) {
         std::lock_guard<std::mutex> lock(memory_mutex_);
         in_use_ -= bytes;
         throw;
     }
-    std::lock_guard<std::mutex> lock(memory_mutex_);
-    allocations_[h] = bytes;
-    peak_in_use_ = std::max(peak_in_use_, in_use_);
+    {
+        std::lock_guard<std::mutex> lock(memory_mutex_);
+        allocations_[h] = bytes;
+        peak_in_use_ = std::max(peak_in_use_, in_use_);
+    }
+    if (instrument::active()) instrument::memory_changed(*this);
     return h;
 }
 
@@ -164,13 +166,19 @@ void Device::deallocate(DeviceHandle h) noexcept {
         }
     }
     if (!instrument::active()) return do_deallocate(h);
-    instrument::Span span(*this, "free", "memory");
-    do_deallocate(h);
-    instrument::freed(*this, h);
+    {
+        instrument::Span span(*this, "free", "memory");
+        do_deallocate(h);
+    }
+    instrument::memory_changed(*this);
 }
 
 MemoryInfo Device::memory_info() const noexcept {
     std::lock_guard<std::mutex> lock(memory_mutex_);
+    return memory_info_locked();
+}
+
+MemoryInfo Device::memory_info_locked() const noexcept {
     return {in_use_, peak_in_use_, do_cached_bytes(), limit_, info_.global_memory_bytes};
 }
 

@@ -90,9 +90,9 @@ private:
 void append_json_string(std::string& out, const char* text);
 void append_json_number(std::string& out, double v);
 
-/// Allocation bookkeeping for the "memory in use" counter.
-void allocated(Device& d, DeviceHandle h, std::size_t bytes) noexcept;
-void freed(Device& d, DeviceHandle h) noexcept;
+/// After an allocation or a free: the "memory in use" counter of `d`
+/// (Device::memory_info().in_use).
+void memory_changed(Device& d) noexcept;
 /// After a synchronize: `s` (or every stream of `d` when null) has finished
 /// its work, so its device times can be read without waiting.
 void synchronized(Device& d, const Stream* s) noexcept;

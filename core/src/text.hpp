@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <sstream>
 #include <string>
 
 namespace accel {
@@ -44,6 +45,14 @@ inline std::string echo(const std::string& s, std::size_t keep = 64) {
     }
     if (chars > keep) out += "… (" + std::to_string(chars) + " characters)";
     return out;
+}
+
+/// A float for a message: the shorter of fixed or exponent form, 6
+/// significant digits (1e-08, not std::to_string's 0.000000).
+inline std::string number(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
 }
 
 }  // namespace detail

@@ -24,7 +24,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <unordered_map>
 #include <vector>
 
 namespace accel {
@@ -72,8 +71,6 @@ struct DeviceState {
     std::deque<Pending> pending;
     std::shared_ptr<Device> keep;      // while device times are pending
     std::map<int, double> track_end;  // per stream track: end of the latest device event
-    std::unordered_map<DeviceHandle, std::size_t> sizes;
-    std::uint64_t in_use = 0;
 };
 
 struct Tracer {
@@ -308,14 +305,15 @@ std::shared_ptr<Device> take_locked(DeviceState& s, const Stream* stream, std::s
     return release;
 }
 
-// Starts device timing on `d`: an event on a fresh stream, synchronized, is
-// the point where the device's clock meets the host's. Called without the lock.
-void start_timing(Device& d) {
+// Whether device times can be measured on `d`. The first call starts them:
+// an event on a fresh stream, synchronized, is the point where the device's
+// clock meets the host's. Called without the lock.
+bool device_timing(Device& d) {
     Tracer& t = tracer();
     {
         std::lock_guard<std::mutex> lock(t.mutex);
         DeviceState& s = state_locked(t, d);
-        if (s.timing_tried) return;
+        if (s.timing_tried) return s.epoch && s.timing_off.empty();
         s.timing_tried = true;
     }
     Quiet quiet;
@@ -337,6 +335,7 @@ void start_timing(Device& d) {
     s.epoch = std::move(epoch);
     s.epoch_us = epoch_us;
     s.timing_off = why;
+    return s.epoch && s.timing_off.empty();
 }
 
 void finish_locked(Tracer& t) {
@@ -408,23 +407,13 @@ Span::Span(Device& d, const char* name, const char* category, Stream* stream) {
     stream_ = stream;
     name_ = name;
     category_ = category;
-    if (stream) {
-        start_timing(d);
-        Tracer& t = tracer();
-        bool timing = false;
-        {
-            std::lock_guard<std::mutex> lock(t.mutex);
-            const DeviceState& s = state_locked(t, d);
-            timing = s.epoch && s.timing_off.empty();
-        }
-        if (timing) {
-            Quiet quiet;
-            try {
-                start_event_ = d.create_event();
-                start_event_->record(*stream);
-            } catch (const std::exception&) {
-                start_event_.reset();
-            }
+    if (stream && device_timing(d)) {
+        Quiet quiet;
+        try {
+            start_event_ = d.create_event();
+            start_event_->record(*stream);
+        } catch (const std::exception&) {
+            start_event_.reset();
         }
     }
     start_us_ = now_us();
@@ -505,36 +494,17 @@ void Span::end() noexcept {
     }
 }
 
-void allocated(Device& d, DeviceHandle h, std::size_t bytes) noexcept {
-    if (!tracing() || !h) return;
+void memory_changed(Device& d) noexcept {
+    if (!tracing()) return;
     try {
+        const std::uint64_t in_use = d.memory_info().in_use;
         Tracer& t = tracer();
         std::lock_guard<std::mutex> lock(t.mutex);
         if (!t.out.is_open()) return;
         DeviceState& s = state_locked(t, d);
         describe_locked(t, s);
-        s.sizes[h] = bytes;
-        s.in_use += bytes;
         write_locked(t, {{"ph", "C"}, {"name", "memory in use"}, {"pid", s.pid}, {"tid", 0}, {"ts", now_us()},
-                         {"args", {{"bytes", s.in_use}}}});
-    } catch (...) {
-    }
-}
-
-void freed(Device& d, DeviceHandle h) noexcept {
-    if (!tracing() || !h) return;
-    try {
-        Tracer& t = tracer();
-        std::lock_guard<std::mutex> lock(t.mutex);
-        auto it = t.devices.find(&d);
-        if (!t.out.is_open() || it == t.devices.end()) return;
-        DeviceState& s = it->second;
-        auto size = s.sizes.find(h);
-        if (size == s.sizes.end()) return;  // allocated before the trace started
-        s.in_use -= size->second;
-        s.sizes.erase(size);
-        write_locked(t, {{"ph", "C"}, {"name", "memory in use"}, {"pid", s.pid}, {"tid", 0}, {"ts", now_us()},
-                         {"args", {{"bytes", s.in_use}}}});
+                         {"args", {{"bytes", in_use}}}});
     } catch (...) {
     }
 }

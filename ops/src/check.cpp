@@ -47,13 +47,6 @@ CheckConfig& config() {
     return *c;
 }
 
-std::string number(double v) {
-    std::ostringstream s;
-    s.precision(6);
-    s << v;
-    return s.str();
-}
-
 // Shapes as the trace and messages print them: "a[256,30] b[30,1024] -> c[256,1024]".
 std::string shapes_text(Op op, const KernelArgs& a) {
     const OpInfo& info = op_info(op);
@@ -96,6 +89,29 @@ std::string file_name_piece(std::string s) {
     for (char& c : s)
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
     return s;
+}
+
+// C = op(A)·op(B) + beta·C_before (beta 0: C is not read, whatever it holds,
+// as in BLAS). On magnitudes, with |beta|, it gives gemm's scale.
+reference::Vec gemm_of(const check::OpRecord& r, const reference::Vec& a, const reference::Vec& b, double beta,
+                       const reference::Vec& c_before) {
+    reference::Vec c = reference::matmul(a, b, r.m, r.n, r.k, r.trans_a, r.trans_b);
+    if (beta != 0)
+        for (std::size_t i = 0; i < c.size(); ++i) c[i] += beta * c_before[i];
+    return c;
+}
+
+// z[row, c] = alpha·y[row, c] + bias[c] over [m, n], bias_activation's input
+// to its activation (alpha 0: y is not read; no bias: 0).
+reference::Vec epilogue_input(const check::OpRecord& r, double alpha, const reference::Vec& y,
+                              const reference::Vec& bias) {
+    reference::Vec z(r.m * r.n);
+    for (std::size_t row = 0; row < r.m; ++row)
+        for (std::size_t c = 0; c < r.n; ++c) {
+            const std::size_t i = row * r.n + c;
+            z[i] = (alpha != 0 ? alpha * y[i] : 0.0) + (bias.empty() ? 0.0 : bias[c]);
+        }
+    return z;
 }
 
 double activate(Activation act, double v) {
@@ -158,22 +174,12 @@ std::vector<std::vector<double>> oracle(const OpRecord& r) {
     for (const auto& bytes : r.outputs_before) before.push_back(widen(bytes, r.dtype));
     switch (op) {
         case Op::matmul: return {reference::matmul(in[0], in[1], r.m, r.n, r.k, r.trans_a, r.trans_b)};
-        case Op::gemm: {
-            reference::Vec c = reference::matmul(in[0], in[1], r.m, r.n, r.k, r.trans_a, r.trans_b);
-            if (r.scalars[0] != 0)  // beta 0: C is not read (BLAS), whatever it holds
-                for (std::size_t i = 0; i < c.size(); ++i) c[i] += r.scalars[0] * before[0][i];
-            return {c};
-        }
+        case Op::gemm: return {gemm_of(r, in[0], in[1], r.scalars[0], before[0])};
         case Op::dense: return {reference::dense(in[0], in[1], in[2], r.m, r.k, r.n, r.act)};
         case Op::column_sum: return {reference::column_sum(in[0], r.m, r.n)};
         case Op::bias_activation: {
-            reference::Vec y(r.m * r.n);
-            for (std::size_t row = 0; row < r.m; ++row)
-                for (std::size_t c = 0; c < r.n; ++c) {
-                    const std::size_t i = row * r.n + c;
-                    const double x = (r.scalars[0] != 0 ? r.scalars[0] * before[0][i] : 0.0) + (in[0].empty() ? 0.0 : in[0][c]);
-                    y[i] = activate(r.act, x);
-                }
+            reference::Vec y = epilogue_input(r, r.scalars[0], before[0], in[0]);
+            for (double& v : y) v = activate(r.act, v);
             return {y};
         }
         case Op::bce_with_logits_backward: return {reference::bce_with_logits_backward(in[0], in[1], r.scalars[0])};
@@ -245,7 +251,7 @@ std::vector<std::vector<double>> rerun(const OpRecord& r, Device& device, OpPath
     return got;
 }
 
-std::vector<std::vector<double>> scale(const OpRecord& r) {
+std::vector<std::vector<double>> scale(const OpRecord& r, const std::vector<std::vector<double>>& want) {
     const OpInfo* info = find_op(r.op);
     if (!info) throw InvalidArgument("check::scale: the op table has no op named '" + r.op + "'");
     const Op op = info->op;
@@ -258,7 +264,9 @@ std::vector<std::vector<double>> scale(const OpRecord& r) {
     for (const auto& bytes : r.inputs) in.push_back(magnitudes(widen(bytes, in_type)));
     std::vector<reference::Vec> before;
     for (const auto& bytes : r.outputs_before) before.push_back(magnitudes(widen(bytes, r.dtype)));
-    const std::vector<std::vector<double>> want = oracle(r);
+    if (want.size() != r.outputs_before.size())
+        throw InvalidArgument("check::scale: " + std::to_string(want.size()) + " reference outputs for " + r.op +
+                              ", which has " + std::to_string(r.outputs_before.size()));
     auto plus = [](reference::Vec a, const reference::Vec& b) {
         for (std::size_t i = 0; i < a.size(); ++i) a[i] += std::fabs(b[i]);
         return a;
@@ -272,26 +280,14 @@ std::vector<std::vector<double>> scale(const OpRecord& r) {
     };
     switch (op) {
         case Op::matmul: return {reference::matmul(in[0], in[1], r.m, r.n, r.k, r.trans_a, r.trans_b)};
-        case Op::gemm: {
-            reference::Vec c = reference::matmul(in[0], in[1], r.m, r.n, r.k, r.trans_a, r.trans_b);
-            if (r.scalars[0] != 0)
-                for (std::size_t i = 0; i < c.size(); ++i) c[i] += std::fabs(r.scalars[0]) * before[0][i];
-            return {c};
-        }
+        case Op::gemm: return {gemm_of(r, in[0], in[1], std::fabs(r.scalars[0]), before[0])};
         case Op::dense: {
             const reference::Vec z = reference::dense(in[0], in[1], in[2], r.m, r.k, r.n, Activation::none);
             return {plus(through(z, r.act), want[0])};
         }
         case Op::column_sum: return {reference::column_sum(in[0], r.m, r.n)};
-        case Op::bias_activation: {
-            reference::Vec z(r.m * r.n);
-            for (std::size_t row = 0; row < r.m; ++row)
-                for (std::size_t c = 0; c < r.n; ++c) {
-                    const std::size_t i = row * r.n + c;
-                    z[i] = (r.scalars[0] != 0 ? std::fabs(r.scalars[0]) * before[0][i] : 0.0) + (in[0].empty() ? 0.0 : in[0][c]);
-                }
-            return {plus(through(z, r.act), want[0])};
-        }
+        case Op::bias_activation:
+            return {plus(through(epilogue_input(r, std::fabs(r.scalars[0]), before[0], in[0]), r.act), want[0])};
         case Op::add: return {plus(in[0], in[1])};
         case Op::sigmoid_backward: {  // dy·y − dy·y²
             reference::Vec s(in[0].size());
@@ -618,12 +614,7 @@ void verify(Device& d, Op op, const KernelArgs& a, check::OpRecord r, instrument
         }
         reference = "the float64 oracle";
     }
-    std::vector<std::vector<double>> magnitude;  // none for an op without an oracle: plain NMSE
-    try {
-        magnitude = check::scale(r);
-    } catch (const Unsupported&) {
-    }
-    const check::Comparison cmp = check::compare(got, want, magnitude);
+    const check::Comparison cmp = check::compare(got, want, check::scale(r, want));
     const double threshold = nmse_threshold(op, a.dtype);
     if (cmp.nmse <= threshold) return;
 
@@ -661,9 +652,9 @@ void verify(Device& d, Op op, const KernelArgs& a, check::OpRecord r, instrument
         "accel check: op " + std::to_string(call.seq) + " on " + d.selector() + " (" + d.info().name + "), call " +
         std::to_string(call.of_op) + " of " + info.name + ": " + dtype_name(a.dtype) + " " + path_name(a.path) + " " +
         shapes_text(op, a) + " on " + instrument::stream_name(d, *a.stream) + " differs from " + reference +
-        ": NMSE " + number(cmp.nmse) + " exceeds the threshold " + number(threshold) + " of " + info.name + " in " +
+        ": NMSE " + detail::number(cmp.nmse) + " exceeds the threshold " + detail::number(threshold) + " of " + info.name + " in " +
         dtype_name(a.dtype) + "; worst element " + output + "[" + std::to_string(cmp.index) + "] = " +
-        number(cmp.got) + " where the reference gives " + number(cmp.want) + "; " + written;
+        detail::number(cmp.got) + " where the reference gives " + detail::number(cmp.want) + "; " + written;
     if (warn) {
         std::fprintf(stderr, "%s\n", message.c_str());
         return;

@@ -42,14 +42,6 @@ struct Named {
     const Tensor* t;
 };
 
-// A float for a message: shortest of fixed or exponent form, 6 significant
-// digits (1e-08, not std::to_string's 0.000000).
-std::string num(double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-}
-
 [[noreturn]] void reject(Op op, const std::string& why) {
     throw InvalidArgument(std::string(op_name(op)) + ": " + why);
 }
@@ -480,8 +472,8 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::siz
     const Op op = Op::adam_step;
     if (step == 0) reject(op, "step is 0; Adam's step count t starts at 1");
     if (!(hp.lr > 0) || !(hp.eps > 0) || !(hp.beta1 >= 0 && hp.beta1 < 1) || !(hp.beta2 >= 0 && hp.beta2 < 1))
-        reject(op, "hyper-parameters lr=" + num(hp.lr) + " eps=" + num(hp.eps) + " beta1=" + num(hp.beta1) +
-                       " beta2=" + num(hp.beta2) + " rejected; need lr > 0, eps > 0, 0 <= beta < 1");
+        reject(op, "hyper-parameters lr=" + detail::number(hp.lr) + " eps=" + detail::number(hp.eps) + " beta1=" + detail::number(hp.beta1) +
+                       " beta2=" + detail::number(hp.beta2) + " rejected; need lr > 0, eps > 0, 0 <= beta < 1");
     const double bc1 = 1.0 - std::pow(static_cast<double>(hp.beta1), static_cast<double>(step));
     const double bc2 = 1.0 - std::pow(static_cast<double>(hp.beta2), static_cast<double>(step));
     elementwise(op, {{"p", &param}, {"grad", &grad}, {"m", &m}, {"v", &v}}, {{"p", &param}, {"m", &m}, {"v", &v}}, o,

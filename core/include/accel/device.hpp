@@ -480,6 +480,8 @@ private:
     std::vector<std::array<Kernel, kDTypeCount * 2>> kernels_;
     std::vector<KernelKey> claimed_;  ///< claim_kernels(), in op-table order
     DeviceInfo info_;
+    /// memory_info(); the caller holds memory_mutex_.
+    MemoryInfo memory_info_locked() const noexcept;
     /// What allocate() handed out and not freed yet (memory_info, the cap).
     mutable std::mutex memory_mutex_;
     std::unordered_map<DeviceHandle, std::size_t> allocations_;

@@ -24,9 +24,8 @@
 //     the device first appears in the trace. Events are read back when their
 //     stream or device is synchronized (or, past 2048 unread ones, the oldest
 //     are waited for), so streams that ran concurrently still do;
-//   - a counter "memory in use" per device: bytes allocated through
-//     Device::allocate (Buffer, Tensor) and not yet freed, since the trace
-//     started.
+//   - a counter "memory in use" per device: the bytes accel holds there
+//     (Device::memory_info().in_use), after each allocation and free.
 // Times are microseconds since the first trace of the process started.
 //
 // Sequence numbers: each device numbers the kernel calls it is given (1, 2,

@@ -126,16 +126,19 @@ std::vector<std::vector<double>> rerun(const OpRecord& r, Device& device, OpPath
 /// The bytes of an output widened to double.
 std::vector<double> widen(const std::vector<unsigned char>& bytes, DType dtype);
 
-/// The magnitude each output element of the recorded call is computed at:
-/// the oracle's result with every term taken by its absolute value (matmul,
+/// The magnitude each output element of the recorded call is computed at,
+/// given `want`, the reference outputs it is compared with (the oracle's,
+/// or the other device's): the result with every term taken by its
+/// absolute value (matmul,
 /// gemm, dense: |A|·|B| (+ |bias|, |beta·C|); column_sum: Σ|x|; add: |a| +
 /// |b|; the backward ops and adam_step likewise), |result| for ops without
 /// cancellation. A sum whose terms cancel has a rounding error bounded
 /// relative to this, not to its result (Higham, Accuracy and Stability of
 /// Numerical Algorithms, 2nd ed., §4.2), so the check measures the error at
 /// this scale: a gradient that sums to nearly zero is judged at the size of
-/// what was summed. Throws as oracle().
-std::vector<std::vector<double>> scale(const OpRecord& r);
+/// what was summed. Throws InvalidArgument when `want` does not have one
+/// vector per output or the op is unknown.
+std::vector<std::vector<double>> scale(const OpRecord& r, const std::vector<std::vector<double>>& want);
 
 /// How far `got` is from `want`, output by output.
 struct Comparison {
