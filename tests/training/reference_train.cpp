@@ -57,7 +57,12 @@ Result64 train(const mlp::Params& init, const mlp::Dataset& data, const mlp::Tra
                 const double* xi = &x[order[start + i] * in];
                 for (std::size_t j = 0; j < H; ++j) {
                     double a = p.b1[j];
-                    for (std::size_t k = 0; k < in; ++k) a += xi[k] * p.w1[j * in + k];
+                    double size = std::fabs(a);
+                    for (std::size_t k = 0; k < in; ++k) {
+                        a += xi[k] * p.w1[j * in + k];
+                        size += std::fabs(xi[k] * p.w1[j * in + k]);
+                    }
+                    if (size > 0.0) r.min_relu_margin = std::min(r.min_relu_margin, std::fabs(a) / size);
                     h[i * H + j] = std::max(a, 0.0);
                 }
                 double zi = p.b2[0];

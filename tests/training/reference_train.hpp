@@ -10,6 +10,7 @@
 #include "mlp.hpp"
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace mlp_reference {
@@ -24,6 +25,11 @@ struct Params64 {
 struct Result64 {
     std::vector<double> epoch_loss;  ///< per epoch, defined as mlp::Model::train_epoch
     Params64 final_params;
+    /// Smallest |pre-activation| / (|b1[j]| + Σₖ|x[k]·W1[j,k]|) over every
+    /// hidden unit and sample of the run: how near a ReLU came to its kink,
+    /// relative to the size of the terms its sum rounds. Below ~1e-5 a float32
+    /// device may take the other side of the kink and legitimately diverge.
+    double min_relu_margin = std::numeric_limits<double>::infinity();
 };
 
 /// Trains from `init` (float values widened to double) on `train` (its float

@@ -40,14 +40,34 @@ void expect_rejected(const std::string& text, int line, const std::string& part)
 }  // namespace
 
 TEST_CASE("training follows the float64 recomputation epoch by epoch") {
-    const std::uint64_t seed = accel_test::seed();
-    const auto sp = prepared(seed);
-    const auto init = mlp::init_params(sp.train.features, 10, seed);
+    // A seed whose float64 run brings a ReLU pre-activation within float32
+    // rounding of zero is ill-conditioned: the device may round to the other
+    // side of the kink, drop or keep that sample's gradient, and Adam's
+    // normalized step carries the difference into the weights (NMSE ~1e-8,
+    // far above what rounding alone gives). Such seeds are passed over for
+    // the next one derived from the test seed, so a rerun with the same
+    // ACCEL_TEST_SEED repeats the choice. 1e-5 is ~30× the float32 rounding of a
+    // 31-term sum (γ₃₁ ≈ 1.9e-6 worst case) plus the parameters' drift.
+    const double min_margin = 1e-5;
+    const std::uint64_t test_seed = accel_test::seed();
+    std::uint64_t seed = test_seed;
+    mlp::Split sp;
+    mlp::Params init;
+    mlp_reference::Result64 ref;
     mlp::TrainConfig cfg;
     cfg.epochs = 3;
-    cfg.seed = seed;
+    for (int attempt = 0;; ++attempt) {
+        REQUIRE(attempt < 50);
+        seed = test_seed + static_cast<std::uint64_t>(attempt);
+        sp = prepared(seed);
+        init = mlp::init_params(sp.train.features, 10, seed);
+        cfg.seed = seed;
+        ref = mlp_reference::train(init, sp.train, cfg);
+        if (ref.min_relu_margin >= min_margin) break;
+        MESSAGE("seed " << seed << " brings a ReLU within " << ref.min_relu_margin
+                        << " (relative) of its kink; trying seed " << seed + 1);
+    }
     const auto got = mlp::train(accel_test::device(), init, sp.train, sp.test, cfg);
-    const auto ref = mlp_reference::train(init, sp.train, cfg);
 
     // Tolerances. Measured on the host backend: per-epoch loss relative
     // error ≤ 2e-8, final-parameter NMSE ≤ 3e-14 (float32 rounding only).
