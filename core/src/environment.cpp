@@ -50,6 +50,9 @@ const std::vector<Variable>& variables() noexcept {
          "the devices the transfer tests copy between, every pair (default host)"},
         {"ACCEL_OVERSUBSCRIBE", "1 (ranks may share a device) or 0 (they may not)",
          "under MPI, whether BACKEND:local lets more ranks of a node than devices share them (default 0)"},
+        {"ACCEL_RANK_TIMEOUT", "a whole number of seconds in 1..86400",
+         "under MPI, how long a rank may make no progress (a row, a test case) before accel-bench and "
+         "accel-conformance judge it hung and report without it (default 300)"},
         {"ACCEL_MPI", "1 (an MPI rank) or 0 (not one)",
          "whether the process is an MPI rank (default: detected from mpirun/srun's variables)"},
     };

@@ -8,6 +8,12 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <mutex>
+#include <thread>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -41,12 +47,12 @@ bool launched_by_mpi() {
 
 bool oversubscribe_allowed() { return env::read_flag("ACCEL_OVERSUBSCRIBE").value_or(false); }
 
-Session::Session(int* argc, char*** argv) {
+Session::Session(int* argc, char*** argv, int threads) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
         int provided = 0;
-        check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+        check(MPI_Init_thread(argc, argv, threads, &provided), "MPI_Init_thread");
         owns_ = true;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -188,6 +194,247 @@ double sum(double mine, MPI_Comm comm) {
     double out = 0;
     check(MPI_Allreduce(&mine, &out, 1, MPI_DOUBLE, MPI_SUM, comm), "MPI_Allreduce");
     return out;
+}
+
+int rank_timeout_seconds() { return static_cast<int>(env::read_uint("ACCEL_RANK_TIMEOUT", 1, 86400).value_or(300)); }
+
+const char* fate_name(RankFate f) noexcept {
+    switch (f) {
+        case RankFate::delivered: return "ok";
+        case RankFate::timeout: return "timeout";
+        case RankFate::died: return "died";
+    }
+    return "?";
+}
+
+std::string death_ends_job_hint() {
+    if (!std::getenv("OMPI_COMM_WORLD_SIZE")) return "";
+    const char* v = std::getenv("OMPI_MCA_orte_abort_on_non_zero_status");
+    if (v && (std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0)) return "";
+    return "note: this mpirun ends every rank when one dies, before rank 0 can write the others' results; "
+           "start it with --mca orte_abort_on_non_zero_status 0 to keep them";
+}
+
+void abort_job(int status, const std::string& why) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    std::fflush(stderr);
+    std::fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, status);
+    std::_Exit(status);  // MPI_Abort does not return; this keeps [[noreturn]] true if it did
+}
+
+bool Watchdog::Gathered::lost_any() const {
+    return std::any_of(fates.begin(), fates.end(), [](RankFate f) { return f != RankFate::delivered; });
+}
+
+namespace {
+using WatchClock = std::chrono::steady_clock;
+constexpr int kTagBeat = 1, kTagRecord = 2, kTagVerdict = 3;
+constexpr auto kBeatInterval = std::chrono::milliseconds(250);
+constexpr auto kPoll = std::chrono::milliseconds(10);
+constexpr auto kFresh = std::chrono::seconds(1);  // a heartbeat this recent: the rank is alive
+}  // namespace
+
+struct Watchdog::Impl {
+    MPI_Comm comm = MPI_COMM_NULL;  // the duplicate all watchdog traffic uses
+    int rank = 0, size = 1;
+    std::chrono::seconds timeout{300}, silence{10};
+    std::vector<std::string> identities;  // rank 0: every rank's
+    std::string root_identity;            // every rank: rank 0's
+    std::vector<bool> delivered;          // rank 0, after gather(): whose record came
+    std::atomic<std::uint64_t> progress{0};
+    std::atomic<bool> gathering{false}, stop{false};
+
+    // What this rank heard from each peer (rank 0: every rank; others: rank 0).
+    struct Peer {
+        WatchClock::time_point heard, moved;  // last heartbeat; last change of its progress count
+        std::uint64_t progress = 0;
+        bool gathering = false;
+    };
+    std::mutex mutex;  // guards peers
+    std::vector<Peer> peers;
+    std::thread thread;
+
+    void beat_loop() {
+        auto next = WatchClock::now();
+        while (!stop.load()) {
+            const auto now = WatchClock::now();
+            if (now >= next) {
+                const std::uint64_t beat[2] = {progress.load(), gathering.load() ? 1u : 0u};
+                // Small messages go eagerly: MPI_Send returns without the receiver.
+                for (int r = 0; r < size; ++r)
+                    if (r != rank && (rank == 0 || r == 0))
+                        MPI_Send(beat, 2, MPI_UINT64_T, r, kTagBeat, comm);
+                next = now + kBeatInterval;
+            }
+            for (;;) {  // this thread is the only receiver of kTagBeat
+                int flag = 0;
+                MPI_Status st;
+                if (MPI_Iprobe(MPI_ANY_SOURCE, kTagBeat, comm, &flag, &st) != MPI_SUCCESS || !flag) break;
+                std::uint64_t beat[2] = {0, 0};
+                if (MPI_Recv(beat, 2, MPI_UINT64_T, st.MPI_SOURCE, kTagBeat, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                    break;
+                std::lock_guard<std::mutex> lock(mutex);
+                Peer& p = peers[static_cast<std::size_t>(st.MPI_SOURCE)];
+                const auto t = WatchClock::now();
+                p.heard = t;
+                if (beat[0] != p.progress || (beat[1] != 0) != p.gathering) p.moved = t;
+                p.progress = beat[0];
+                p.gathering = beat[1] != 0;
+            }
+            std::this_thread::sleep_for(kPoll);
+        }
+    }
+
+    // Whether `r` is lost by now; `why` says how.
+    bool lost(int r, RankFate& fate, std::string& why) {
+        std::lock_guard<std::mutex> lock(mutex);
+        const Peer& p = peers[static_cast<std::size_t>(r)];
+        const auto now = WatchClock::now();
+        auto secs = [](WatchClock::duration d) { return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()); };
+        if (now - p.heard > silence) {
+            fate = RankFate::died;
+            why = "no heartbeat for " + secs(now - p.heard) + " s: its process ended";
+            return true;
+        }
+        // Past the timeout, a rank is hung only while its heartbeats still
+        // come; when they have just stopped, wait for the silence limit to
+        // tell a death.
+        if (!p.gathering && now - p.moved > timeout && now - p.heard <= kFresh) {
+            fate = RankFate::timeout;
+            why = "alive but no progress for " + secs(now - p.moved) + " s (the rank timeout, " +
+                  std::to_string(timeout.count()) + " s): a device call that does not return";
+            return true;
+        }
+        return false;
+    }
+
+    // A rank other than 0: wait for `done`, ending the job if rank 0 is lost.
+    template <class Done>
+    void wait_on_root(Done done, const char* step) {
+        while (!done()) {
+            RankFate fate;
+            std::string why;
+            if (lost(0, fate, why))
+                abort_job(1, "rank " + std::to_string(rank) + ": rank 0 (" + root_identity + ") is lost at " +
+                                 step + ": " + why + "; no rank is left to write the results, ending the job");
+            std::this_thread::sleep_for(kPoll);
+        }
+    }
+};
+
+Watchdog::Watchdog(const std::string& identity, int timeout_seconds, MPI_Comm comm) : impl_(std::make_unique<Impl>()) {
+    if (timeout_seconds < 1)
+        throw InvalidArgument("rank timeout " + std::to_string(timeout_seconds) + " s; expected at least 1 s");
+    int level = 0;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE)
+        throw std::runtime_error("the rank watchdog needs MPI_THREAD_MULTIPLE; this MPI was initialized with thread "
+                                 "level " + std::to_string(level));
+    Impl& w = *impl_;
+    check(MPI_Comm_dup(comm, &w.comm), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(w.comm, MPI_ERRORS_RETURN);  // a lost peer must not end this rank
+    MPI_Comm_rank(w.comm, &w.rank);
+    MPI_Comm_size(w.comm, &w.size);
+    w.timeout = std::chrono::seconds(timeout_seconds);
+    w.silence = std::chrono::seconds(std::clamp(timeout_seconds / 2, 2, 10));
+    w.identities = accel::mpi::gather(identity, 0, w.comm);
+    // Rank 0's identity to everyone, to name it if it is lost.
+    int len = static_cast<int>(identity.size());
+    check(MPI_Bcast(&len, 1, MPI_INT, 0, w.comm), "MPI_Bcast");
+    w.root_identity = w.rank == 0 ? identity : std::string(static_cast<std::size_t>(len), '\0');
+    check(MPI_Bcast(&w.root_identity[0], len, MPI_CHAR, 0, w.comm), "MPI_Bcast");
+    const auto now = WatchClock::now();
+    w.peers.assign(static_cast<std::size_t>(w.size), Impl::Peer{now, now, 0, false});
+    w.thread = std::thread([&w] { w.beat_loop(); });
+}
+
+Watchdog::~Watchdog() {
+    impl_->stop = true;
+    if (impl_->thread.joinable()) impl_->thread.join();
+    // No MPI_Comm_free: it is collective, and a lost rank would never join it.
+}
+
+void Watchdog::progress() noexcept { impl_->progress.fetch_add(1, std::memory_order_relaxed); }
+
+Watchdog::Gathered Watchdog::gather(const std::string& mine) {
+    Impl& w = *impl_;
+    w.gathering = true;
+    if (mine.size() > static_cast<std::size_t>(INT_MAX)) throw std::runtime_error("gather: a record over 2 GiB");
+    Gathered g;
+    if (w.rank != 0) {
+        MPI_Request req;
+        check(MPI_Isend(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, 0, kTagRecord, w.comm, &req), "MPI_Isend");
+        w.wait_on_root(
+            [&] {
+                int done = 0;
+                check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+                return done != 0;
+            },
+            "the gather");
+        return g;
+    }
+    const auto n = static_cast<std::size_t>(w.size);
+    g.records.assign(n, "");
+    g.fates.assign(n, RankFate::delivered);
+    g.reasons.assign(n, "");
+    g.identities = w.identities;
+    g.records[0] = mine;
+    w.delivered.assign(n, false);
+    std::vector<bool> pending(n, true);
+    pending[0] = false;
+    std::size_t left = n - 1;
+    while (left > 0) {
+        bool any = false;
+        for (;;) {  // every record that has arrived, before judging anyone
+            int flag = 0;
+            MPI_Status st;
+            check(MPI_Iprobe(MPI_ANY_SOURCE, kTagRecord, w.comm, &flag, &st), "MPI_Iprobe");
+            if (!flag) break;
+            int count = 0;
+            MPI_Get_count(&st, MPI_CHAR, &count);
+            std::string rec(static_cast<std::size_t>(count), '\0');
+            check(MPI_Recv(count ? &rec[0] : nullptr, count, MPI_CHAR, st.MPI_SOURCE, kTagRecord, w.comm,
+                           MPI_STATUS_IGNORE),
+                  "MPI_Recv");
+            const auto r = static_cast<std::size_t>(st.MPI_SOURCE);
+            if (pending[r]) {
+                w.delivered[r] = true;
+                g.records[r] = std::move(rec);
+                pending[r] = false;
+                --left;
+            }
+            any = true;
+        }
+        for (std::size_t r = 1; r < n && !any; ++r)
+            if (pending[r] && w.lost(static_cast<int>(r), g.fates[r], g.reasons[r])) {
+                pending[r] = false;
+                --left;
+            }
+        if (!any && left > 0) std::this_thread::sleep_for(kPoll);
+    }
+    return g;
+}
+
+int Watchdog::share(int verdict) {
+    Impl& w = *impl_;
+    if (w.rank == 0) {
+        // Only to ranks that delivered: a lost one would never receive it.
+        for (int r = 1; r < w.size; ++r)
+            if (w.delivered[static_cast<std::size_t>(r)])
+                check(MPI_Send(&verdict, 1, MPI_INT, r, kTagVerdict, w.comm), "MPI_Send");
+        return verdict;
+    }
+    int got = 0;
+    w.wait_on_root(
+        [&] {
+            int flag = 0;
+            check(MPI_Iprobe(0, kTagVerdict, w.comm, &flag, MPI_STATUS_IGNORE), "MPI_Iprobe");
+            if (flag) check(MPI_Recv(&got, 1, MPI_INT, 0, kTagVerdict, w.comm, MPI_STATUS_IGNORE), "MPI_Recv");
+            return flag != 0;
+        },
+        "the verdict");
+    return got;
 }
 
 bool cuda_aware() noexcept {

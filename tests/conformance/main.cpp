@@ -8,7 +8,10 @@
 // exits with the job's verdict: 0 when every rank passed; 1 when any rank
 // failed or could not open its device while others could (a certification
 // run must not pass with a node missing), each such rank named with its host
-// and device; 77 when no rank found its backend.
+// and device; 77 when no rank found its backend. A rank that starts no test
+// case for ACCEL_RANK_TIMEOUT seconds (default 300), or whose process dies,
+// is marked `timeout` / `died` (accel::mpi::Watchdog); rank 0 prints the
+// others' verdicts and then ends the job with status 1.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "support/check.hpp"
 
@@ -24,27 +27,59 @@
 
 namespace {
 
-// One rank's verdict: "pass", "FAIL" (tests failed), "unavailable" (the
-// backend cannot be used there) or "error" (opening the device failed).
-nlohmann::json run_rank(int argc, char** argv) {
-    nlohmann::json me{{"host", accel::host_name()}, {"selector", ""}, {"device", ""}, {"uuid", ""},
-                      {"pci_bus_id", ""}, {"status", "error"}, {"reason", ""}};
-    accel::mpi::Placement where;
+// The watchdog of this rank's run, for the progress listener below.
+accel::mpi::Watchdog* g_watch = nullptr;
+
+// A doctest listener that tells the watchdog of every test case and subcase
+// started: a rank is judged hung only when one of them runs past the rank
+// timeout.
+struct RankProgress : doctest::IReporter {
+    explicit RankProgress(const doctest::ContextOptions&) {}
+    void tick() {
+        if (g_watch) g_watch->progress();
+    }
+    void report_query(const doctest::QueryData&) override {}
+    void test_run_start() override { tick(); }
+    void test_run_end(const doctest::TestRunStats&) override { tick(); }
+    void test_case_start(const doctest::TestCaseData&) override { tick(); }
+    void test_case_reenter(const doctest::TestCaseData&) override { tick(); }
+    void test_case_end(const doctest::CurrentTestCaseStats&) override { tick(); }
+    void test_case_exception(const doctest::TestCaseException&) override {}
+    void subcase_start(const doctest::SubcaseSignature&) override { tick(); }
+    void subcase_end() override {}
+    void log_assert(const doctest::AssertData&) override {}
+    void log_message(const doctest::MessageData&) override {}
+    void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+REGISTER_LISTENER("rank-progress", 1, RankProgress);
+
+// This rank's place (collective): its record with host, selector and, when
+// resolving failed, status "unavailable" or "error" and the reason; status
+// "" when it can go on.
+nlohmann::json place_rank() {
+    nlohmann::json me{{"host", accel::host_name()}, {"requested", ""}, {"selector", ""}, {"device", ""},
+                      {"uuid", ""}, {"pci_bus_id", ""}, {"status", ""}, {"reason", ""}};
     try {
         // Collective: every rank calls it, whatever its own selector.
-        where = accel::mpi::resolve(accel::selector_from_env());
+        const accel::mpi::Placement where = accel::mpi::resolve(accel::selector_from_env());
         me["requested"] = where.requested;
         me["selector"] = where.selector;
     } catch (const accel::BackendUnavailable& e) {
         me["status"] = "unavailable";
         me["reason"] = e.what();
-        return me;
     } catch (const std::exception& e) {
+        me["status"] = "error";
         me["reason"] = e.what();
-        return me;
     }
+    return me;
+}
+
+// Opens this rank's device and runs the suite on it; sets `me`'s device,
+// status ("pass", "FAIL" (tests failed), "unavailable" (the backend cannot be
+// used there) or "error" (opening the device failed)) and reason.
+void run_rank(nlohmann::json& me, int argc, char** argv) {
     try {
-        setenv("ACCEL_BACKEND", where.selector.c_str(), 1);  // the suite opens this rank's device
+        setenv("ACCEL_BACKEND", me["selector"].get<std::string>().c_str(), 1);  // the suite opens this rank's device
         const auto& d = accel_test::device();
         me["selector"] = d->selector();
         me["device"] = d->info().name;
@@ -53,30 +88,57 @@ nlohmann::json run_rank(int argc, char** argv) {
     } catch (const accel::BackendUnavailable& e) {
         me["status"] = "unavailable";
         me["reason"] = e.what();
-        return me;
+        return;
     } catch (const std::exception& e) {
+        me["status"] = "error";
         me["reason"] = std::string("opening the device failed: ") + e.what();
-        return me;
+        return;
     }
     const int rc = accel_test::run_suite(argc, argv, "conformance");
     me["status"] = rc == 0 ? "pass" : rc == 77 ? "unavailable" : "FAIL";
     if (rc != 0 && rc != 77) me["reason"] = "test cases failed (doctest exit status " + std::to_string(rc) + "; see this rank's output above)";
-    return me;
 }
 
 int fleet_main(int argc, char** argv) {
-    accel::mpi::Session session(&argc, &argv);
-    nlohmann::json me = run_rank(argc, argv);
+    // MPI_THREAD_MULTIPLE: the watchdog's heartbeat thread.
+    accel::mpi::Session session(&argc, &argv, MPI_THREAD_MULTIPLE);
+    int timeout = 0;
+    try {
+        timeout = accel::mpi::rank_timeout_seconds();  // every rank reads the same environment: all fail alike
+    } catch (const accel::InvalidArgument& e) {
+        std::cout << "ERROR: " << e.what() << "\n";
+        return 1;
+    }
+    if (session.rank() == 0)
+        if (const std::string hint = accel::mpi::death_ends_job_hint(); !hint.empty()) std::cerr << hint << "\n";
+    nlohmann::json me = place_rank();
     me["rank"] = session.rank();
+    accel::mpi::Watchdog watch(
+        nlohmann::json{{"host", me["host"]}, {"requested", me["requested"]}, {"selector", me["selector"]}}.dump(),
+        timeout);
+    g_watch = &watch;
+    if (me["status"] == "") run_rank(me, argc, argv);
+    g_watch = nullptr;
     std::cout.flush();
-    const auto all = accel::mpi::gather(me.dump());
+    const auto gathered = watch.gather(me.dump());
     int verdict = 0;
     if (session.rank() == 0) {
         int passed = 0, unavailable = 0;
         std::map<std::string, std::pair<int, int>> per_node;  // host -> passed, ranks
         std::vector<nlohmann::json> rows;
-        for (const auto& text : all) {
-            rows.push_back(nlohmann::json::parse(text));
+        for (std::size_t rank = 0; rank < gathered.records.size(); ++rank) {
+            if (gathered.fates[rank] == accel::mpi::RankFate::delivered) {
+                rows.push_back(nlohmann::json::parse(gathered.records[rank]));
+            } else {
+                rows.push_back(nlohmann::json::parse(gathered.identities[rank]));
+                auto& r = rows.back();
+                r["rank"] = static_cast<int>(rank);
+                r["device"] = "";
+                r["uuid"] = "";
+                r["pci_bus_id"] = "";
+                r["status"] = accel::mpi::fate_name(gathered.fates[rank]);
+                r["reason"] = gathered.reasons[rank] + "; its verdict is lost";
+            }
             const auto& r = rows.back();
             const std::string status = r["status"];
             passed += status == "pass";
@@ -101,10 +163,14 @@ int fleet_main(int argc, char** argv) {
         for (const auto& [host, counts] : per_node)
             std::printf("node %s: %d of %d rank(s) passed\n", host.c_str(), counts.first, counts.second);
         for (const auto& r : rows) {
-            if (r["status"] == "pass") continue;
+            const std::string status = r["status"];
+            if (status == "pass") continue;
             const std::string device = r["device"].get<std::string>();
-            std::printf("%s: rank %d on host %s, device %s%s: %s\n",
-                        r["status"] == "unavailable" ? "UNAVAILABLE" : "FAILED", r["rank"].get<int>(),
+            const std::string label = status == "unavailable" ? "UNAVAILABLE"
+                                      : status == "timeout"   ? "TIMEOUT"
+                                      : status == "died"      ? "DIED"
+                                                              : "FAILED";
+            std::printf("%s: rank %d on host %s, device %s%s: %s\n", label.c_str(), r["rank"].get<int>(),
                         r["host"].get<std::string>().c_str(),
                         r["selector"].get<std::string>().empty() ? r.value("requested", std::string("?")).c_str()
                                                                  : r["selector"].get<std::string>().c_str(),
@@ -115,7 +181,10 @@ int fleet_main(int argc, char** argv) {
                                                                        : "FAILED (see above)");
         std::fflush(stdout);
     }
-    MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    verdict = watch.share(verdict);
+    if (session.rank() == 0 && gathered.lost_any())
+        accel::mpi::abort_job(verdict, "accel-conformance: the verdict is written; ending the job because a rank "
+                                       "cannot finish it");
     return verdict;
 }
 

@@ -4,11 +4,14 @@
 #include <accel/accel.hpp>
 #include <accel/mpi.hpp>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -62,6 +65,46 @@ void collectives(int ranks) {
     const float factor = static_cast<float>(ranks * (ranks + 1) / 2);  // 1 + 2 + ... + ranks
     for (std::size_t i = 0; i < v.size(); ++i) EXPECT(v[i] == factor * static_cast<float>(i));
     EXPECT(accel::mpi::sum(0.5 * (g_rank + 1)) == 0.5 * factor);
+}
+
+// The watchdog's gather with every rank healthy: rank 0 gets each rank's
+// record and identity in rank order, nobody is lost, and share() hands rank
+// 0's verdict to every rank. Rank r sleeps r × 300 ms before gathering, so
+// rank 0 waits for ranks that are alive and making progress. A bad
+// ACCEL_RANK_TIMEOUT is refused naming the variable.
+void watchdog(int ranks) {
+    EXPECT(accel::mpi::rank_timeout_seconds() == 300);
+    setenv("ACCEL_RANK_TIMEOUT", "0", 1);
+    std::string error;
+    try {
+        (void)accel::mpi::rank_timeout_seconds();
+    } catch (const accel::InvalidArgument& e) {
+        error = e.what();
+    }
+    EXPECT(error.find("ACCEL_RANK_TIMEOUT") != std::string::npos && error.find("1..86400") != std::string::npos);
+    unsetenv("ACCEL_RANK_TIMEOUT");
+
+    accel::mpi::Watchdog watch("identity " + std::to_string(g_rank), 5);
+    for (int i = 0; i < g_rank * 3; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        watch.progress();
+    }
+    const std::string mine(static_cast<std::size_t>(g_rank) * 5000 + 3, static_cast<char>('a' + g_rank));
+    const auto g = watch.gather(mine);
+    if (g_rank == 0) {
+        EXPECT(static_cast<int>(g.records.size()) == ranks && static_cast<int>(g.fates.size()) == ranks);
+        EXPECT(!g.lost_any());
+        for (int r = 0; r < ranks && r < static_cast<int>(g.records.size()); ++r) {
+            EXPECT(g.records[r] == std::string(static_cast<std::size_t>(r) * 5000 + 3, static_cast<char>('a' + r)));
+            EXPECT(g.identities[r] == "identity " + std::to_string(r));
+            EXPECT(g.fates[r] == accel::mpi::RankFate::delivered);
+        }
+    } else {
+        EXPECT(g.records.empty());
+    }
+    EXPECT(watch.share(g_rank == 0 ? 42 : 0) == 42);
+    EXPECT(std::string(accel::mpi::fate_name(accel::mpi::RankFate::timeout)) == "timeout");
+    EXPECT(std::string(accel::mpi::fate_name(accel::mpi::RankFate::died)) == "died");
 }
 
 // cuda:local on a node with two (emulated) GPUs and two ranks: rank r opens
@@ -119,7 +162,7 @@ void mixed_backends() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    accel::mpi::Session session(&argc, &argv);
+    accel::mpi::Session session(&argc, &argv, MPI_THREAD_MULTIPLE);  // MULTIPLE: the watchdog case
     g_rank = session.rank();
     const std::string which = argc > 1 ? argv[1] : "";
     try {
@@ -127,9 +170,10 @@ int main(int argc, char** argv) {
         else if (which == "one-gpu-per-rank") one_gpu_per_rank(session.size());
         else if (which == "too-many-ranks") too_many_ranks(session.size(), accel::mpi::oversubscribe_allowed());
         else if (which == "mixed-backends") mixed_backends();
+        else if (which == "watchdog") watchdog(session.size());
         else {
             std::fprintf(stderr, "unknown case '%s'; cases: collectives, one-gpu-per-rank, too-many-ranks, "
-                                 "mixed-backends\n", which.c_str());
+                                 "mixed-backends, watchdog\n", which.c_str());
             return 2;
         }
     } catch (const std::exception& e) {

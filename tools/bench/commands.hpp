@@ -21,6 +21,7 @@ struct RunArgs {
     std::vector<std::string> ops, paths, dtypes, matmul_shapes, dense_shapes, column_sum_shapes;
     std::vector<std::size_t> add_sizes, matmul_sizes, block_sizes;
     int warmup = 0, repeats = 0;
+    int rank_timeout = 0;  ///< --rank-timeout seconds; 0: not given (ACCEL_RANK_TIMEOUT, else 300)
     double min_time_ms = 0;
     const CLI::App* app = nullptr;      ///< the command line they were parsed from
     std::vector<CLI::Option*> options;  ///< every run option (the other subcommands exclude them)

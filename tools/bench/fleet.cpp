@@ -9,6 +9,7 @@
 #endif
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -90,6 +91,7 @@ Scores score(const json& doc) {
                 FleetDevice& f = device({rank_of(r), str(r, "selector")});
                 f.host = str(r, "host");
                 f.error = str(r, "error");
+                f.lost = str(r, "lost");
             }
     for (const auto& row : doc["rows"]) {
         const DeviceKey k{rank_of(row), str(row, "selector")};
@@ -138,6 +140,11 @@ Scores score(const json& doc) {
     return s;
 }
 
+std::string upper(std::string t) {
+    for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return t;
+}
+
 std::string identity(const FleetDevice& f) {
     if (!f.uuid.empty()) return f.uuid;
     if (!f.pci_bus_id.empty()) return "pci " + f.pci_bus_id;
@@ -167,7 +174,7 @@ void write_fleet_table(std::ostream& out, const json& doc) {
                    "x median", "x siblings", "status"},
                   5);
     for (const auto& f : s.devices) {
-        std::string status = !f.error.empty() ? "error" : f.outlier ? "OUTLIER" : "ok";
+        std::string status = !f.lost.empty() ? f.lost : !f.error.empty() ? "error" : f.outlier ? "OUTLIER" : "ok";
         dev.add({std::to_string(f.rank), f.host, f.selector, f.name.size() > 30 ? f.name.substr(0, 29) + "~" : f.name,
                  identity(f), f.copy_gbps > 0 ? num(f.copy_gbps) : "-", f.peak_gflops > 0 ? num(f.peak_gflops) : "-",
                  std::to_string(f.rows), f.rows ? format("%.2f", f.vs_best) : "-",
@@ -206,7 +213,7 @@ void write_fleet_table(std::ostream& out, const json& doc) {
                           f.rank, f.host.c_str(), f.selector.c_str(), f.name.c_str(), f.vs_siblings, f.siblings,
                           (f.vs_siblings - 1) * 100);
         if (!f.error.empty())
-            out << "ERROR: rank " << f.rank << " on host " << f.host << ", " << f.selector << ": " << f.error << "\n";
+            out << (f.lost.empty() ? std::string("ERROR") : upper(f.lost)) << ": rank " << f.rank << " on host " << f.host << ", " << f.selector << ": " << f.error << "\n";
     }
     if (!any_siblings) out << "no outlier check: no two devices of the fleet share a backend and name\n";
 }
@@ -232,7 +239,8 @@ int fleet_command(const FleetArgs& a) {
 
 struct FleetScope::Impl {
     accel::mpi::Session session;
-    Impl(int* argc, char*** argv) : session(argc, argv) {}
+    // MPI_THREAD_MULTIPLE: the rank watchdog's heartbeat thread (fleet_run).
+    Impl(int* argc, char*** argv) : session(argc, argv, MPI_THREAD_MULTIPLE) {}
 };
 
 namespace {
@@ -254,9 +262,11 @@ namespace {
 
 // Rank 0: the fleet report of every rank's record (its rank, host,
 // selector, error and accel-bench result): devices and rows tagged with rank,
-// host and device identity, the ranks' entries, and the outliers.
-// `failed` is set when a row failed or a rank reported an error.
-json merge_fleet_records(const std::vector<std::string>& records, const Machine& m, bool& failed) {
+// host and device identity, the ranks' entries, and the outliers. A lost
+// rank (no record) gets an entry from its watchdog identity, with "lost"
+// (timeout or died) and the reason as its error. `failed` is set when a row
+// failed or a rank reported an error or was lost.
+json merge_fleet_records(const accel::mpi::Watchdog::Gathered& g, const Machine& m, bool& failed) {
     json doc;
     doc["accel_version"] = ACCEL_VERSION;
     doc["machine"] = {{"cpu", m.cpu}, {"os", m.os}, {"hostname", m.hostname}};
@@ -267,8 +277,24 @@ json merge_fleet_records(const std::vector<std::string>& records, const Machine&
     doc["unavailable"] = json::array();
     std::vector<std::string> selectors;
     std::set<std::string> hosts;
-    for (const auto& text_record : records) {
-        json rec = json::parse(text_record);
+    for (std::size_t rank = 0; rank < g.records.size(); ++rank) {
+        if (g.fates[rank] != accel::mpi::RankFate::delivered) {
+            const json who = json::parse(g.identities[rank]);
+            selectors.push_back(str(who, "selector"));
+            hosts.insert(str(who, "host"));
+            doc["fleet"]["ranks"].push_back({{"rank", static_cast<int>(rank)},
+                                             {"host", who["host"]},
+                                             {"requested", who["requested"]},
+                                             {"selector", who["selector"]},
+                                             {"device", ""},
+                                             {"uuid", ""},
+                                             {"pci_bus_id", ""},
+                                             {"lost", accel::mpi::fate_name(g.fates[rank])},
+                                             {"error", g.reasons[rank] + "; its rows are lost"}});
+            failed = true;
+            continue;
+        }
+        json rec = json::parse(g.records[rank]);
         const json& res = rec["result"];
         if (!doc.contains("settings")) doc["settings"] = res["settings"];
         selectors.push_back(str(rec, "selector"));
@@ -362,41 +388,63 @@ void report_fleet_failures(const json& doc) {
 }  // namespace
 
 int fleet_run(Settings s, const std::string& backends, const std::string& format, const std::string& output,
-              const std::string& json_output) {
+              const std::string& json_output, int rank_timeout_seconds) {
     if (format == "csv") throw UsageError("--format csv: a fleet run writes table or json");
     if (backends == "all")
         throw UsageError("--backends all: under MPI every rank runs one device; give one selector or a list dealt "
                          "to ranks, e.g. --backends cuda:local or --backends host,opencl,kokkos");
     const std::string text = !backends.empty() ? backends : accel::env::value("ACCEL_BACKEND").value_or("auto:local");
     const int rank = FleetScope::rank();
+    // Read before any collective step, so that a bad ACCEL_RANK_TIMEOUT fails every rank alike.
+    const int timeout = rank_timeout_seconds > 0 ? rank_timeout_seconds : accel::mpi::rank_timeout_seconds();
+
+    if (rank == 0)
+        if (const std::string hint = accel::mpi::death_ends_job_hint(); !hint.empty()) std::cerr << hint << "\n";
 
     json me{{"rank", rank}, {"host", accel::host_name()}, {"requested", ""}, {"selector", ""}, {"error", ""}};
-    Results r;
+    bool placed = false;
     try {
         const accel::mpi::Placement p = accel::mpi::resolve(text);  // collective
         me["requested"] = p.requested;
         me["selector"] = p.selector;
         if (p.shares_device) me["shares_device"] = true;
         s.selectors = {p.selector};
-        s.progress = false;
-        r = run(s);
+        placed = true;
+    } catch (const std::exception& e) {
+        me["error"] = e.what();
+    }
+    accel::mpi::Watchdog watch(json{{"host", me["host"]}, {"requested", me["requested"]}, {"selector", me["selector"]}}.dump(),
+                               timeout);  // collective
+    s.progress = false;
+    s.on_progress = [&watch] { watch.progress(); };
+    Results r;
+    try {
+        if (placed) r = run(s);
         if (!r.rows.empty()) me["selector"] = r.rows.front().selector;  // e.g. "opencl:0" for "opencl"
     } catch (const std::exception& e) {
         me["error"] = e.what();
     }
     const Machine m = this_machine();
     me["result"] = to_json(s, r, m);
-    const auto records = accel::mpi::gather(me.dump());
+    const auto gathered = watch.gather(me.dump());
 
     int status = 0;
     if (rank == 0) {
         bool failed = false;
-        const json doc = merge_fleet_records(records, m, failed);
-        const bool written = write_fleet_outputs(doc, records.size(), format, output, json_output);
+        const json doc = merge_fleet_records(gathered, m, failed);
+        const bool written = write_fleet_outputs(doc, gathered.records.size(), format, output, json_output);
         report_fleet_failures(doc);
         status = !written ? 2 : failed ? 1 : 0;
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    status = watch.share(status);
+    if (rank == 0 && gathered.lost_any()) {
+        std::string lost;
+        for (std::size_t i = 0; i < gathered.fates.size(); ++i)
+            if (gathered.fates[i] != accel::mpi::RankFate::delivered)
+                lost += (lost.empty() ? "" : ", ") + std::to_string(i) + " (" + accel::mpi::fate_name(gathered.fates[i]) + ")";
+        accel::mpi::abort_job(status, "accel-bench: the good ranks' results are written; ending the job because "
+                                      "rank(s) " + lost + " cannot finish it");
+    }
     return status;
 }
 
@@ -413,7 +461,7 @@ FleetScope::FleetScope(int*, char***) {
 FleetScope::~FleetScope() = default;
 bool FleetScope::active() noexcept { return false; }
 int FleetScope::rank() noexcept { return 0; }
-int fleet_run(Settings, const std::string&, const std::string&, const std::string&, const std::string&) {
+int fleet_run(Settings, const std::string&, const std::string&, const std::string&, const std::string&, int) {
     throw std::runtime_error("accel-bench was built without MPI: no fleet runs");
 }
 

@@ -35,20 +35,28 @@ private:
 /// The `run` subcommand on every rank of an MPI job. `backends`: the
 /// --backends text (one selector, or a comma list dealt to ranks by rank;
 /// BACKEND:local gives each rank its own device; empty: ACCEL_BACKEND, else
-/// auto:local). Each rank times `s` on its device; rank 0 writes the fleet
-/// document (see to_fleet_json) as `format` "json" or "table" to `output`
-/// (stdout when empty) and to `json_output` when set. Returns the exit
-/// status, the same on every rank: 0 when every row of every rank passed; 1
-/// when a row failed or a rank could not run (named with host and device).
-/// Throws UsageError (format csv, --backends all) before any MPI step that
-/// could leave ranks waiting: every rank throws it alike.
+/// auto:local). Each rank times `s` on its device under an
+/// accel::mpi::Watchdog; rank 0 writes the fleet document (see
+/// merge_fleet_records) as `format` "json" or "table" to `output` (stdout
+/// when empty) and to `json_output` when set. A rank that finishes no row
+/// for `rank_timeout_seconds` (0: accel::mpi::rank_timeout_seconds()) or
+/// whose process dies is marked `timeout` / `died` in fleet.ranks and in the
+/// table, with its host and device; the others' rows are written all the
+/// same. Returns the exit status, the same on every rank: 0 when every row of
+/// every rank passed; 1 when a row failed or a rank could not run (named
+/// with host and device). When a rank was lost, rank 0 ends the job after
+/// writing (accel::mpi::abort_job, status 1), naming the lost ranks: a hung
+/// rank would hold MPI_Finalize forever. Throws UsageError (format csv,
+/// --backends all) before any MPI step that could leave ranks waiting: every
+/// rank throws it alike.
 int fleet_run(Settings s, const std::string& backends, const std::string& format, const std::string& output,
-              const std::string& json_output);
+              const std::string& json_output, int rank_timeout_seconds);
 
 /// What one device of a fleet document scored.
 struct FleetDevice {
     int rank = 0;
     std::string host, selector, name, backend, uuid, pci_bus_id, error;
+    std::string lost;          ///< "timeout" or "died" when the rank was lost in a fleet run, else "".
     double copy_gbps = 0, peak_gflops = 0;
     int rows = 0;              ///< rows with a kernel time
     double vs_best = 0;        ///< geometric mean over its rows of kernel ms / the fleet's best for that row

@@ -134,6 +134,12 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                           "also write the run as JSON to FILE (e.g. a table on screen and the record for `compare` "
                           "from one run)")
                ->type_name("FILE"));
+    single(app.add_option("--rank-timeout", a.rank_timeout,
+                          "under MPI: seconds a rank may go without finishing a row before it is judged hung; "
+                          "the others' rows are written and the job ends naming it (default: ACCEL_RANK_TIMEOUT, "
+                          "else 300)")
+               ->check(CLI::Range(1, 86400))
+               ->type_name("SECONDS"));
     single(app.add_option("--trace", a.trace_output,
                           "write a trace of the run (every op, copy and synchronize; Chrome trace event format, "
                           "opens in ui.perfetto.dev) to FILE; under MPI one file per rank")
@@ -196,7 +202,9 @@ int report_failures(const Results& r) {
 int run_command(const RunArgs& a) {
     Settings s = settings_of(a);
     if (!a.trace_output.empty()) accel::trace::start(a.trace_output);  // finished at exit, or below
-    if (FleetScope::active()) return fleet_run(s, a.backends, a.format, a.output, a.json_output);
+    if (FleetScope::active())
+        return fleet_run(s, a.backends, a.format, a.output, a.json_output,
+                         a.app->count("--rank-timeout") ? a.rank_timeout : 0);
     s.selectors = resolve_backends(a.backends);
     s.progress = isatty(STDERR_FILENO);
 

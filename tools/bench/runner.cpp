@@ -547,6 +547,7 @@ Results run(const Settings& s) {
             r.error = e.what();
         }
         res.devices.push_back(std::move(r));
+        if (s.on_progress) s.on_progress();
     }
     use_machine_ceilings(res.devices, s);
 
@@ -609,6 +610,7 @@ Results run(const Settings& s) {
             row.error = e.what();
         }
         res.rows.push_back(std::move(row));
+        if (s.on_progress) s.on_progress();
     }
     if (s.progress) show_progress(items.size(), items.size(), t0, "");
     for (std::size_t i = 0; i < devices.size(); ++i) res.devices[i].memory = devices[i]->memory_info();

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,6 +79,9 @@ struct Settings {
     std::size_t copy_bytes = std::size_t{256} << 20;  ///< buffer size of the copy-bandwidth ceiling
     double fma_target_ms = 20;             ///< kernel time the peak-FMA probe aims for
     bool progress = false;                 ///< rows done / time left on stderr
+    /// Called on the running thread after each device's ceilings and after
+    /// each row (fleet runs feed the rank watchdog with it); may be empty.
+    std::function<void()> on_progress;
 
     /// Problems of `op` under these settings, in size order, each size in every dtype.
     std::vector<Problem> problems(accel::Op op) const;

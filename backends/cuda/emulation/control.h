@@ -29,6 +29,14 @@ extern "C" {
 ///                      code `value` (e.g. 700); codes the CUDA documentation
 ///                      calls unrecoverable make the device return it from then
 ///                      on (sticky), others only from that stream's synchronize
+///   "hang"             the `value`-th kernel launched on the device from now
+///                      (1: the next) never finishes: its stream blocks for
+///                      good, as on a GPU whose kernel is stuck and no watchdog
+///                      resets it; only a signal ends the process then
+///   "kill_process"     the `value`-th kernel launch on the device from now
+///                      kills the process with SIGKILL (as the OOM killer or
+///                      a driver fault ends it: no handler, no exit code of
+///                      its own)
 ///   "fail_call:<name>" the next call of runtime function <name> (cudaFree,
 ///                      cudaEventRecord, cudaMemGetInfo, cudaPointerGetAttributes,
 ///                      ...) on the device returns

@@ -30,10 +30,13 @@
 #include <cuda_runtime.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -81,6 +84,8 @@ struct Device {
     std::atomic<long> event_not_ready{0};  // faults, see control.h
     std::atomic<long> malloc_fail{0};
     std::atomic<long> launch_error{0};
+    std::atomic<long> hang{0};          // launches until the one that never finishes (0: none)
+    std::atomic<long> kill_process{0};  // launches until the one that kills the process (0: none)
     std::atomic<int> compute_mode{cudaComputeModeDefault};
     std::atomic<bool> busy{false};
     std::atomic<bool> no_kernel_image{false};
@@ -116,6 +121,10 @@ int set_fault(State& st, const char* name, int device, long value) {
     if (n == "event_not_ready") v.event_not_ready = value;
     else if (n == "malloc_fail") v.malloc_fail = value;
     else if (n == "launch_error") v.launch_error = value;
+    else if (n == "hang" || n == "kill_process") {
+        if (value < 0) return -1;
+        (n == "hang" ? v.hang : v.kill_process) = value;
+    }
     else if (n == "compute_mode") v.compute_mode = static_cast<int>(value);
     else if (n == "busy") v.busy = value != 0;
     else if (n == "no_kernel_image") v.no_kernel_image = value != 0;
@@ -518,6 +527,26 @@ cudaError_t launch(dim3 grid, dim3 block, cudaStream_t stream, std::function<voi
     if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 || grid.x == 0 ||
         grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
         return ret(cudaErrorInvalidConfiguration);
+    // Counts down to the launch a fault picked; true on that one.
+    auto reached = [](std::atomic<long>& left) {
+        long n = left.load();
+        while (n > 0 && !left.compare_exchange_weak(n, n - 1)) {}
+        return n == 1;
+    };
+    if (reached(dev(d).kill_process)) {
+        std::fprintf(stderr, "accel CUDA emulation: fault kill_process: killing process %ld at a kernel launch\n",
+                     static_cast<long>(getpid()));
+        std::fflush(stderr);
+        raise(SIGKILL);
+    }
+    if (reached(dev(d).hang)) {
+        // A kernel that never finishes: the stream's worker blocks for good,
+        // and so does everything that waits for the stream.
+        s->push([] {
+            for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+        });
+        return cudaSuccess;
+    }
     if (const long code = dev(d).launch_error.exchange(0)) {
         s->push([s, code] { s->fail(static_cast<cudaError_t>(code)); });
         return cudaSuccess;

@@ -48,13 +48,14 @@ bool launched_by_mpi();
 /// Thread-safe.
 bool oversubscribe_allowed();
 
-/// MPI initialized for the lifetime of this object (MPI_Init_thread with
-/// MPI_THREAD_FUNNELED when MPI is not initialized yet; MPI_Finalize at
-/// destruction when this object initialized it). One per process, on the
-/// main thread. Throws std::runtime_error when MPI_Init_thread fails.
+/// MPI initialized for the lifetime of this object (MPI_Init_thread asking
+/// for thread level `threads` when MPI is not initialized yet; MPI_Finalize
+/// at destruction when this object initialized it). One per process, on the
+/// main thread. A program that uses a Watchdog asks for
+/// MPI_THREAD_MULTIPLE. Throws std::runtime_error when MPI_Init_thread fails.
 class Session {
 public:
-    Session(int* argc, char*** argv);
+    Session(int* argc, char*** argv, int threads = MPI_THREAD_FUNNELED);
     ~Session();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
@@ -122,6 +123,108 @@ void sum_floats(float* data, std::size_t count, MPI_Comm comm = MPI_COMM_WORLD);
 
 /// Sum over all ranks of one double. Collective over `comm`.
 double sum(double mine, MPI_Comm comm = MPI_COMM_WORLD);
+
+/// Seconds without progress after which a Watchdog judges a rank hung:
+/// ACCEL_RANK_TIMEOUT (a whole number of seconds in 1..86400), default 300.
+/// Throws InvalidArgument (naming the variable, its value and the accepted
+/// range) for any other value. Thread-safe.
+int rank_timeout_seconds();
+
+/// What became of one rank at Watchdog::gather.
+enum class RankFate {
+    delivered,  ///< its record arrived
+    timeout,    ///< alive (its heartbeats arrive) but no progress for the timeout: a device call that does not return
+    died,       ///< no heartbeat for the silence limit: its process ended
+};
+
+/// "ok", "timeout" or "died".
+const char* fate_name(RankFate f) noexcept;
+
+/// Watches the ranks of a communicator through a long local step (each rank
+/// timing or testing its own device) and gathers their records at rank 0
+/// afterwards, so that one rank whose device hangs or whose process dies
+/// costs its own results only, not everyone's.
+///
+/// How: a thread on every rank sends rank 0 a heartbeat every 250 ms with
+/// the rank's progress count (progress()) and whether it has reached
+/// gather(); rank 0's thread sends its own to every other rank. A rank is
+/// judged
+///   died     when no heartbeat has come from it for the silence limit,
+///            timeout/2 clamped to 2..10 s: its process is gone;
+///   timeout  when its heartbeats still come (the last one under 1 s ago)
+///            but its progress count has not moved for `timeout` before it
+///            reached gather(): a device call that does not return.
+/// A rank waiting in gather() is never judged hung. Heartbeats and records
+/// travel on a duplicate of the communicator, so they never meet the
+/// program's own messages.
+///
+/// A process that dies ends the whole job under Open MPI 4.x's default
+/// (mpirun aborts every rank when one exits with a non-zero status or a
+/// signal), before anything could be written: run such jobs with
+/// `mpirun --mca orte_abort_on_non_zero_status 0`. Slurm's srun keeps the
+/// other tasks running unless --kill-on-bad-exit is set.
+///
+/// Needs MPI_THREAD_MULTIPLE (Session(..., MPI_THREAD_MULTIPLE)). The
+/// constructor is collective over `comm` (every rank, the same point);
+/// progress() is thread-safe; gather() and share() are called once each, in
+/// that order, from the thread that made the Watchdog, by every rank that is
+/// still running.
+class Watchdog {
+public:
+    /// Starts watching. `identity`: a short text rank 0 keeps for each rank
+    /// (e.g. its host and device), so that it can name ranks it never hears
+    /// from again. `timeout_seconds` ≥ 1. Throws std::runtime_error when MPI
+    /// gives less than MPI_THREAD_MULTIPLE or an MPI call fails, and
+    /// accel::InvalidArgument for a timeout below 1 s.
+    Watchdog(const std::string& identity, int timeout_seconds, MPI_Comm comm = MPI_COMM_WORLD);
+    /// Stops the heartbeat thread.
+    ~Watchdog();
+    Watchdog(const Watchdog&) = delete;
+    Watchdog& operator=(const Watchdog&) = delete;
+
+    /// This rank made progress (finished a row, a test case): resets its
+    /// hang clock. Thread-safe, wait-free.
+    void progress() noexcept;
+
+    /// What rank 0 learned at gather(), indexed by rank (empty elsewhere).
+    struct Gathered {
+        std::vector<std::string> records;     ///< each delivered rank's `mine`; "" for a lost rank
+        std::vector<RankFate> fates;          ///< what became of each rank
+        std::vector<std::string> identities;  ///< each rank's `identity`
+        std::vector<std::string> reasons;     ///< why a lost rank was judged so; "" for a delivered one
+        /// Whether any rank was lost.
+        bool lost_any() const;
+    };
+
+    /// Every still-running rank sends `mine` to rank 0. Rank 0 returns once
+    /// every rank has delivered or been judged timeout/died; the others once
+    /// rank 0 has their record. A rank other than 0 that finds rank 0 dead
+    /// or hung ends the job (abort_job, status 1) naming it: no rank is left
+    /// to write the results. Throws std::runtime_error when an MPI call fails.
+    Gathered gather(const std::string& mine);
+
+    /// After gather(): rank 0 sends `verdict` to every rank that delivered
+    /// and returns it; the others wait for it (ending the job as gather()
+    /// does when rank 0 is lost) and return it.
+    int share(int verdict);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// A line of advice when this job was started by Open MPI's mpirun with its
+/// default of ending every rank as soon as one exits abnormally
+/// (orte_abort_on_non_zero_status, seen by the ranks as
+/// OMPI_MCA_orte_abort_on_non_zero_status): then a rank that dies takes the
+/// others' results with it, and the line says how to keep them. "" when the
+/// setting is 0 or the launcher is not Open MPI's. Thread-safe.
+std::string death_ends_job_hint();
+
+/// Ends every rank of the job: `why` on stderr, then MPI_Abort(MPI_COMM_WORLD,
+/// status). For a rank that knows some ranks are hung (MPI_Finalize would
+/// wait for them forever).
+[[noreturn]] void abort_job(int status, const std::string& why);
 
 /// Whether MPI accepts CUDA device pointers in communication calls, asked
 /// at run time (Open MPI's MPIX_Query_cuda_support, where the MPI library
