@@ -123,6 +123,7 @@ namespace vulkan {
     X(vkCreateDescriptorSetLayout) \
     X(vkCreateDevice) \
     X(vkCreateFence) \
+    X(vkCreatePipelineCache) \
     X(vkCreatePipelineLayout) \
     X(vkCreateQueryPool) \
     X(vkCreateShaderModule) \
@@ -133,6 +134,7 @@ namespace vulkan {
     X(vkDestroyDevice) \
     X(vkDestroyFence) \
     X(vkDestroyPipeline) \
+    X(vkDestroyPipelineCache) \
     X(vkDestroyPipelineLayout) \
     X(vkDestroyQueryPool) \
     X(vkDestroyShaderModule) \
@@ -145,6 +147,7 @@ namespace vulkan {
     X(vkGetBufferMemoryRequirements) \
     X(vkGetDeviceQueue) \
     X(vkGetFenceStatus) \
+    X(vkGetPipelineCacheData) \
     X(vkGetPhysicalDeviceFeatures2) \
     X(vkGetPhysicalDeviceMemoryProperties) \
     X(vkGetPhysicalDeviceProperties) \
@@ -472,6 +475,16 @@ private:
     std::vector<VkDescriptorPool> pools_;
 
     VulkanBuffer* scratch_ = nullptr;  ///< 4 bytes bound by the empty kernel
+
+    // The driver's compiled pipelines kept across processes: loaded from
+    // pipeline_cache_file_ at construction when that file is intact and made
+    // by this driver and device, written back (whole, by rename) at
+    // destruction when the driver added to it.
+    VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+    std::string pipeline_cache_file_;      ///< "" when no cache folder is known
+    std::uint64_t pipeline_cache_loaded_ = 0;  ///< checksum of the data loaded (0: none)
+    void open_pipeline_cache();
+    void save_pipeline_cache() noexcept;
 
     std::mutex pipelines_mutex_;
     std::map<std::string, VkShaderModule> modules_;

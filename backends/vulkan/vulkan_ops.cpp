@@ -209,7 +209,7 @@ VkPipeline VulkanDevice::pipeline(const std::string& module, std::uint32_t bindi
     ci.stage.pSpecializationInfo = &spec;
     ci.layout = pipeline_layouts_[bindings - 1];
     VkPipeline p = VK_NULL_HANDLE;
-    check_vk(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &ci, nullptr, &p),
+    check_vk(vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p),
              "vkCreateComputePipelines(" + module + ", work-group " + std::to_string(block.x) + "x" +
                  std::to_string(block.y) + "x" + std::to_string(block.z) + ")");
     pipelines_[key] = p;

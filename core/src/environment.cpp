@@ -3,6 +3,8 @@
 
 #include "text.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
@@ -31,7 +33,8 @@ const std::vector<Variable>& variables() noexcept {
         {"ACCEL_CUDA_TF32", "1 (TF32 tensor-core sgemm) or 0 (FP32)",
          "whether cuBLAS may use TF32 tensor cores on the vendor path (default 0)"},
         {"ACCEL_CACHE_DIR", "a folder (created when missing), not a file",
-         "where the auto path's measurements are recorded (default $XDG_CACHE_HOME/accel, else ~/.cache/accel)"},
+         "where the auto path's measurements and the Vulkan pipeline cache are kept (default $XDG_CACHE_HOME/accel, "
+         "else ~/.cache/accel)"},
         {"ACCEL_TRACE", "a file to write (its folder must exist)",
          "writes a Chrome trace event file of every op, copy, synchronize and allocation (default: none; "
          "accel/trace.hpp)"},
@@ -115,6 +118,19 @@ std::optional<bool> read_flag(const char* name) {
     if (*v == "1") return true;
     if (*v == "0") return false;
     reject(name, *v, "is neither 1 nor 0");
+}
+
+std::string cache_dir() {
+    if (const auto dir = value("ACCEL_CACHE_DIR")) {
+        struct stat st {};
+        if (stat(dir->c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+            reject("ACCEL_CACHE_DIR", *dir, "names an existing file that is not a folder");
+        return *dir;
+    }
+    auto get = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };
+    if (!get("XDG_CACHE_HOME").empty()) return get("XDG_CACHE_HOME") + "/accel";
+    if (!get("HOME").empty()) return get("HOME") + "/.cache/accel";
+    return "";
 }
 
 }  // namespace env

@@ -94,24 +94,8 @@ std::string device_key(const Device& d, const GemmShape& cls) {
            " | " + shape_text(cls);
 }
 
-// Directory of the cache file: ACCEL_CACHE_DIR, else $XDG_CACHE_HOME/accel,
-// else $HOME/.cache/accel; empty when none is set. Throws InvalidArgument
-// when ACCEL_CACHE_DIR names something other than a folder.
-std::string cache_dir() {
-    if (const auto dir = env::value("ACCEL_CACHE_DIR")) {
-        struct stat st {};
-        if (stat(dir->c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-            env::reject("ACCEL_CACHE_DIR", *dir, "names an existing file that is not a folder");
-        return *dir;
-    }
-    auto env = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };
-    if (!env("XDG_CACHE_HOME").empty()) return env("XDG_CACHE_HOME") + "/accel";
-    if (!env("HOME").empty()) return env("HOME") + "/.cache/accel";
-    return "";
-}
-
 std::string cache_file() {
-    const std::string dir = cache_dir();
+    const std::string dir = env::cache_dir();
     return dir.empty() ? "" : dir + "/paths.json";
 }
 

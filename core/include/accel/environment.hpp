@@ -62,5 +62,14 @@ std::optional<std::string> read_word(const char* name, const std::vector<std::st
 /// spelling per meaning); std::logic_error when `name` is not in the table.
 std::optional<bool> read_flag(const char* name);
 
+/// The folder where accel keeps what it measured or compiled (the auto
+/// path's measurements, the Vulkan backend's pipeline cache):
+/// ACCEL_CACHE_DIR, else $XDG_CACHE_HOME/accel, else $HOME/.cache/accel; ""
+/// when none of them is set. The folder may not exist yet (writers create
+/// it). Throws InvalidArgument (naming the variable and its value) when
+/// ACCEL_CACHE_DIR names an existing file that is not a folder. Thread-safe
+/// as value() is.
+std::string cache_dir();
+
 }  // namespace env
 }  // namespace accel
