@@ -870,6 +870,7 @@ VulkanDevice::VulkanDevice(int index, VkInstance instance, const PhysicalDevice&
     } catch (...) {
         if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
         destroy_buffer(scratch_);
+        for (auto& m : blocks_) vkFreeMemory(device_, m->memory, nullptr);
         for (auto l : pipeline_layouts_)
             if (l) vkDestroyPipelineLayout(device_, l, nullptr);
         for (auto l : set_layouts_)
@@ -1004,6 +1005,8 @@ VulkanDevice::~VulkanDevice() {
     for (auto& m : modules_) vkDestroyShaderModule(device_, m.second, nullptr);
     for (auto p : pools_) vkDestroyDescriptorPool(device_, p, nullptr);
     destroy_buffer(scratch_);
+    for (auto& m : blocks_) vkFreeMemory(device_, m->memory, nullptr);  // every buffer is gone by now
+    blocks_.clear();
     for (auto l : pipeline_layouts_)
         if (l) vkDestroyPipelineLayout(device_, l, nullptr);
     for (auto l : set_layouts_)
@@ -1056,11 +1059,17 @@ VulkanBuffer* VulkanDevice::create_buffer(std::size_t bytes, bool host_visible, 
     }
     std::uint32_t type = 0;
     while (!(usable & (1u << type))) ++type;
+    if (req.size <= kSubAllocateMax && place_in_block(*b, req, type, host_visible)) {
+        if (mapped) *mapped = b->block->mapped + b->offset;
+        return b.release();
+    }
     VkMemoryAllocateInfo ai{};
     ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     ai.allocationSize = req.size;
     ai.memoryTypeIndex = type;
     r = vkAllocateMemory(device_, &ai, nullptr, &b->memory);
+    if ((r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) && do_release_cached() > 0)
+        r = vkAllocateMemory(device_, &ai, nullptr, &b->memory);  // once more without the empty blocks
     if (r != VK_SUCCESS) {
         vkDestroyBuffer(device_, b->buffer, nullptr);
         if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_TOO_MANY_OBJECTS)
@@ -1077,11 +1086,114 @@ VulkanBuffer* VulkanDevice::create_buffer(std::size_t bytes, bool host_visible, 
     return b.release();
 }
 
+bool VulkanDevice::place_in_block(VulkanBuffer& b, const VkMemoryRequirements& req, std::uint32_t type,
+                                  bool host_visible) {
+    const VkDeviceSize align = std::max<VkDeviceSize>(req.alignment, 1);
+    std::lock_guard<std::mutex> lock(blocks_mutex_);
+    // First fit over the blocks of this type, then a new block. The buffer
+    // is bound before its range is taken, so a failed bind leaves the block
+    // as it was (1: placed, 0: no room, -1: the bind failed).
+    auto fit = [&](MemoryBlock& m) {
+        for (auto it = m.free.begin(); it != m.free.end(); ++it) {
+            const VkDeviceSize start = (it->first + align - 1) / align * align;
+            const VkDeviceSize end = it->first + it->second;
+            if (start + req.size > end) continue;
+            if (vkBindBufferMemory(device_, b.buffer, m.memory, start) != VK_SUCCESS) return -1;
+            const VkDeviceSize range_start = it->first;
+            m.free.erase(it);
+            if (start > range_start) m.free[range_start] = start - range_start;  // the alignment gap stays free
+            if (end > start + req.size) m.free[start + req.size] = end - (start + req.size);
+            m.used += req.size;
+            b.block = &m;
+            b.offset = start;
+            b.reserved = req.size;
+            return 1;
+        }
+        return 0;
+    };
+    for (auto& m : blocks_)
+        if (m->type == type && (m->mapped != nullptr) == host_visible)
+            if (const int placed = fit(*m)) return placed > 0;  // a failed bind: the caller's own path reports it
+    auto m = std::make_unique<MemoryBlock>();
+    m->size = std::min<VkDeviceSize>(kBlockBytes, max_allocation_);
+    m->type = type;
+    VkMemoryAllocateInfo ai{};
+    ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    ai.allocationSize = m->size;
+    ai.memoryTypeIndex = type;
+    if (vkAllocateMemory(device_, &ai, nullptr, &m->memory) != VK_SUCCESS) return false;
+    void* p = nullptr;
+    if (host_visible && vkMapMemory(device_, m->memory, 0, VK_WHOLE_SIZE, 0, &p) != VK_SUCCESS) {
+        vkFreeMemory(device_, m->memory, nullptr);
+        return false;
+    }
+    m->mapped = static_cast<char*>(p);
+    m->free[0] = m->size;
+    blocks_.push_back(std::move(m));
+    return fit(*blocks_.back()) > 0;
+}
+
 void VulkanDevice::destroy_buffer(VulkanBuffer* b) noexcept {
     if (!b) return;
     vkDestroyBuffer(device_, b->buffer, nullptr);
-    vkFreeMemory(device_, b->memory, nullptr);  // unmaps a mapped one
+    if (MemoryBlock* m = b->block) {
+        std::lock_guard<std::mutex> lock(blocks_mutex_);
+        // Back into the free list, merged with the ranges on either side.
+        VkDeviceSize start = b->offset, bytes = b->reserved;
+        auto next = m->free.lower_bound(start);
+        if (next != m->free.begin()) {
+            auto prev = std::prev(next);
+            if (prev->first + prev->second == start) {
+                start = prev->first;
+                bytes += prev->second;
+                m->free.erase(prev);
+            }
+        }
+        if (next != m->free.end() && next->first == b->offset + b->reserved) {
+            bytes += next->second;
+            m->free.erase(next);
+        }
+        m->free[start] = bytes;
+        m->used -= std::min(m->used, b->reserved);
+        // An empty block stays for the next buffers unless another empty
+        // block of its kind already does.
+        if (m->used == 0) {
+            const bool another = std::any_of(blocks_.begin(), blocks_.end(), [&](const auto& o) {
+                return o.get() != m && o->used == 0 && o->type == m->type && (o->mapped != nullptr) == (m->mapped != nullptr);
+            });
+            if (another) {
+                vkFreeMemory(device_, m->memory, nullptr);
+                blocks_.erase(std::find_if(blocks_.begin(), blocks_.end(), [&](const auto& o) { return o.get() == m; }));
+            }
+        }
+    } else {
+        vkFreeMemory(device_, b->memory, nullptr);  // unmaps a mapped one
+    }
     delete b;
+}
+
+// Cached: the empty blocks kept for reuse (what do_release_cached gives back).
+std::uint64_t VulkanDevice::do_cached_bytes() const noexcept {
+    std::lock_guard<std::mutex> lock(blocks_mutex_);
+    std::uint64_t bytes = 0;
+    for (const auto& m : blocks_)
+        if (m->used == 0) bytes += m->size;
+    return bytes;
+}
+
+std::uint64_t VulkanDevice::do_release_cached() noexcept {
+    std::lock_guard<std::mutex> lock(blocks_mutex_);
+    std::uint64_t released = 0;
+    for (auto it = blocks_.begin(); it != blocks_.end();) {
+        if ((*it)->used == 0) {
+            released += (*it)->size;
+            vkFreeMemory(device_, (*it)->memory, nullptr);
+            it = blocks_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return released;
 }
 
 DeviceHandle VulkanDevice::do_allocate(std::size_t bytes) {

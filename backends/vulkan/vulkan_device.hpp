@@ -28,11 +28,14 @@
 // 32768 iterations or more (k, rows, the FMA probe's iterations) is refused
 // with Unsupported.
 //
-// Memory: one VkDeviceMemory per buffer (no sub-allocation yet, so
-// maxMemoryAllocationCount bounds the live buffers), of a DEVICE_LOCAL type
-// where the buffer can live in one; copies from and to the host go through a
-// HOST_VISIBLE | HOST_COHERENT staging buffer made per copy (async host-to-
-// device copies take the host data at the call). A DeviceHandle is a
+// Memory: buffers of up to 2 MiB are sub-allocated (first fit, coalescing
+// free ranges) from 16 MiB VkDeviceMemory blocks, larger ones get their
+// own VkDeviceMemory, of a DEVICE_LOCAL type where the buffer can live in
+// one; one empty block per memory type is kept for reuse (the device's
+// cached memory, given back on OutOfMemory). Copies from and to the host go
+// through a HOST_VISIBLE | HOST_COHERENT staging buffer per copy, placed the
+// same way in persistently mapped blocks (async host-to-device copies take
+// the host data at the call). A DeviceHandle is a
 // VulkanBuffer*. A buffer freed while work submitted before may still use
 // it is destroyed once every stream has passed that work (checked, without
 // blocking, on later allocations, frees and synchronizations).
@@ -52,7 +55,7 @@
 // device-to-host result into the caller's memory) are released when its
 // fence is seen signalled: by Stream::synchronize, an Event's wait, a
 // blocking copy, Device::synchronize, or the next submission on the stream.
-// Descriptor pools and the pipeline cache have a mutex each.
+// Descriptor pools, the memory blocks and the pipelines have a mutex each.
 //
 // Launch geometry: block = the work-group size (specialization constants 0,
 // 1, 2 of every shader), grid = the vkCmdDispatch counts; limits from
@@ -181,12 +184,27 @@ const char* vk_result_name(VkResult r) noexcept;
 /// name) when r is not VK_SUCCESS.
 void check_vk(VkResult r, const std::string& where);
 
+/// A VkDeviceMemory block that small buffers are sub-allocated from
+/// (VulkanDevice::create_buffer), so that many small tensors and per-copy
+/// staging buffers cost no vkAllocateMemory each (drivers cap the number of
+/// allocations, maxMemoryAllocationCount, at 4096 on many GPUs).
+struct MemoryBlock {
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkDeviceSize size = 0;                      ///< bytes
+    std::uint32_t type = 0;                     ///< memory type index
+    char* mapped = nullptr;                     ///< host-visible blocks: mapped once, whole
+    std::map<VkDeviceSize, VkDeviceSize> free;  ///< offset -> bytes of each free range, coalesced
+    VkDeviceSize used = 0;                      ///< bytes handed out
+};
+
 /// A device buffer: what a DeviceHandle of this backend points to. Created
 /// by VulkanDevice::do_allocate, destroyed by do_deallocate.
 struct VulkanBuffer {
     VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    VkDeviceSize size = 0;  ///< bytes
+    VkDeviceMemory memory = VK_NULL_HANDLE;  ///< its own memory; null when sub-allocated from `block`
+    VkDeviceSize size = 0;                   ///< bytes
+    MemoryBlock* block = nullptr;            ///< the block it lives in, or null
+    VkDeviceSize offset = 0, reserved = 0;   ///< its range in `block` (bytes)
 };
 
 class VulkanDevice;
@@ -360,11 +378,21 @@ public:
     /// Adds a stream's state to the list Device::synchronize waits on. Thread-safe.
     void add_stream(const std::shared_ptr<StreamState>& s);
 
-    /// A host-visible, coherent staging buffer of `bytes`, mapped at
-    /// `mapped`; release with destroy_buffer. Throws OutOfMemory / DeviceError.
+    /// A buffer of `bytes`: device-local storage, or (host_visible) a
+    /// host-visible, coherent staging buffer mapped at `*mapped`. Buffers of
+    /// up to kSubAllocateMax bytes are placed in a shared MemoryBlock of
+    /// kBlockBytes; larger ones get their own memory. Release with
+    /// destroy_buffer. Throws OutOfMemory / DeviceError. Thread-safe.
     VulkanBuffer* create_buffer(std::size_t bytes, bool host_visible, void** mapped);
-    /// Destroys a buffer of create_buffer (unmapping it). Never throws.
+    /// Destroys a buffer of create_buffer, returning its range to its block
+    /// (a block left empty is kept, one per memory type, as cached memory;
+    /// others are freed). Never throws; thread-safe.
     void destroy_buffer(VulkanBuffer* b) noexcept;
+    /// Bytes of the memory blocks (kBlockBytes each) and largest buffer
+    /// placed in one (kSubAllocateMax): 1/8 of a block, as general-purpose
+    /// Vulkan allocators do, so a block is not held by one large tensor.
+    static constexpr VkDeviceSize kBlockBytes = VkDeviceSize{16} << 20;
+    static constexpr VkDeviceSize kSubAllocateMax = kBlockBytes / 8;
 
     /// Runs elementwise op `op` (a table op with an elementwise_reference and
     /// a shader of its name) with the arguments `a`. Throws InvalidArgument
@@ -451,6 +479,15 @@ private:
     std::uint32_t device_local_types_ = 0;  ///< memory type bits with DEVICE_LOCAL
     std::uint32_t host_types_ = 0;          ///< memory type bits with HOST_VISIBLE | HOST_COHERENT
     VkDeviceSize max_allocation_ = 0;       ///< maxMemoryAllocationSize (or the largest heap)
+
+    std::uint64_t do_cached_bytes() const noexcept override;
+    std::uint64_t do_release_cached() noexcept override;
+    // Sub-allocation (see MemoryBlock): places `b` (its VkBuffer made, with
+    // requirements `req`) in a block of memory type `type`, making a block
+    // when none has room; false when a new block cannot be allocated.
+    bool place_in_block(VulkanBuffer& b, const VkMemoryRequirements& req, std::uint32_t type, bool host_visible);
+    mutable std::mutex blocks_mutex_;
+    std::vector<std::unique_ptr<MemoryBlock>> blocks_;
 
     /// Destroys the buffers of the graveyard whose streams have passed the
     /// submissions they waited for. Never throws; thread-safe.
