@@ -619,9 +619,13 @@ StreamState::StreamState(std::shared_ptr<DeviceCore> core) : core_(std::move(cor
 
 StreamState::~StreamState() {
     std::lock_guard<std::mutex> lock(mutex_);
+    try {
+        flush();
+    } catch (...) {  // its commands' done actions have run
+    }
     for (auto& s : pending_) {
         vkWaitForFences(core_->device, 1, &s.fence, VK_TRUE, UINT64_MAX);
-        if (s.done) s.done();
+        for (auto& d : s.done) d();
         vkDestroyFence(core_->device, s.fence, nullptr);
     }
     for (VkFence f : free_fences_) vkDestroyFence(core_->device, f, nullptr);
@@ -637,11 +641,11 @@ void StreamState::retire(std::uint64_t seq, bool block) {
     while (!pending_.empty()) {
         Submission& s = pending_.front();
         VkResult r;
-        if (block && s.seq <= seq) r = vkWaitForFences(core_->device, 1, &s.fence, VK_TRUE, UINT64_MAX);
+        if (block && s.first <= seq) r = vkWaitForFences(core_->device, 1, &s.fence, VK_TRUE, UINT64_MAX);
         else r = vkGetFenceStatus(core_->device, s.fence);
         if (r == VK_NOT_READY || r == VK_TIMEOUT) return;
         check_vk(r, block ? "waiting for a stream: vkWaitForFences" : "vkGetFenceStatus");
-        if (s.done) s.done();
+        for (auto& d : s.done) d();
         check_vk(vkResetFences(core_->device, 1, &s.fence), "vkResetFences");
         free_fences_.push_back(s.fence);
         free_cbs_.push_back(s.cb);
@@ -649,76 +653,97 @@ void StreamState::retire(std::uint64_t seq, bool block) {
     }
 }
 
-std::uint64_t StreamState::submit(const std::function<void(VkCommandBuffer)>& record, std::function<void()> done) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    VkCommandBuffer cb = VK_NULL_HANDLE;
-    VkFence fence = VK_NULL_HANDLE;
+void StreamState::flush() {
+    if (!open_.cb) return;
+    Submission batch = std::move(open_);
+    open_ = Submission{};
     try {
-        retire(0, false);  // release what has finished
-        if (!free_cbs_.empty()) {
-            cb = free_cbs_.back();
-            free_cbs_.pop_back();
-        } else {
-            VkCommandBufferAllocateInfo ai{};
-            ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-            ai.commandPool = pool_;
-            ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-            ai.commandBufferCount = 1;
-            check_vk(vkAllocateCommandBuffers(core_->device, &ai, &cb), "vkAllocateCommandBuffers");
-        }
-        if (!free_fences_.empty()) {
-            fence = free_fences_.back();
-            free_fences_.pop_back();
-        } else {
-            VkFenceCreateInfo fi{};
-            fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-            check_vk(vkCreateFence(core_->device, &fi, nullptr, &fence), "vkCreateFence");
-        }
-        VkCommandBufferBeginInfo bi{};
-        bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-        check_vk(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
-        // Everything earlier on the queue finishes, and its writes are visible, first.
-        VkMemoryBarrier mb{};
-        mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-        mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-        mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0,
-                             nullptr, 0, nullptr);
-        record(cb);
         // Device writes visible to the host once the fence is signalled.
         VkMemoryBarrier hb{};
         hb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
         hb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
         hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, nullptr,
-                             0, nullptr);
-        check_vk(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
-        core_->submit(cb, fence);
-    } catch (...) {
-        if (cb) {
-            vkResetCommandBuffer(cb, 0);
-            free_cbs_.push_back(cb);
+        vkCmdPipelineBarrier(batch.cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0,
+                             nullptr, 0, nullptr);
+        check_vk(vkEndCommandBuffer(batch.cb), "vkEndCommandBuffer");
+        if (!free_fences_.empty()) {
+            batch.fence = free_fences_.back();
+            free_fences_.pop_back();
+        } else {
+            VkFenceCreateInfo fi{};
+            fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+            check_vk(vkCreateFence(core_->device, &fi, nullptr, &batch.fence), "vkCreateFence");
         }
-        if (fence) free_fences_.push_back(fence);
+        core_->submit(batch.cb, batch.fence);
+    } catch (...) {
+        vkResetCommandBuffer(batch.cb, 0);
+        free_cbs_.push_back(batch.cb);
+        if (batch.fence) free_fences_.push_back(batch.fence);
+        for (auto& d : batch.done) d();
+        throw;
+    }
+    pending_.push_back(std::move(batch));
+}
+
+std::uint64_t StreamState::submit(const std::function<void(VkCommandBuffer)>& record, std::function<void()> done) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+        retire(0, false);  // release what has finished
+        if (!open_.cb) {
+            VkCommandBuffer cb = VK_NULL_HANDLE;
+            if (!free_cbs_.empty()) {
+                cb = free_cbs_.back();
+                free_cbs_.pop_back();
+            } else {
+                VkCommandBufferAllocateInfo ai{};
+                ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+                ai.commandPool = pool_;
+                ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+                ai.commandBufferCount = 1;
+                check_vk(vkAllocateCommandBuffers(core_->device, &ai, &cb), "vkAllocateCommandBuffers");
+            }
+            VkCommandBufferBeginInfo bi{};
+            bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+            bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+            const VkResult r = vkBeginCommandBuffer(cb, &bi);
+            if (r != VK_SUCCESS) {
+                free_cbs_.push_back(cb);
+                check_vk(r, "vkBeginCommandBuffer");
+            }
+            open_.cb = cb;
+            open_.first = next_seq_;
+        }
+        // Everything earlier on the queue finishes, and its writes are visible, first.
+        VkMemoryBarrier mb{};
+        mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+        mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+        vkCmdPipelineBarrier(open_.cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb,
+                             0, nullptr, 0, nullptr);
+        record(open_.cb);
+    } catch (...) {
         if (done) done();
         throw;
     }
     const std::uint64_t seq = next_seq_++;
-    pending_.push_back({seq, cb, fence, std::move(done)});
+    open_.last = seq;
+    if (done) open_.done.push_back(std::move(done));
+    if (seq - open_.first + 1 >= static_cast<std::uint64_t>(kBatch)) flush();
     return seq;
 }
 
 void StreamState::wait(std::uint64_t seq) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (open_.cb && open_.first <= seq) flush();
     retire(seq, true);
 }
 
 bool StreamState::completed(std::uint64_t seq) noexcept {
     try {
         std::lock_guard<std::mutex> lock(mutex_);
+        if (open_.cb && open_.first <= seq) flush();  // polling must make progress
         retire(0, false);
-        return pending_.empty() || pending_.front().seq > seq;
+        return pending_.empty() || pending_.front().first > seq;
     } catch (...) {
         return false;
     }
@@ -726,6 +751,7 @@ bool StreamState::completed(std::uint64_t seq) noexcept {
 
 void StreamState::wait_all() {
     std::lock_guard<std::mutex> lock(mutex_);
+    flush();
     retire(next_seq_ - 1, true);
 }
 

@@ -45,16 +45,18 @@
 // stream submits to; vkQueueSubmit is serialized by the queue's mutex. A
 // stream is a command pool and the list of its submissions in flight, both
 // guarded by the stream's mutex (command pools are externally synchronized).
-// Every operation (launch, copy, event) is one command buffer and one
-// submission with its own fence; each command buffer starts with a full
-// memory barrier (all commands before it on the queue, in submission order,
-// finish and their writes become visible) and ends with one that makes
-// device writes visible to the host, so every stream is in order — and since
-// all streams share the queue, streams of one device do not overlap. A
-// submission's resources (staging buffers, descriptor sets, the copy of a
-// device-to-host result into the caller's memory) are released when its
-// fence is seen signalled: by Stream::synchronize, an Event's wait, a
-// blocking copy, Device::synchronize, or the next submission on the stream.
+// Every operation (launch, copy, event) is recorded into the stream's open
+// command buffer after a full memory barrier (all commands before it on the
+// queue finish and their writes become visible), so every stream is in
+// order. The command buffer is submitted, with one fence and a last barrier
+// that makes device writes visible to the host, once it holds
+// StreamState::kBatch commands or when the host waits for or asks about one
+// of them (Stream::synchronize, an Event's wait or query, a blocking copy,
+// Device::synchronize, a freed buffer's check). All streams share the
+// queue, so streams of one device do not overlap. A command's resources
+// (staging buffers, descriptor sets, the copy of a device-to-host result
+// into the caller's memory) are released when its submission's fence is
+// seen signalled.
 // Descriptor pools, the memory blocks and the pipelines have a mutex each.
 //
 // Launch geometry: block = the work-group size (specialization constants 0,
@@ -240,39 +242,50 @@ public:
     StreamState(const StreamState&) = delete;
     StreamState& operator=(const StreamState&) = delete;
 
-    /// Records a command buffer with `record` (between the leading and
-    /// trailing barriers), submits it with a fence, and returns its sequence
-    /// number (1, 2, ...). `done` runs on the host once the fence is seen
-    /// signalled (in submission order; it must not throw). Throws DeviceError
-    /// when a Vulkan call fails; `done` then runs at once (releasing what it holds).
+    /// Records `record` (after a barrier that makes everything earlier on the
+    /// queue finish first) into the stream's open command buffer and returns
+    /// its sequence number (1, 2, ...). The open command buffer is submitted
+    /// with one fence once it holds kBatch commands, or when the host waits
+    /// for (wait, wait_all) or asks about (completed) one of them: a batch of
+    /// ops costs one vkQueueSubmit and one fence. `done` runs on the host once
+    /// the command is seen complete (in order; it must not throw). Throws
+    /// DeviceError when a Vulkan call fails; the `done` actions of the
+    /// commands lost with it then run at once (releasing what they hold).
     std::uint64_t submit(const std::function<void(VkCommandBuffer)>& record, std::function<void()> done = {});
-    /// Blocks until the submission `seq` and every earlier one of this stream
-    /// have completed, and runs their `done` actions. Throws DeviceError
-    /// (e.g. VK_ERROR_DEVICE_LOST).
+    /// Blocks until command `seq` and every earlier one of this stream have
+    /// completed, and runs their `done` actions. Throws DeviceError (e.g.
+    /// VK_ERROR_DEVICE_LOST).
     void wait(std::uint64_t seq);
-    /// wait() for everything submitted so far.
+    /// wait() for everything recorded so far.
     void wait_all();
-    /// Whether submission `seq` and every earlier one have completed (their
-    /// `done` actions run); never blocks. False when the fence cannot be read.
+    /// Whether command `seq` and every earlier one have completed (their
+    /// `done` actions run); never blocks (but submits the open batch when it
+    /// holds `seq`, so that polling makes progress). False when a fence
+    /// cannot be read or the submission fails.
     bool completed(std::uint64_t seq) noexcept;
-    /// The sequence number of the latest submission (0 before any).
+    /// The sequence number of the latest command recorded (0 before any).
     std::uint64_t last_submitted() const;
+    /// Commands per submission at most.
+    static constexpr int kBatch = 16;
 
 private:
     struct Submission {
-        std::uint64_t seq = 0;
+        std::uint64_t first = 0, last = 0;  ///< its commands' sequence numbers
         VkCommandBuffer cb = VK_NULL_HANDLE;
         VkFence fence = VK_NULL_HANDLE;
-        std::function<void()> done;
+        std::vector<std::function<void()>> done;
     };
     /// Retires the finished submissions at the front; with `block`, waits
-    /// for those up to `seq`. Caller holds mutex_.
+    /// for those holding commands up to `seq`. Caller holds mutex_.
     void retire(std::uint64_t seq, bool block);
+    /// Ends and submits the open command buffer, if any. Caller holds mutex_.
+    void flush();
 
     std::shared_ptr<DeviceCore> core_;
     mutable std::mutex mutex_;
     VkCommandPool pool_ = VK_NULL_HANDLE;
     std::deque<Submission> pending_;
+    Submission open_;  ///< being recorded (cb null when none)
     std::vector<VkCommandBuffer> free_cbs_;
     std::vector<VkFence> free_fences_;
     std::uint64_t next_seq_ = 1;
