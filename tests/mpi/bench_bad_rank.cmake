@@ -13,7 +13,7 @@ file(REMOVE ${json})
 set(ENV{ACCEL_CUDA_EMULATION_FAULTS} "${FAULT}=40")
 string(TIMESTAMP t0 "%s")
 execute_process(COMMAND ${mpirun} ${extra} -n 3 ${BENCH} --quick --ops add,matmul --add-sizes 1e3,1e4,1e5
-                        --matmul-sizes 16,32 --backends host,cuda,host --rank-timeout 5 --json ${json}
+                        --matmul-sizes 16,32 --backends host,cuda,host --rank-timeout 10 --json ${json}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 string(TIMESTAMP t1 "%s")
 math(EXPR took "${t1} - ${t0}")
@@ -22,7 +22,7 @@ if(rc EQUAL 0)
   message(FATAL_ERROR "a fleet run with rank 1 lost exited 0")
 endif()
 if(took GREATER WITHIN)
-  message(FATAL_ERROR "the job took ${took} s, more than the ${WITHIN} s allowed (rank timeout 5 s)")
+  message(FATAL_ERROR "the job took ${took} s, more than the ${WITHIN} s allowed (rank timeout 10 s)")
 endif()
 string(TOUPPER "${LOST}" label)
 foreach(re "accel-bench fleet: 3 device\\(s\\)" "\n1 +[^ ]+ +cuda[^\n]* ${LOST}\n"
