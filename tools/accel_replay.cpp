@@ -35,8 +35,9 @@ int main(int argc, char** argv) {
     CLI::App app{"accel-replay: reruns one kernel call recorded by ACCEL_CHECK on the backends given and prints each "
                  "result's NMSE\nagainst the float64 oracle, beside the recording device's own result.",
                  "accel-replay"};
-    app.footer("exit status: 0 every backend is within the op's threshold; 1 one diverges or cannot run the call; "
-               "2 a usage error\nor a record that cannot be read.");
+    app.footer("exit status: 0 every backend that runs the call is within the op's threshold (one without the\n"
+               "call's dtype or path is listed as such); 1 one diverges, or fails to open or run it; 2 a usage\n"
+               "error or a record that cannot be read.");
     std::string file, backends = "host";
     app.add_option("record", file, "a record written by ACCEL_CHECK (accel-check-*.cbor)")->required();
     app.add_option("--backends", backends, "comma-separated selectors to rerun the call on (default host)")
@@ -82,6 +83,9 @@ int main(int argc, char** argv) {
             if (c.nmse > threshold) ++diverged;
             std::cout << "  " << device->selector() << " (" << device->name() << ", " << accel::path_name(path)
                       << "): NMSE " << verdict(c, threshold) << "\n";
+        } catch (const accel::Unsupported& e) {
+            // A fact of that device (no such dtype or path there), not a divergence.
+            std::cout << "  " << selector << ": does not run this call: " << e.what() << "\n";
         } catch (const accel::Error& e) {
             ++diverged;
             std::cout << "  " << selector << ": cannot run it: " << e.what() << "\n";
