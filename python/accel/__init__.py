@@ -46,6 +46,10 @@ from ._accel import (
 )
 from . import ops as ops
 
+for _cls in (Error, BackendUnavailable, InvalidArgument, Unsupported, OutOfMemory, DeviceError):
+    _cls.__module__ = "accel"  # tracebacks name them accel.InvalidArgument, ...
+del _cls
+
 __version__ = "0.1.0"
 
 __all__ = [

@@ -32,17 +32,18 @@ def problem(
     split with `seed` (a fifth held out) and standardized with the training part's statistics.
     Raises accel.InvalidArgument for a missing or malformed file."""
     train_x, train_y, test_x, test_y = mlp_problem(path or data_path(), seed)
-    return (np.asarray(train_x), np.asarray(train_y), np.asarray(test_x), np.asarray(test_y))
+    return (np.asarray(train_x, dtype=np.float32), np.asarray(train_y, dtype=np.float32),
+            np.asarray(test_x, dtype=np.float32), np.asarray(test_y, dtype=np.float32))
 
 
 def init_params(inputs: int, hidden: int, seed: int) -> Dict[str, npt.NDArray[np.float32]]:
     """The initial weights for `seed`: {'w1': [hidden, inputs], 'b1': [hidden], 'w2': [1, hidden],
     'b2': [1]} (nn.Linear's default initialization, from the example's seeded stream).
     Raises accel.InvalidArgument for inputs or hidden 0."""
-    return {k: np.asarray(v) for k, v in mlp_init_params(inputs, hidden, seed).items()}
+    return {str(k): np.asarray(v, dtype=np.float32) for k, v in mlp_init_params(inputs, hidden, seed).items()}
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> npt.NDArray[np.int64]:
     """The sample order of `epoch` (0-based) for `seed`: a permutation of range(n); batch k is
     order[k*B:(k+1)*B]."""
-    return np.asarray(mlp_epoch_order(n, seed, epoch))
+    return np.asarray(mlp_epoch_order(n, seed, epoch), dtype=np.int64)

@@ -80,7 +80,7 @@ class AccelMLP:
 
     def train_epoch(self, x: F32, y: F32, seed: int, epoch: int, batch: int) -> float:
         """One pass in epoch_order(seed, epoch); returns the mean per-sample loss seen."""
-        n = x.shape[0]
+        n = int(x.shape[0])
         order = accel.mlp.epoch_order(n, seed, epoch)
         w1, b1, w2, b2 = self.params
         gw1, gb1, gw2, gb2 = self.grads
@@ -107,8 +107,7 @@ class AccelMLP:
     def logits(self, x: F32) -> F32:
         xt = accel.from_numpy(x, device=self.dev)
         h = ops.dense(xt, self.params[0], self.params[1], activation="relu")
-        z: F32 = ops.dense(h, self.params[2], self.params[3]).numpy().reshape(-1)
-        return z
+        return np.asarray(ops.dense(h, self.params[2], self.params[3]).numpy(), dtype=np.float32).reshape(-1)
 
 
 def accuracy(z: F32, y: F32) -> float:

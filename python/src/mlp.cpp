@@ -37,10 +37,10 @@ void bind_mlp(nb::module_& m) {
                 nb::gil_scoped_release release;
                 s = mlp::load_standardized_split(path, seed);
             }
-            return nb::make_tuple(numpy_of(s.train.x, s.train.samples, s.train.features),
+            return nb::typed<nb::tuple, nb::object, nb::object, nb::object, nb::object>(nb::make_tuple(numpy_of(s.train.x, s.train.samples, s.train.features),
                                   numpy_of(s.train.y, s.train.samples, 0),
                                   numpy_of(s.test.x, s.test.samples, s.test.features),
-                                  numpy_of(s.test.y, s.test.samples, 0));
+                                  numpy_of(s.test.y, s.test.samples, 0)));
         },
           nb::arg("path"), nb::arg("seed"),
           "The MLP example's problem (examples/mlp_train/data.hpp, load_standardized_split): the CSV at `path` "
@@ -49,7 +49,7 @@ void bind_mlp(nb::module_& m) {
           "InvalidArgument for a missing or malformed file.");
     m.def("mlp_init_params", [](std::size_t in, std::size_t hidden, std::uint64_t seed) {
             const mlp::Params p = mlp::init_params(in, hidden, seed);
-            nb::dict d;
+            nb::typed<nb::dict, nb::str, nb::object> d;
             d["w1"] = numpy_of(p.w1, hidden, in);
             d["b1"] = numpy_of(p.b1, hidden, 0);
             d["w2"] = numpy_of(p.w2, 1, hidden);

@@ -14,6 +14,8 @@ namespace accel_python {
 
 namespace {
 
+using StrDict = nb::typed<nb::dict, nb::str, nb::object>;
+
 // The Python classes of accel's exceptions (accel/error.hpp), created once.
 struct Exceptions {
     PyObject* error = nullptr;
@@ -31,7 +33,8 @@ PyObject* new_exception(nb::module_& m, const char* name, const char* doc, std::
         Py_INCREF(bases[i]);
         PyTuple_SET_ITEM(base_tuple.ptr(), static_cast<Py_ssize_t>(i), bases[i]);
     }
-    const std::string qualified = std::string("accel.") + name;
+    // Named in this module (as stubgen finds them); accel/__init__.py shows them as accel.NAME.
+    const std::string qualified = nb::cast<std::string>(m.attr("__name__")) + "." + name;
     PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base_tuple.ptr(), nullptr);
     if (!cls) throw nb::python_error();
     m.attr(name) = nb::handle(cls);
@@ -145,7 +148,7 @@ void bind_device(nb::module_& m) {
         .def(
             "as_dict",
             [](const accel::DeviceInfo& i) {
-                nb::dict d;
+                StrDict d;
                 d["backend"] = i.backend;
                 d["index"] = i.index;
                 d["name"] = i.name;
@@ -219,7 +222,7 @@ void bind_device(nb::module_& m) {
                      "True once record() was called.")
         .def_prop_ro("device", [](const PyEvent& e) { return e.device; }, "The device this event belongs to.");
 
-    nb::class_<accel::Device>(m, "Device",
+    nb::class_<accel::Device>(m, "Device", nb::is_weak_referenceable(),
                               "One device of one backend. Obtained from accel.device(selector), "
                               "accel.default_device() or accel.devices(); the same selector gives the same Device "
                               "object while it is alive. Tensors, streams and events keep their device alive. "
@@ -316,14 +319,14 @@ void bind_device(nb::module_& m) {
           "Every device of every available backend, opened, in backend-name order (a backend that is unavailable "
           "is left out: accel.backends() says why). Raises what opening a device raises.");
     m.def("backends", []() {
-            nb::list out;
+            nb::typed<nb::list, StrDict> out;
             std::vector<accel::BackendStatus> all;
             {
                 nb::gil_scoped_release release;
                 all = accel::backend_statuses();
             }
             for (const auto& st : all) {
-                nb::dict d;
+                StrDict d;
                 d["name"] = st.name;
                 d["available"] = st.availability.available;
                 d["reason"] = st.availability.reason;

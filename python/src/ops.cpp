@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -98,8 +99,6 @@ std::string doc(const char* what) { return std::string(what) + kCommon; }
 }  // namespace
 
 void bind_ops(nb::module_& m) {
-    auto a_out = [](const char* name) { return nb::arg(name); };
-    (void)a_out;
     static const std::string d_add = doc("c = a + b elementwise. a, b, c: one shape (rank 1 or 2) and dtype; c may be a or b.");
     m.def("add", [](PyTensor& a, PyTensor& b, PyTensor* out, const std::string& path, PyStream* stream) {
             return binary("add", a, b, out, path, stream,
@@ -315,12 +314,12 @@ void bind_ops(nb::module_& m) {
                   "path: str = 'auto', stream: Stream | None = None) -> Tensor"),
           owned, d_convert.c_str());
 
-    static const std::string d_adam = doc(
+    static const std::string d_adam = std::string(
         "One Adam update of param in place (torch.optim.Adam's arithmetic, single-tensor form): m = beta1*m + "
         "(1-beta1)*g; v = beta2*v + (1-beta2)*g*g; param -= lr/(1-beta1^step) * m / (sqrt(v)/sqrt(1-beta2^step) + "
         "eps). m and v: moments of param's shape, zeroed before step 1; step: the 1-based step count. Computed in "
         "float32 (float64 for f64). Returns None. Raises InvalidArgument for step 0, lr or eps not positive, "
-        "betas outside [0, 1).");
+        "betas outside [0, 1). path, stream, GIL and the other errors as the other ops.");
     m.def("adam_step", [](PyTensor& param, PyTensor& grad, PyTensor& m_, PyTensor& v, std::size_t step, float lr,
                           float beta1, float beta2, float eps, const std::string& path, PyStream* stream) {
             auto o = options(path, stream, param.t, "adam_step");

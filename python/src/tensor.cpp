@@ -185,8 +185,8 @@ HostArray host_array(nb::handle obj, const char* what) {
     return h;
 }
 
-PyTensor make(const std::shared_ptr<accel::Device>& device, const std::vector<std::size_t>& shape,
-              const std::string& dtype) {
+PyTensor make(const std::vector<std::size_t>& shape, const std::string& dtype,
+              const std::shared_ptr<accel::Device>& device) {
     return PyTensor(accel::Tensor(device_or_default(device), accel::Shape(shape), dtype_from(dtype)));
 }
 
@@ -348,7 +348,7 @@ PyTensor* find_host_tensor(const void* data, std::size_t bytes) {
 
 void bind_tensor(nb::module_& m) {
     nb::class_<PyTensor>(
-        m, "Tensor",
+        m, "Tensor", nb::is_weak_referenceable(),
         "A rank-1 [n] or rank-2 [rows, cols] row-major array of one dtype ('f32', 'f64', 'f16', 'bf16') on one "
         "device. Made by accel.empty, accel.zeros, accel.from_numpy, accel.from_dlpack, or an op's result. Keeps "
         "its device alive. Exchange: numpy() (a copy), __dlpack__ / __dlpack_device__ (zero-copy for the host "
@@ -366,6 +366,7 @@ void bind_tensor(nb::module_& m) {
                      "The backend's handle of the storage as an int: the address of the data on the host backend "
                      "(and CUDA), an opaque handle (cl_mem, ...) elsewhere; 0 for an empty tensor.")
         .def("numpy", [](const PyTensor& p) { return to_numpy(p.t); },
+             nb::sig("def numpy(self) -> numpy.typing.NDArray[typing.Any]"),
              "A NumPy copy of the contents (blocking: waits for the ops enqueued on the default stream; the GIL "
              "is released meanwhile). dtype: float32, float64, float16, and for bf16 ml_dtypes.bfloat16 when "
              "ml_dtypes is installed, else float32 (exact). For a view without a copy on the host backend use "
@@ -399,7 +400,9 @@ void bind_tensor(nb::module_& m) {
              "A copy on another Device (blocking, bit for bit), or converted to a dtype given by name ('f32', "
              "'f64', 'f16', 'bf16'; to nearest, ties to even). Raises Unsupported where the device cannot "
              "convert to that dtype, InvalidArgument for an unknown dtype name.")
-        .def("__dlpack__", &dlpack, nb::sig("def __dlpack__(self, **kwargs: object) -> object"),
+        .def("__dlpack__", &dlpack, nb::sig("def __dlpack__(self, *, stream: typing.Any = None, max_version: tuple[int, int] | None = None, "
+                     "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> "
+                     "typing_extensions.CapsuleType"),
              "The DLPack capsule of the tensor (array API): the tensor's own memory on the host backend and for "
              "CUDA device memory (the device is synchronized first), a host copy for other backends. Keywords: "
              "stream (ignored: the device is synchronized), max_version, dl_device ((1, 0) asks for host memory), "
@@ -418,7 +421,7 @@ void bind_tensor(nb::module_& m) {
           "rank other than 1 or 2 or an unknown dtype, OutOfMemory.");
     m.def("zeros", [](const std::vector<std::size_t>& shape, const std::string& dtype,
                       const std::shared_ptr<accel::Device>& device) {
-            PyTensor p = make(device, shape, dtype);
+            PyTensor p = make(shape, dtype, device);
             if (p.t.bytes()) {
                 std::vector<unsigned char> z(p.t.bytes(), 0);
                 nb::gil_scoped_release release;

@@ -1,6 +1,6 @@
 """pytest set-up: the devices every test runs on, one parameter each.
 
-Devices: host, opencl:pocl, opencl:intel, kokkos and cuda. A device that
+Devices: host, opencl:pocl, opencl:intel, kokkos, cuda and vulkan. A device that
 cannot be opened here is skipped with the reason accel gives (never passed).
 
 A build tree of the repository (default build/release; PYTEST_ACCEL_BUILD
@@ -37,7 +37,7 @@ if BUILD is not None and BUILD.is_dir():
 
 import accel  # noqa: E402  (after the environment above)
 
-SELECTORS: List[str] = ["host", "opencl:pocl", "opencl:intel", "kokkos", "cuda"]
+SELECTORS: List[str] = ["host", "opencl:pocl", "opencl:intel", "kokkos", "cuda", "vulkan"]
 
 
 def _label(selector: str) -> str:
@@ -51,7 +51,7 @@ def device(request: pytest.FixtureRequest) -> Iterator[accel.Device]:
     try:
         dev = accel.device(selector)
     except accel.BackendUnavailable as e:
-        pytest.skip(f"{_label(selector)} is not available here: {e}")
+        pytest.skip(f"{_label(selector)} is not available here: {str(e).splitlines()[0]}")
     yield dev
 
 

@@ -201,7 +201,8 @@ def test_adam_step(device: accel.Device, dtype: str) -> None:
     m, v = accel.zeros(shape, dtype, device), accel.zeros(shape, dtype, device)
     ps, gs = stored(p), stored(g)
     ms, vs = np.zeros(shape), np.zeros(shape)
-    lr, b1, b2, eps = 1e-2, 0.9, 0.999, 1e-8
+    # The hyper-parameters as accel holds them (float32, as torch.optim.Adam's Python floats become).
+    lr, b1, b2, eps = (float(np.float32(h)) for h in (1e-2, 0.9, 0.999, 1e-8))
     for step in (1, 2, 3):
         assert ops.adam_step(p, g, m, v, step, lr=lr, beta1=b1, beta2=b2, eps=eps) is None
         ms = b1 * ms + (1 - b1) * gs
