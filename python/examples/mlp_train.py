@@ -12,7 +12,7 @@ the training step is the one of examples/mlp_train/mlp.cpp, op for op:
     loss = mean bce_with_logits(z, t)       ops.bce_with_logits_loss
     dz = (sigmoid(z) - t) / B               ops.bce_with_logits_backward
     dh, dw2, db2; dw1, db1                  ops.dense_backward ("none", then "relu")
-    Adam on w1, b1, w2, b2 (step count global over all batches)   ops.adam_step
+    Adam on w1, b1, w2, b2 (step count global over all batches)   ops.adam_step (list form)
 
 so for one seed its losses equal mlp_train's on the same device (bit for
 bit on the host backend: the same kernels in the same order). The epoch time
@@ -50,16 +50,8 @@ except ImportError:  # PyTorch is optional: accel's figures alone
 F32 = npt.NDArray[np.float32]
 
 
-class Batch:
-    """Tensors of one batch size, made once and reused (as mlp::Model does)."""
-
-    def __init__(self, dev: accel.Device, b: int, inputs: int, hidden: int, dtype: str) -> None:
-        self.x = accel.empty((b, inputs), dtype, dev)
-        self.t = accel.empty((b, 1), dtype, dev)
-        self.h = accel.empty((b, hidden), dtype, dev)
-        self.z = accel.empty((b, 1), dtype, dev)
-        self.dz = accel.empty((b, 1), dtype, dev)
-        self.dh = accel.empty((b, hidden), dtype, dev)
+# One batch size's tensors, made once and reused (as mlp::Model does): x, t, h, z, dz, dh.
+Batch = Tuple[accel.Tensor, accel.Tensor, accel.Tensor, accel.Tensor, accel.Tensor, accel.Tensor]
 
 
 class AccelMLP:
@@ -78,30 +70,43 @@ class AccelMLP:
         self.batches: Dict[int, Batch] = {}
         self.step = 0
 
+    def batch(self, b: int) -> Batch:
+        """The tensors of batch size b: x [b, in], t [b, 1], h [b, hidden], z [b, 1], dz [b, 1], dh [b, hidden]."""
+        bt = self.batches.get(b)
+        if bt is None:
+            d, i, h = self.dev, self.inputs, self.hidden
+            bt = self.batches[b] = (accel.empty((b, i), "f32", d), accel.empty((b, 1), "f32", d),
+                                    accel.empty((b, h), "f32", d), accel.empty((b, 1), "f32", d),
+                                    accel.empty((b, 1), "f32", d), accel.empty((b, h), "f32", d))
+        return bt
+
     def train_epoch(self, x: F32, y: F32, seed: int, epoch: int, batch: int) -> float:
         """One pass in epoch_order(seed, epoch); returns the mean per-sample loss seen."""
         n = int(x.shape[0])
         order = accel.mlp.epoch_order(n, seed, epoch)
-        w1, b1, w2, b2 = self.params
-        gw1, gb1, gw2, gb2 = self.grads
+        # The epoch's samples gathered once in batch order: each batch is then a contiguous slice.
+        xs, ys = x[order], y[order]
+        dense, dense_backward = ops.dense, ops.dense_backward
+        loss, loss_backward, adam_step = ops.bce_with_logits_loss, ops.bce_with_logits_backward, ops.adam_step
+        params, grads, m, v, lr = self.params, self.grads, self.m, self.v, self.lr
+        w1, b1, w2, b2 = params
+        gw1, gb1, gw2, gb2 = grads
+        step = self.step
         loss_sum = 0.0
         for start in range(0, n, batch):
-            idx = order[start:start + batch]
-            b = len(idx)
-            bt = self.batches.get(b)
-            if bt is None:
-                bt = self.batches[b] = Batch(self.dev, b, self.inputs, self.hidden, "f32")
-            bt.x.copy_from(x[idx])
-            bt.t.copy_from(y[idx])
-            ops.dense(bt.x, w1, b1, bt.h, activation="relu")
-            ops.dense(bt.h, w2, b2, bt.z)
-            loss_sum += ops.bce_with_logits_loss(bt.z, bt.t) * b
-            ops.bce_with_logits_backward(bt.z, bt.t, bt.dz)
-            ops.dense_backward(bt.h, w2, bt.z, bt.dz, activation="none", dx=bt.dh, dw=gw2, db=gb2)
-            ops.dense_backward(bt.x, w1, bt.h, bt.dh, activation="relu", dw=gw1, db=gb1, with_dx=False)
-            self.step += 1
-            for p, g, m, v in zip(self.params, self.grads, self.m, self.v):
-                ops.adam_step(p, g, m, v, self.step, lr=self.lr)
+            stop = min(start + batch, n)
+            xb, tb, h, z, dz, dh = self.batch(stop - start)
+            xb.copy_from(xs[start:stop])
+            tb.copy_from(ys[start:stop])
+            dense(xb, w1, b1, h, activation="relu")
+            dense(h, w2, b2, z)
+            loss_sum += loss(z, tb) * (stop - start)
+            loss_backward(z, tb, dz)
+            dense_backward(h, w2, z, dz, activation="none", dx=dh, dw=gw2, db=gb2)
+            dense_backward(xb, w1, h, dh, activation="relu", dw=gw1, db=gb1, with_dx=False)
+            step += 1
+            adam_step(params, grads, m, v, step, lr=lr)  # w1, b1, w2, b2
+        self.step = step
         return loss_sum / n
 
     def logits(self, x: F32) -> F32:

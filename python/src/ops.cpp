@@ -7,11 +7,16 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
+
+#ifndef ACCEL_PY_RELEASE_GIL
+#define ACCEL_PY_RELEASE_GIL nb::gil_scoped_release release
+#endif
 
 namespace accel_python {
 
@@ -23,7 +28,7 @@ constexpr auto owned = nb::rv_policy::take_ownership;
 
 ops::Options options(const std::string& path, PyStream* stream, const accel::Tensor& first, const char* op) {
     ops::Options o;
-    o.path = ops::parse_path_choice(path);
+    o.path = path == "auto" ? ops::PathChoice::automatic : ops::parse_path_choice(path);
     if (stream) {
         if (first.device_ptr() && stream->device != first.device_ptr())
             throw accel::InvalidArgument(std::string("accel.ops.") + op + ": the stream belongs to " +
@@ -67,7 +72,7 @@ PyTensor* unary(const char* op, PyTensor& x, PyTensor* out, const std::string& p
     auto made = output(out, x.t, x.t.shape(), x.t.dtype());
     accel::Tensor& y = out ? out->t : made->t;
     {
-        nb::gil_scoped_release release;
+        ACCEL_PY_RELEASE_GIL;
         f(x.t, y, o);
     }
     return result(out, made);
@@ -80,7 +85,7 @@ PyTensor* binary(const char* op, PyTensor& a, PyTensor& b, PyTensor* out, const 
     auto made = output(out, a.t, a.t.shape(), a.t.dtype());
     accel::Tensor& c = out ? out->t : made->t;
     {
-        nb::gil_scoped_release release;
+        ACCEL_PY_RELEASE_GIL;
         f(a.t, b.t, c, o);
     }
     return result(out, made);
@@ -164,7 +169,7 @@ void bind_ops(nb::module_& m) {
             auto made = output(out, a.t, rank2(rows, cols), a.t.dtype());
             accel::Tensor& c = out ? out->t : made->t;
             {
-                nb::gil_scoped_release release;
+                ACCEL_PY_RELEASE_GIL;
                 ops::matmul(a.t, b.t, c, ops::Transpose{trans_a, trans_b}, o);
             }
             return result(out, made);
@@ -187,7 +192,7 @@ void bind_ops(nb::module_& m) {
             auto made = output(out, x.t, ys, x.t.dtype());
             accel::Tensor& y = out ? out->t : made->t;
             {
-                nb::gil_scoped_release release;
+                ACCEL_PY_RELEASE_GIL;
                 accel::OptionalTensor b;
                 if (bias) b = std::cref(bias->t);
                 ops::dense(x.t, w.t, b, y, a, o);
@@ -216,7 +221,7 @@ void bind_ops(nb::module_& m) {
             accel::Tensor& pdw = dw ? dw->t : mdw->t;
             accel::Tensor* pdb = with_db ? (db ? &db->t : &mdb->t) : nullptr;
             {
-                nb::gil_scoped_release release;
+                ACCEL_PY_RELEASE_GIL;
                 ops::dense_backward(x.t, w.t, y.t, dy.t, a, pdx, pdw, pdb, o);
             }
             auto put = [](PyTensor* given, std::unique_ptr<PyTensor>& made, bool wanted) -> nb::object {
@@ -243,7 +248,7 @@ void bind_ops(nb::module_& m) {
             auto made = output(out, x.t, accel::Shape{x.t.shape()[1]}, x.t.dtype());
             accel::Tensor& y = out ? out->t : made->t;
             {
-                nb::gil_scoped_release release;
+                ACCEL_PY_RELEASE_GIL;
                 ops::column_sum(x.t, y, o);
             }
             return result(out, made);
@@ -264,7 +269,7 @@ void bind_ops(nb::module_& m) {
           nb::arg("stream").none() = nb::none(), owned, d_bce.c_str());
     m.def("bce_with_logits_loss", [](PyTensor& z, PyTensor& t, const std::string& path, PyStream* stream) {
             auto o = options(path, stream, z.t, "bce_with_logits_loss");
-            nb::gil_scoped_release release;
+            ACCEL_PY_RELEASE_GIL;
             return static_cast<double>(ops::bce_with_logits_loss(z.t, t.t, o));
         },
           nb::arg("z"), nb::arg("t"), nb::kw_only(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
@@ -282,7 +287,7 @@ void bind_ops(nb::module_& m) {
             const bool scaled = !scale.is_none();
             const float s = scaled ? nb::cast<float>(scale) : 0.0f;
             {
-                nb::gil_scoped_release release;
+                ACCEL_PY_RELEASE_GIL;
                 if (scaled) ops::bce_with_logits_backward_scaled(z.t, t.t, dz, s, o);
                 else ops::bce_with_logits_backward(z.t, t.t, dz, o);
             }
@@ -303,7 +308,7 @@ void bind_ops(nb::module_& m) {
             auto made = output(out, x.t, x.t.shape(), d);
             accel::Tensor& y = out ? out->t : made->t;
             {
-                nb::gil_scoped_release release;
+                ACCEL_PY_RELEASE_GIL;
                 ops::convert(x.t, y, o);
             }
             return result(out, made);
@@ -320,20 +325,48 @@ void bind_ops(nb::module_& m) {
         "eps). m and v: moments of param's shape, zeroed before step 1; step: the 1-based step count. Computed in "
         "float32 (float64 for f64). Returns None. Raises InvalidArgument for step 0, lr or eps not positive, "
         "betas outside [0, 1). path, stream, GIL and the other errors as the other ops.");
-    m.def("adam_step", [](PyTensor& param, PyTensor& grad, PyTensor& m_, PyTensor& v, std::size_t step, float lr,
-                          float beta1, float beta2, float eps, const std::string& path, PyStream* stream) {
+    m.def("adam_step", [](PyTensor& param, PyTensor& grad, PyTensor& m_, PyTensor& v, std::size_t step, double lr,
+                          double beta1, double beta2, double eps, const std::string& path, PyStream* stream) {
             auto o = options(path, stream, param.t, "adam_step");
             ops::AdamParams hp;
-            hp.lr = lr;
-            hp.beta1 = beta1;
-            hp.beta2 = beta2;
-            hp.eps = eps;
-            nb::gil_scoped_release release;
+            hp.lr = static_cast<float>(lr);
+            hp.beta1 = static_cast<float>(beta1);
+            hp.beta2 = static_cast<float>(beta2);
+            hp.eps = static_cast<float>(eps);
+            ACCEL_PY_RELEASE_GIL;
             ops::adam_step(param.t, grad.t, m_.t, v.t, step, hp, o);
         },
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
-          nb::arg("lr") = 1e-3f, nb::arg("beta1") = 0.9f, nb::arg("beta2") = 0.999f, nb::arg("eps") = 1e-8f,
+          nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
           nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), d_adam.c_str());
+    m.def("adam_step", [](const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
+                          const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs, std::size_t step,
+                          double lr, double beta1, double beta2, double eps, const std::string& path, PyStream* stream) {
+            if (grads.size() != params.size() || ms.size() != params.size() || vs.size() != params.size())
+                throw accel::InvalidArgument("accel.ops.adam_step: " + std::to_string(params.size()) + " params, " +
+                                             std::to_string(grads.size()) + " grads, " + std::to_string(ms.size()) +
+                                             " m and " + std::to_string(vs.size()) +
+                                             " v; give one of each per parameter");
+            for (std::size_t i = 0; i < params.size(); ++i)
+                if (!params[i] || !grads[i] || !ms[i] || !vs[i])
+                    throw accel::InvalidArgument("accel.ops.adam_step: entry " + std::to_string(i) + " is None");
+            ops::AdamParams hp;
+            hp.lr = static_cast<float>(lr);
+            hp.beta1 = static_cast<float>(beta1);
+            hp.beta2 = static_cast<float>(beta2);
+            hp.eps = static_cast<float>(eps);
+            std::vector<ops::Options> o;
+            for (PyTensor* p : params) o.push_back(options(path, stream, p->t, "adam_step"));
+            ACCEL_PY_RELEASE_GIL;
+            for (std::size_t i = 0; i < params.size(); ++i)
+                ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o[i]);
+        },
+          nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
+          nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          "adam_step over lists of tensors (as torch.optim.Adam's foreach form): param[i] updated from grad[i], "
+          "m[i], v[i], one after the other on the stream, in one call. The lists must have one length. Errors "
+          "as the single-tensor form; a rejected entry leaves the later ones untouched.");
 }
 
 }  // namespace accel_python

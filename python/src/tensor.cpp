@@ -160,30 +160,69 @@ void upload(accel::Tensor& t, const void* data, accel::DType src, std::size_t co
     }
 }
 
-// A C-contiguous NumPy array of `obj` (numpy.ascontiguousarray), bfloat16 viewed as uint16.
-struct HostArray {
-    nb::object keep;
-    nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> nd;
-    accel::DType dtype = accel::DType::f32;
-};
-HostArray host_array(nb::handle obj, const char* what) {
-    nb::module_ np = nb::module_::import_("numpy");
-    HostArray h;
-    nb::object arr = np.attr("ascontiguousarray")(obj);
-    const std::string name = nb::cast<std::string>(arr.attr("dtype").attr("name"));
-    bool bf16 = false;
-    if (name == "bfloat16") {
-        arr = arr.attr("view")(np.attr("uint16"));
-        bf16 = true;
+// A C-contiguous host array of `obj`: its own memory where it exports a
+// C-contiguous float32/float64/float16 buffer (the buffer protocol, the
+// fast path), else a numpy.ascontiguousarray copy (bfloat16 viewed as uint16).
+class HostArray {
+public:
+    HostArray(nb::handle obj, const char* what) {
+        if (PyObject_CheckBuffer(obj.ptr()) &&
+            PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
+            has_view_ = true;
+            if (from_view()) return;
+        } else {
+            PyErr_Clear();  // not a contiguous buffer: the general path below
+        }
+        nb::module_ np = nb::module_::import_("numpy");
+        nb::object arr = np.attr("ascontiguousarray")(obj);
+        const std::string name = nb::cast<std::string>(arr.attr("dtype").attr("name"));
+        bool bf16 = false;
+        if (name == "bfloat16") {
+            arr = arr.attr("view")(np.attr("uint16"));
+            bf16 = true;
+        }
+        keep_ = arr;
+        if (!nb::try_cast(arr, nd_))
+            throw accel::InvalidArgument(std::string(what) + ": cannot read an array of dtype " + name +
+                                         "; accel tensors hold float32, float64, float16 or bfloat16 elements: "
+                                         "convert first (e.g. array.astype(numpy.float32))");
+        dtype = bf16 ? accel::DType::bf16 : from_dl_dtype(nd_.dtype(), what);
+        data = nd_.data();
+        count = nd_.size();
+        for (std::size_t i = 0; i < nd_.ndim(); ++i) dims.push_back(nd_.shape(i));
     }
-    h.keep = arr;
-    if (!nb::try_cast(arr, h.nd))
-        throw accel::InvalidArgument(std::string(what) + ": cannot read an array of dtype " + name +
-                                     "; accel tensors hold float32, float64, float16 or bfloat16 elements: convert "
-                                     "first (e.g. array.astype(numpy.float32))");
-    h.dtype = bf16 ? accel::DType::bf16 : from_dl_dtype(h.nd.dtype(), what);
-    return h;
-}
+    ~HostArray() {
+        if (has_view_) PyBuffer_Release(&view_);
+    }
+    HostArray(const HostArray&) = delete;
+    HostArray& operator=(const HostArray&) = delete;
+
+    const void* data = nullptr;
+    std::size_t count = 0;
+    std::vector<std::int64_t> dims;
+    accel::DType dtype = accel::DType::f32;
+
+private:
+    // The buffer's element type, when it is one accel reads as it is.
+    bool from_view() {
+        const char* f = view_.format ? view_.format : "B";
+        if (*f == '@' || *f == '=' || *f == '<') ++f;
+        if (f[0] == 0 || f[1] != 0) return false;
+        if (f[0] == 'f' && view_.itemsize == 4) dtype = accel::DType::f32;
+        else if (f[0] == 'd' && view_.itemsize == 8) dtype = accel::DType::f64;
+        else if (f[0] == 'e' && view_.itemsize == 2) dtype = accel::DType::f16;
+        else return false;
+        data = view_.buf;
+        count = static_cast<std::size_t>(view_.len / view_.itemsize);
+        for (int i = 0; i < view_.ndim; ++i) dims.push_back(view_.shape ? view_.shape[i] : 0);
+        if (view_.ndim == 0) dims.clear();
+        return true;
+    }
+    Py_buffer view_{};
+    bool has_view_ = false;
+    nb::object keep_;
+    nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> nd_;
+};
 
 PyTensor make(const std::vector<std::size_t>& shape, const std::string& dtype,
               const std::shared_ptr<accel::Device>& device) {
@@ -191,13 +230,11 @@ PyTensor make(const std::vector<std::size_t>& shape, const std::string& dtype,
 }
 
 PyTensor from_numpy(nb::handle array, const std::shared_ptr<accel::Device>& device, const nb::object& dtype) {
-    HostArray h = host_array(array, "from_numpy");
-    std::vector<std::int64_t> dims(h.nd.ndim());
-    for (std::size_t i = 0; i < h.nd.ndim(); ++i) dims[i] = h.nd.shape(i);
-    accel::Shape shape = shape_of(h.nd.ndim(), dims.data(), "from_numpy");
+    HostArray h(array, "from_numpy");
+    accel::Shape shape = shape_of(h.dims.size(), h.dims.data(), "from_numpy");
     const accel::DType target = dtype.is_none() ? h.dtype : dtype_from(nb::cast<std::string>(dtype));
     PyTensor out(accel::Tensor(device_or_default(device), shape, target));
-    upload(out.t, h.nd.data(), h.dtype, shape.elements());
+    upload(out.t, h.data, h.dtype, shape.elements());
     return out;
 }
 
@@ -372,12 +409,12 @@ void bind_tensor(nb::module_& m) {
              "ml_dtypes is installed, else float32 (exact). For a view without a copy on the host backend use "
              "numpy.from_dlpack(tensor).")
         .def("copy_from", [](PyTensor& p, nb::handle array) {
-                HostArray h = host_array(array, "Tensor.copy_from");
-                if (h.nd.size() != p.t.elements())
-                    throw accel::InvalidArgument("Tensor.copy_from: an array of " + std::to_string(h.nd.size()) +
+                HostArray h(array, "Tensor.copy_from");
+                if (h.count != p.t.elements())
+                    throw accel::InvalidArgument("Tensor.copy_from: an array of " + std::to_string(h.count) +
                                                  " elements into a tensor of shape " + p.t.shape().to_string() +
                                                  "; the element counts must agree");
-                upload(p.t, h.nd.data(), h.dtype, h.nd.size());
+                upload(p.t, h.data, h.dtype, h.count);
             },
              nb::arg("array"),
              "Overwrites the contents with `array` (any shape of the same element count, row-major; float32, "
