@@ -268,6 +268,7 @@ void bind_device(nb::module_& m) {
              "A new event of this device, not yet recorded.")
         .def("elapsed_ms", [](accel::Device& d, PyEvent& start, PyEvent& end) {
                 nb::gil_scoped_release release;
+                if (end.event->recorded() && &end.event->device() == &d) end.event->synchronize();
                 return d.elapsed_ms(*start.event, *end.event);
             },
              nb::arg("start"), nb::arg("end"),
