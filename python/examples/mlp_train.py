@@ -68,6 +68,7 @@ class AccelMLP:
         self.m = [accel.zeros(p.shape, "f32", dev) for p in self.params]
         self.v = [accel.zeros(p.shape, "f32", dev) for p in self.params]
         self.batches: Dict[int, Batch] = {}
+        self.plans: Optional[Tuple[Tuple[Tuple[int, ...], int], F32, F32, List[Tuple[int, F32, F32, Batch]]]] = None
         self.step = 0
 
     def batch(self, b: int) -> Batch:
@@ -80,12 +81,27 @@ class AccelMLP:
                                     accel.empty((b, 1), "f32", d), accel.empty((b, h), "f32", d))
         return bt
 
+    def plan(self, x: F32, y: F32, batch: int) -> Tuple[F32, F32, List[Tuple[int, F32, F32, Batch]]]:
+        """Buffers for an epoch's samples in batch order, and per batch: its size, its rows of
+        those buffers (views) and its tensors. Made once per data set and batch size."""
+        key = (x.shape, batch)
+        if self.plans is None or self.plans[0] != key:
+            xs, ys = np.empty_like(x), np.empty_like(y)
+            n = int(x.shape[0])
+            steps = [(min(batch, n - s), xs[s:s + batch], ys[s:s + batch], self.batch(min(batch, n - s)))
+                     for s in range(0, n, batch)]
+            self.plans = (key, xs, ys, steps)
+        return self.plans[1], self.plans[2], self.plans[3]
+
     def train_epoch(self, x: F32, y: F32, seed: int, epoch: int, batch: int) -> float:
         """One pass in epoch_order(seed, epoch); returns the mean per-sample loss seen."""
         n = int(x.shape[0])
         order = accel.mlp.epoch_order(n, seed, epoch)
-        # The epoch's samples gathered once in batch order: each batch is then a contiguous slice.
-        xs, ys = x[order], y[order]
+        # The epoch's samples gathered in batch order (np.take copies rows into buffers kept
+        # between epochs): each batch is then a contiguous block of rows.
+        xs, ys, steps = self.plan(x, y, batch)
+        np.take(x, order, axis=0, out=xs)
+        np.take(y, order, axis=0, out=ys)
         dense, dense_backward = ops.dense, ops.dense_backward
         loss, loss_backward, adam_step = ops.bce_with_logits_loss, ops.bce_with_logits_backward, ops.adam_step
         params, grads, m, v, lr = self.params, self.grads, self.m, self.v, self.lr
@@ -93,14 +109,12 @@ class AccelMLP:
         gw1, gb1, gw2, gb2 = grads
         step = self.step
         loss_sum = 0.0
-        for start in range(0, n, batch):
-            stop = min(start + batch, n)
-            xb, tb, h, z, dz, dh = self.batch(stop - start)
-            xb.copy_from(xs[start:stop])
-            tb.copy_from(ys[start:stop])
+        for b, x_rows, t_rows, (xb, tb, h, z, dz, dh) in steps:
+            xb.copy_from(x_rows)
+            tb.copy_from(t_rows)
             dense(xb, w1, b1, h, activation="relu")
             dense(h, w2, b2, z)
-            loss_sum += loss(z, tb) * (stop - start)
+            loss_sum += loss(z, tb) * b
             loss_backward(z, tb, dz)
             dense_backward(h, w2, z, dz, activation="none", dx=dh, dw=gw2, db=gb2)
             dense_backward(xb, w1, h, dh, activation="relu", dw=gw1, db=gb1, with_dx=False)

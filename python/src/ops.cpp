@@ -162,11 +162,14 @@ void bind_ops(nb::module_& m) {
     m.def("matmul", [](PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool trans_b, const std::string& path,
                        PyStream* stream) {
             auto o = options(path, stream, a.t, "matmul");
-            need_rank(a.t, 2, "matmul", "a");
-            need_rank(b.t, 2, "matmul", "b");
-            const std::size_t rows = trans_a ? a.t.shape()[1] : a.t.shape()[0];
-            const std::size_t cols = trans_b ? b.t.shape()[0] : b.t.shape()[1];
-            auto made = output(out, a.t, rank2(rows, cols), a.t.dtype());
+            std::unique_ptr<PyTensor> made;
+            if (!out) {
+                need_rank(a.t, 2, "matmul", "a");
+                need_rank(b.t, 2, "matmul", "b");
+                const std::size_t rows = trans_a ? a.t.shape()[1] : a.t.shape()[0];
+                const std::size_t cols = trans_b ? b.t.shape()[0] : b.t.shape()[1];
+                made = output(out, a.t, rank2(rows, cols), a.t.dtype());
+            }
             accel::Tensor& c = out ? out->t : made->t;
             {
                 ACCEL_PY_RELEASE_GIL;
@@ -185,11 +188,14 @@ void bind_ops(nb::module_& m) {
     m.def("dense", [](PyTensor& x, PyTensor& w, PyTensor* bias, PyTensor* out, const std::string& act,
                       const std::string& path, PyStream* stream) {
             auto o = options(path, stream, x.t, "dense");
-            need_rank(w.t, 2, "dense", "w");
             const accel::Activation a = activation(act);
-            const std::size_t n = w.t.shape()[0];
-            const accel::Shape ys = x.t.shape().rank() == 2 ? rank2(x.t.shape()[0], n) : accel::Shape{n};
-            auto made = output(out, x.t, ys, x.t.dtype());
+            std::unique_ptr<PyTensor> made;
+            if (!out) {
+                need_rank(w.t, 2, "dense", "w");
+                const std::size_t n = w.t.shape()[0];
+                made = output(out, x.t, x.t.shape().rank() == 2 ? rank2(x.t.shape()[0], n) : accel::Shape{n},
+                              x.t.dtype());
+            }
             accel::Tensor& y = out ? out->t : made->t;
             {
                 ACCEL_PY_RELEASE_GIL;
@@ -355,11 +361,12 @@ void bind_ops(nb::module_& m) {
             hp.beta1 = static_cast<float>(beta1);
             hp.beta2 = static_cast<float>(beta2);
             hp.eps = static_cast<float>(eps);
-            std::vector<ops::Options> o;
-            for (PyTensor* p : params) o.push_back(options(path, stream, p->t, "adam_step"));
+            if (params.empty()) return;
+            // One Options for all: each call still checks its tensors and the stream against each other.
+            const ops::Options o = options(path, stream, params[0]->t, "adam_step");
             ACCEL_PY_RELEASE_GIL;
             for (std::size_t i = 0; i < params.size(); ++i)
-                ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o[i]);
+                ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o);
         },
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
           nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,

@@ -16,6 +16,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -189,7 +191,8 @@ public:
         dtype = bf16 ? accel::DType::bf16 : from_dl_dtype(nd_.dtype(), what);
         data = nd_.data();
         count = nd_.size();
-        for (std::size_t i = 0; i < nd_.ndim(); ++i) dims.push_back(nd_.shape(i));
+        ndim = std::min<std::size_t>(nd_.ndim(), dims.size());
+        for (std::size_t i = 0; i < ndim; ++i) dims[i] = nd_.shape(i);
     }
     ~HostArray() {
         if (has_view_) PyBuffer_Release(&view_);
@@ -199,7 +202,8 @@ public:
 
     const void* data = nullptr;
     std::size_t count = 0;
-    std::vector<std::int64_t> dims;
+    std::array<std::int64_t, 64> dims{};  // NumPy's most dimensions
+    std::size_t ndim = 0;
     accel::DType dtype = accel::DType::f32;
 
 private:
@@ -212,10 +216,11 @@ private:
         else if (f[0] == 'd' && view_.itemsize == 8) dtype = accel::DType::f64;
         else if (f[0] == 'e' && view_.itemsize == 2) dtype = accel::DType::f16;
         else return false;
+        if (view_.ndim < 0 || static_cast<std::size_t>(view_.ndim) > dims.size()) return false;
         data = view_.buf;
         count = static_cast<std::size_t>(view_.len / view_.itemsize);
-        for (int i = 0; i < view_.ndim; ++i) dims.push_back(view_.shape ? view_.shape[i] : 0);
-        if (view_.ndim == 0) dims.clear();
+        ndim = static_cast<std::size_t>(view_.ndim);
+        for (std::size_t i = 0; i < ndim; ++i) dims[i] = view_.shape ? view_.shape[i] : 0;
         return true;
     }
     Py_buffer view_{};
@@ -231,7 +236,7 @@ PyTensor make(const std::vector<std::size_t>& shape, const std::string& dtype,
 
 PyTensor from_numpy(nb::handle array, const std::shared_ptr<accel::Device>& device, const nb::object& dtype) {
     HostArray h(array, "from_numpy");
-    accel::Shape shape = shape_of(h.dims.size(), h.dims.data(), "from_numpy");
+    accel::Shape shape = shape_of(h.ndim, h.dims.data(), "from_numpy");
     const accel::DType target = dtype.is_none() ? h.dtype : dtype_from(nb::cast<std::string>(dtype));
     PyTensor out(accel::Tensor(device_or_default(device), shape, target));
     upload(out.t, h.data, h.dtype, shape.elements());
