@@ -311,7 +311,7 @@ nb::object from_dlpack(nb::handle x, const std::shared_ptr<accel::Device>& devic
         // bfloat16 NumPy arrays (ml_dtypes) have no DLPack export: read them as NumPy arrays.
         nb::object dt = nb::getattr(x, "dtype", nb::none());
         if (!dt.is_none() && nb::hasattr(dt, "name") && nb::str(dt.attr("name")).equal(nb::str("bfloat16")) &&
-            nb::hasattr(x, "view") && !nb::hasattr(x, "__dlpack_device__")) {
+            nb::hasattr(x, "view") && nb::hasattr(x, "__array_interface__")) {
             return nb::cast(from_numpy(x, device, nb::none()));
         }
     }

@@ -206,3 +206,24 @@ def test_repr_and_properties(device: accel.Device) -> None:
     assert t.ndim == 2 and t.size == 6 and t.nbytes == 48 and len(t) == 2
     assert device.selector in repr(t) and "f64" in repr(t)
     assert device.name in repr(device)
+
+
+def test_to_device_and_dtype(device: accel.Device, host: accel.Device) -> None:
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    t = accel.from_numpy(a, device=device)
+    on_host = t.to(host)
+    assert on_host.device is host and np.array_equal(on_host.numpy(), a)
+    back = on_host.to(device)
+    assert back.device is device and np.array_equal(back.numpy(), a)
+    if device.supports("convert", "f64", "native"):
+        wide = t.to("f64")
+        assert wide.dtype == "f64" and np.array_equal(wide.numpy(), a.astype(np.float64))
+
+
+def test_bfloat16_arrays(device: accel.Device) -> None:
+    if ml_dtypes is None:
+        pytest.skip("ml_dtypes is not installed: bf16 tensors come back as float32 (see README)")
+    a = np.array([1.5, -2.0, 3.25], dtype=ml_dtypes.bfloat16)
+    for t in (accel.from_numpy(a, device=device), accel.from_dlpack(a, device=device)):
+        assert t.dtype == "bf16" and t.numpy().dtype == ml_dtypes.bfloat16
+        assert np.array_equal(t.numpy().astype(np.float32), a.astype(np.float32))
