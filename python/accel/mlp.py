@@ -4,7 +4,8 @@ The same functions the C++ example ``mlp_train`` (examples/mlp_train) uses,
 so that a Python training loop over them (python/examples/mlp_train.py)
 sees, for one seed, the same standardized split, initial weights and batch
 order as mlp_train. Arrays are float32 (orders int64), row-major; weights in
-torch.nn.Linear layout (weight [out, in], bias [out]).
+torch.nn.Linear layout (weight [out, in], bias [out]). MlpModel is mlp_train's
+own model and training loop (C++), for timing a Python loop against it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Dict, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from ._accel import mlp_epoch_order, mlp_init_params, mlp_problem
+from ._accel import MlpModel, mlp_epoch_order, mlp_init_params, mlp_problem
 
-__all__ = ["data_path", "problem", "init_params", "epoch_order"]
+__all__ = ["MlpModel", "data_path", "problem", "init_params", "epoch_order"]
 
 
 def data_path() -> str:

@@ -24,6 +24,9 @@ end.
 
 Prints the loss every 50 epochs (both frameworks side by side), the final
 losses, accuracies and ms per epoch. --json FILE also writes them as JSON.
+--compare-cpp also runs mlp_train's own C++ loop (accel.mlp.MlpModel) beside
+this one, alternating epochs in one process, and prints both median epoch
+times and whether every epoch's loss is equal.
 """
 
 from __future__ import annotations
@@ -150,6 +153,31 @@ def train_accel(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, 
             "train_accuracy": accuracy(model.logits(x), y), "test_accuracy": accuracy(model.logits(xt), yt)}
 
 
+def compare_cpp(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, F32, F32],
+                args: argparse.Namespace) -> Dict[str, Any]:
+    """This file's loop against mlp_train's own (C++, accel.mlp.MlpModel) on one device, epoch
+    by epoch in one process (which runs first alternates), so that both see the same machine
+    load: per-epoch times (host clock, device synchronized) and whether the losses agree."""
+    x, y = split[0], split[1]
+    model = AccelMLP(dev, init, args.lr)
+    cpp = accel.mlp.MlpModel(dev, args.hidden, args.seed, x, y, args.batch, args.lr)
+    py_ms: List[float] = []
+    cpp_ms: List[float] = []
+    equal = True
+    for e in range(args.epochs):
+        for which in ((0, 1) if e % 2 == 0 else (1, 0)):
+            t0 = time.perf_counter()
+            if which == 0:
+                loss_py = model.train_epoch(x, y, args.seed, e, args.batch)
+            else:
+                loss_cpp = cpp.train_epoch(e)
+            dev.synchronize()
+            (py_ms if which == 0 else cpp_ms).append(1e3 * (time.perf_counter() - t0))
+        equal = equal and loss_py == loss_cpp
+    return {"python_median_ms_per_epoch": statistics.median(py_ms), "cpp_median_ms_per_epoch": statistics.median(cpp_ms),
+            "ratio": statistics.median(py_ms) / statistics.median(cpp_ms), "losses_equal": equal}
+
+
 def train_torch(init: Dict[str, F32], split: Tuple[F32, F32, F32, F32], args: argparse.Namespace) -> Dict[str, Any]:
     """The same model in PyTorch on the CPU: nn.Linear layers loaded with the same weights,
     BCEWithLogitsLoss, torch.optim.Adam with accel's numbers (float32), the same batches.
@@ -203,6 +231,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--data", default="", help="CSV data set (default: the one bundled with accel)")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch run")
     p.add_argument("--json", default="", metavar="FILE", help="also write the results as JSON to FILE")
+    p.add_argument("--compare-cpp", action="store_true",
+                   help="also time this loop against mlp_train's C++ loop, epoch by epoch in this process")
     args = p.parse_args(argv)
     if args.epochs < 1 or args.batch < 1 or args.hidden < 1:
         p.error("--epochs, --batch and --hidden must be positive")
@@ -227,9 +257,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     for r in runs:
         print(f"{r['framework']:<10} {r['device'][:40]:<40} {r['loss'][-1]:12.6f} {100 * r['train_accuracy']:8.2f} "
               f"{100 * r['test_accuracy']:8.2f} {r['ms_per_epoch']:9.3f}")
+    comparison: Optional[Dict[str, Any]] = None
+    if args.compare_cpp:
+        comparison = compare_cpp(dev, init, split, args)
+        print(f"\nepoch by epoch on {dev.selector}: this Python loop {comparison['python_median_ms_per_epoch']:.4f} "
+              f"ms, mlp_train's C++ loop {comparison['cpp_median_ms_per_epoch']:.4f} ms (medians), ratio "
+              f"{comparison['ratio']:.3f}; losses equal every epoch: {comparison['losses_equal']}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"config": vars(args), "results": runs}, f, indent=1)
+            json.dump({"config": vars(args), "results": runs, "compare_cpp": comparison}, f, indent=1)
     return 0
 
 

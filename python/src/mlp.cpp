@@ -8,6 +8,7 @@
 #include "mlp.hpp"
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
@@ -28,9 +29,59 @@ nb::object numpy_of(const std::vector<T>& v, std::size_t rows, std::size_t cols)
     return nb::cast(a, nb::rv_policy::reference);
 }
 
+// mlp::Model (examples/mlp_train/mlp.cpp) with its training set and settings:
+// mlp_train's own training loop, for comparisons with a loop written in Python.
+struct MlpModel {
+    mlp::Dataset train;
+    mlp::TrainConfig cfg;
+    std::unique_ptr<mlp::Model> model;
+};
+
+mlp::Dataset dataset(nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> x,
+                     nb::ndarray<const float, nb::c_contig, nb::device::cpu> y) {
+    mlp::Dataset d;
+    d.samples = x.shape(0);
+    d.features = x.shape(1);
+    if (y.size() != d.samples)
+        throw accel::InvalidArgument("MlpModel: " + std::to_string(d.samples) + " samples but " +
+                                     std::to_string(y.size()) + " targets");
+    d.x.assign(x.data(), x.data() + x.size());
+    d.y.assign(y.data(), y.data() + y.size());
+    return d;
+}
+
 }  // namespace
 
 void bind_mlp(nb::module_& m) {
+    nb::class_<MlpModel>(m, "MlpModel",
+                         "mlp_train's model and training loop in C++ (examples/mlp_train: mlp::Model), on one "
+                         "device: the reference a training loop written in Python through accel.ops is compared "
+                         "with (python/examples/mlp_train.py --compare-cpp). Not thread-safe: one thread per model.")
+        .def("__init__", [](MlpModel* self, const std::shared_ptr<accel::Device>& device, std::size_t hidden,
+                            std::uint64_t seed, nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> x,
+                            nb::ndarray<const float, nb::c_contig, nb::device::cpu> y, std::size_t batch, double lr) {
+                new (self) MlpModel();
+                self->train = dataset(x, y);
+                self->cfg.batch = batch;
+                self->cfg.lr = static_cast<float>(lr);
+                self->cfg.seed = seed;
+                const mlp::Params p = mlp::init_params(self->train.features, hidden, seed);
+                nb::gil_scoped_release release;
+                self->model = std::make_unique<mlp::Model>(device, p);
+            },
+             nb::arg("device"), nb::arg("hidden"), nb::arg("seed"), nb::arg("train_x"), nb::arg("train_y"),
+             nb::arg("batch") = 40, nb::arg("lr") = 1e-3,
+             "A model with mlp_init_params(features, hidden, seed) on `device`, training on train_x [n, features] "
+             "and train_y [n] (float32, C-contiguous; copied) in batches of `batch` with Adam's learning rate "
+             "`lr`, the batch order of `seed` (as mlp_train --seed).")
+        .def("train_epoch", [](MlpModel& self, std::size_t epoch) {
+                nb::gil_scoped_release release;
+                return self.model->train_epoch(self.train, self.cfg, epoch);
+            },
+             nb::arg("epoch"),
+             "One epoch (0-based: its batch order is mlp_epoch_order(n, seed, epoch)), as mlp_train runs it; "
+             "returns the epoch loss (mean per-sample loss seen). GIL released.");
+
     m.def("mlp_problem", [](const std::string& path, std::uint64_t seed) {
             mlp::Split s;
             {

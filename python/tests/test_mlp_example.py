@@ -1,8 +1,9 @@
 """python/examples/mlp_train.py: its losses equal the C++ mlp_train's for one seed.
 
-mlp_train is found in the build tree conftest.py uses (bin/mlp_train); where
-there is none the comparison is skipped with the reason, and the example
-still has to run and learn.
+Two comparisons: with mlp_train's own training loop bound as
+accel.mlp.MlpModel (--compare-cpp, every epoch, in the example's process),
+and with the mlp_train program of the build tree conftest.py uses
+(bin/mlp_train; skipped with the reason where there is none).
 """
 
 from __future__ import annotations
@@ -24,9 +25,12 @@ EPOCHS = 30
 def run_example(tmp_path: pathlib.Path, seed: int) -> dict:
     out = tmp_path / f"py-{seed}.json"
     done = subprocess.run([sys.executable, str(EXAMPLE), "--backend", "host", "--epochs", str(EPOCHS), "--seed",
-                           str(seed), "--no-torch", "--json", str(out)], capture_output=True, text=True, check=False)
+                           str(seed), "--no-torch", "--compare-cpp", "--json", str(out)], capture_output=True,
+                          text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    return json.loads(out.read_text())["results"][0]
+    record = json.loads(out.read_text())
+    assert record["compare_cpp"]["losses_equal"], record["compare_cpp"]  # mlp::Model's loop, epoch by epoch
+    return record["results"][0]
 
 
 @pytest.mark.parametrize("seed", [1, 7])
