@@ -26,9 +26,12 @@ namespace ops = accel::ops;
 
 constexpr auto owned = nb::rv_policy::take_ownership;
 
-ops::Options options(const std::string& path, PyStream* stream, const accel::Tensor& first, const char* op) {
+// Python str arguments compared without a conversion (the usual values are these literals).
+bool is(nb::handle text, const char* value) { return PyUnicode_CompareWithASCIIString(text.ptr(), value) == 0; }
+
+ops::Options options(nb::handle path, PyStream* stream, const accel::Tensor& first, const char* op) {
     ops::Options o;
-    o.path = path == "auto" ? ops::PathChoice::automatic : ops::parse_path_choice(path);
+    o.path = is(path, "auto") ? ops::PathChoice::automatic : ops::parse_path_choice(nb::cast<std::string>(path));
     if (stream) {
         if (first.device_ptr() && stream->device != first.device_ptr())
             throw accel::InvalidArgument(std::string("accel.ops.") + op + ": the stream belongs to " +
@@ -50,11 +53,12 @@ std::unique_ptr<PyTensor> output(PyTensor* out, const accel::Tensor& like, const
 // The result: the caller's `out`, else the new tensor (ownership to Python).
 PyTensor* result(PyTensor* out, std::unique_ptr<PyTensor>& made) { return out ? out : made.release(); }
 
-accel::Activation activation(const std::string& name) {
-    if (name == "none") return accel::Activation::none;
-    if (name == "relu") return accel::Activation::relu;
-    if (name == "sigmoid") return accel::Activation::sigmoid;
-    throw accel::InvalidArgument("activation '" + name + "'; expected 'none', 'relu' or 'sigmoid'");
+accel::Activation activation(nb::handle name) {
+    if (is(name, "none")) return accel::Activation::none;
+    if (is(name, "relu")) return accel::Activation::relu;
+    if (is(name, "sigmoid")) return accel::Activation::sigmoid;
+    throw accel::InvalidArgument("activation '" + nb::cast<std::string>(name) +
+                                 "'; expected 'none', 'relu' or 'sigmoid'");
 }
 
 accel::Shape rank2(std::size_t r, std::size_t c) { return accel::Shape{r, c}; }
@@ -67,7 +71,7 @@ void need_rank(const accel::Tensor& t, std::size_t rank, const char* op, const c
 }
 
 template <class F>
-PyTensor* unary(const char* op, PyTensor& x, PyTensor* out, const std::string& path, PyStream* stream, F f) {
+PyTensor* unary(const char* op, PyTensor& x, PyTensor* out, nb::str path, PyStream* stream, F f) {
     auto o = options(path, stream, x.t, op);
     auto made = output(out, x.t, x.t.shape(), x.t.dtype());
     accel::Tensor& y = out ? out->t : made->t;
@@ -79,7 +83,7 @@ PyTensor* unary(const char* op, PyTensor& x, PyTensor* out, const std::string& p
 }
 
 template <class F>
-PyTensor* binary(const char* op, PyTensor& a, PyTensor& b, PyTensor* out, const std::string& path, PyStream* stream,
+PyTensor* binary(const char* op, PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream,
                  F f) {
     auto o = options(path, stream, a.t, op);
     auto made = output(out, a.t, a.t.shape(), a.t.dtype());
@@ -105,7 +109,7 @@ std::string doc(const char* what) { return std::string(what) + kCommon; }
 
 void bind_ops(nb::module_& m) {
     static const std::string d_add = doc("c = a + b elementwise. a, b, c: one shape (rank 1 or 2) and dtype; c may be a or b.");
-    m.def("add", [](PyTensor& a, PyTensor& b, PyTensor* out, const std::string& path, PyStream* stream) {
+    m.def("add", [](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
             return binary("add", a, b, out, path, stream,
                           [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
                               ops::add(x, y, z, o);
@@ -114,7 +118,7 @@ void bind_ops(nb::module_& m) {
           nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_add.c_str());
     static const std::string d_mul = doc("c = a * b elementwise. a, b, c: one shape and dtype; c may be a or b.");
-    m.def("mul", [](PyTensor& a, PyTensor& b, PyTensor* out, const std::string& path, PyStream* stream) {
+    m.def("mul", [](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
             return binary("mul", a, b, out, path, stream,
                           [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
                               ops::mul(x, y, z, o);
@@ -123,21 +127,21 @@ void bind_ops(nb::module_& m) {
           nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_mul.c_str());
     static const std::string d_sigmoid = doc("y = 1 / (1 + exp(-x)) elementwise (stable for large |x|); y may be x.");
-    m.def("sigmoid", [](PyTensor& x, PyTensor* out, const std::string& path, PyStream* stream) {
+    m.def("sigmoid", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
             return unary("sigmoid", x, out, path, stream,
                          [](const accel::Tensor& a, accel::Tensor& b, const ops::Options& o) { ops::sigmoid(a, b, o); });
         },
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_sigmoid.c_str());
     static const std::string d_relu = doc("y = max(x, 0) elementwise (NaN stays NaN); y may be x.");
-    m.def("relu", [](PyTensor& x, PyTensor* out, const std::string& path, PyStream* stream) {
+    m.def("relu", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
             return unary("relu", x, out, path, stream,
                          [](const accel::Tensor& a, accel::Tensor& b, const ops::Options& o) { ops::relu(a, b, o); });
         },
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_relu.c_str());
     static const std::string d_relu_b = doc("dx = dy where x > 0, else 0 (ReLU's gradient). dy, x, dx: one shape.");
-    m.def("relu_backward", [](PyTensor& dy, PyTensor& x, PyTensor* out, const std::string& path, PyStream* stream) {
+    m.def("relu_backward", [](PyTensor& dy, PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
             return binary("relu_backward", dy, x, out, path, stream,
                           [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
                               ops::relu_backward(a, b, c, o);
@@ -147,7 +151,7 @@ void bind_ops(nb::module_& m) {
           nb::arg("stream").none() = nb::none(), owned, d_relu_b.c_str());
     static const std::string d_sig_b =
         doc("dx = dy * y * (1 - y), the sigmoid's gradient given its output y. dy, y, dx: one shape.");
-    m.def("sigmoid_backward", [](PyTensor& dy, PyTensor& y, PyTensor* out, const std::string& path, PyStream* stream) {
+    m.def("sigmoid_backward", [](PyTensor& dy, PyTensor& y, PyTensor* out, nb::str path, PyStream* stream) {
             return binary("sigmoid_backward", dy, y, out, path, stream,
                           [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
                               ops::sigmoid_backward(a, b, c, o);
@@ -159,7 +163,7 @@ void bind_ops(nb::module_& m) {
     static const std::string d_matmul =
         doc("c[M, N] = op(a) @ op(b), row-major: op(a) is a [M, K] (a [K, M] with trans_a), op(b) is b [K, N] "
             "(b [N, K] with trans_b). All rank 2; c must not be a or b.");
-    m.def("matmul", [](PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool trans_b, const std::string& path,
+    m.def("matmul", [](PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool trans_b, nb::str path,
                        PyStream* stream) {
             auto o = options(path, stream, a.t, "matmul");
             std::unique_ptr<PyTensor> made;
@@ -185,8 +189,8 @@ void bind_ops(nb::module_& m) {
         doc("y[batch, out] = act(x[batch, in] @ w[out, in].T + bias[out]) (w laid out as torch.nn.Linear.weight); "
             "bias optional (None: no bias); x may be rank 1 [in] (y then [out]); activation 'none', 'relu' or "
             "'sigmoid'. y must not be x, w or bias.");
-    m.def("dense", [](PyTensor& x, PyTensor& w, PyTensor* bias, PyTensor* out, const std::string& act,
-                      const std::string& path, PyStream* stream) {
+    m.def("dense", [](PyTensor& x, PyTensor& w, PyTensor* bias, PyTensor* out, nb::str act,
+                      nb::str path, PyStream* stream) {
             auto o = options(path, stream, x.t, "dense");
             const accel::Activation a = activation(act);
             std::unique_ptr<PyTensor> made;
@@ -213,9 +217,9 @@ void bind_ops(nb::module_& m) {
         "Gradients of dense given dy (dL/dy) and the forward's x, w and output y (read for 'relu' and 'sigmoid'): "
         "returns (dx [batch, in] or None, dw [out, in], db [out] or None). dx, dw, db: tensors to write, or None "
         "for new ones; with_dx / with_db False skips that gradient (None returned). The `out` option is dw.");
-    m.def("dense_backward", [](PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy, const std::string& act,
+    m.def("dense_backward", [](PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy, nb::str act,
                                PyTensor* dx, PyTensor* dw, PyTensor* db, bool with_dx, bool with_db,
-                               const std::string& path, PyStream* stream) {
+                               nb::str path, PyStream* stream) {
             auto o = options(path, stream, x.t, "dense_backward");
             const accel::Activation a = activation(act);
             need_rank(w.t, 2, "dense_backward", "w");
@@ -248,7 +252,7 @@ void bind_ops(nb::module_& m) {
           d_dense_b.c_str());
 
     static const std::string d_colsum = doc("y[c] = sum over r of x[r, c]: x rank 2 [rows, cols], y rank 1 [cols].");
-    m.def("column_sum", [](PyTensor& x, PyTensor* out, const std::string& path, PyStream* stream) {
+    m.def("column_sum", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
             auto o = options(path, stream, x.t, "column_sum");
             need_rank(x.t, 2, "column_sum", "x");
             auto made = output(out, x.t, accel::Shape{x.t.shape()[1]}, x.t.dtype());
@@ -265,7 +269,7 @@ void bind_ops(nb::module_& m) {
     static const std::string d_bce =
         doc("l = max(z, 0) - z * t + log1p(exp(-|z|)) elementwise (binary cross-entropy with logits, as "
             "torch.nn.BCEWithLogitsLoss without the mean). z logits, t targets in [0, 1], l: one shape.");
-    m.def("bce_with_logits", [](PyTensor& z, PyTensor& t, PyTensor* out, const std::string& path, PyStream* stream) {
+    m.def("bce_with_logits", [](PyTensor& z, PyTensor& t, PyTensor* out, nb::str path, PyStream* stream) {
             return binary("bce_with_logits", z, t, out, path, stream,
                           [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
                               ops::bce_with_logits(a, b, c, o);
@@ -273,7 +277,7 @@ void bind_ops(nb::module_& m) {
         },
           nb::arg("z"), nb::arg("t"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_bce.c_str());
-    m.def("bce_with_logits_loss", [](PyTensor& z, PyTensor& t, const std::string& path, PyStream* stream) {
+    m.def("bce_with_logits_loss", [](PyTensor& z, PyTensor& t, nb::str path, PyStream* stream) {
             auto o = options(path, stream, z.t, "bce_with_logits_loss");
             ACCEL_PY_RELEASE_GIL;
             return static_cast<double>(ops::bce_with_logits_loss(z.t, t.t, o));
@@ -286,7 +290,7 @@ void bind_ops(nb::module_& m) {
         doc("dz = (sigmoid(z) - t) * scale, scale 1/n (n = elements, the gradient of the mean loss) unless given "
             "(finite). z, t, dz: one shape.");
     m.def("bce_with_logits_backward", [](PyTensor& z, PyTensor& t, PyTensor* out, nb::object scale,
-                                         const std::string& path, PyStream* stream) {
+                                         nb::str path, PyStream* stream) {
             auto o = options(path, stream, z.t, "bce_with_logits_backward");
             auto made = output(out, z.t, z.t.shape(), z.t.dtype());
             accel::Tensor& dz = out ? out->t : made->t;
@@ -308,7 +312,7 @@ void bind_ops(nb::module_& m) {
     static const std::string d_convert =
         doc("y = x converted to y's dtype elementwise (widening exact, narrowing to nearest, ties to even; NaN and "
             "Inf kept). Give out, or dtype for a new tensor ('f32', 'f64', 'f16', 'bf16').");
-    m.def("convert", [](PyTensor& x, PyTensor* out, nb::object dtype, const std::string& path, PyStream* stream) {
+    m.def("convert", [](PyTensor& x, PyTensor* out, nb::object dtype, nb::str path, PyStream* stream) {
             auto o = options(path, stream, x.t, "convert");
             const accel::DType d = dtype.is_none() ? x.t.dtype() : dtype_from(nb::cast<std::string>(dtype));
             auto made = output(out, x.t, x.t.shape(), d);
@@ -332,7 +336,7 @@ void bind_ops(nb::module_& m) {
         "float32 (float64 for f64). Returns None. Raises InvalidArgument for step 0, lr or eps not positive, "
         "betas outside [0, 1). path, stream, GIL and the other errors as the other ops.");
     m.def("adam_step", [](PyTensor& param, PyTensor& grad, PyTensor& m_, PyTensor& v, std::size_t step, double lr,
-                          double beta1, double beta2, double eps, const std::string& path, PyStream* stream) {
+                          double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
             auto o = options(path, stream, param.t, "adam_step");
             ops::AdamParams hp;
             hp.lr = static_cast<float>(lr);
@@ -347,7 +351,7 @@ void bind_ops(nb::module_& m) {
           nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), d_adam.c_str());
     m.def("adam_step", [](const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
                           const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs, std::size_t step,
-                          double lr, double beta1, double beta2, double eps, const std::string& path, PyStream* stream) {
+                          double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
             if (grads.size() != params.size() || ms.size() != params.size() || vs.size() != params.size())
                 throw accel::InvalidArgument("accel.ops.adam_step: " + std::to_string(params.size()) + " params, " +
                                              std::to_string(grads.size()) + " grads, " + std::to_string(ms.size()) +
