@@ -14,14 +14,24 @@
 #                      at /opt/accel-opencl/intel. Neither is registered with
 #                      the system's ICD loader: the tests register them in a
 #                      private vendors folder (OCL_ICD_VENDORS) of the build.
+#   --python-venv DIR  also create a Python virtual environment at DIR with
+#                      what building the Python package (python/) without
+#                      build isolation and its tests need
+#                      (python/requirements-dev.txt, from PyPI).
+# python3-venv and python3-dev (the package's build) are always installed.
 set -euo pipefail
 OPENCL_RUNTIMES=0
-for arg in "$@"; do
-  case "$arg" in
+PYTHON_VENV=""
+while [ $# -gt 0 ]; do
+  case "$1" in
     --opencl-runtimes) OPENCL_RUNTIMES=1 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
-    *) echo "install-deps.sh: unknown option '$arg' (known: --opencl-runtimes)" >&2; exit 2 ;;
+    --python-venv)
+      [ $# -ge 2 ] || { echo "install-deps.sh: --python-venv needs a folder" >&2; exit 2; }
+      PYTHON_VENV="$2"; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "install-deps.sh: unknown option '$1' (known: --opencl-runtimes, --python-venv DIR)" >&2; exit 2 ;;
   esac
+  shift
 done
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -36,7 +46,8 @@ $SUDO apt-get install -y -qq \
   libopenblas-dev libopenblas0-openmp libblis-dev \
   gnuplot-nox \
   libopenmpi-dev openmpi-bin \
-  clang libclang-rt-14-dev libomp-14-dev
+  clang libclang-rt-14-dev libomp-14-dev \
+  python3-venv python3-dev
 if [ "$OPENCL_RUNTIMES" = 1 ]; then
   $SUDO apt-get install -y -qq oclgrind python3-venv
   # Intel's wheel also ships a libOpenCL.so.1 (its own ICD loader); it stays in
@@ -51,5 +62,10 @@ if [ "$OPENCL_RUNTIMES" = 1 ]; then
       echo "install-deps.sh: WARNING: Intel's OpenCL CPU runtime could not be installed from PyPI;" \
            "conformance.opencl.intel will be skipped" >&2
   fi
+fi
+if [ -n "$PYTHON_VENV" ]; then
+  /usr/bin/python3 -m venv "$PYTHON_VENV"
+  "$PYTHON_VENV/bin/pip" install --quiet --disable-pip-version-check \
+    -r "$(dirname "$0")/../python/requirements-dev.txt"
 fi
 echo "accel dependencies installed."

@@ -1,0 +1,81 @@
+"""accel: one set of compute ops on several backends, chosen at run time.
+
+Devices come from :func:`device` (a selector such as ``"host"``,
+``"opencl:pocl"``, ``"cuda:0"``), :func:`default_device` (the environment
+variable ``ACCEL_BACKEND``, else ``"auto"``) or :func:`devices`. Tensors are
+rank 1 ``(n,)`` or rank 2 ``(rows, cols)``, row-major, of dtype ``"f32"``,
+``"f64"``, ``"f16"`` or ``"bf16"``; they come from :func:`from_numpy`,
+:func:`from_dlpack`, :func:`empty`, :func:`zeros` or an op of
+:mod:`accel.ops`, and leave through :meth:`Tensor.numpy` (a copy) or DLPack
+(``numpy.from_dlpack(t)``, ``torch.from_dlpack(t)``: zero-copy on the host
+backend and for CUDA device memory, a host copy elsewhere). Errors are the
+classes below :class:`Error`, carrying the C++ message. Streams and events
+time device work (:meth:`Device.create_event`, :meth:`Device.elapsed_ms`);
+:mod:`accel.bench` runs accel-bench.
+
+The package bundles libaccel, the backend plugins built with it and
+accel-bench (``accel/lib``, ``accel/bin``): nothing else needs to be on the
+library path.
+"""
+
+from ._accel import (
+    BackendUnavailable,
+    Device,
+    DeviceError,
+    DeviceInfo,
+    Error,
+    Event,
+    InvalidArgument,
+    MemoryInfo,
+    OutOfMemory,
+    Stream,
+    Tensor,
+    Unsupported,
+    backends,
+    default_device,
+    device,
+    devices,
+    empty,
+    from_dlpack,
+    from_numpy,
+    nmse_threshold,
+    op_names,
+    plugin_folders,
+    version,
+    zeros,
+)
+from . import ops as ops
+
+for _cls in (Error, BackendUnavailable, InvalidArgument, Unsupported, OutOfMemory, DeviceError):
+    _cls.__module__ = "accel"  # tracebacks name them accel.InvalidArgument, ...
+del _cls
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendUnavailable",
+    "Device",
+    "DeviceError",
+    "DeviceInfo",
+    "Error",
+    "Event",
+    "InvalidArgument",
+    "MemoryInfo",
+    "OutOfMemory",
+    "Stream",
+    "Tensor",
+    "Unsupported",
+    "backends",
+    "default_device",
+    "device",
+    "devices",
+    "empty",
+    "from_dlpack",
+    "from_numpy",
+    "nmse_threshold",
+    "op_names",
+    "ops",
+    "plugin_folders",
+    "version",
+    "zeros",
+]

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""The seed MLP (30 -> hidden, ReLU -> 1 logit; BCEWithLogits; Adam) trained
+through accel from Python, next to the same model in PyTorch when torch is
+installed: same initial weights, same batches, same order.
+
+The split, the initial weights and each epoch's batch order come from the
+C++ example's own functions (accel.mlp: examples/mlp_train/data.hpp), and
+the training step is the one of examples/mlp_train/mlp.cpp, op for op:
+
+    h = relu(x @ w1.T + b1)                 ops.dense(activation="relu")
+    z = h @ w2.T + b2                       ops.dense
+    loss = mean bce_with_logits(z, t)       ops.bce_with_logits_loss
+    dz = (sigmoid(z) - t) / B               ops.bce_with_logits_backward
+    dh, dw2, db2; dw1, db1                  ops.dense_backward ("none", then "relu")
+    Adam on w1, b1, w2, b2 (step count global over all batches)   ops.adam_step (list form)
+
+so for one seed its losses equal mlp_train's on the same device (bit for
+bit on the host backend: the same kernels in the same order). The epoch time
+is measured as mlp_train measures it: the host clock around one epoch,
+including the batch gather and uploads, with the device synchronized at its
+end.
+
+    python examples/mlp_train.py [--backend SELECTOR] [--epochs N] [--seed S] ...
+
+Prints the loss every 50 epochs (both frameworks side by side), the final
+losses, accuracies and ms per epoch. --json FILE also writes them as JSON.
+--compare-cpp also runs mlp_train's own C++ loop (accel.mlp.MlpModel) beside
+this one, alternating epochs in one process, and prints both median epoch
+times and whether every epoch's loss is equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+import accel
+import accel.mlp
+import accel.ops as ops
+
+try:
+    import torch
+except ImportError:  # PyTorch is optional: accel's figures alone
+    torch = None
+
+F32 = npt.NDArray[np.float32]
+
+
+# One batch size's tensors, made once and reused (as mlp::Model does): x, t, h, z, dz, dh.
+Batch = Tuple[accel.Tensor, accel.Tensor, accel.Tensor, accel.Tensor, accel.Tensor, accel.Tensor]
+
+
+class AccelMLP:
+    """The MLP's parameters, gradients and Adam moments on one accel device."""
+
+    def __init__(self, dev: accel.Device, init: Dict[str, F32], lr: float) -> None:
+        self.dev = dev
+        self.lr = lr
+        self.inputs = int(init["w1"].shape[1])
+        self.hidden = int(init["w1"].shape[0])
+        names = ("w1", "b1", "w2", "b2")
+        self.params = [accel.from_numpy(init[k], device=dev) for k in names]
+        self.grads = [accel.empty(p.shape, "f32", dev) for p in self.params]
+        self.m = [accel.zeros(p.shape, "f32", dev) for p in self.params]
+        self.v = [accel.zeros(p.shape, "f32", dev) for p in self.params]
+        self.batches: Dict[int, Batch] = {}
+        self.plans: Optional[Tuple[Tuple[Tuple[int, ...], int], F32, F32, List[Tuple[int, F32, F32, Batch]]]] = None
+        self.step = 0
+
+    def batch(self, b: int) -> Batch:
+        """The tensors of batch size b: x [b, in], t [b, 1], h [b, hidden], z [b, 1], dz [b, 1], dh [b, hidden]."""
+        bt = self.batches.get(b)
+        if bt is None:
+            d, i, h = self.dev, self.inputs, self.hidden
+            bt = self.batches[b] = (accel.empty((b, i), "f32", d), accel.empty((b, 1), "f32", d),
+                                    accel.empty((b, h), "f32", d), accel.empty((b, 1), "f32", d),
+                                    accel.empty((b, 1), "f32", d), accel.empty((b, h), "f32", d))
+        return bt
+
+    def plan(self, x: F32, y: F32, batch: int) -> Tuple[F32, F32, List[Tuple[int, F32, F32, Batch]]]:
+        """Buffers for an epoch's samples in batch order, and per batch: its size, its rows of
+        those buffers (views) and its tensors. Made once per data set and batch size."""
+        key = (x.shape, batch)
+        if self.plans is None or self.plans[0] != key:
+            xs, ys = np.empty_like(x), np.empty_like(y)
+            n = int(x.shape[0])
+            steps = [(min(batch, n - s), xs[s:s + batch], ys[s:s + batch], self.batch(min(batch, n - s)))
+                     for s in range(0, n, batch)]
+            self.plans = (key, xs, ys, steps)
+        return self.plans[1], self.plans[2], self.plans[3]
+
+    def train_epoch(self, x: F32, y: F32, seed: int, epoch: int, batch: int) -> float:
+        """One pass in epoch_order(seed, epoch); returns the mean per-sample loss seen."""
+        n = int(x.shape[0])
+        order = accel.mlp.epoch_order(n, seed, epoch)
+        # The epoch's samples gathered in batch order (np.take copies rows into buffers kept
+        # between epochs): each batch is then a contiguous block of rows.
+        xs, ys, steps = self.plan(x, y, batch)
+        np.take(x, order, axis=0, out=xs)
+        np.take(y, order, axis=0, out=ys)
+        dense, dense_backward = ops.dense, ops.dense_backward
+        loss, loss_backward, adam_step = ops.bce_with_logits_loss, ops.bce_with_logits_backward, ops.adam_step
+        params, grads, m, v, lr = self.params, self.grads, self.m, self.v, self.lr
+        w1, b1, w2, b2 = params
+        gw1, gb1, gw2, gb2 = grads
+        step = self.step
+        loss_sum = 0.0
+        for b, x_rows, t_rows, (xb, tb, h, z, dz, dh) in steps:
+            xb.copy_from(x_rows)
+            tb.copy_from(t_rows)
+            dense(xb, w1, b1, h, activation="relu")
+            dense(h, w2, b2, z)
+            loss_sum += loss(z, tb) * b
+            loss_backward(z, tb, dz)
+            dense_backward(h, w2, z, dz, activation="none", dx=dh, dw=gw2, db=gb2)
+            dense_backward(xb, w1, h, dh, activation="relu", dw=gw1, db=gb1, with_dx=False)
+            step += 1
+            adam_step(params, grads, m, v, step, lr=lr)  # w1, b1, w2, b2
+        self.step = step
+        return loss_sum / n
+
+    def logits(self, x: F32) -> F32:
+        xt = accel.from_numpy(x, device=self.dev)
+        h = ops.dense(xt, self.params[0], self.params[1], activation="relu")
+        return np.asarray(ops.dense(h, self.params[2], self.params[3]).numpy(), dtype=np.float32).reshape(-1)
+
+
+def accuracy(z: F32, y: F32) -> float:
+    return float(np.mean((z > 0).astype(np.float32) == y))
+
+
+def train_accel(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, F32, F32],
+                args: argparse.Namespace) -> Dict[str, Any]:
+    x, y, xt, yt = split
+    model = AccelMLP(dev, init, args.lr)
+    losses: List[float] = []
+    times: List[float] = []
+    for e in range(args.epochs):
+        t0 = time.perf_counter()
+        losses.append(model.train_epoch(x, y, args.seed, e, args.batch))
+        dev.synchronize()  # the Adam steps after the last loss read are part of the epoch
+        times.append(time.perf_counter() - t0)
+    return {"framework": "accel", "device": f"{dev.selector} ({dev.name})", "loss": losses,
+            "ms_per_epoch": 1e3 * sum(times) / max(len(times), 1),
+            "median_ms_per_epoch": 1e3 * statistics.median(times) if times else 0.0,
+            "train_accuracy": accuracy(model.logits(x), y), "test_accuracy": accuracy(model.logits(xt), yt)}
+
+
+def compare_cpp(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, F32, F32],
+                args: argparse.Namespace) -> Dict[str, Any]:
+    """This file's loop against mlp_train's own (C++, accel.mlp.MlpModel) on one device, epoch
+    by epoch in one process (which runs first alternates), so that both see the same machine
+    load: per-epoch times (host clock, device synchronized) and whether the losses agree."""
+    x, y = split[0], split[1]
+    model = AccelMLP(dev, init, args.lr)
+    cpp = accel.mlp.MlpModel(dev, args.hidden, args.seed, x, y, args.batch, args.lr)
+    py_ms: List[float] = []
+    cpp_ms: List[float] = []
+    equal = True
+    for e in range(args.epochs):
+        for which in ((0, 1) if e % 2 == 0 else (1, 0)):
+            t0 = time.perf_counter()
+            if which == 0:
+                loss_py = model.train_epoch(x, y, args.seed, e, args.batch)
+            else:
+                loss_cpp = cpp.train_epoch(e)
+            dev.synchronize()
+            (py_ms if which == 0 else cpp_ms).append(1e3 * (time.perf_counter() - t0))
+        equal = equal and loss_py == loss_cpp
+    return {"python_median_ms_per_epoch": statistics.median(py_ms), "cpp_median_ms_per_epoch": statistics.median(cpp_ms),
+            "ratio": statistics.median(py_ms) / statistics.median(cpp_ms), "losses_equal": equal}
+
+
+def train_torch(init: Dict[str, F32], split: Tuple[F32, F32, F32, F32], args: argparse.Namespace) -> Dict[str, Any]:
+    """The same model in PyTorch on the CPU: nn.Linear layers loaded with the same weights,
+    BCEWithLogitsLoss, torch.optim.Adam with accel's numbers (float32), the same batches.
+    Its losses agree with accel's to about 6 digits (float32 arithmetic in another order)."""
+    assert torch is not None
+    x, y, xt, yt = (torch.from_numpy(a) for a in split)
+    hidden, inputs = init["w1"].shape
+    model = torch.nn.Sequential(torch.nn.Linear(inputs, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
+    with torch.no_grad():
+        model[0].weight.copy_(torch.from_numpy(init["w1"]))
+        model[0].bias.copy_(torch.from_numpy(init["b1"]))
+        model[2].weight.copy_(torch.from_numpy(init["w2"]))
+        model[2].bias.copy_(torch.from_numpy(init["b2"]))
+    def f32(v: float) -> float:  # Adam's numbers as accel holds them (float32)
+        return float(np.float32(v))
+
+    opt = torch.optim.Adam(model.parameters(), lr=f32(args.lr), betas=(f32(0.9), f32(0.999)), eps=f32(1e-8))
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    n = x.shape[0]
+    losses: List[float] = []
+    times: List[float] = []
+    for e in range(args.epochs):
+        order = torch.from_numpy(accel.mlp.epoch_order(n, args.seed, e))
+        t0 = time.perf_counter()
+        loss_sum = 0.0
+        for start in range(0, n, args.batch):
+            idx = order[start:start + args.batch]
+            opt.zero_grad()
+            loss = loss_fn(model(x[idx]).reshape(-1), y[idx])
+            loss.backward()
+            opt.step()
+            loss_sum += float(loss.item()) * len(idx)
+        losses.append(loss_sum / n)
+        times.append(time.perf_counter() - t0)
+    with torch.no_grad():
+        z, zt = model(x).reshape(-1).numpy(), model(xt).reshape(-1).numpy()
+    return {"framework": "torch", "device": f"cpu ({torch.get_num_threads()} threads)", "loss": losses,
+            "ms_per_epoch": 1e3 * sum(times) / max(len(times), 1),
+            "median_ms_per_epoch": 1e3 * statistics.median(times) if times else 0.0,
+            "train_accuracy": accuracy(z, split[1]), "test_accuracy": accuracy(zt, split[3])}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--backend", default="", help="accel device selector (default: accel.default_device())")
+    p.add_argument("--epochs", type=int, default=500, help="epochs (default 500, as mlp_train)")
+    p.add_argument("--hidden", type=int, default=10, help="hidden units (default 10)")
+    p.add_argument("--batch", type=int, default=40, help="batch size (default 40)")
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default 0.001)")
+    p.add_argument("--seed", type=int, default=1, help="seed of split, weights and batch order (default 1)")
+    p.add_argument("--data", default="", help="CSV data set (default: the one bundled with accel)")
+    p.add_argument("--no-torch", action="store_true", help="skip the PyTorch run")
+    p.add_argument("--json", default="", metavar="FILE", help="also write the results as JSON to FILE")
+    p.add_argument("--compare-cpp", action="store_true",
+                   help="also time this loop against mlp_train's C++ loop, epoch by epoch in this process")
+    args = p.parse_args(argv)
+    if args.epochs < 1 or args.batch < 1 or args.hidden < 1:
+        p.error("--epochs, --batch and --hidden must be positive")
+
+    dev = accel.device(args.backend) if args.backend else accel.default_device()
+    split = accel.mlp.problem(args.seed, args.data)
+    init = accel.mlp.init_params(split[0].shape[1], args.hidden, args.seed)
+    print(f"{split[0].shape[0]} train / {split[2].shape[0]} test samples, {split[0].shape[1]} features; network "
+          f"{split[0].shape[1]}-{args.hidden}-1, {args.epochs} epochs, batch {args.batch}, lr {args.lr:g}, "
+          f"seed {args.seed}")
+    runs = [train_accel(dev, init, split, args)]
+    if torch is not None and not args.no_torch:
+        runs.append(train_torch(init, split, args))
+    elif not args.no_torch:
+        print("(PyTorch is not installed: pip install torch for the side-by-side run)", file=sys.stderr)
+
+    print("\nepoch " + "".join(f"{r['framework'] + ' loss':>16}" for r in runs))
+    for e in range(args.epochs):
+        if (e + 1) % 50 == 0 or e + 1 == args.epochs or e == 0:
+            print(f"{e + 1:5d} " + "".join(f"{r['loss'][e]:16.6f}" for r in runs))
+    print(f"\n{'framework':<10} {'device':<40} {'final loss':>12} {'train %':>8} {'test %':>8} {'ms/epoch':>9}")
+    for r in runs:
+        print(f"{r['framework']:<10} {r['device'][:40]:<40} {r['loss'][-1]:12.6f} {100 * r['train_accuracy']:8.2f} "
+              f"{100 * r['test_accuracy']:8.2f} {r['ms_per_epoch']:9.3f}")
+    comparison: Optional[Dict[str, Any]] = None
+    if args.compare_cpp:
+        comparison = compare_cpp(dev, init, split, args)
+        print(f"\nepoch by epoch on {dev.selector}: this Python loop {comparison['python_median_ms_per_epoch']:.4f} "
+              f"ms, mlp_train's C++ loop {comparison['cpp_median_ms_per_epoch']:.4f} ms (medians), ratio "
+              f"{comparison['ratio']:.3f}; losses equal every epoch: {comparison['losses_equal']}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"config": vars(args), "results": runs, "compare_cpp": comparison}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+// binding.hpp — what the parts of the extension module accel._accel share.
+#pragma once
+
+#include <accel/accel.hpp>
+
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <string>
+
+namespace accel_python {
+
+namespace nb = nanobind;
+
+/// A Python accel.Stream: a stream of a device, or the device's default
+/// stream (then `owned` is empty). Holds the device, so that the stream never
+/// outlives it (accel::Stream must not).
+struct PyStream {
+    std::shared_ptr<accel::Device> device;
+    std::unique_ptr<accel::Stream> owned;
+    accel::Stream* stream = nullptr;
+};
+
+/// A Python accel.Event; holds its device as PyStream does.
+struct PyEvent {
+    std::shared_ptr<accel::Device> device;
+    std::unique_ptr<accel::Event> event;
+};
+
+/// A Python accel.Tensor. Tensors of the host backend are listed by their
+/// data pointer while they live, so that from_dlpack can hand back the
+/// tensor a DLPack capsule of host memory came from (zero-copy).
+struct PyTensor {
+    accel::Tensor t;
+    explicit PyTensor(accel::Tensor&& tensor);
+    PyTensor(PyTensor&& o) noexcept;
+    ~PyTensor();
+    PyTensor(const PyTensor&) = delete;
+    PyTensor& operator=(const PyTensor&) = delete;
+    PyTensor& operator=(PyTensor&&) = delete;
+};
+
+/// Whether `d` is a device of the host backend (its handles are host pointers).
+bool is_host(const accel::Device& d);
+
+/// The device a call without one uses: accel::default_device() (ACCEL_BACKEND).
+std::shared_ptr<accel::Device> device_or_default(const std::shared_ptr<accel::Device>& d);
+
+/// A DType from its name as accel::parse_dtype reads it ("f32", "float32", ...).
+accel::DType dtype_from(const std::string& name);
+
+/// The live host tensor whose storage starts at `data` and is `bytes` long, or nullptr.
+PyTensor* find_host_tensor(const void* data, std::size_t bytes);
+
+void bind_device(nb::module_& m);
+void bind_tensor(nb::module_& m);
+void bind_ops(nb::module_& m);
+void bind_mlp(nb::module_& m);
+
+}  // namespace accel_python

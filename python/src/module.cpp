@@ -1,0 +1,376 @@
+// module.cpp — accel._accel: exceptions, devices, streams and events; the
+// tensor, op and MLP-example parts are bound in their own files.
+#include "binding.hpp"
+
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+namespace accel_python {
+
+namespace {
+
+using StrDict = nb::typed<nb::dict, nb::str, nb::object>;
+
+// The Python classes of accel's exceptions (accel/error.hpp), created once.
+struct Exceptions {
+    PyObject* error = nullptr;
+    PyObject* backend_unavailable = nullptr;
+    PyObject* invalid_argument = nullptr;
+    PyObject* unsupported = nullptr;
+    PyObject* out_of_memory = nullptr;
+    PyObject* device_error = nullptr;
+};
+Exceptions exceptions;
+
+PyObject* new_exception(nb::module_& m, const char* name, const char* doc, std::vector<PyObject*> bases) {
+    nb::tuple base_tuple = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(bases.size())));
+    for (std::size_t i = 0; i < bases.size(); ++i) {
+        Py_INCREF(bases[i]);
+        PyTuple_SET_ITEM(base_tuple.ptr(), static_cast<Py_ssize_t>(i), bases[i]);
+    }
+    // Named in this module (as stubgen finds them); accel/__init__.py shows them as accel.NAME.
+    const std::string qualified = nb::cast<std::string>(m.attr("__name__")) + "." + name;
+    PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base_tuple.ptr(), nullptr);
+    if (!cls) throw nb::python_error();
+    m.attr(name) = nb::handle(cls);
+    return cls;  // the module keeps a reference; so does `exceptions`
+}
+
+void set_error(PyObject* cls, const std::exception& e) { PyErr_SetString(cls, e.what()); }
+
+void translate(const std::exception_ptr& p, void*) {
+    try {
+        std::rethrow_exception(p);
+    } catch (const accel::DeviceError& e) {
+        nb::object err = nb::steal(PyObject_CallFunction(exceptions.device_error, "s", e.what()));
+        if (!err.is_valid()) return;  // the call's own error is set
+        err.attr("code") = nb::int_(e.code());
+        err.attr("code_name") = nb::str(e.code_name().c_str());
+        PyErr_SetObject(exceptions.device_error, err.ptr());
+    } catch (const accel::BackendUnavailable& e) {
+        set_error(exceptions.backend_unavailable, e);
+    } catch (const accel::InvalidArgument& e) {
+        set_error(exceptions.invalid_argument, e);
+    } catch (const accel::Unsupported& e) {
+        set_error(exceptions.unsupported, e);
+    } catch (const accel::OutOfMemory& e) {
+        set_error(exceptions.out_of_memory, e);
+    } catch (const accel::Error& e) {
+        set_error(exceptions.error, e);
+    }
+}
+
+void bind_exceptions(nb::module_& m) {
+    exceptions.error = new_exception(
+        m, "Error",
+        "Base of every exception accel raises (C++ accel::Error). str(e) is the C++ message: a complete sentence "
+        "naming what was asked, what was found and what would be right.",
+        {PyExc_RuntimeError});
+    exceptions.backend_unavailable = new_exception(
+        m, "BackendUnavailable",
+        "The backend a selector names cannot be used here: plugin file missing, driver or runtime error, no "
+        "device, or a device index out of range. The message lists every backend with its status.",
+        {exceptions.error});
+    exceptions.invalid_argument = new_exception(
+        m, "InvalidArgument",
+        "The caller passed something invalid: a malformed selector, mismatched shapes, a rank other than 1 or 2, a "
+        "tensor of another device or dtype, an unknown dtype or path name. Also a ValueError.",
+        {exceptions.error, PyExc_ValueError});
+    exceptions.unsupported = new_exception(
+        m, "Unsupported",
+        "The op, dtype or path asked for is not implemented by this device (e.g. the vendor path where the backend "
+        "was built without its library, f64 on a device without double precision). Also a NotImplementedError.",
+        {exceptions.error, PyExc_NotImplementedError});
+    exceptions.out_of_memory = new_exception(
+        m, "OutOfMemory",
+        "An allocation larger than the device can hold, or refused by its runtime; the message gives the bytes "
+        "asked and the device's total. Also a MemoryError.",
+        {exceptions.error, PyExc_MemoryError});
+    exceptions.device_error = new_exception(
+        m, "DeviceError",
+        "A native runtime call failed. Attributes: code (int, the runtime's numeric code: cudaError_t, cl_int, "
+        "...) and code_name (str, its symbolic name, e.g. 'CL_OUT_OF_RESOURCES').",
+        {exceptions.error});
+    nb::register_exception_translator(translate);
+}
+
+std::string device_repr(const accel::Device& d) {
+    return "<accel.Device " + d.selector() + ": " + d.name() + ">";
+}
+
+std::string info_repr(const accel::DeviceInfo& i) {
+    return "DeviceInfo(backend='" + i.backend + "', index=" + std::to_string(i.index) + ", name='" + i.name +
+           "', vendor='" + i.vendor + "', type='" + i.type + "', compute_units=" + std::to_string(i.compute_units) +
+           ", global_memory_bytes=" + std::to_string(i.global_memory_bytes) + ")";
+}
+
+}  // namespace
+
+bool is_host(const accel::Device& d) { return d.info().backend == "host"; }
+
+std::shared_ptr<accel::Device> device_or_default(const std::shared_ptr<accel::Device>& d) {
+    if (d) return d;
+    nb::gil_scoped_release release;  // opening a device may probe runtimes
+    return accel::default_device();
+}
+
+accel::DType dtype_from(const std::string& name) { return accel::parse_dtype(name); }
+
+void bind_device(nb::module_& m) {
+    bind_exceptions(m);
+
+    nb::class_<accel::DeviceInfo>(m, "DeviceInfo",
+                                  "What a device is, as its runtime reports it (read-only, as a frozen dataclass). "
+                                  "as_dict() gives every field.")
+        .def_ro("backend", &accel::DeviceInfo::backend, "Backend name: 'host', 'opencl', 'kokkos', 'cuda', 'vulkan'.")
+        .def_ro("index", &accel::DeviceInfo::index, "Index of the device within its backend.")
+        .def_ro("name", &accel::DeviceInfo::name, "The runtime's name of the device.")
+        .def_ro("vendor", &accel::DeviceInfo::vendor, "The device's vendor.")
+        .def_ro("type", &accel::DeviceInfo::type, "'cpu', 'gpu' or 'accelerator'.")
+        .def_ro("driver_version", &accel::DeviceInfo::driver_version, "Driver or platform version text.")
+        .def_ro("runtime_version", &accel::DeviceInfo::runtime_version, "Runtime or library version text.")
+        .def_ro("compute_units", &accel::DeviceInfo::compute_units,
+                "SMs, OpenCL compute units, CPU threads or Kokkos concurrency.")
+        .def_ro("global_memory_bytes", &accel::DeviceInfo::global_memory_bytes, "Device memory in bytes.")
+        .def_ro("timer", &accel::DeviceInfo::timer, "How kernel times (Event, elapsed_ms) are measured.")
+        .def_ro("stable_selector", &accel::DeviceInfo::stable_selector,
+                "A selector that survives a reordering of the runtime's devices, e.g. 'opencl:pocl:0'; '' where "
+                "Device.selector is stable already.")
+        .def_ro("uuid", &accel::DeviceInfo::uuid, "The runtime's device UUID (8-4-4-4-12 hex), or ''.")
+        .def_ro("pci_bus_id", &accel::DeviceInfo::pci_bus_id, "PCI address 'DDDD:BB:DD.F', or ''.")
+        .def_ro("host", &accel::DeviceInfo::host, "Name of the machine the device is attached to.")
+        .def_ro("extra", &accel::DeviceInfo::extra, "Backend-specific facts as (key, value) pairs.")
+        .def(
+            "as_dict",
+            [](const accel::DeviceInfo& i) {
+                StrDict d;
+                d["backend"] = i.backend;
+                d["index"] = i.index;
+                d["name"] = i.name;
+                d["vendor"] = i.vendor;
+                d["type"] = i.type;
+                d["driver_version"] = i.driver_version;
+                d["runtime_version"] = i.runtime_version;
+                d["compute_units"] = i.compute_units;
+                d["global_memory_bytes"] = i.global_memory_bytes;
+                d["timer"] = i.timer;
+                d["stable_selector"] = i.stable_selector;
+                d["uuid"] = i.uuid;
+                d["pci_bus_id"] = i.pci_bus_id;
+                d["host"] = i.host;
+                d["extra"] = i.extra;
+                return d;
+            },
+            "Every field as a dict (field name to value).")
+        .def("__repr__", &info_repr);
+
+    nb::class_<accel::MemoryInfo>(m, "MemoryInfo", "The memory a device holds for accel, in bytes (read-only).")
+        .def_ro("in_use", &accel::MemoryInfo::in_use, "Bytes allocated by accel and not yet freed.")
+        .def_ro("peak_in_use", &accel::MemoryInfo::peak_in_use, "The most in_use has been since the device was opened.")
+        .def_ro("cached", &accel::MemoryInfo::cached, "Bytes freed by accel but kept by the backend for reuse.")
+        .def_ro("limit", &accel::MemoryInfo::limit, "Device.set_memory_limit's cap; 0: none.")
+        .def_ro("total", &accel::MemoryInfo::total, "The device's global memory; 0: unknown.")
+        .def("__repr__", [](const accel::MemoryInfo& i) {
+            return "MemoryInfo(in_use=" + std::to_string(i.in_use) + ", peak_in_use=" + std::to_string(i.peak_in_use) +
+                   ", cached=" + std::to_string(i.cached) + ", limit=" + std::to_string(i.limit) +
+                   ", total=" + std::to_string(i.total) + ")";
+        });
+
+    nb::class_<PyStream>(m, "Stream",
+                         "An in-order queue of device work (CUDA stream, OpenCL command queue, Kokkos execution "
+                         "space instance). Ops given stream=s are enqueued on it and may return before they ran. "
+                         "Made by Device.create_stream() or Device.default_stream(); keeps its device alive. "
+                         "Thread-safety: any thread may submit to and synchronize any stream.")
+        .def("synchronize", [](PyStream& s) {
+                nb::gil_scoped_release release;
+                s.stream->synchronize();
+            },
+             "Blocks until all work submitted to this stream has finished (the GIL is released meanwhile). "
+             "Raises DeviceError if the runtime reports a failure.")
+        .def_prop_ro("device", [](const PyStream& s) { return s.device; }, "The device this stream belongs to.")
+        .def("__repr__", [](const PyStream& s) {
+            return std::string("<accel.Stream of ") + s.device->selector() + (s.owned ? ">" : " (default)>");
+        });
+
+    nb::class_<PyEvent>(m, "Event",
+                        "A marker recorded on a stream, for timing: Device.elapsed_ms(start, end) is the device time "
+                        "between two recorded events, in milliseconds. Made by Device.create_event(); keeps its "
+                        "device alive. Thread-safety: record an Event from one thread at a time.")
+        .def("record", [](PyEvent& e, PyStream* s) {
+                if (s && s->device != e.device)
+                    throw accel::InvalidArgument("Event.record: the stream belongs to " + s->device->selector() +
+                                                 ", the event to " + e.device->selector() +
+                                                 "; record on a stream of the event's device");
+                accel::Stream& stream = s ? *s->stream : e.device->default_stream();
+                nb::gil_scoped_release release;
+                e.event->record(stream);
+            },
+             nb::arg("stream") = nb::none(),
+             "Records the event on `stream` (default: the device's default stream): it completes when all work "
+             "submitted to the stream before it has. Raises InvalidArgument for a stream of another device.")
+        .def("synchronize", [](PyEvent& e) {
+                nb::gil_scoped_release release;
+                e.event->synchronize();
+            },
+             "Blocks until the event has completed (GIL released). Raises InvalidArgument if it was never recorded.")
+        .def_prop_ro("recorded", [](const PyEvent& e) { return e.event->recorded(); },
+                     "True once record() was called.")
+        .def_prop_ro("device", [](const PyEvent& e) { return e.device; }, "The device this event belongs to.");
+
+    nb::class_<accel::Device>(m, "Device", nb::is_weak_referenceable(),
+                              "One device of one backend. Obtained from accel.device(selector), "
+                              "accel.default_device() or accel.devices(); the same selector gives the same Device "
+                              "object while it is alive. Tensors, streams and events keep their device alive. "
+                              "Thread-safety: any thread may use a Device at any time.")
+        .def_prop_ro("selector", &accel::Device::selector, "Selector naming this device, e.g. 'opencl:0'.")
+        .def_prop_ro("name", [](const accel::Device& d) { return d.name(); },
+                     "The device's name as its runtime reports it.")
+        .def_prop_ro("backend", [](const accel::Device& d) { return d.info().backend; },
+                     "The backend's name, e.g. 'host'.")
+        .def_prop_ro("info", [](const accel::Device& d) { return d.info(); },
+                     "The device's facts (DeviceInfo): name, vendor, memory, timer, ...")
+        .def("memory_info", &accel::Device::memory_info,
+             "Bytes accel holds on this device now (MemoryInfo). Never raises.")
+        .def("set_memory_limit", &accel::Device::set_memory_limit, nb::arg("bytes"),
+             "Caps the bytes accel holds on this device: an allocation past it raises OutOfMemory. 0 removes the "
+             "cap; allocations already made stay.")
+        .def("synchronize", [](accel::Device& d) {
+                nb::gil_scoped_release release;
+                d.synchronize();
+            },
+             "Blocks until all work on every stream of this device has finished (GIL released).")
+        .def("create_stream", [](accel::Device& d) {
+                PyStream s;
+                s.device = d.shared_from_this();
+                s.owned = d.create_stream();
+                s.stream = s.owned.get();
+                return s;
+            },
+             "A new stream of this device, independent of the others. Raises DeviceError on failure.")
+        .def("default_stream", [](accel::Device& d) {
+                PyStream s;
+                s.device = d.shared_from_this();
+                s.stream = &d.default_stream();
+                return s;
+            },
+             "The stream ops run on when given none.")
+        .def("create_event", [](accel::Device& d) {
+                PyEvent e;
+                e.device = d.shared_from_this();
+                e.event = d.create_event();
+                return e;
+            },
+             "A new event of this device, not yet recorded.")
+        .def("elapsed_ms", [](accel::Device& d, PyEvent& start, PyEvent& end) {
+                nb::gil_scoped_release release;
+                if (end.event->recorded() && &end.event->device() == &d) end.event->synchronize();
+                return d.elapsed_ms(*start.event, *end.event);
+            },
+             nb::arg("start"), nb::arg("end"),
+             "Milliseconds (float, >= 0, by the device's timer, info.timer) between two completed, recorded events "
+             "of this device; waits for `end`. Raises InvalidArgument if either was not recorded or belongs to "
+             "another device, or if `end` was recorded before `start`.")
+        .def("supports", [](const accel::Device& d, const std::string& op, const std::string& dtype,
+                            const std::string& path) {
+                const accel::OpInfo* info = accel::find_op(op);
+                if (!info) throw accel::InvalidArgument("Device.supports: no op named '" + op + "'; see accel.op_names()");
+                accel::OpPath p = accel::OpPath::native;
+                if (path == "vendor") p = accel::OpPath::vendor;
+                else if (path != "native")
+                    throw accel::InvalidArgument("Device.supports: path '" + path + "'; expected 'native' or 'vendor'");
+                return d.supports(info->op, dtype_from(dtype), p);
+            },
+             nb::arg("op"), nb::arg("dtype") = "f32", nb::arg("path") = "native",
+             "Whether op `op` (a name from accel.op_names()) runs on this device in `dtype` ('f32', 'f64', 'f16', "
+             "'bf16') on `path` ('native' or 'vendor'). Raises InvalidArgument for an unknown op, dtype or path.")
+        .def("__repr__", &device_repr)
+        .def("__str__", [](const accel::Device& d) { return d.selector() + " (" + d.name() + ")"; });
+
+    m.def("device", [](const std::string& selector) {
+            nb::gil_scoped_release release;
+            return accel::open_device(selector);
+        },
+          nb::arg("selector"),
+          "Opens the device named by `selector`: 'auto', 'NAME' or 'NAME:N' (e.g. 'host', 'opencl:1', 'cuda:0'), "
+          "or a form a backend adds (e.g. 'opencl:pocl', 'opencl:gpu'); case-insensitive. The same selector "
+          "gives the same Device while it lives. Raises InvalidArgument for a malformed selector (the message "
+          "lists the accepted forms), BackendUnavailable when the backend or device cannot be used (no fallback).");
+    m.def("default_device", []() {
+            nb::gil_scoped_release release;
+            return accel::default_device();
+        },
+          "The device the environment variable ACCEL_BACKEND names (a selector, as accel.device takes), or "
+          "'auto' when it is unset: a real GPU where a backend reports one, else the host. Raises as "
+          "accel.device, messages about the selector prefixed with 'ACCEL_BACKEND: '.");
+    m.def("devices", []() {
+            std::vector<std::shared_ptr<accel::Device>> out;
+            nb::gil_scoped_release release;
+            for (const auto& st : accel::backend_statuses()) {
+                if (!st.availability.available) continue;
+                for (int i = 0; i < st.availability.device_count; ++i)
+                    out.push_back(accel::open_device(st.name + ":" + std::to_string(i)));
+            }
+            return out;
+        },
+          "Every device of every available backend, opened, in backend-name order (a backend that is unavailable "
+          "is left out: accel.backends() says why). Raises what opening a device raises.");
+    m.def("backends", []() {
+            nb::typed<nb::list, StrDict> out;
+            std::vector<accel::BackendStatus> all;
+            {
+                nb::gil_scoped_release release;
+                all = accel::backend_statuses();
+            }
+            for (const auto& st : all) {
+                StrDict d;
+                d["name"] = st.name;
+                d["available"] = st.availability.available;
+                d["reason"] = st.availability.reason;
+                d["device_count"] = st.availability.device_count;
+                d["has_gpu"] = st.availability.has_gpu;
+                d["plugin_path"] = st.plugin_path;
+                d["summary"] = st.summary();
+                out.append(d);
+            }
+            return out;
+        },
+          "The backends whose plugins were found, each a dict: name (str), available (bool), reason (str, why "
+          "not; '' when available), device_count (int), has_gpu (bool), plugin_path (str), summary (str). "
+          "Loads and probes every plugin; never raises for a backend that cannot be used.");
+    m.def("plugin_folders", &accel::plugin_folders,
+          "The folders searched for backend plugins, in order: ACCEL_PLUGIN_PATH's, then libaccel's own (inside "
+          "the installed package).");
+    m.def("op_names", []() {
+            std::vector<std::string> names;
+            for (const accel::OpInfo* i : accel::op_table())
+                if (!i->kernel_only) names.push_back(i->name);
+            return names;
+        },
+          "The names of accel's ops (accel.ops has one function each), in op-table order.");
+    m.def("nmse_threshold", [](const std::string& op, const std::string& dtype) {
+            const accel::OpInfo* info = accel::find_op(op);
+            if (!info) throw accel::InvalidArgument("nmse_threshold: no op named '" + op + "'; see accel.op_names()");
+            return accel::nmse_threshold(info->op, dtype_from(dtype));
+        },
+          nb::arg("op"), nb::arg("dtype"),
+          "The op's pass threshold of the normalized mean squared error against a float64 reference given the "
+          "inputs as stored, sum((y - ref)^2) / sum(ref^2), in `dtype` (accel's op table, the conformance "
+          "suite's criterion). Raises InvalidArgument for an unknown op or dtype.");
+    m.def("version", []() { return std::string(ACCEL_VERSION); },
+          "accel's version and the `git describe` of the build, e.g. '0.1.0 (v0.1.0-12-gabc123)'.");
+}
+
+}  // namespace accel_python
+
+NB_MODULE(_accel, m) {
+    m.doc() = "accel's native module; use the package `accel`, which re-exports it.";
+    accel_python::bind_device(m);
+    accel_python::bind_tensor(m);
+    accel_python::bind_ops(m);
+    accel_python::bind_mlp(m);
+}

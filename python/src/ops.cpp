@@ -1,0 +1,383 @@
+// ops.cpp — accel.ops: every op of accel/ops.hpp. Each takes its inputs, an
+// optional output (allocated like the input when absent, and returned either
+// way), the path ('auto', 'native', 'vendor') and an optional stream, and
+// runs with the GIL released.
+#include "binding.hpp"
+
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#ifndef ACCEL_PY_RELEASE_GIL
+#define ACCEL_PY_RELEASE_GIL nb::gil_scoped_release release
+#endif
+
+namespace accel_python {
+
+namespace {
+
+namespace ops = accel::ops;
+
+constexpr auto owned = nb::rv_policy::take_ownership;
+
+// Python str arguments compared without a conversion (the usual values are these literals).
+bool is(nb::handle text, const char* value) { return PyUnicode_CompareWithASCIIString(text.ptr(), value) == 0; }
+
+ops::Options options(nb::handle path, PyStream* stream, const accel::Tensor& first, const char* op) {
+    ops::Options o;
+    o.path = is(path, "auto") ? ops::PathChoice::automatic : ops::parse_path_choice(nb::cast<std::string>(path));
+    if (stream) {
+        if (first.device_ptr() && stream->device != first.device_ptr())
+            throw accel::InvalidArgument(std::string("accel.ops.") + op + ": the stream belongs to " +
+                                         stream->device->selector() + ", the tensors to " + first.device().selector() +
+                                         "; pass a stream of the tensors' device");
+        o.stream = stream->stream;
+    }
+    return o;
+}
+
+// `out`, or a new tensor of `shape` and `dtype` on `like`'s device.
+std::unique_ptr<PyTensor> output(PyTensor* out, const accel::Tensor& like, const accel::Shape& shape,
+                                 accel::DType dtype) {
+    if (out) return nullptr;
+    if (!like.device_ptr()) throw accel::InvalidArgument("an input tensor has no storage");
+    return std::make_unique<PyTensor>(accel::Tensor(like.device_ptr(), shape, dtype));
+}
+
+// The result: the caller's `out`, else the new tensor (ownership to Python).
+PyTensor* result(PyTensor* out, std::unique_ptr<PyTensor>& made) { return out ? out : made.release(); }
+
+accel::Activation activation(nb::handle name) {
+    if (is(name, "none")) return accel::Activation::none;
+    if (is(name, "relu")) return accel::Activation::relu;
+    if (is(name, "sigmoid")) return accel::Activation::sigmoid;
+    throw accel::InvalidArgument("activation '" + nb::cast<std::string>(name) +
+                                 "'; expected 'none', 'relu' or 'sigmoid'");
+}
+
+accel::Shape rank2(std::size_t r, std::size_t c) { return accel::Shape{r, c}; }
+
+// Rank of a tensor checked before an output shape is derived from it.
+void need_rank(const accel::Tensor& t, std::size_t rank, const char* op, const char* name) {
+    if (t.shape().rank() != rank)
+        throw accel::InvalidArgument(std::string("accel.ops.") + op + ": " + name + " has shape " +
+                                     t.shape().to_string() + "; it must be rank " + std::to_string(rank));
+}
+
+template <class F>
+PyTensor* unary(const char* op, PyTensor& x, PyTensor* out, nb::str path, PyStream* stream, F f) {
+    auto o = options(path, stream, x.t, op);
+    auto made = output(out, x.t, x.t.shape(), x.t.dtype());
+    accel::Tensor& y = out ? out->t : made->t;
+    {
+        ACCEL_PY_RELEASE_GIL;
+        f(x.t, y, o);
+    }
+    return result(out, made);
+}
+
+template <class F>
+PyTensor* binary(const char* op, PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream,
+                 F f) {
+    auto o = options(path, stream, a.t, op);
+    auto made = output(out, a.t, a.t.shape(), a.t.dtype());
+    accel::Tensor& c = out ? out->t : made->t;
+    {
+        ACCEL_PY_RELEASE_GIL;
+        f(a.t, b.t, c, o);
+    }
+    return result(out, made);
+}
+
+const char* kCommon =
+    " Options: out (a Tensor to write, else a new one like the first input is made and returned), path ('auto', "
+    "'native', 'vendor': accel's kernel or the platform's library; 'auto' follows ACCEL_OP_PATH, else the faster "
+    "measured), stream (a Stream of the tensors' device; default its default stream). Enqueued on the stream: "
+    "may return before the work ran (numpy() and synchronize() wait). GIL released while it runs. Raises "
+    "InvalidArgument for mismatched shapes, dtypes or devices (naming them), Unsupported where the device has "
+    "no kernel for the op, dtype and path.";
+
+std::string doc(const char* what) { return std::string(what) + kCommon; }
+
+}  // namespace
+
+void bind_ops(nb::module_& m) {
+    static const std::string d_add = doc("c = a + b elementwise. a, b, c: one shape (rank 1 or 2) and dtype; c may be a or b.");
+    m.def("add", [](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
+            return binary("add", a, b, out, path, stream,
+                          [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
+                              ops::add(x, y, z, o);
+                          });
+        },
+          nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), owned, d_add.c_str());
+    static const std::string d_mul = doc("c = a * b elementwise. a, b, c: one shape and dtype; c may be a or b.");
+    m.def("mul", [](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
+            return binary("mul", a, b, out, path, stream,
+                          [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
+                              ops::mul(x, y, z, o);
+                          });
+        },
+          nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), owned, d_mul.c_str());
+    static const std::string d_sigmoid = doc("y = 1 / (1 + exp(-x)) elementwise (stable for large |x|); y may be x.");
+    m.def("sigmoid", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
+            return unary("sigmoid", x, out, path, stream,
+                         [](const accel::Tensor& a, accel::Tensor& b, const ops::Options& o) { ops::sigmoid(a, b, o); });
+        },
+          nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), owned, d_sigmoid.c_str());
+    static const std::string d_relu = doc("y = max(x, 0) elementwise (NaN stays NaN); y may be x.");
+    m.def("relu", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
+            return unary("relu", x, out, path, stream,
+                         [](const accel::Tensor& a, accel::Tensor& b, const ops::Options& o) { ops::relu(a, b, o); });
+        },
+          nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), owned, d_relu.c_str());
+    static const std::string d_relu_b = doc("dx = dy where x > 0, else 0 (ReLU's gradient). dy, x, dx: one shape.");
+    m.def("relu_backward", [](PyTensor& dy, PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
+            return binary("relu_backward", dy, x, out, path, stream,
+                          [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
+                              ops::relu_backward(a, b, c, o);
+                          });
+        },
+          nb::arg("dy"), nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), owned, d_relu_b.c_str());
+    static const std::string d_sig_b =
+        doc("dx = dy * y * (1 - y), the sigmoid's gradient given its output y. dy, y, dx: one shape.");
+    m.def("sigmoid_backward", [](PyTensor& dy, PyTensor& y, PyTensor* out, nb::str path, PyStream* stream) {
+            return binary("sigmoid_backward", dy, y, out, path, stream,
+                          [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
+                              ops::sigmoid_backward(a, b, c, o);
+                          });
+        },
+          nb::arg("dy"), nb::arg("y"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), owned, d_sig_b.c_str());
+
+    static const std::string d_matmul =
+        doc("c[M, N] = op(a) @ op(b), row-major: op(a) is a [M, K] (a [K, M] with trans_a), op(b) is b [K, N] "
+            "(b [N, K] with trans_b). All rank 2; c must not be a or b.");
+    m.def("matmul", [](PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool trans_b, nb::str path,
+                       PyStream* stream) {
+            auto o = options(path, stream, a.t, "matmul");
+            std::unique_ptr<PyTensor> made;
+            if (!out) {
+                need_rank(a.t, 2, "matmul", "a");
+                need_rank(b.t, 2, "matmul", "b");
+                const std::size_t rows = trans_a ? a.t.shape()[1] : a.t.shape()[0];
+                const std::size_t cols = trans_b ? b.t.shape()[0] : b.t.shape()[1];
+                made = output(out, a.t, rank2(rows, cols), a.t.dtype());
+            }
+            accel::Tensor& c = out ? out->t : made->t;
+            {
+                ACCEL_PY_RELEASE_GIL;
+                ops::matmul(a.t, b.t, c, ops::Transpose{trans_a, trans_b}, o);
+            }
+            return result(out, made);
+        },
+          nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("trans_a") = false,
+          nb::arg("trans_b") = false, nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), owned,
+          d_matmul.c_str());
+
+    static const std::string d_dense =
+        doc("y[batch, out] = act(x[batch, in] @ w[out, in].T + bias[out]) (w laid out as torch.nn.Linear.weight); "
+            "bias optional (None: no bias); x may be rank 1 [in] (y then [out]); activation 'none', 'relu' or "
+            "'sigmoid'. y must not be x, w or bias.");
+    m.def("dense", [](PyTensor& x, PyTensor& w, PyTensor* bias, PyTensor* out, nb::str act,
+                      nb::str path, PyStream* stream) {
+            auto o = options(path, stream, x.t, "dense");
+            const accel::Activation a = activation(act);
+            std::unique_ptr<PyTensor> made;
+            if (!out) {
+                need_rank(w.t, 2, "dense", "w");
+                const std::size_t n = w.t.shape()[0];
+                made = output(out, x.t, x.t.shape().rank() == 2 ? rank2(x.t.shape()[0], n) : accel::Shape{n},
+                              x.t.dtype());
+            }
+            accel::Tensor& y = out ? out->t : made->t;
+            {
+                ACCEL_PY_RELEASE_GIL;
+                accel::OptionalTensor b;
+                if (bias) b = std::cref(bias->t);
+                ops::dense(x.t, w.t, b, y, a, o);
+            }
+            return result(out, made);
+        },
+          nb::arg("x"), nb::arg("w"), nb::arg("bias").none() = nb::none(), nb::arg("out").none() = nb::none(),
+          nb::kw_only(), nb::arg("activation") = "none", nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), owned, d_dense.c_str());
+
+    static const std::string d_dense_b = doc(
+        "Gradients of dense given dy (dL/dy) and the forward's x, w and output y (read for 'relu' and 'sigmoid'): "
+        "returns (dx [batch, in] or None, dw [out, in], db [out] or None). dx, dw, db: tensors to write, or None "
+        "for new ones; with_dx / with_db False skips that gradient (None returned). The `out` option is dw.");
+    m.def("dense_backward", [](PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy, nb::str act,
+                               PyTensor* dx, PyTensor* dw, PyTensor* db, bool with_dx, bool with_db,
+                               nb::str path, PyStream* stream) {
+            auto o = options(path, stream, x.t, "dense_backward");
+            const accel::Activation a = activation(act);
+            need_rank(w.t, 2, "dense_backward", "w");
+            std::unique_ptr<PyTensor> mdx, mdw, mdb;
+            if (with_dx && !dx) mdx = output(nullptr, x.t, x.t.shape(), x.t.dtype());
+            if (!dw) mdw = output(nullptr, x.t, w.t.shape(), w.t.dtype());
+            if (with_db && !db) mdb = output(nullptr, x.t, accel::Shape{w.t.shape()[0]}, w.t.dtype());
+            accel::Tensor* pdx = with_dx ? (dx ? &dx->t : &mdx->t) : nullptr;
+            accel::Tensor& pdw = dw ? dw->t : mdw->t;
+            accel::Tensor* pdb = with_db ? (db ? &db->t : &mdb->t) : nullptr;
+            {
+                ACCEL_PY_RELEASE_GIL;
+                ops::dense_backward(x.t, w.t, y.t, dy.t, a, pdx, pdw, pdb, o);
+            }
+            auto put = [](PyTensor* given, std::unique_ptr<PyTensor>& made, bool wanted) -> nb::object {
+                if (!wanted) return nb::none();
+                if (given) return nb::borrow(nb::find(given));
+                return nb::cast(made.release(), nb::rv_policy::take_ownership);
+            };
+            return nb::make_tuple(put(dx, mdx, with_dx), put(dw, mdw, true), put(db, mdb, with_db));
+        },
+          nb::arg("x"), nb::arg("w"), nb::arg("y"), nb::arg("dy"), nb::kw_only(), nb::arg("activation") = "none",
+          nb::arg("dx").none() = nb::none(), nb::arg("dw").none() = nb::none(), nb::arg("db").none() = nb::none(),
+          nb::arg("with_dx") = true, nb::arg("with_db") = true, nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(),
+          nb::sig("def dense_backward(x: Tensor, w: Tensor, y: Tensor, dy: Tensor, *, activation: str = 'none', "
+                  "dx: Tensor | None = None, dw: Tensor | None = None, db: Tensor | None = None, "
+                  "with_dx: bool = True, with_db: bool = True, path: str = 'auto', stream: Stream | None = None) "
+                  "-> tuple[Tensor | None, Tensor, Tensor | None]"),
+          d_dense_b.c_str());
+
+    static const std::string d_colsum = doc("y[c] = sum over r of x[r, c]: x rank 2 [rows, cols], y rank 1 [cols].");
+    m.def("column_sum", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
+            auto o = options(path, stream, x.t, "column_sum");
+            need_rank(x.t, 2, "column_sum", "x");
+            auto made = output(out, x.t, accel::Shape{x.t.shape()[1]}, x.t.dtype());
+            accel::Tensor& y = out ? out->t : made->t;
+            {
+                ACCEL_PY_RELEASE_GIL;
+                ops::column_sum(x.t, y, o);
+            }
+            return result(out, made);
+        },
+          nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), owned, d_colsum.c_str());
+
+    static const std::string d_bce =
+        doc("l = max(z, 0) - z * t + log1p(exp(-|z|)) elementwise (binary cross-entropy with logits, as "
+            "torch.nn.BCEWithLogitsLoss without the mean). z logits, t targets in [0, 1], l: one shape.");
+    m.def("bce_with_logits", [](PyTensor& z, PyTensor& t, PyTensor* out, nb::str path, PyStream* stream) {
+            return binary("bce_with_logits", z, t, out, path, stream,
+                          [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
+                              ops::bce_with_logits(a, b, c, o);
+                          });
+        },
+          nb::arg("z"), nb::arg("t"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), owned, d_bce.c_str());
+    m.def("bce_with_logits_loss", [](PyTensor& z, PyTensor& t, nb::str path, PyStream* stream) {
+            auto o = options(path, stream, z.t, "bce_with_logits_loss");
+            ACCEL_PY_RELEASE_GIL;
+            return static_cast<double>(ops::bce_with_logits_loss(z.t, t.t, o));
+        },
+          nb::arg("z"), nb::arg("t"), nb::kw_only(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          "The mean of bce_with_logits over all elements (float, computed in float32), returned to the host: "
+          "blocking (waits for the stream). Empty inputs give NaN, as PyTorch. path, stream and errors as the "
+          "other ops.");
+    static const std::string d_bce_b =
+        doc("dz = (sigmoid(z) - t) * scale, scale 1/n (n = elements, the gradient of the mean loss) unless given "
+            "(finite). z, t, dz: one shape.");
+    m.def("bce_with_logits_backward", [](PyTensor& z, PyTensor& t, PyTensor* out, nb::object scale,
+                                         nb::str path, PyStream* stream) {
+            auto o = options(path, stream, z.t, "bce_with_logits_backward");
+            auto made = output(out, z.t, z.t.shape(), z.t.dtype());
+            accel::Tensor& dz = out ? out->t : made->t;
+            const bool scaled = !scale.is_none();
+            const float s = scaled ? nb::cast<float>(scale) : 0.0f;
+            {
+                ACCEL_PY_RELEASE_GIL;
+                if (scaled) ops::bce_with_logits_backward_scaled(z.t, t.t, dz, s, o);
+                else ops::bce_with_logits_backward(z.t, t.t, dz, o);
+            }
+            return result(out, made);
+        },
+          nb::arg("z"), nb::arg("t"), nb::arg("out").none() = nb::none(), nb::kw_only(),
+          nb::arg("scale").none() = nb::none(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          nb::sig("def bce_with_logits_backward(z: Tensor, t: Tensor, out: Tensor | None = None, *, "
+                  "scale: float | None = None, path: str = 'auto', stream: Stream | None = None) -> Tensor"),
+          owned, d_bce_b.c_str());
+
+    static const std::string d_convert =
+        doc("y = x converted to y's dtype elementwise (widening exact, narrowing to nearest, ties to even; NaN and "
+            "Inf kept). Give out, or dtype for a new tensor ('f32', 'f64', 'f16', 'bf16').");
+    m.def("convert", [](PyTensor& x, PyTensor* out, nb::object dtype, nb::str path, PyStream* stream) {
+            auto o = options(path, stream, x.t, "convert");
+            const accel::DType d = dtype.is_none() ? x.t.dtype() : dtype_from(nb::cast<std::string>(dtype));
+            auto made = output(out, x.t, x.t.shape(), d);
+            accel::Tensor& y = out ? out->t : made->t;
+            {
+                ACCEL_PY_RELEASE_GIL;
+                ops::convert(x.t, y, o);
+            }
+            return result(out, made);
+        },
+          nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          nb::sig("def convert(x: Tensor, out: Tensor | None = None, *, dtype: str | None = None, "
+                  "path: str = 'auto', stream: Stream | None = None) -> Tensor"),
+          owned, d_convert.c_str());
+
+    static const std::string d_adam = std::string(
+        "One Adam update of param in place (torch.optim.Adam's arithmetic, single-tensor form): m = beta1*m + "
+        "(1-beta1)*g; v = beta2*v + (1-beta2)*g*g; param -= lr/(1-beta1^step) * m / (sqrt(v)/sqrt(1-beta2^step) + "
+        "eps). m and v: moments of param's shape, zeroed before step 1; step: the 1-based step count. Computed in "
+        "float32 (float64 for f64). Returns None. Raises InvalidArgument for step 0, lr or eps not positive, "
+        "betas outside [0, 1). path, stream, GIL and the other errors as the other ops.");
+    m.def("adam_step", [](PyTensor& param, PyTensor& grad, PyTensor& m_, PyTensor& v, std::size_t step, double lr,
+                          double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
+            auto o = options(path, stream, param.t, "adam_step");
+            ops::AdamParams hp;
+            hp.lr = static_cast<float>(lr);
+            hp.beta1 = static_cast<float>(beta1);
+            hp.beta2 = static_cast<float>(beta2);
+            hp.eps = static_cast<float>(eps);
+            ACCEL_PY_RELEASE_GIL;
+            ops::adam_step(param.t, grad.t, m_.t, v.t, step, hp, o);
+        },
+          nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
+          nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), d_adam.c_str());
+    m.def("adam_step", [](const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
+                          const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs, std::size_t step,
+                          double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
+            if (grads.size() != params.size() || ms.size() != params.size() || vs.size() != params.size())
+                throw accel::InvalidArgument("accel.ops.adam_step: " + std::to_string(params.size()) + " params, " +
+                                             std::to_string(grads.size()) + " grads, " + std::to_string(ms.size()) +
+                                             " m and " + std::to_string(vs.size()) +
+                                             " v; give one of each per parameter");
+            for (std::size_t i = 0; i < params.size(); ++i)
+                if (!params[i] || !grads[i] || !ms[i] || !vs[i])
+                    throw accel::InvalidArgument("accel.ops.adam_step: entry " + std::to_string(i) + " is None");
+            ops::AdamParams hp;
+            hp.lr = static_cast<float>(lr);
+            hp.beta1 = static_cast<float>(beta1);
+            hp.beta2 = static_cast<float>(beta2);
+            hp.eps = static_cast<float>(eps);
+            if (params.empty()) return;
+            // One Options for all: each call still checks its tensors and the stream against each other.
+            const ops::Options o = options(path, stream, params[0]->t, "adam_step");
+            ACCEL_PY_RELEASE_GIL;
+            for (std::size_t i = 0; i < params.size(); ++i)
+                ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o);
+        },
+          nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
+          nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          "adam_step over lists of tensors (as torch.optim.Adam's foreach form): param[i] updated from grad[i], "
+          "m[i], v[i], one after the other on the stream, in one call. The lists must have one length. Errors "
+          "as the single-tensor form; a rejected entry leaves the later ones untouched.");
+}
+
+}  // namespace accel_python

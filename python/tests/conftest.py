@@ -1,0 +1,61 @@
+"""pytest set-up: the devices every test runs on, one parameter each.
+
+Devices: host, opencl:pocl, opencl:intel, kokkos, cuda and vulkan. A device that
+cannot be opened here is skipped with the reason accel gives (never passed).
+
+A build tree of the repository (default build/release; PYTEST_ACCEL_BUILD
+names another, "" none) adds what the package does not bundle: the CUDA
+emulation plugin (emulated-plugins/, put first on ACCEL_PLUGIN_PATH, so the
+"cuda" parameter is the emulated runtime, reported as cuda-emulated) and the
+private OpenCL vendors folder listing PoCL, Intel's runtime and Oclgrind
+(opencl-vendors/, as OCL_ICD_VENDORS). Both are set in this process's
+environment only, before accel is imported, and only where not set already.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Iterator, List
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+_build = os.environ.get("PYTEST_ACCEL_BUILD", str(REPO / "build" / "release"))
+BUILD = pathlib.Path(_build) if _build else None
+CUDA_EMULATED = False
+if BUILD is not None and BUILD.is_dir():
+    emulated = BUILD / "emulated-plugins"
+    if (emulated / "libaccel-backend-cuda.so").exists() and "ACCEL_PLUGIN_PATH" not in os.environ:
+        os.environ["ACCEL_PLUGIN_PATH"] = str(emulated)
+        CUDA_EMULATED = True
+    vendors = BUILD / "opencl-vendors"
+    if vendors.is_dir() and "OCL_ICD_VENDORS" not in os.environ:
+        os.environ["OCL_ICD_VENDORS"] = str(vendors)
+    os.environ.setdefault("POCL_CACHE_DIR", str(BUILD / "pocl-cache"))
+    os.environ.setdefault("ACCEL_CACHE_DIR", str(BUILD / "accel-cache"))
+
+import accel  # noqa: E402  (after the environment above)
+
+SELECTORS: List[str] = ["host", "opencl:pocl", "opencl:intel", "kokkos", "cuda", "vulkan"]
+
+
+def _label(selector: str) -> str:
+    return "cuda-emulated" if selector == "cuda" and CUDA_EMULATED else selector
+
+
+@pytest.fixture(scope="session", params=SELECTORS, ids=[_label(s) for s in SELECTORS])
+def device(request: pytest.FixtureRequest) -> Iterator[accel.Device]:
+    """Each device in turn; skipped (with accel's reason) where it cannot be opened."""
+    selector = request.param
+    try:
+        dev = accel.device(selector)
+    except accel.BackendUnavailable as e:
+        pytest.skip(f"{_label(selector)} is not available here: {str(e).splitlines()[0]}")
+    yield dev
+
+
+@pytest.fixture(scope="session")
+def host() -> accel.Device:
+    """The host backend's device (always built)."""
+    return accel.device("host")

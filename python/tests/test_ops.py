@@ -1,0 +1,222 @@
+"""Every op of accel.ops against NumPy's float64 result on fresh random data.
+
+The pass criterion is the conformance suite's: the normalized mean squared
+error sum((y - ref)^2) / sum(ref^2) within the op table's threshold for the
+dtype (accel.nmse_threshold), the reference computed in float64 from the
+inputs as stored (rounded to the dtype). Each (op, dtype, path) the device
+has no kernel for is skipped with accel's reason.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+import accel
+import accel.ops as ops
+
+F64 = npt.NDArray[np.float64]
+DTYPES = ["f32", "f64", "f16", "bf16"]
+RNG = np.random.default_rng()  # fresh data every run
+
+
+def stored(t: accel.Tensor) -> F64:
+    """The tensor's values in float64 (what the device holds)."""
+    return np.asarray(t.numpy(), dtype=np.float64)
+
+
+def tensor(dev: accel.Device, shape: Tuple[int, ...], dtype: str, low: float = -2.0, high: float = 2.0) -> accel.Tensor:
+    return accel.from_numpy(RNG.uniform(low, high, size=shape).astype(np.float32), device=dev, dtype=dtype)
+
+
+def nmse(got: F64, ref: F64) -> float:
+    assert got.shape == ref.shape, f"shape {got.shape}, expected {ref.shape}"
+    if not np.all(np.isfinite(got)):
+        return float("inf")
+    norm = float(np.sum(ref * ref))
+    err = float(np.sum((got - ref) ** 2))
+    return err / norm if norm > 0 else err / max(got.size, 1)
+
+
+def check(op: str, dtype: str, got: accel.Tensor, ref: F64) -> None:
+    limit = accel.nmse_threshold(op, dtype)
+    value = nmse(stored(got), ref)
+    assert value <= limit, f"{op} {dtype} on {got.device.selector}: NMSE {value:.3g} above the threshold {limit:.3g}"
+
+
+def run_or_skip(f: Callable[[], object], what: str) -> None:
+    try:
+        f()
+    except accel.Unsupported as e:
+        pytest.skip(f"{what}: {e}")
+
+
+def sigmoid(x: F64) -> F64:
+    return np.asarray(1.0 / (1.0 + np.exp(-x)), dtype=np.float64)
+
+
+ELEMENTWISE: Dict[str, Tuple[int, Callable[..., F64], List[Tuple[float, float]]]] = {
+    "add": (2, lambda a, b: a + b, [(-2, 2), (-2, 2)]),
+    "mul": (2, lambda a, b: a * b, [(-2, 2), (-2, 2)]),
+    "sigmoid": (1, sigmoid, [(-8, 8)]),
+    "relu": (1, lambda x: np.maximum(x, 0.0), [(-2, 2)]),
+    "relu_backward": (2, lambda dy, x: np.where(x > 0, dy, 0.0), [(-2, 2), (-2, 2)]),
+    "sigmoid_backward": (2, lambda dy, y: dy * y * (1.0 - y), [(-2, 2), (0, 1)]),
+    "bce_with_logits": (
+        2,
+        lambda z, t: np.maximum(z, 0.0) - z * t + np.log1p(np.exp(-np.abs(z))),
+        [(-6, 6), (0, 1)],
+    ),
+    "bce_with_logits_backward": (2, lambda z, t: (sigmoid(z) - t) / z.size, [(-6, 6), (0, 1)]),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1000,), (37, 29)], ids=["rank1", "rank2"])
+@pytest.mark.parametrize("op", sorted(ELEMENTWISE))
+def test_elementwise(device: accel.Device, op: str, shape: Tuple[int, ...], dtype: str) -> None:
+    arity, ref_fn, ranges = ELEMENTWISE[op]
+    if not device.supports(op, dtype, "native"):
+        pytest.skip(f"{op} in {dtype} does not run on {device.selector}")
+    inputs = [tensor(device, shape, dtype, lo, hi) for lo, hi in ranges[:arity]]
+    out = getattr(ops, op)(*inputs, path="native")
+    assert out.shape == shape and out.dtype == dtype
+    check(op, dtype, out, ref_fn(*[stored(t) for t in inputs]))
+    # An output given is written and returned.
+    given = accel.empty(shape, dtype, device)
+    assert getattr(ops, op)(*inputs, out=given) is given
+    check(op, dtype, given, ref_fn(*[stored(t) for t in inputs]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bce_with_logits_backward_scaled(device: accel.Device, dtype: str) -> None:
+    if not device.supports("bce_with_logits_backward", dtype, "native"):
+        pytest.skip(f"bce_with_logits_backward in {dtype} does not run on {device.selector}")
+    z, t = tensor(device, (64, 1), dtype, -6, 6), tensor(device, (64, 1), dtype, 0, 1)
+    dz = ops.bce_with_logits_backward(z, t, scale=0.125)
+    check("bce_with_logits_backward", dtype, dz, (sigmoid(stored(z)) - stored(t)) * 0.125)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bce_with_logits_loss(device: accel.Device, dtype: str) -> None:
+    if not device.supports("bce_with_logits", dtype, "native"):
+        pytest.skip(f"bce_with_logits in {dtype} does not run on {device.selector}")
+    z, t = tensor(device, (300,), dtype, -6, 6), tensor(device, (300,), dtype, 0, 1)
+    zs, ts = stored(z), stored(t)
+    ref = float(np.mean(np.maximum(zs, 0) - zs * ts + np.log1p(np.exp(-np.abs(zs)))))
+    loss = ops.bce_with_logits_loss(z, t)
+    assert isinstance(loss, float)
+    assert abs(loss - ref) <= 1e-2 * abs(ref) if dtype in ("f16", "bf16") else abs(loss - ref) <= 1e-5 * abs(ref)
+
+
+def paths_of(device: accel.Device, op: str, dtype: str) -> List[str]:
+    return [p for p in ("native", "vendor") if device.supports(op, dtype, p)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("trans", [(False, False), (True, False), (False, True), (True, True)], ids=["nn", "tn", "nt", "tt"])
+@pytest.mark.parametrize("path", ["native", "vendor"])
+def test_matmul(device: accel.Device, path: str, trans: Tuple[bool, bool], dtype: str) -> None:
+    if not device.supports("matmul", dtype, path):
+        pytest.skip(f"matmul in {dtype} on the {path} path does not run on {device.selector}")
+    m, n, k = 33, 47, 65
+    a = tensor(device, (k, m) if trans[0] else (m, k), dtype)
+    b = tensor(device, (n, k) if trans[1] else (k, n), dtype)
+    c = ops.matmul(a, b, trans_a=trans[0], trans_b=trans[1], path=path)
+    assert c.shape == (m, n)
+    sa, sb = stored(a), stored(b)
+    check("matmul", dtype, c, (sa.T if trans[0] else sa) @ (sb.T if trans[1] else sb))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("activation", ["none", "relu", "sigmoid"])
+@pytest.mark.parametrize("path", ["native", "vendor"])
+def test_dense(device: accel.Device, path: str, activation: str, dtype: str) -> None:
+    if not device.supports("dense", dtype, path):
+        pytest.skip(f"dense in {dtype} on the {path} path does not run on {device.selector}")
+    x, w, b = tensor(device, (17, 30), dtype), tensor(device, (10, 30), dtype), tensor(device, (10,), dtype)
+    y = ops.dense(x, w, b, activation=activation, path=path)
+    pre = stored(x) @ stored(w).T + stored(b)
+    act = {"none": lambda v: v, "relu": lambda v: np.maximum(v, 0.0), "sigmoid": sigmoid}[activation]
+    check("dense", dtype, y, act(pre))
+    y1 = ops.dense(x, w, None, path=path)  # no bias
+    check("dense", dtype, y1, stored(x) @ stored(w).T)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("activation", ["none", "relu", "sigmoid"])
+def test_dense_backward(device: accel.Device, activation: str, dtype: str) -> None:
+    if not device.supports("dense", dtype, "native"):
+        pytest.skip(f"dense in {dtype} does not run on {device.selector}")
+    x, w, b = tensor(device, (17, 30), dtype), tensor(device, (10, 30), dtype), tensor(device, (10,), dtype)
+    y = ops.dense(x, w, b, activation=activation)
+    dy = tensor(device, (17, 10), dtype)
+    try:
+        dx, dw, db = ops.dense_backward(x, w, y, dy, activation=activation)
+    except accel.Unsupported as e:
+        pytest.skip(f"dense_backward in {dtype} on {device.selector}: {e}")
+    assert dx is not None and db is not None
+    ys, dys = stored(y), stored(dy)
+    g = {"none": dys, "relu": np.where(ys > 0, dys, 0.0), "sigmoid": dys * ys * (1 - ys)}[activation]
+    check("dense", dtype, dx, g @ stored(w))
+    check("dense", dtype, dw, g.T @ stored(x))
+    check("column_sum", dtype, db, g.sum(axis=0))
+    none_dx, dw2, none_db = ops.dense_backward(x, w, y, dy, activation=activation, with_dx=False, with_db=False)
+    assert none_dx is None and none_db is None
+    check("dense", dtype, dw2, g.T @ stored(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_column_sum(device: accel.Device, dtype: str) -> None:
+    if not device.supports("column_sum", dtype, "native"):
+        pytest.skip(f"column_sum in {dtype} does not run on {device.selector}")
+    x = tensor(device, (123, 45), dtype)
+    y = ops.column_sum(x)
+    assert y.shape == (45,)
+    check("column_sum", dtype, y, stored(x).sum(axis=0))
+
+
+@pytest.mark.parametrize("src", DTYPES)
+@pytest.mark.parametrize("dst", DTYPES)
+def test_convert(device: accel.Device, src: str, dst: str) -> None:
+    if not device.supports("convert", dst, "native"):
+        pytest.skip(f"convert to {dst} does not run on {device.selector}")
+    x = tensor(device, (500,), src, -100, 100)
+    y = ops.convert(x, dtype=dst)
+    assert y.dtype == dst
+    # The reference: x's values rounded to dst (as from_numpy rounds, on the host).
+    ref = stored(accel.from_numpy(stored(x), device=accel.device("host"), dtype=dst))
+    check("convert", dst, y, ref)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_adam_step(device: accel.Device, dtype: str) -> None:
+    if not device.supports("adam_step", dtype, "native"):
+        pytest.skip(f"adam_step in {dtype} does not run on {device.selector}")
+    shape = (20, 30)
+    p, g = tensor(device, shape, dtype), tensor(device, shape, dtype)
+    m, v = accel.zeros(shape, dtype, device), accel.zeros(shape, dtype, device)
+    ps, gs = stored(p), stored(g)
+    ms, vs = np.zeros(shape), np.zeros(shape)
+    # The hyper-parameters as accel holds them (float32, as torch.optim.Adam's Python floats become).
+    lr, b1, b2, eps = (float(np.float32(h)) for h in (1e-2, 0.9, 0.999, 1e-8))
+    for step in (1, 2, 3):
+        assert ops.adam_step(p, g, m, v, step, lr=lr, beta1=b1, beta2=b2, eps=eps) is None
+        ms = b1 * ms + (1 - b1) * gs
+        vs = b2 * vs + (1 - b2) * gs * gs
+        ps = ps - lr / (1 - b1**step) * ms / (np.sqrt(vs) / np.sqrt(1 - b2**step) + eps)
+    check("adam_step", dtype, p, ps)
+    check("adam_step", dtype, m, ms)
+    check("adam_step", dtype, v, vs)
+
+
+def test_every_op_is_tested() -> None:
+    """Each op of the op table has a test here, and a function in accel.ops."""
+    tested = set(ELEMENTWISE) | {"matmul", "dense", "column_sum", "convert", "adam_step"}
+    names: Sequence[str] = accel.op_names()
+    assert set(names) <= tested, f"ops without a test: {sorted(set(names) - tested)}"
+    for name in names:
+        assert callable(getattr(ops, name)), name

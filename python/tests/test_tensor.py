@@ -1,0 +1,229 @@
+"""Tensors: NumPy and DLPack round trips, zero-copy on the host backend,
+reference counts, and bad input raising the right exception class."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import accel
+import accel.ops as ops
+
+try:
+    import ml_dtypes
+except ImportError:  # bf16 arrays then come back as float32
+    ml_dtypes = None
+
+NUMPY_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16}
+RNG = np.random.default_rng()
+
+
+def numpy_dtype(dtype: str) -> object:
+    if dtype == "bf16":
+        return ml_dtypes.bfloat16 if ml_dtypes is not None else np.float32
+    return NUMPY_DTYPES[dtype]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("shape", [(7,), (5, 3), (1, 1)])
+def test_numpy_round_trip(device: accel.Device, shape: tuple, dtype: str) -> None:
+    a = RNG.standard_normal(shape).astype(numpy_dtype(dtype))
+    t = accel.from_numpy(a, device=device)
+    assert t.shape == shape and t.dtype == dtype and t.device is device
+    b = t.numpy()
+    assert b.dtype == a.dtype and b.shape == shape
+    assert np.array_equal(b, a)
+    assert b.ctypes.data != a.ctypes.data  # numpy() is a copy
+
+
+def test_from_numpy_converts_and_makes_contiguous(device: accel.Device) -> None:
+    a = RNG.standard_normal((6, 4))
+    t = accel.from_numpy(a.T, device=device, dtype="f32")  # a transposed (strided) view, float64
+    assert t.shape == (4, 6) and t.dtype == "f32"
+    assert np.array_equal(t.numpy(), a.T.astype(np.float32))
+    assert np.array_equal(accel.from_numpy([[1.0, 2.0]], device=device).numpy(), [[1.0, 2.0]])
+
+
+def test_dlpack_round_trip(device: accel.Device) -> None:
+    a = RNG.standard_normal((8, 3)).astype(np.float32)
+    t = accel.from_dlpack(a, device=device)  # NumPy -> accel (a copy: NumPy's memory is not accel's)
+    assert t.device is device and t.shape == (8, 3)
+    assert t.__dlpack_device__() in ((1, 0), (2, device.info.index))
+    b = np.from_dlpack(t)  # accel -> NumPy
+    assert np.array_equal(b, a)
+    back = accel.from_dlpack(b, device=device)
+    assert np.array_equal(back.numpy(), a)
+    assert accel.from_dlpack(t) is t  # an accel tensor is itself
+
+
+def test_dlpack_of_non_host_backends_is_a_copy(device: accel.Device) -> None:
+    t = accel.from_numpy(np.arange(4, dtype=np.float32), device=device)
+    if device.backend == "host":
+        pytest.skip("the host backend shares its memory (test_zero_copy_on_host)")
+    view = np.from_dlpack(t)
+    view[0] = 42.0  # a copy: the tensor keeps its value
+    assert t.numpy()[0] == 0.0
+    with pytest.raises(BufferError):
+        t.__dlpack__(copy=False)
+
+
+def test_torch_dlpack_round_trip(device: accel.Device) -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the torch.from_dlpack round trip is skipped")
+    t = accel.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3), device=device)
+    tt = torch.from_dlpack(t)
+    assert tt.tolist() == [[0, 1, 2], [3, 4, 5]]
+    back = accel.from_dlpack(tt.cpu() * 2, device=device)
+    assert np.array_equal(back.numpy(), np.arange(6, dtype=np.float32).reshape(2, 3) * 2)
+
+
+def test_zero_copy_on_host(host: accel.Device) -> None:
+    t = accel.from_numpy(np.zeros(5, dtype=np.float32), device=host)
+    view = np.from_dlpack(t)
+    assert view.ctypes.data == t.data_ptr  # one data pointer
+    view[1] = 7.0  # a write through NumPy is seen by accel
+    assert t.numpy()[1] == 7.0
+    ones = accel.from_numpy(np.ones(5, dtype=np.float32), device=host)
+    ops.add(t, ones, out=t)  # a write through accel is seen by NumPy
+    assert view[1] == 8.0 and view[0] == 1.0
+    # And back: DLPack of that memory is the same tensor, not a copy.
+    assert accel.from_dlpack(view) is t
+    assert accel.from_dlpack(view, copy=True) is not t
+
+
+def test_dlpack_export_outlives_the_tensor_object(host: accel.Device) -> None:
+    t = accel.from_numpy(np.arange(1000, dtype=np.float32), device=host)
+    ref = weakref.ref(t)
+    view = np.from_dlpack(t)
+    before = host.memory_info().in_use
+    del t
+    gc.collect()
+    assert ref() is not None  # the export holds the tensor
+    assert host.memory_info().in_use == before  # its storage is not freed
+    assert np.array_equal(view, np.arange(1000, dtype=np.float32))
+    del view
+    gc.collect()
+    assert ref() is None  # released with the last export
+    assert host.memory_info().in_use == before - 4000
+
+
+def test_capsule_outlives_the_tensor_object(device: accel.Device) -> None:
+    t = accel.from_numpy(np.arange(3, dtype=np.float32), device=device)
+    capsule = t.__dlpack__()
+    del t
+    gc.collect()
+    assert np.array_equal(np.from_dlpack(_Capsule(capsule)), [0, 1, 2])
+
+
+class _Capsule:
+    """A bare capsule dressed as a DLPack exporter (NumPy takes objects, not capsules)."""
+
+    def __init__(self, capsule: object) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs: object) -> object:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple:
+        return (1, 0)
+
+
+def test_device_outlives_its_tensors() -> None:
+    dev = accel.device("host")
+    t = accel.from_numpy(np.arange(4, dtype=np.float32), device=dev)
+    s, e = dev.create_stream(), dev.create_event()
+    ref = weakref.ref(dev)
+    del dev
+    gc.collect()
+    assert ref() is not None  # held by the tensor, stream and event
+    assert np.array_equal(ops.add(t, t, stream=s).numpy(), [0, 2, 4, 6])
+    e.record(s)
+    e.synchronize()
+    del t, s, e
+    gc.collect()
+    # The registry may keep the device open; the Python object goes when nothing else holds it.
+    assert ref() is None or ref() is accel.device("host")
+
+
+def test_bad_input_raises_the_right_class(device: accel.Device) -> None:
+    with pytest.raises(accel.InvalidArgument, match="rank 1 \\[n\\] or rank 2"):
+        accel.from_numpy(np.zeros((2, 2, 2), dtype=np.float32), device=device)
+    with pytest.raises(accel.InvalidArgument, match="int64"):
+        accel.from_numpy(np.zeros(3, dtype=np.int64), device=device)
+    a = accel.zeros((3,), device=device)
+    b = accel.zeros((4,), device=device)
+    with pytest.raises(accel.InvalidArgument, match=r"\[3\].*\[4\]|\[4\].*\[3\]"):
+        ops.add(a, b)
+    with pytest.raises(accel.InvalidArgument):
+        ops.matmul(accel.zeros((2, 3), device=device), accel.zeros((4, 5), device=device))
+    with pytest.raises(accel.InvalidArgument, match="path"):
+        ops.add(a, a, path="fastest")
+    with pytest.raises(accel.InvalidArgument, match="dtype|bogus"):
+        accel.zeros((3,), "bogus", device)
+    with pytest.raises(accel.InvalidArgument):
+        ops.adam_step(a, a, a, a, 0)  # step 0
+    # InvalidArgument is also a ValueError, and every class an accel.Error.
+    assert issubclass(accel.InvalidArgument, ValueError) and issubclass(accel.InvalidArgument, accel.Error)
+    assert issubclass(accel.OutOfMemory, MemoryError) and issubclass(accel.Unsupported, NotImplementedError)
+    assert issubclass(accel.DeviceError, accel.Error) and issubclass(accel.BackendUnavailable, accel.Error)
+
+
+def test_tensor_of_another_device(device: accel.Device, host: accel.Device) -> None:
+    if device is host:
+        pytest.skip("needs a device other than the host")
+    with pytest.raises(accel.InvalidArgument, match="device"):
+        ops.add(accel.zeros((3,), device=device), accel.zeros((3,), device=host))
+
+
+def test_selectors_raise_the_right_class() -> None:
+    with pytest.raises(accel.InvalidArgument, match="selector"):
+        accel.device("no such:thing:here")
+    with pytest.raises(accel.BackendUnavailable):
+        accel.device("host:7")
+
+
+def test_out_of_memory(device: accel.Device) -> None:
+    device.set_memory_limit(device.memory_info().in_use + 1024)
+    try:
+        with pytest.raises(accel.OutOfMemory, match="bytes"):
+            accel.empty((1024, 1024), device=device)
+    finally:
+        device.set_memory_limit(0)
+
+
+def test_unsupported_vendor_path(device: accel.Device) -> None:
+    if device.supports("matmul", "f32", "vendor"):
+        pytest.skip(f"{device.selector} has a vendor path for matmul")
+    a = accel.zeros((4, 4), device=device)
+    with pytest.raises(accel.Unsupported):
+        ops.matmul(a, a, path="vendor")
+
+
+def test_repr_and_properties(device: accel.Device) -> None:
+    t = accel.zeros((2, 3), "f64", device)
+    assert t.ndim == 2 and t.size == 6 and t.nbytes == 48 and len(t) == 2
+    assert device.selector in repr(t) and "f64" in repr(t)
+    assert device.name in repr(device)
+
+
+def test_to_device_and_dtype(device: accel.Device, host: accel.Device) -> None:
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    t = accel.from_numpy(a, device=device)
+    on_host = t.to(host)
+    assert on_host.device is host and np.array_equal(on_host.numpy(), a)
+    back = on_host.to(device)
+    assert back.device is device and np.array_equal(back.numpy(), a)
+    if device.supports("convert", "f64", "native"):
+        wide = t.to("f64")
+        assert wide.dtype == "f64" and np.array_equal(wide.numpy(), a.astype(np.float64))
+
+
+def test_bfloat16_arrays(device: accel.Device) -> None:
+    if ml_dtypes is None:
+        pytest.skip("ml_dtypes is not installed: bf16 tensors come back as float32 (see README)")
+    a = np.array([1.5, -2.0, 3.25], dtype=ml_dtypes.bfloat16)
+    for t in (accel.from_numpy(a, device=device), accel.from_dlpack(a, device=device)):
+        assert t.dtype == "bf16" and t.numpy().dtype == ml_dtypes.bfloat16
+        assert np.array_equal(t.numpy().astype(np.float32), a.astype(np.float32))

@@ -1,0 +1,34 @@
+"""A typed use of the API, checked by mypy --strict against the package's stub (test_runtime.py)."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+import accel
+import accel.bench
+import accel.ops as ops
+
+
+def run() -> Tuple[float, List[accel.bench.Row]]:
+    dev: accel.Device = accel.default_device()
+    info: accel.DeviceInfo = dev.info
+    name: str = info.name
+    x: accel.Tensor = accel.from_numpy(np.ones((4, 3), dtype=np.float32), device=dev)
+    w: accel.Tensor = accel.zeros((2, 3), "f32", dev)
+    b: Optional[accel.Tensor] = None
+    y: accel.Tensor = ops.dense(x, w, b, activation="relu", path="native")
+    dx, dw, db = ops.dense_backward(x, w, y, y, activation="relu")
+    shape: Tuple[int, ...] = dw.shape
+    s: accel.Stream = dev.create_stream()
+    e0, e1 = dev.create_event(), dev.create_event()
+    e0.record(s)
+    ops.add(y, y, out=y, stream=s)
+    e1.record(s)
+    ms: float = dev.elapsed_ms(e0, e1)
+    loss: float = ops.bce_with_logits_loss(y, y)
+    back: accel.Tensor = accel.from_dlpack(np.from_dlpack(y))
+    rows = accel.bench.run(backends=["host"], ops=["add"], quick=True).rows
+    del name, dx, db, shape, loss, back
+    return ms, rows
