@@ -17,6 +17,9 @@ Thread-safety: as the device's (any thread may call any op); two ops that
 write one tensor from different threads must be ordered by the caller.
 """
 
+from typing import Any, Callable, List, Optional
+
+from . import _accel
 from ._accel import (
     adam_step,
     add,
@@ -31,6 +34,7 @@ from ._accel import (
     mul,
     relu,
     relu_backward,
+    run,
     sigmoid,
     sigmoid_backward,
 )
@@ -49,6 +53,27 @@ __all__ = [
     "mul",
     "relu",
     "relu_backward",
+    "run",
     "sigmoid",
     "sigmoid_backward",
 ]
+
+
+def _elementwise(name: str) -> Callable[..., Any]:
+    def op(*inputs: _accel.Tensor, out: Optional[_accel.Tensor] = None, path: str = "auto",
+           stream: Optional[_accel.Stream] = None) -> _accel.Tensor:
+        return run(name, list(inputs), out, path=path, stream=stream)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise op {name!r} of the op table: run({name!r}, inputs, out, path=, stream=)."
+    return op
+
+
+# Every elementwise op of the op table without a function above (one added
+# to the C++ table, or defined by a plugin) gets one here, through run().
+_added: List[str] = []
+for _name in _accel.elementwise_op_names():
+    if _name not in globals():
+        globals()[_name] = _elementwise(_name)
+        _added.append(_name)
+__all__ += _added

@@ -9,6 +9,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -108,6 +109,42 @@ std::string doc(const char* what) { return std::string(what) + kCommon; }
 }  // namespace
 
 void bind_ops(nb::module_& m) {
+    static const std::string d_run = doc(
+        "Runs elementwise op `op` (a name of accel.elementwise_op_names(): one or two inputs and one output, all "
+        "of one shape and dtype, no scalars) on `inputs`, e.g. run('mul', [a, b]). accel.ops has a function of "
+        "the same name for each such op, this one underneath. Raises InvalidArgument for an unknown or "
+        "non-elementwise op name and for the wrong number of inputs.");
+    m.def("run", [](const std::string& name, const std::vector<PyTensor*>& inputs, PyTensor* out, nb::str path,
+                    PyStream* stream) {
+            const accel::OpInfo* info = accel::find_op(name);
+            if (!info || !info->elementwise_reference)
+                throw accel::InvalidArgument("accel.ops.run: '" + name +
+                                             "' is not an elementwise op; see accel.elementwise_op_names()");
+            if (inputs.size() != info->inputs.size() || std::count(inputs.begin(), inputs.end(), nullptr))
+                throw accel::InvalidArgument("accel.ops." + name + ": " + std::to_string(inputs.size()) +
+                                             " input(s) given; it takes " + std::to_string(info->inputs.size()) +
+                                             " tensor(s)");
+            auto o = options(path, stream, inputs[0]->t, name.c_str());
+            auto made = output(out, inputs[0]->t, inputs[0]->t.shape(), inputs[0]->t.dtype());
+            accel::Tensor& y = out ? out->t : made->t;
+            std::vector<const accel::Tensor*> in;
+            for (PyTensor* t : inputs) in.push_back(&t->t);
+            {
+                ACCEL_PY_RELEASE_GIL;
+                ops::run(info->op, in, {&y}, o);
+            }
+            return result(out, made);
+        },
+          nb::arg("op"), nb::arg("inputs"), nb::arg("out").none() = nb::none(), nb::kw_only(),
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), owned, d_run.c_str());
+    m.def("elementwise_op_names", []() {
+            std::vector<std::string> names;
+            for (const accel::OpInfo* i : accel::op_table())
+                if (!i->kernel_only && i->elementwise_reference) names.push_back(i->name);
+            return names;
+        },
+          "The names of the elementwise ops of the op table (accel.ops.run runs each), in table order.");
+
     static const std::string d_add = doc("c = a + b elementwise. a, b, c: one shape (rank 1 or 2) and dtype; c may be a or b.");
     m.def("add", [](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
             return binary("add", a, b, out, path, stream,

@@ -220,3 +220,26 @@ def test_every_op_is_tested() -> None:
     assert set(names) <= tested, f"ops without a test: {sorted(set(names) - tested)}"
     for name in names:
         assert callable(getattr(ops, name)), name
+
+
+def test_elementwise_ops_run_through_the_table(device: accel.Device) -> None:
+    """accel.ops.run reaches every elementwise op of the table by name (the functions of
+    accel.ops for ops without their own binding use it), against NumPy; a non-elementwise
+    name and a wrong input count are refused with InvalidArgument."""
+    names = accel.elementwise_op_names()
+    assert {"add", "mul", "sigmoid", "relu"} <= set(names)
+    for name in names:
+        assert callable(getattr(ops, name)), name
+    rng = np.random.default_rng()
+    a, b = rng.uniform(-2, 2, 257).astype(np.float32), rng.uniform(-2, 2, 257).astype(np.float32)
+    ta, tb = accel.from_numpy(a, device=device), accel.from_numpy(b, device=device)
+    got = ops.run("mul", [ta, tb]).numpy()
+    want = a.astype(np.float64) * b.astype(np.float64)
+    assert float(np.sum((got - want) ** 2) / np.sum(want ** 2)) <= accel.nmse_threshold("mul", "f32")
+    out = accel.empty((257,), "f32", device)
+    assert ops.run("relu", [ta], out) is out
+    assert np.array_equal(out.numpy(), np.maximum(a, 0))
+    with pytest.raises(accel.InvalidArgument, match="not an elementwise op"):
+        ops.run("matmul", [ta, tb])
+    with pytest.raises(accel.InvalidArgument, match="takes 2"):
+        ops.run("add", [ta])
