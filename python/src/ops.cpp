@@ -247,7 +247,7 @@ void bind_ops(nb::module_& m) {
             return result(out, made);
         },
           nb::arg("x"), nb::arg("w"), nb::arg("bias").none() = nb::none(), nb::arg("out").none() = nb::none(),
-          nb::kw_only(), nb::arg("activation") = "none", nb::arg("path") = "auto",
+          nb::arg("activation") = "none", nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_dense.c_str());
 
     static const std::string d_dense_b = doc(
@@ -278,13 +278,13 @@ void bind_ops(nb::module_& m) {
             };
             return nb::make_tuple(put(dx, mdx, with_dx), put(dw, mdw, true), put(db, mdb, with_db));
         },
-          nb::arg("x"), nb::arg("w"), nb::arg("y"), nb::arg("dy"), nb::kw_only(), nb::arg("activation") = "none",
+          nb::arg("x"), nb::arg("w"), nb::arg("y"), nb::arg("dy"), nb::arg("activation") = "none",
           nb::arg("dx").none() = nb::none(), nb::arg("dw").none() = nb::none(), nb::arg("db").none() = nb::none(),
-          nb::arg("with_dx") = true, nb::arg("with_db") = true, nb::arg("path") = "auto",
+          nb::arg("with_dx") = true, nb::arg("with_db") = true, nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(),
-          nb::sig("def dense_backward(x: Tensor, w: Tensor, y: Tensor, dy: Tensor, *, activation: str = 'none', "
+          nb::sig("def dense_backward(x: Tensor, w: Tensor, y: Tensor, dy: Tensor, activation: str = 'none', "
                   "dx: Tensor | None = None, dw: Tensor | None = None, db: Tensor | None = None, "
-                  "with_dx: bool = True, with_db: bool = True, path: str = 'auto', stream: Stream | None = None) "
+                  "with_dx: bool = True, with_db: bool = True, *, path: str = 'auto', stream: Stream | None = None) "
                   "-> tuple[Tensor | None, Tensor, Tensor | None]"),
           d_dense_b.c_str());
 
@@ -409,8 +409,8 @@ void bind_ops(nb::module_& m) {
             for (std::size_t i = 0; i < params.size(); ++i)
                 ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o);
         },
-          nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
-          nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
+          nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::arg("lr") = 1e-3,
+          nb::kw_only(), nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
           nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
           "adam_step over lists of tensors (as torch.optim.Adam's foreach form): param[i] updated from grad[i], "
           "m[i], v[i], one after the other on the stream, in one call. The lists must have one length. Errors "
