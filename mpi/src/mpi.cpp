@@ -10,15 +10,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cinttypes>
-#include <cstdio>
-#include <mutex>
-#include <thread>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace accel {
 namespace mpi {
@@ -241,7 +240,8 @@ struct Watchdog::Impl {
     std::chrono::seconds timeout{300}, silence{10};
     std::vector<std::string> identities;  // rank 0: every rank's
     std::string root_identity;            // every rank: rank 0's
-    std::vector<bool> delivered;          // rank 0, after gather(): whose record came
+    std::vector<RankFate> fates;          // rank 0, after gather(): what became of each rank
+    std::string program;                  // for end_job_if_lost's message
     std::atomic<std::uint64_t> progress{0};
     std::atomic<bool> gathering{false}, stop{false};
 
@@ -336,6 +336,8 @@ Watchdog::Watchdog(const std::string& identity, int timeout_seconds, MPI_Comm co
     MPI_Comm_set_errhandler(w.comm, MPI_ERRORS_RETURN);  // a lost peer must not end this rank
     MPI_Comm_rank(w.comm, &w.rank);
     MPI_Comm_size(w.comm, &w.size);
+    if (w.rank == 0)
+        if (const std::string hint = death_ends_job_hint(); !hint.empty()) std::fprintf(stderr, "%s\n", hint.c_str());
     w.timeout = std::chrono::seconds(timeout_seconds);
     w.silence = std::chrono::seconds(std::clamp(timeout_seconds / 2, 2, 10));
     w.identities = accel::mpi::gather(identity, 0, w.comm);
@@ -380,7 +382,6 @@ Watchdog::Gathered Watchdog::gather(const std::string& mine) {
     g.reasons.assign(n, "");
     g.identities = w.identities;
     g.records[0] = mine;
-    w.delivered.assign(n, false);
     std::vector<bool> pending(n, true);
     pending[0] = false;
     std::size_t left = n - 1;
@@ -399,7 +400,6 @@ Watchdog::Gathered Watchdog::gather(const std::string& mine) {
                   "MPI_Recv");
             const auto r = static_cast<std::size_t>(st.MPI_SOURCE);
             if (pending[r]) {
-                w.delivered[r] = true;
                 g.records[r] = std::move(rec);
                 pending[r] = false;
                 --left;
@@ -413,6 +413,7 @@ Watchdog::Gathered Watchdog::gather(const std::string& mine) {
             }
         if (!any && left > 0) std::this_thread::sleep_for(kPoll);
     }
+    w.fates = g.fates;
     return g;
 }
 
@@ -421,7 +422,7 @@ int Watchdog::share(int verdict) {
     if (w.rank == 0) {
         // Only to ranks that delivered: a lost one would never receive it.
         for (int r = 1; r < w.size; ++r)
-            if (w.delivered[static_cast<std::size_t>(r)])
+            if (w.fates[static_cast<std::size_t>(r)] == RankFate::delivered)
                 check(MPI_Send(&verdict, 1, MPI_INT, r, kTagVerdict, w.comm), "MPI_Send");
         return verdict;
     }
@@ -435,6 +436,17 @@ int Watchdog::share(int verdict) {
         },
         "the verdict");
     return got;
+}
+
+void Watchdog::end_job_if_lost(int status, const std::string& program) const {
+    const Impl& w = *impl_;
+    std::string lost;
+    for (std::size_t r = 0; r < w.fates.size(); ++r)
+        if (w.fates[r] != RankFate::delivered)
+            lost += (lost.empty() ? "" : ", ") + std::to_string(r) + " (" + fate_name(w.fates[r]) + ")";
+    if (!lost.empty())
+        abort_job(status, program + ": the other ranks' results are written; ending the job because rank(s) " + lost +
+                              " cannot finish it");
 }
 
 bool cuda_aware() noexcept {

@@ -109,8 +109,6 @@ int fleet_main(int argc, char** argv) {
         std::cout << "ERROR: " << e.what() << "\n";
         return 1;
     }
-    if (session.rank() == 0)
-        if (const std::string hint = accel::mpi::death_ends_job_hint(); !hint.empty()) std::cerr << hint << "\n";
     nlohmann::json me = place_rank();
     me["rank"] = session.rank();
     accel::mpi::Watchdog watch(
@@ -182,9 +180,7 @@ int fleet_main(int argc, char** argv) {
         std::fflush(stdout);
     }
     verdict = watch.share(verdict);
-    if (session.rank() == 0 && gathered.lost_any())
-        accel::mpi::abort_job(verdict, "accel-conformance: the verdict is written; ending the job because a rank "
-                                       "cannot finish it");
+    watch.end_job_if_lost(verdict, "accel-conformance");
     return verdict;
 }
 

@@ -213,7 +213,8 @@ void write_fleet_table(std::ostream& out, const json& doc) {
                           f.rank, f.host.c_str(), f.selector.c_str(), f.name.c_str(), f.vs_siblings, f.siblings,
                           (f.vs_siblings - 1) * 100);
         if (!f.error.empty())
-            out << (f.lost.empty() ? std::string("ERROR") : upper(f.lost)) << ": rank " << f.rank << " on host " << f.host << ", " << f.selector << ": " << f.error << "\n";
+            out << (f.lost.empty() ? std::string("ERROR") : upper(f.lost)) << ": rank " << f.rank << " on host "
+                << f.host << ", " << f.selector << ": " << f.error << "\n";
     }
     if (!any_siblings) out << "no outlier check: no two devices of the fleet share a backend and name\n";
 }
@@ -398,9 +399,6 @@ int fleet_run(Settings s, const std::string& backends, const std::string& format
     // Read before any collective step, so that a bad ACCEL_RANK_TIMEOUT fails every rank alike.
     const int timeout = rank_timeout_seconds > 0 ? rank_timeout_seconds : accel::mpi::rank_timeout_seconds();
 
-    if (rank == 0)
-        if (const std::string hint = accel::mpi::death_ends_job_hint(); !hint.empty()) std::cerr << hint << "\n";
-
     json me{{"rank", rank}, {"host", accel::host_name()}, {"requested", ""}, {"selector", ""}, {"error", ""}};
     bool placed = false;
     try {
@@ -437,14 +435,7 @@ int fleet_run(Settings s, const std::string& backends, const std::string& format
         status = !written ? 2 : failed ? 1 : 0;
     }
     status = watch.share(status);
-    if (rank == 0 && gathered.lost_any()) {
-        std::string lost;
-        for (std::size_t i = 0; i < gathered.fates.size(); ++i)
-            if (gathered.fates[i] != accel::mpi::RankFate::delivered)
-                lost += (lost.empty() ? "" : ", ") + std::to_string(i) + " (" + accel::mpi::fate_name(gathered.fates[i]) + ")";
-        accel::mpi::abort_job(status, "accel-bench: the good ranks' results are written; ending the job because "
-                                      "rank(s) " + lost + " cannot finish it");
-    }
+    watch.end_job_if_lost(status, "accel-bench");
     return status;
 }
 

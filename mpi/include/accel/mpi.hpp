@@ -161,7 +161,8 @@ const char* fate_name(RankFate f) noexcept;
 /// A process that dies ends the whole job under Open MPI 4.x's default
 /// (mpirun aborts every rank when one exits with a non-zero status or a
 /// signal), before anything could be written: run such jobs with
-/// `mpirun --mca orte_abort_on_non_zero_status 0`. Slurm's srun keeps the
+/// `mpirun --mca orte_abort_on_non_zero_status 0` (rank 0's constructor
+/// prints death_ends_job_hint() on stderr when it is missing). Slurm's srun keeps the
 /// other tasks running unless --kill-on-bad-exit is set.
 ///
 /// Needs MPI_THREAD_MULTIPLE (Session(..., MPI_THREAD_MULTIPLE)). The
@@ -207,6 +208,12 @@ public:
     /// and returns it; the others wait for it (ending the job as gather()
     /// does when rank 0 is lost) and return it.
     int share(int verdict);
+
+    /// After share(), on rank 0: when gather() lost ranks, ends the job
+    /// (abort_job(status, ...)) with a message from `program` naming each lost
+    /// rank and its fate, since a hung rank would hold MPI_Finalize forever.
+    /// Returns when no rank was lost, and on every other rank.
+    void end_job_if_lost(int status, const std::string& program) const;
 
 private:
     struct Impl;
