@@ -726,7 +726,6 @@ std::uint64_t StreamState::submit(const std::function<void(VkCommandBuffer)>& re
         throw;
     }
     const std::uint64_t seq = next_seq_++;
-    open_.last = seq;
     if (done) open_.done.push_back(std::move(done));
     if (seq - open_.first + 1 >= static_cast<std::uint64_t>(kBatch)) flush();
     return seq;

@@ -270,7 +270,7 @@ public:
 
 private:
     struct Submission {
-        std::uint64_t first = 0, last = 0;  ///< its commands' sequence numbers
+        std::uint64_t first = 0;  ///< sequence number of its first command (the rest follow it)
         VkCommandBuffer cb = VK_NULL_HANDLE;
         VkFence fence = VK_NULL_HANDLE;
         std::vector<std::function<void()>> done;
