@@ -1,6 +1,5 @@
 // accel-bench end to end. Run from the test's working directory; `run` writes
 // x.json, which the other cases read (CTest fixture bench_json).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 

@@ -12,7 +12,6 @@
 // case for ACCEL_RANK_TIMEOUT seconds (default 300), or whose process dies,
 // is marked `timeout` / `died` (accel::mpi::Watchdog); rank 0 prints the
 // others' verdicts and then ends the job with status 1.
-#define DOCTEST_CONFIG_IMPLEMENT
 #include "support/check.hpp"
 
 #include <cstdio>

@@ -9,7 +9,6 @@
 //   faults:   8 healthy devices; runtime faults switched between ops
 //   unusable: every device busy, prohibited or without a kernel image
 //   partly:   a busy device and one without a kernel image before a healthy one
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "support/check.hpp"
 
 #include <dlfcn.h>
@@ -18,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <ostream>  // doctest prints the shared_ptr of a failed CHECK
 #include <stdexcept>
 #include <string>
 

@@ -15,7 +15,6 @@
 //    stream and event are alive; every entry point then throws
 //    BackendUnavailable ("Kokkos was finalized by the application") instead
 //    of crashing, and releasing everything afterwards is safe.
-#define DOCTEST_CONFIG_IMPLEMENT
 #include <accel/accel.hpp>
 #include <accel/reference.hpp>
 

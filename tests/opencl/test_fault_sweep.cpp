@@ -17,7 +17,6 @@
 //     device must then pass.
 // Leaks: LeakSanitizer at exit under the asan preset; the release preset
 // checks that RSS does not grow over a second sweep.
-#define DOCTEST_CONFIG_IMPLEMENT
 #include "support/check.hpp"
 
 #define CL_TARGET_OPENCL_VERSION 300

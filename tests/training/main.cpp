@@ -1,6 +1,5 @@
 // The training test's entry: run against the backend named by ACCEL_BACKEND;
 // exit 77 (reported SKIPPED by CTest) when it is unavailable.
-#define DOCTEST_CONFIG_IMPLEMENT
 #include "support/check.hpp"
 
 int main(int argc, char** argv) { return accel_test::run_suite(argc, argv, "training test"); }

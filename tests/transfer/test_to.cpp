@@ -4,7 +4,6 @@
 // fresh random data with the specials (NaN, ±Inf, ±0, subnormals) among it.
 // A copy between devices must keep every bit; .to(dtype) must give what the
 // host's convert_elements gives (one rounding, to nearest even).
-#define DOCTEST_CONFIG_IMPLEMENT
 #include "support/check.hpp"
 
 #include <cstring>

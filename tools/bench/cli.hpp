@@ -1,12 +1,20 @@
-// accel-bench: value validators of the command line (CLI11) shared by the
-// subcommands.
+// accel-bench: the parsers of list, count and shape values shared by the
+// subcommands, and their CLI11 validators. CLI11 itself is included only
+// where the command line is built (cli.cpp: the subcommands' options;
+// main.cpp: run's), as it is slow to compile.
 #pragma once
 
-#include <tool_cli.hpp>
+#include <tool_io.hpp>
 
 #include <cstddef>
 #include <string>
 #include <vector>
+
+namespace CLI {  // CLI11 (tool_cli.hpp), included only where the command line is built: cli.cpp, main.cpp
+class App;
+class Option;
+class Validator;
+}  // namespace CLI
 
 namespace bench {
 

@@ -1,5 +1,5 @@
 // accel-bench subcommands. Each adds its options to the CLI11 command line
-// (add_*), then runs with what was parsed and returns the process exit code;
+// (add_*, in cli.cpp; run's in main.cpp), then runs with what was parsed and returns the process exit code;
 // UsageError and std::runtime_error escape to main(), which prints them and
 // exits 2.
 #pragma once
@@ -7,6 +7,7 @@
 #include "cli.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -76,7 +77,8 @@ struct MlpArgs {
     std::vector<std::string> dtypes;
     std::size_t batch = 0, epochs = 0, rounds = 0, warmup = 0;
     std::uint64_t seed = 0;
-    const CLI::App* app = nullptr;  ///< the `mlp` subcommand they were parsed by
+    /// Whether the `mlp` subcommand was given the option so named ("--hidden").
+    std::function<bool(const char*)> given = [](const char*) { return false; };
 };
 
 /// Adds the `mlp` subcommand, bound to `a`.

@@ -97,25 +97,6 @@ std::string auto_matching(const json& base, const json& next) {
 
 }  // namespace
 
-CLI::App* add_compare(CLI::App& app, CompareArgs& a) {
-    CLI::App* cmd = app.add_subcommand("compare", "kernel-time ratios of two saved runs (JSON of `accel-bench "
-                                                  "run`), row by row");
-    cmd->add_option("BASE", a.base, "the base run (JSON)")->required();
-    cmd->add_option("NEW", a.next, "the new run (JSON)")->required();
-    cmd->add_option("--threshold", a.threshold,
-                    "a row is SLOWER when new/base exceeds 1 + this (default 0.10); exit 1 then")
-        ->check(CLI::Range(0.0, 1e6));
-    cmd->add_option("--by", a.by,
-                    "how rows pair: auto (default: the coarsest that pairs each row with at most one), op (op, "
-                    "shape and path only: two devices compared), backend, selector (e.g. cuda:0 with cuda:0), "
-                    "device (backend + device name), rank (fleet files of an MPI run: host, rank and selector)")
-        ->check(tool_cli::one_of("--by value", {"auto", "op", "backend", "selector", "device", "rank"}))
-        ->type_name("HOW");
-    cmd->footer("exit status: 0 no row slower than --threshold; 1 a row slower; 2 no row paired, or a file is "
-                "not an accel-bench JSON report.");
-    return cmd;
-}
-
 int compare_command(const CompareArgs& a) {
     const double threshold = a.threshold;
     std::string by = a.by;

@@ -219,13 +219,6 @@ void write_fleet_table(std::ostream& out, const json& doc) {
     if (!any_siblings) out << "no outlier check: no two devices of the fleet share a backend and name\n";
 }
 
-CLI::App* add_fleet(CLI::App& app, FleetArgs& a) {
-    CLI::App* cmd = app.add_subcommand("fleet", "the fleet table of a saved run (ratios to the fleet's best and "
-                                                "median, outliers); exit 1 when a device is an outlier");
-    cmd->add_option("RESULTS", a.file, "JSON of a run (under mpirun: a fleet run)")->required();
-    return cmd;
-}
-
 int fleet_command(const FleetArgs& a) {
     const json doc = read_results(a.file);
     write_fleet_table(std::cout, doc);

@@ -7,6 +7,8 @@
 #include "report.hpp"
 #include "runner.hpp"
 
+#include <tool_cli.hpp>
+
 #include <unistd.h>
 
 #include <cstdlib>

@@ -415,68 +415,6 @@ std::string default_mlp_data() {
                              "(data/breast_cancer.csv in accel's sources)");
 }
 
-CLI::App* add_mlp(CLI::App& app, MlpArgs& a) {
-    CLI::App* cmd = app.add_subcommand(
-        "mlp", "times training of the MLP of examples/mlp_train (forward, backward and an Adam step per batch) on "
-               "each device, every device from the same initial weights and batch order, and checks that their "
-               "losses agree");
-    a.app = cmd;
-    auto list = [&](const char* name, auto& values, const char* help) {
-        return cmd->add_option(name, values, help)->delimiter(',')->allow_extra_args(false)->type_name("LIST");
-    };
-    cmd->add_option("--backends", a.backends,
-                    "all, or a comma list of selectors (host, opencl:pocl, kokkos, cuda:1, ...); default: all "
-                    "available backends, or just ACCEL_BACKEND when it is set")
-        ->type_name("all|LIST");
-    list("--hidden", a.hidden, "hidden units, one configuration each (default 1024,4096; --quick: 64)")
-        ->transform(count());
-    cmd->add_option("--batch", a.batch, "samples per batch (default 256; an epoch's last batch may be smaller)")
-        ->transform(count())
-        ->type_name("N");
-    cmd->add_option("--epochs", a.epochs, "timed epochs per round (default 20; --quick: 3)")
-        ->transform(count())
-        ->type_name("N");
-    cmd->add_option("--warmup", a.warmup, "untimed epochs at the start of each round (default 1)")
-        ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
-        ->type_name("N");
-    cmd->add_option("--rounds", a.rounds,
-                    "rounds, each on every device in turn (default 3; --quick: 1); the table shows their median "
-                    "ms/epoch, min and max")
-        ->transform(count())
-        ->type_name("N");
-    list("--dtype,--dtypes", a.dtypes,
-         "f32 (default), f64, f16, bf16 (mixed precision with f32 master weights, as mlp_train); a device that "
-         "cannot train in one is listed as a note")
-        ->check(tool_cli::throws_if_bad(accel::parse_dtype, ""));
-    cmd->add_option("--data", a.data,
-                    "the breast-cancer CSV (default: share/accel/breast_cancer.csv of the installation accel-bench "
-                    "runs from, else the source tree's data/breast_cancer.csv)")
-        ->type_name("PATH");
-    cmd->add_option("--seed", a.seed, "seed of the split, the initial weights and the batch orders (default 1, as "
-                                      "mlp_train)")
-        ->check(tool_cli::throws_if_bad(
-            [](const std::string& v) {
-                const bool digits = !v.empty() && v.size() <= 20 && v.find_first_not_of("0123456789") == v.npos;
-                if (!digits || (v.size() == 20 && v > "18446744073709551615"))
-                    throw UsageError("'" + v + "' is not a whole number from 0 to 18446744073709551615");
-            },
-            ""))
-        ->type_name("N");
-    cmd->add_flag("--quick", a.quick, "tiny: hidden 64, 3 epochs, 1 round (for CI); given options still apply");
-    cmd->add_option("--format", a.format, "table, csv or json (default table)")
-        ->check(tool_cli::one_of("format", {"table", "csv", "json"}))
-        ->type_name("FORMAT");
-    cmd->add_option("-o", a.output, "write there instead of stdout")->type_name("FILE");
-    cmd->add_option("--save-problem", a.save_problem,
-                    "also write the standardized training set, the initial weights of each hidden size and every "
-                    "epoch's batch order as JSON (what tools/bench/mlp_vs_pytorch.py trains PyTorch on)")
-        ->type_name("FILE");
-    cmd->footer("exit status: 0 every row ran and its final loss agrees with the first device's; 1 a row failed, "
-                "disagreed, or none could run; 2 usage error, a named backend is unavailable, or the data set "
-                "cannot be read.\noutput files (-o, --save-problem) are written whole or not at all.");
-    return cmd;
-}
-
 int mlp_command(const MlpArgs& a) {
     if (FleetScope::active())
         throw UsageError("mlp runs in one process, on every device it is given; start it without mpirun/srun");
@@ -487,7 +425,7 @@ int mlp_command(const MlpArgs& a) {
         s.epochs = 3;
         s.rounds = 1;
     }
-    auto given = [&](const char* name) { return a.app->count(name) > 0; };
+    const auto& given = a.given;
     // Repeated items run once, in the order first given.
     auto unique = [](auto values) {
         decltype(values) out;

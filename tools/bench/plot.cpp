@@ -185,20 +185,6 @@ std::string write_roofline_script(const fs::path& dir, const Roofline& r, const 
 
 }  // namespace
 
-CLI::App* add_plot(CLI::App& app, PlotArgs& a) {
-    CLI::App* cmd = app.add_subcommand("plot", "log-log kernel time (or rate) against size, one line per device "
-                                               "and path; or the roofline of every row (needs gnuplot)");
-    cmd->add_option("RESULTS", a.files, "JSON files of `accel-bench run`")->required();
-    cmd->add_option("-o", a.output, "the PNG to write")->required()->type_name("FILE");
-    cmd->add_option("--op", a.op, "the op to plot (default: the first op of the first file)");
-    cmd->add_option("--metric", a.metric, "time (kernel ms, default) or rate (GB/s or GFLOP/s)")
-        ->check(tool_cli::one_of("metric", {"time", "rate"}));
-    cmd->add_flag("--roofline", a.roofline, "the roofline of every row instead (--op and --metric do not apply)");
-    cmd->footer("The PNG is written whole or not at all. exit status: 0 written; 2 gnuplot missing or failed, or "
-                "a file is not an accel-bench JSON report.");
-    return cmd;
-}
-
 int plot_command(const PlotArgs& a) {
     const std::string& png = a.output;
     const std::string& metric = a.metric;

@@ -1,35 +1,23 @@
 // Command-line plumbing shared by accel's tools (accel-bench, accel-info) and
 // the example programs: CLI11 parsing with generated --help and one-line
-// usage errors, value validators, and output files written whole or not at
-// all. Header-only.
+// usage errors, and value validators. Header-only. CLI11 is header-only too
+// and slow to compile: include this only where a command line is built
+// (tool_io.hpp has the rest, without CLI11).
 #pragma once
+
+#include <tool_io.hpp>
 
 #include <CLI/CLI.hpp>
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
+#include <exception>
 #include <iostream>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace tool_cli {
-
-/// A malformed command line found after CLI11 parsed it (e.g. a value that
-/// contradicts another option). Print it with usage_error(): exit status 2.
-class UsageError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 /// The name the user typed to reach the deepest subcommand that was parsed
 /// (e.g. "accel-bench compare"), for messages.
@@ -106,65 +94,5 @@ CLI::Validator throws_if_bad(Check check, std::string description) {
         },
         std::move(description));
 }
-
-/// An output file that is written whole or not at all: the text goes to a
-/// temporary file beside `path` (same folder, so the final rename is
-/// atomic), which commit() renames onto `path`. Destroyed without commit()
-/// (an error, an exception), it removes the temporary file: `path` is neither
-/// created nor clobbered.
-class AtomicFile {
-public:
-    /// Creates the temporary file next to `path`. Throws std::runtime_error
-    /// "cannot open '<path>' for writing: <reason>" when the folder is missing
-    /// or not writable, so a bad path fails before any work.
-    explicit AtomicFile(std::string path) : path_(std::move(path)) {
-        const auto slash = path_.rfind('/');
-        const std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
-        const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
-        temp_ = dir + "." + base + ".tmp-XXXXXX";
-        const int fd = mkstemp(temp_.data());
-        if (fd < 0) throw std::runtime_error("cannot open '" + path_ + "' for writing: " + std::strerror(errno));
-        const mode_t mask = umask(0);  // the mode a plain open would have given
-        umask(mask);
-        fchmod(fd, 0666 & ~mask);
-        close(fd);
-        out_.open(temp_, std::ios::binary | std::ios::trunc);
-        if (!out_) {
-            std::remove(temp_.c_str());
-            throw std::runtime_error("cannot open '" + path_ + "' for writing");
-        }
-    }
-    AtomicFile(const AtomicFile&) = delete;
-    AtomicFile& operator=(const AtomicFile&) = delete;
-    ~AtomicFile() {
-        if (committed_) return;
-        out_.close();
-        std::remove(temp_.c_str());
-    }
-
-    /// The stream to write the contents to.
-    std::ostream& stream() { return out_; }
-    /// The temporary file's path, for a program that writes the file itself
-    /// (e.g. gnuplot's output): write there, then commit().
-    const std::string& temp_path() const { return temp_; }
-    /// The final path.
-    const std::string& path() const { return path_; }
-
-    /// Flushes and closes the temporary file and renames it onto path().
-    /// Throws std::runtime_error "cannot write '<path>': <reason>" when a
-    /// write or the rename failed (the temporary file is then removed).
-    void commit() {
-        out_.close();
-        if (out_.fail()) throw std::runtime_error("cannot write '" + path_ + "' (disk full?)");
-        if (std::rename(temp_.c_str(), path_.c_str()) != 0)
-            throw std::runtime_error("cannot write '" + path_ + "': " + std::strerror(errno));
-        committed_ = true;
-    }
-
-private:
-    std::string path_, temp_;
-    std::ofstream out_;
-    bool committed_ = false;
-};
 
 }  // namespace tool_cli
