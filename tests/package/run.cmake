@@ -1,5 +1,5 @@
 # cmake -DBUILD_DIR=... -DWORK=... -DSOURCE=... [-DFLAGS=... -DLINK_FLAGS=...]
-#       [-DCXX=... -DWITH_MPI=ON|OFF -DLIBDIR=lib -DBINDIR=bin -DLIBEXECDIR=libexec] -P run.cmake
+#       [-DCXX=... -DWITH_MPI=ON|OFF -DLIBDIR=lib -DBINDIR=bin -DLIBEXECDIR=libexec -DEXAMPLES=0|1] -P run.cmake
 # Installs accel from BUILD_DIR into WORK/prefix, then, against that tree:
 #  1. builds the consumer with find_package(accel) (with the same compiler and
 #     linker flags, so that sanitizer builds stay consistent) and runs it;
@@ -103,7 +103,7 @@ if(NOT LIBEXECDIR)
   set(LIBEXECDIR libexec)
 endif()
 set(example ${prefix}/${LIBEXECDIR}/accel/examples/vector_add)
-if(EXISTS ${BUILD_DIR}/bin/vector_add)
+if(EXAMPLES)  # built in this tree (ACCEL_BUILD_EXAMPLES)
   if(NOT EXISTS ${example})
     message(FATAL_ERROR "the examples are built but not installed (looked for ${example})")
   endif()
