@@ -8,7 +8,11 @@ Kernels; matmul and dense only) and ``stream`` (an :class:`accel.Stream` of
 the tensors' device; default: its default stream). Ops are enqueued and may
 return before the device ran them: :meth:`accel.Tensor.numpy`,
 :func:`bce_with_logits_loss` and ``synchronize()`` wait. The GIL is released
-while an op runs, so other Python threads go on. Shapes are row-major.
+while an op runs, so other Python threads go on, except by an op of under
+32768 elements (multiply-adds for matmul, dense and dense_backward), which
+takes about as long as releasing and re-acquiring the GIL (NumPy keeps it
+under 500 elements alike); calls that wait for the device always release it.
+Shapes are row-major.
 Errors: :class:`accel.InvalidArgument` (shapes, dtypes, devices, names),
 :class:`accel.Unsupported` (no kernel for the op, dtype and path on the
 device), :class:`accel.OutOfMemory`, :class:`accel.DeviceError`.

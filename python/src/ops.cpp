@@ -1,7 +1,7 @@
 // ops.cpp — accel.ops: every op of accel/ops.hpp. Each takes its inputs, an
 // optional output (allocated like the input when absent, and returned either
 // way), the path ('auto', 'native', 'vendor') and an optional stream, and
-// runs with the GIL released.
+// runs with the GIL released (unless it is small: GilRelease).
 #include "binding.hpp"
 
 #include <nanobind/stl/shared_ptr.h>
@@ -12,12 +12,9 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
-
-#ifndef ACCEL_PY_RELEASE_GIL
-#define ACCEL_PY_RELEASE_GIL nb::gil_scoped_release release
-#endif
 
 namespace accel_python {
 
@@ -26,6 +23,30 @@ namespace {
 namespace ops = accel::ops;
 
 constexpr auto owned = nb::rv_policy::take_ownership;
+
+// The GIL is released around an op unless the op is small: below kSmallWork
+// elements (multiply-adds for a product) it runs or is enqueued in about a
+// microsecond, about what releasing and re-acquiring the GIL costs, so it
+// keeps the GIL (NumPy's rule, NPY_BEGIN_THREADS_THRESHOLDED, at 500
+// elements). Calls that wait for the device (a loss read back, copies,
+// synchronize) always release it.
+constexpr double kSmallWork = 32768;
+
+class GilRelease {
+public:
+    explicit GilRelease(double work) {
+        if (work >= kSmallWork) release_.emplace();
+    }
+
+private:
+    std::optional<nb::gil_scoped_release> release_;
+};
+
+// Multiply-adds of a product: the elements of `a` times extent `i` of `b`
+// (0 where b has no such extent: the op then rejects the shapes).
+double product_work(const accel::Tensor& a, const accel::Tensor& b, std::size_t i) {
+    return b.shape().rank() > i ? double(a.elements()) * double(b.shape()[i]) : 0.0;
+}
 
 // Python str arguments compared without a conversion (the usual values are these literals).
 bool is(nb::handle text, const char* value) { return PyUnicode_CompareWithASCIIString(text.ptr(), value) == 0; }
@@ -77,7 +98,7 @@ PyTensor* unary(const char* op, PyTensor& x, PyTensor* out, nb::str path, PyStre
     auto made = output(out, x.t, x.t.shape(), x.t.dtype());
     accel::Tensor& y = out ? out->t : made->t;
     {
-        ACCEL_PY_RELEASE_GIL;
+        GilRelease gil(double(x.t.elements()));
         f(x.t, y, o);
     }
     return result(out, made);
@@ -90,7 +111,7 @@ PyTensor* binary(const char* op, PyTensor& a, PyTensor& b, PyTensor* out, nb::st
     auto made = output(out, a.t, a.t.shape(), a.t.dtype());
     accel::Tensor& c = out ? out->t : made->t;
     {
-        ACCEL_PY_RELEASE_GIL;
+        GilRelease gil(double(a.t.elements()));
         f(a.t, b.t, c, o);
     }
     return result(out, made);
@@ -100,7 +121,8 @@ const char* kCommon =
     " Options: out (a Tensor to write, else a new one like the first input is made and returned), path ('auto', "
     "'native', 'vendor': accel's kernel or the platform's library; 'auto' follows ACCEL_OP_PATH, else the faster "
     "measured), stream (a Stream of the tensors' device; default its default stream). Enqueued on the stream: "
-    "may return before the work ran (numpy() and synchronize() wait). GIL released while it runs. Raises "
+    "may return before the work ran (numpy() and synchronize() wait). GIL released while it runs (kept by an "
+    "op under 32768 elements or multiply-adds, which takes about as long as releasing it). Raises "
     "InvalidArgument for mismatched shapes, dtypes or devices (naming them), Unsupported where the device has "
     "no kernel for the op, dtype and path.";
 
@@ -130,7 +152,7 @@ void bind_ops(nb::module_& m) {
             std::vector<const accel::Tensor*> in;
             for (PyTensor* t : inputs) in.push_back(&t->t);
             {
-                ACCEL_PY_RELEASE_GIL;
+                GilRelease gil(double(y.elements()));
                 ops::run(info->op, in, {&y}, o);
             }
             return result(out, made);
@@ -213,7 +235,7 @@ void bind_ops(nb::module_& m) {
             }
             accel::Tensor& c = out ? out->t : made->t;
             {
-                ACCEL_PY_RELEASE_GIL;
+                GilRelease gil(product_work(c, a.t, trans_a ? 0 : 1));  // c[m, n] · k
                 ops::matmul(a.t, b.t, c, ops::Transpose{trans_a, trans_b}, o);
             }
             return result(out, made);
@@ -239,7 +261,7 @@ void bind_ops(nb::module_& m) {
             }
             accel::Tensor& y = out ? out->t : made->t;
             {
-                ACCEL_PY_RELEASE_GIL;
+                GilRelease gil(product_work(x.t, w.t, 0));  // x[batch, in] · out
                 accel::OptionalTensor b;
                 if (bias) b = std::cref(bias->t);
                 ops::dense(x.t, w.t, b, y, a, o);
@@ -268,7 +290,7 @@ void bind_ops(nb::module_& m) {
             accel::Tensor& pdw = dw ? dw->t : mdw->t;
             accel::Tensor* pdb = with_db ? (db ? &db->t : &mdb->t) : nullptr;
             {
-                ACCEL_PY_RELEASE_GIL;
+                GilRelease gil(product_work(x.t, w.t, 0));
                 ops::dense_backward(x.t, w.t, y.t, dy.t, a, pdx, pdw, pdb, o);
             }
             auto put = [](PyTensor* given, std::unique_ptr<PyTensor>& made, bool wanted) -> nb::object {
@@ -295,7 +317,7 @@ void bind_ops(nb::module_& m) {
             auto made = output(out, x.t, accel::Shape{x.t.shape()[1]}, x.t.dtype());
             accel::Tensor& y = out ? out->t : made->t;
             {
-                ACCEL_PY_RELEASE_GIL;
+                GilRelease gil(double(x.t.elements()));
                 ops::column_sum(x.t, y, o);
             }
             return result(out, made);
@@ -316,7 +338,7 @@ void bind_ops(nb::module_& m) {
           nb::arg("stream").none() = nb::none(), owned, d_bce.c_str());
     m.def("bce_with_logits_loss", [](PyTensor& z, PyTensor& t, nb::str path, PyStream* stream) {
             auto o = options(path, stream, z.t, "bce_with_logits_loss");
-            ACCEL_PY_RELEASE_GIL;
+            nb::gil_scoped_release release;  // waits for the stream
             return static_cast<double>(ops::bce_with_logits_loss(z.t, t.t, o));
         },
           nb::arg("z"), nb::arg("t"), nb::kw_only(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
@@ -334,7 +356,7 @@ void bind_ops(nb::module_& m) {
             const bool scaled = !scale.is_none();
             const float s = scaled ? nb::cast<float>(scale) : 0.0f;
             {
-                ACCEL_PY_RELEASE_GIL;
+                GilRelease gil(double(z.t.elements()));
                 if (scaled) ops::bce_with_logits_backward_scaled(z.t, t.t, dz, s, o);
                 else ops::bce_with_logits_backward(z.t, t.t, dz, o);
             }
@@ -355,7 +377,7 @@ void bind_ops(nb::module_& m) {
             auto made = output(out, x.t, x.t.shape(), d);
             accel::Tensor& y = out ? out->t : made->t;
             {
-                ACCEL_PY_RELEASE_GIL;
+                GilRelease gil(double(x.t.elements()));
                 ops::convert(x.t, y, o);
             }
             return result(out, made);
@@ -380,7 +402,7 @@ void bind_ops(nb::module_& m) {
             hp.beta1 = static_cast<float>(beta1);
             hp.beta2 = static_cast<float>(beta2);
             hp.eps = static_cast<float>(eps);
-            ACCEL_PY_RELEASE_GIL;
+            GilRelease gil(double(param.t.elements()));
             ops::adam_step(param.t, grad.t, m_.t, v.t, step, hp, o);
         },
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
@@ -405,7 +427,9 @@ void bind_ops(nb::module_& m) {
             if (params.empty()) return;
             // One Options for all: each call still checks its tensors and the stream against each other.
             const ops::Options o = options(path, stream, params[0]->t, "adam_step");
-            ACCEL_PY_RELEASE_GIL;
+            double elements = 0;
+            for (const PyTensor* p : params) elements += double(p->t.elements());
+            GilRelease gil(elements);
             for (std::size_t i = 0; i < params.size(); ++i)
                 ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o);
         },
