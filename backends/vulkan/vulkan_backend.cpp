@@ -250,6 +250,17 @@ PhysicalDevice describe(VkPhysicalDevice d, bool* usable, std::string* why) {
     vkGetPhysicalDeviceFeatures2(d, &f2);
     pd.fp64 = f2.features.shaderFloat64 && f2.features.shaderInt64;
     pd.storage16 = s16.storageBuffer16BitAccess;
+    if (pd.props.apiVersion >= VK_API_VERSION_1_1) {
+        VkPhysicalDeviceSubgroupProperties sub{};
+        sub.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+        VkPhysicalDeviceProperties2 p2{};
+        p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+        p2.pNext = &sub;
+        vkGetPhysicalDeviceProperties2(d, &p2);
+        pd.subgroup_size = sub.subgroupSize;
+        pd.subgroup_arithmetic = sub.subgroupSize > 0 && (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                 (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+    }
     *usable = true;
     return pd;
 }
@@ -482,12 +493,9 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
 
     VkPhysicalDeviceIDProperties id{};
     id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
-    VkPhysicalDeviceSubgroupProperties sub{};
-    sub.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
-    id.pNext = &sub;
     VkPhysicalDevicePCIBusInfoPropertiesEXT pci{};
     pci.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT;
-    if (d.has_pci_bus_info) sub.pNext = &pci;
+    if (d.has_pci_bus_info) id.pNext = &pci;
     VkPhysicalDeviceProperties2 p2{};
     p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
     p2.pNext = &id;
@@ -500,10 +508,14 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
     i.extra.push_back({"Vulkan API", api});
     if (!d.driver_name.empty()) i.extra.push_back({"driver", d.driver_name + " " + d.driver_info});
     i.extra.push_back({"memory heaps", heaps});
-    i.extra.push_back({"subgroup size", std::to_string(sub.subgroupSize)});
+    i.extra.push_back({"subgroup size", std::to_string(d.subgroup_size) +
+                                            (d.subgroup_arithmetic ? " (arithmetic: matmul/dense of narrow outputs "
+                                                                     "by a subgroup per element)"
+                                                                   : " (no subgroup arithmetic)")});
     i.extra.push_back({"max storage buffer range", std::to_string(l.maxStorageBufferRange) + " bytes"});
     i.extra.push_back({"dtypes", std::string("f32") + (d.fp64 ? ", f64" : "") + (d.storage16 ? ", f16, bf16" : "")});
-    i.extra.push_back({"memory allocation", "one VkDeviceMemory per buffer (no sub-allocation)"});
+    i.extra.push_back({"memory allocation", "buffers up to 2 MiB sub-allocated from 16 MiB VkDeviceMemory blocks, "
+                                            "larger ones in their own"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
     return i;
 }

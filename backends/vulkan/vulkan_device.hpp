@@ -357,13 +357,19 @@ struct PhysicalDevice {
     bool has_pci_bus_info = false;  ///< VK_EXT_pci_bus_info
     bool fp64 = false;              ///< shaderFloat64 and shaderInt64
     bool storage16 = false;         ///< storageBuffer16BitAccess
+    std::uint32_t subgroup_size = 0;   ///< VkPhysicalDeviceSubgroupProperties (0 before Vulkan 1.1)
+    bool subgroup_arithmetic = false;  ///< subgroupAdd and the like in compute shaders
 };
 
 /// One Vulkan device (VkDevice) with its queue, pipelines and kernels.
 ///
-/// Kernels: every op of native_ops_of_every_backend() (matmul and dense by a
-/// 16 × 16 shared-memory tiled kernel under the default geometry, by a plain
-/// one, an output element per invocation and loop step, under any other), in f32; f64 where the device has shaderFloat64 and
+/// Kernels: every op of native_ops_of_every_backend(), in f32; matmul and
+/// dense by a register-blocked shared-memory kernel under the default
+/// geometry's 16 × 16 work-groups (gemm_tiled.comp; tile shape by
+/// specialization constants, gemm_tiles()), by a subgroup per output element
+/// where the output is narrower than a tile and the device has subgroup
+/// arithmetic (gemm_narrow.comp), and by a plain kernel, an output element per
+/// invocation, otherwise. f64 where the device has shaderFloat64 and
 /// shaderInt64; f16 and bf16 where it has storageBuffer16BitAccess (computed
 /// in float, converted by integer code in the shaders). No vendor path.
 class VulkanDevice final : public Device, public Probes {
@@ -465,18 +471,32 @@ private:
     /// The buffer of a handle; the scratch buffer for null (an absent operand).
     VulkanBuffer* operand(DeviceHandle h) const noexcept;
     /// The pipeline of SPIR-V module `module` ("<shader>.<dtype>") with
-    /// `bindings` storage buffers and work-group size `block`, created on
-    /// first use. Throws DeviceError (also when no such module is embedded).
-    VkPipeline pipeline(const std::string& module, std::uint32_t bindings, const Dim3& block);
+    /// `bindings` storage buffers, work-group size `block` (specialization
+    /// constants 0..2) and `spec` as specialization constants 3, 4, ...,
+    /// created on first use. Throws DeviceError (also when no such module is
+    /// embedded).
+    VkPipeline pipeline(const std::string& module, std::uint32_t bindings, const Dim3& block,
+                        const std::vector<std::uint32_t>& spec = {});
+    /// The register tile of gemm_tiled.comp for an m × n output of dtype t:
+    /// TM × TN outputs per invocation, k slices of BK (its specialization
+    /// constants); 4 × 4 where the output spans whole 64 × 64 tiles and the
+    /// slices fit the device's shared memory, else 1 × 1 (16 × 16 tiles).
+    struct GemmTiles {
+        std::uint32_t tm, tn, bk;
+        std::size_t rows() const noexcept { return 16 * tm; }  ///< BM: a 16 × 16 work-group's tile
+        std::size_t cols() const noexcept { return 16 * tn; }  ///< BN
+    };
+    GemmTiles gemm_tiles(std::size_t m, std::size_t n, DType t) const noexcept;
     /// Records the dispatches of `module` over n elements on `s` in one
     /// command buffer: binds `buffers` (in binding order), and dispatches
     /// g.grid work-groups of g.block once per range of at most
     /// invocations × `per_invocation` elements, with push constants {range
     /// start, range length, extra...} (at most 8 words). Throws InvalidArgument
     /// (a grid of 2^32 invocations or more), DeviceError.
+    /// `spec`: the pipeline's specialization constants after the block's.
     void dispatch(const std::string& module, const std::vector<const VulkanBuffer*>& buffers, std::size_t n,
                   std::size_t per_invocation, const std::vector<std::uint32_t>& extra, const LaunchGeometry& g,
-                  Stream& s);
+                  Stream& s, const std::vector<std::uint32_t>& spec = {});
     /// A descriptor set of `bindings` storage buffers (1..4) from the
     /// device's pools, and the pool it came from. Thread-safe.
     std::pair<VkDescriptorSet, VkDescriptorPool> allocate_set(std::uint32_t bindings);
@@ -538,7 +558,8 @@ private:
 
     std::mutex pipelines_mutex_;
     std::map<std::string, VkShaderModule> modules_;
-    std::map<std::tuple<std::string, std::size_t, std::size_t, std::size_t>, VkPipeline> pipelines_;
+    std::map<std::tuple<std::string, std::size_t, std::size_t, std::size_t, std::vector<std::uint32_t>>, VkPipeline>
+        pipelines_;
 };
 
 }  // namespace vulkan

@@ -54,7 +54,11 @@ bool VulkanDevice::has_dtype(DType t) const noexcept {
 std::vector<std::string> VulkanDevice::modules_of(Op op, DType t) const {
     switch (op) {
         case Op::matmul:
-        case Op::dense: return {module_name("gemm", t), module_name("gemm_tiled", t)};
+        case Op::dense: {
+            std::vector<std::string> m{module_name("gemm", t), module_name("gemm_tiled", t)};
+            if (pd_.subgroup_arithmetic) m.push_back(module_name("gemm_narrow", t));
+            return m;
+        }
         case Op::convert: {
             std::vector<std::string> all;
             for (DType from : kAllDTypes)
@@ -147,12 +151,21 @@ std::string VulkanDevice::do_unsupported_reason(Op, DType t, OpPath path) const 
 }
 
 namespace {
-// The work-group of gemm_tiled.comp: 16 × 16 invocations, a 16 × 16 output tile.
-constexpr std::size_t kGemmTile = 16;
+// The work-group of gemm_tiled.comp: 16 × 16 invocations, each computing
+// TM × TN outputs (VulkanDevice::gemm_tiles).
+constexpr std::size_t kGemmBlock = 16;
 bool is_tiled_block(const LaunchGeometry& g) {
-    return g.block.x == kGemmTile && g.block.y == kGemmTile && g.block.z == 1;
+    return g.block.x == kGemmBlock && g.block.y == kGemmBlock && g.block.z == 1;
 }
 }  // namespace
+
+VulkanDevice::GemmTiles VulkanDevice::gemm_tiles(std::size_t m, std::size_t n, DType t) const noexcept {
+    const GemmTiles big{4, 4, 16}, small{1, 1, 16};
+    // The slices as gemm_tiled.comp holds them: BK × (BM + BN) accumulators (double for f64, else float).
+    const std::size_t shared = big.bk * (big.rows() + big.cols()) * (t == DType::f64 ? 8 : 4);
+    const bool whole_tiles = m >= big.rows() && n >= big.cols();
+    return whole_tiles && shared <= pd_.props.limits.maxComputeSharedMemorySize ? big : small;
+}
 
 // matmul and dense: work-groups of 16 × 16 (the shared-memory kernel), one
 // per output tile up to maxComputeWorkGroupCount[0] along x (the kernel takes
@@ -163,21 +176,25 @@ bool is_tiled_block(const LaunchGeometry& g) {
 LaunchGeometry VulkanDevice::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
     if (op == Op::matmul || op == Op::dense) {
         const LaunchLimits& l = info().limits;
-        if (rows >= kGemmTile && cols >= kGemmTile && l.max_block_size >= kGemmTile * kGemmTile &&
-            l.max_block_dims.x >= kGemmTile && l.max_block_dims.y >= kGemmTile) {
-            const std::size_t tiles = std::max<std::size_t>(1, ceil_div(rows, kGemmTile) * ceil_div(cols, kGemmTile));
-            return LaunchGeometry{{std::min(tiles, l.max_grid_dims.x), 1, 1}, {kGemmTile, kGemmTile, 1}};
+        if (rows >= kGemmBlock && cols >= kGemmBlock && l.max_block_size >= kGemmBlock * kGemmBlock &&
+            l.max_block_dims.x >= kGemmBlock && l.max_block_dims.y >= kGemmBlock) {
+            const GemmTiles t = gemm_tiles(rows, cols, dtype);
+            const std::size_t tiles = std::max<std::size_t>(1, ceil_div(rows, t.rows()) * ceil_div(cols, t.cols()));
+            return LaunchGeometry{{std::min(tiles, l.max_grid_dims.x), 1, 1}, {kGemmBlock, kGemmBlock, 1}};
         }
-        return geometry_1d_fit(rows * cols, std::min<std::size_t>(256, l.max_block_size), l);
+        // Narrow: a subgroup per output element where the device has subgroup arithmetic (gemm_narrow.comp).
+        const std::size_t per_output = pd_.subgroup_arithmetic ? pd_.subgroup_size : 1;
+        return geometry_1d_fit(rows * cols * per_output, std::min<std::size_t>(256, l.max_block_size), l);
     }
     return Device::do_default_geometry(op, dtype, rows, cols);
 }
 
 // ---- pipelines and descriptor sets ---------------------------------------------
 
-VkPipeline VulkanDevice::pipeline(const std::string& module, std::uint32_t bindings, const Dim3& block) {
+VkPipeline VulkanDevice::pipeline(const std::string& module, std::uint32_t bindings, const Dim3& block,
+                                  const std::vector<std::uint32_t>& spec) {
     std::lock_guard<std::mutex> lock(pipelines_mutex_);
-    const auto key = std::make_tuple(module, block.x, block.y, block.z);
+    const auto key = std::make_tuple(module, block.x, block.y, block.z, spec);
     auto found = pipelines_.find(key);
     if (found != pipelines_.end()) return found->second;
     VkShaderModule sm = VK_NULL_HANDLE;
@@ -196,17 +213,22 @@ VkPipeline VulkanDevice::pipeline(const std::string& module, std::uint32_t bindi
         check_vk(vkCreateShaderModule(device_, &ci, nullptr, &sm), "vkCreateShaderModule(" + module + ")");
         modules_[module] = sm;
     }
-    const std::uint32_t sizes[3] = {static_cast<std::uint32_t>(block.x), static_cast<std::uint32_t>(block.y),
-                                    static_cast<std::uint32_t>(block.z)};
-    const VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
-    VkSpecializationInfo spec{3, entries, sizeof sizes, sizes};
+    // Specialization constants 0..2: the work-group size; 3...: `spec`.
+    std::vector<std::uint32_t> values{static_cast<std::uint32_t>(block.x), static_cast<std::uint32_t>(block.y),
+                                      static_cast<std::uint32_t>(block.z)};
+    values.insert(values.end(), spec.begin(), spec.end());
+    std::vector<VkSpecializationMapEntry> entries;
+    for (std::uint32_t i = 0; i < values.size(); ++i)
+        entries.push_back({i, static_cast<std::uint32_t>(i * sizeof(std::uint32_t)), sizeof(std::uint32_t)});
+    const VkSpecializationInfo specialization{static_cast<std::uint32_t>(entries.size()), entries.data(),
+                                              values.size() * sizeof(std::uint32_t), values.data()};
     VkComputePipelineCreateInfo ci{};
     ci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
     ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     ci.stage.module = sm;
     ci.stage.pName = "main";
-    ci.stage.pSpecializationInfo = &spec;
+    ci.stage.pSpecializationInfo = &specialization;
     ci.layout = pipeline_layouts_[bindings - 1];
     VkPipeline p = VK_NULL_HANDLE;
     check_vk(vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p),
@@ -261,7 +283,7 @@ void VulkanDevice::check_elements(std::size_t elements, DType t, const char* wha
 
 void VulkanDevice::dispatch(const std::string& module, const std::vector<const VulkanBuffer*>& buffers,
                             std::size_t n, std::size_t per_invocation, const std::vector<std::uint32_t>& extra,
-                            const LaunchGeometry& g, Stream& s) {
+                            const LaunchGeometry& g, Stream& s, const std::vector<std::uint32_t>& spec) {
     const std::size_t grid = g.grid.volume(), block = g.block.volume();
     if (grid == SIZE_MAX || block == SIZE_MAX || (grid && block > SIZE_MAX / grid) || grid * block >= (std::size_t{1} << 32))
         throw InvalidArgument(module + " on " + selector() + ": geometry " + g.to_string() +
@@ -273,7 +295,7 @@ void VulkanDevice::dispatch(const std::string& module, const std::vector<const V
     // ends an invocation after 65535 loop iterations), each given its range.
     const std::size_t chunk = std::max<std::size_t>(1, std::min<std::size_t>(n, invocations * std::max<std::size_t>(per_invocation, 1)));
     const auto bindings = static_cast<std::uint32_t>(buffers.size());
-    VkPipeline p = pipeline(module, bindings, g.block);
+    VkPipeline p = pipeline(module, bindings, g.block, spec);
     const auto set = allocate_set(bindings);
     std::vector<VkDescriptorBufferInfo> infos(bindings);
     std::vector<VkWriteDescriptorSet> writes(bindings);
@@ -347,9 +369,20 @@ void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle 
                                            static_cast<std::uint32_t>(k), flags, static_cast<std::uint32_t>(act)};
     const std::vector<const VulkanBuffer*> buffers{operand(a), operand(b), operand(bias), vb(c)};
     if (is_tiled_block(g)) {  // the shared-memory kernel, over output tiles
-        const std::size_t tiles = ceil_div(m, kGemmTile) * ceil_div(n, kGemmTile);
-        dispatch(module_name("gemm_tiled", t), buffers, tiles, per_invocation(ceil_div(k, kGemmTile), what), words,
-                 g, s);
+        const GemmTiles tl = gemm_tiles(m, n, t);
+        const std::size_t tiles = ceil_div(m, tl.rows()) * ceil_div(n, tl.cols());
+        dispatch(module_name("gemm_tiled", t), buffers, tiles, per_invocation(ceil_div(k, tl.bk), what), words, g, s,
+                 {tl.tm, tl.tn, tl.bk});
+        return;
+    }
+    // A launch with more invocations than outputs (the default geometry of a
+    // narrow output gives a subgroup to each) and a k long enough to split:
+    // a subgroup per output element, each step of k by one of its invocations.
+    const std::size_t sg = pd_.subgroup_size;
+    if (pd_.subgroup_arithmetic && k >= 2 * sg && m * n < g.grid.volume() * g.block.volume()) {
+        // Each subgroup takes about sg outputs per invocation's share, each ceil(k / sg) steps.
+        dispatch(module_name("gemm_narrow", t), buffers, m * n, per_invocation(sg * (ceil_div(k, sg) + 1) - 1, what),
+                 words, g, s);
         return;
     }
     // Any other geometry: the plain kernel, one output element per invocation and loop step.

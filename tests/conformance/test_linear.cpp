@@ -12,7 +12,9 @@ using namespace accel;
 using namespace accel_test;
 
 namespace {
-const std::vector<MNK> kShapes{{1, 1, 1}, {7, 5, 3}, {16, 16, 16}, {33, 17, 65}, {1, 300, 7},
+// {70, 66, 33}: past one 64 × 64 tile each way, within the small work caps
+// of the simulated devices (register-blocked GPU kernels take it).
+const std::vector<MNK> kShapes{{1, 1, 1}, {7, 5, 3}, {16, 16, 16}, {33, 17, 65}, {1, 300, 7}, {70, 66, 33},
                                {127, 129, 131}, {64, 1, 64}, {257, 255, 256}, {384, 320, 1023}};
 
 std::vector<float> random_matrix(std::mt19937_64& g, std::size_t r, std::size_t c) { return uniform(g, r * c); }
@@ -67,7 +69,8 @@ TEST_CASE("dense matches the reference for every activation, with and without bi
     struct Dims {
         std::size_t batch, in, out;
     };
-    const std::vector<Dims> dims{{1, 1, 1}, {7, 30, 10}, {40, 30, 10}, {33, 65, 17}, {128, 257, 129}, {255, 64, 1}};
+    const std::vector<Dims> dims{{1, 1, 1}, {7, 30, 10}, {40, 30, 10}, {33, 65, 17}, {66, 33, 70}, {128, 257, 129},
+                                 {255, 64, 1}};
     for (auto path : paths(Op::dense))
         for (const auto& d : within_work_cap(dims, [](const Dims& x) { return x.batch * x.in * x.out; }, "dense"))
             for (Activation act : {Activation::none, Activation::sigmoid, Activation::relu})
