@@ -509,8 +509,8 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
     if (!d.driver_name.empty()) i.extra.push_back({"driver", d.driver_name + " " + d.driver_info});
     i.extra.push_back({"memory heaps", heaps});
     i.extra.push_back({"subgroup size", std::to_string(d.subgroup_size) +
-                                            (d.subgroup_arithmetic ? " (arithmetic: matmul/dense of narrow outputs "
-                                                                     "by a subgroup per element)"
+                                            (d.subgroup_arithmetic ? " (arithmetic: matmul/dense of outputs under 16 "
+                                                                     "columns by a subgroup per element)"
                                                                    : " (no subgroup arithmetic)")});
     i.extra.push_back({"max storage buffer range", std::to_string(l.maxStorageBufferRange) + " bytes"});
     i.extra.push_back({"dtypes", std::string("f32") + (d.fp64 ? ", f64" : "") + (d.storage16 ? ", f16, bf16" : "")});

@@ -367,7 +367,7 @@ struct PhysicalDevice {
 /// dense by a register-blocked shared-memory kernel under the default
 /// geometry's 16 × 16 work-groups (gemm_tiled.comp; tile shape by
 /// specialization constants, gemm_tiles()), by a subgroup per output element
-/// where the output is narrower than a tile and the device has subgroup
+/// where the output has fewer than 16 columns and the device has subgroup
 /// arithmetic (gemm_narrow.comp), and by a plain kernel, an output element per
 /// invocation, otherwise. f64 where the device has shaderFloat64 and
 /// shaderInt64; f16 and bf16 where it has storageBuffer16BitAccess (computed

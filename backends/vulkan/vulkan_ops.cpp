@@ -182,8 +182,10 @@ LaunchGeometry VulkanDevice::do_default_geometry(Op op, DType dtype, std::size_t
             const std::size_t tiles = std::max<std::size_t>(1, ceil_div(rows, t.rows()) * ceil_div(cols, t.cols()));
             return LaunchGeometry{{std::min(tiles, l.max_grid_dims.x), 1, 1}, {kGemmBlock, kGemmBlock, 1}};
         }
-        // Narrow: a subgroup per output element where the device has subgroup arithmetic (gemm_narrow.comp).
-        const std::size_t per_output = pd_.subgroup_arithmetic ? pd_.subgroup_size : 1;
+        // Fewer than 16 columns: a subgroup per output element where the device has subgroup arithmetic
+        // (gemm_narrow.comp); a wide output (e.g. one row) has the plain kernel's invocations read
+        // neighbouring columns instead.
+        const std::size_t per_output = pd_.subgroup_arithmetic && cols < kGemmBlock ? pd_.subgroup_size : 1;
         return geometry_1d_fit(rows * cols * per_output, std::min<std::size_t>(256, l.max_block_size), l);
     }
     return Device::do_default_geometry(op, dtype, rows, cols);
@@ -375,11 +377,12 @@ void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle 
                  {tl.tm, tl.tn, tl.bk});
         return;
     }
-    // A launch with more invocations than outputs (the default geometry of a
-    // narrow output gives a subgroup to each) and a k long enough to split:
-    // a subgroup per output element, each step of k by one of its invocations.
+    // Fewer than 16 columns (e.g. an MLP's [batch, 1] output layer), a launch
+    // with more invocations than outputs (the default geometry gives each a
+    // subgroup) and a k long enough to split: a subgroup per output element,
+    // each step of k by one of its invocations.
     const std::size_t sg = pd_.subgroup_size;
-    if (pd_.subgroup_arithmetic && k >= 2 * sg && m * n < g.grid.volume() * g.block.volume()) {
+    if (pd_.subgroup_arithmetic && n < kGemmBlock && k >= 2 * sg && m * n < g.grid.volume() * g.block.volume()) {
         // Each subgroup takes about sg outputs per invocation's share, each ceil(k / sg) steps.
         dispatch(module_name("gemm_narrow", t), buffers, m * n, per_invocation(sg * (ceil_div(k, sg) + 1) - 1, what),
                  words, g, s);
