@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -160,9 +161,11 @@ void append_json_string(std::string& out, const char* text) {
 
 void append_json_number(std::string& out, double v) {
     if (!std::isfinite(v)) v = 0;  // JSON has no Inf/NaN
+    // The shortest text that reads back as v: several times faster than
+    // printf's %.17g, which took a fifth of a traced run.
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    out += buf;
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
 }
 
 namespace {
