@@ -230,17 +230,32 @@ PhysicalDevice describe(VkPhysicalDevice d, bool* usable, std::string* why) {
         *why = std::string(pd.props.deviceName) + " (no compute queue)";
         return pd;
     }
-    if (pd.props.apiVersion >= VK_API_VERSION_1_2 || has_extension(d, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME)) {
-        VkPhysicalDeviceDriverProperties driver{};
-        driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
-        VkPhysicalDeviceProperties2 p2{};
-        p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-        p2.pNext = &driver;
-        vkGetPhysicalDeviceProperties2(d, &p2);
+    // One query for the driver's identity (Vulkan 1.2 or VK_KHR_driver_properties)
+    // and the subgroup facts (Vulkan 1.1), each chained where the device has it.
+    VkPhysicalDeviceDriverProperties driver{};
+    driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+    VkPhysicalDeviceSubgroupProperties sub{};
+    sub.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+    const bool has_driver =
+        pd.props.apiVersion >= VK_API_VERSION_1_2 || has_extension(d, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+    const bool has_subgroups = pd.props.apiVersion >= VK_API_VERSION_1_1;
+    VkPhysicalDeviceProperties2 p2{};
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    void** next = &p2.pNext;
+    if (has_driver) {
+        *next = &driver;
+        next = &driver.pNext;
+    }
+    if (has_subgroups) *next = &sub;
+    if (p2.pNext) vkGetPhysicalDeviceProperties2(d, &p2);
+    if (has_driver) {
         pd.driver_name = driver.driverName;
         pd.driver_info = driver.driverInfo;
         pd.driver_id = driver.driverID;
     }
+    pd.subgroup_size = sub.subgroupSize;  // 0 before Vulkan 1.1
+    pd.subgroup_arithmetic = sub.subgroupSize > 0 && (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                             (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
     pd.has_pci_bus_info = has_extension(d, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
     VkPhysicalDevice16BitStorageFeatures s16{};
     s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
@@ -250,17 +265,6 @@ PhysicalDevice describe(VkPhysicalDevice d, bool* usable, std::string* why) {
     vkGetPhysicalDeviceFeatures2(d, &f2);
     pd.fp64 = f2.features.shaderFloat64 && f2.features.shaderInt64;
     pd.storage16 = s16.storageBuffer16BitAccess;
-    if (pd.props.apiVersion >= VK_API_VERSION_1_1) {
-        VkPhysicalDeviceSubgroupProperties sub{};
-        sub.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
-        VkPhysicalDeviceProperties2 p2{};
-        p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-        p2.pNext = &sub;
-        vkGetPhysicalDeviceProperties2(d, &p2);
-        pd.subgroup_size = sub.subgroupSize;
-        pd.subgroup_arithmetic = sub.subgroupSize > 0 && (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-                                 (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
-    }
     *usable = true;
     return pd;
 }
