@@ -13,6 +13,8 @@
 #include <accel/registry.hpp>
 #include <accel/version.hpp>
 
+#include "auto_path.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 #include <utility>
@@ -268,6 +271,37 @@ PathEvidence path_evidence(const Device& device, GemmShape shape) {
     if (vendor_error.empty()) record(file, ev);
     memory()[{file, key}] = ev;
     return ev;
+}
+
+OpPath automatic_path(const Device& device, GemmShape shape) {
+    std::string file;
+    try {
+        file = cache_file();
+    } catch (const InvalidArgument&) {
+        return path_evidence(device, shape).path;  // reports the bad ACCEL_CACHE_DIR
+    }
+    const GemmShape cls = path_class(shape);
+    // Keyed by the device's address; the weak pointer tells an open device
+    // from a closed one whose address a newer device may have taken.
+    struct Decision {
+        std::weak_ptr<const Device> device;
+        OpPath path;
+    };
+    static std::mutex m;
+    static std::map<std::tuple<const Device*, std::size_t, std::size_t, std::size_t, std::string>, Decision> decisions;
+    const auto key = std::make_tuple(&device, cls.m, cls.n, cls.k, file);
+    {
+        std::lock_guard<std::mutex> lock(m);
+        const auto it = decisions.find(key);
+        if (it != decisions.end() && !it->second.device.expired()) return it->second.path;
+    }
+    const OpPath path = path_evidence(device, shape).path;
+    std::lock_guard<std::mutex> lock(m);
+    if (decisions.size() >= 1024)  // devices opened and closed again and again: drop the closed ones'
+        for (auto it = decisions.begin(); it != decisions.end();)
+            it = it->second.device.expired() ? decisions.erase(it) : std::next(it);
+    decisions[key] = {device.weak_from_this(), path};
+    return path;
 }
 
 }  // namespace ops

@@ -4,6 +4,7 @@
 #include <accel/diagnostics.hpp>
 #include <accel/ops.hpp>
 
+#include "auto_path.hpp"
 #include "instrument.hpp"
 #include "kernel_access.hpp"
 #include "text.hpp"
@@ -217,7 +218,7 @@ OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, 
     if (choice == PathChoice::vendor) return OpPath::vendor;
     // automatic: f32 follows the measurement; other dtypes take the library
     // where it has the dtype (it outruns accel's kernels there), else native.
-    if (dtype == DType::f32) return path_evidence(device, shape).path;
+    if (dtype == DType::f32) return automatic_path(device, shape);
     return OpPath::vendor;
 }
 
