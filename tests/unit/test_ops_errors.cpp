@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -270,6 +272,26 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
         const OpPath want = std::string(path) == "native" ? OpPath::native : OpPath::vendor;
         CHECK(ops::resolve_path(*d, Op::matmul, {}, DType::f32, {4096, 30, 256}) == want);
         CHECK(ops::resolve_path(*d, Op::matmul, {}, DType::f32, {3500, 31, 300}) == want);  // same class
+    }
+    // Calls remember the decision per device, class and cache file: threads
+    // asking at once agree with the record, and a record in another cache
+    // folder decides there at once.
+    for (const char* path : {"vendor", "native"}) {
+        CAPTURE(path);
+        const std::string forged = fresh_cache_dir((std::string("threads-") + path).c_str());
+        write_file(forged + "/paths.json", std::string("{\"version\": 2, \"entries\": {\"") + ev.key +
+                                               "\": {\"path\": \"" + path +
+                                               "\", \"native_gflops\": 1, \"vendor_gflops\": 1, \"m\": 256, "
+                                               "\"n\": 256, \"k\": 256}}}");
+        const OpPath want = std::string(path) == "native" ? OpPath::native : OpPath::vendor;
+        std::vector<OpPath> got(8);
+        std::vector<std::thread> threads;
+        for (std::size_t t = 0; t < got.size(); ++t)
+            threads.emplace_back([&, t] {
+                for (int i = 0; i < 100; ++i) got[t] = ops::resolve_path(*d, Op::matmul);
+            });
+        for (auto& t : threads) t.join();
+        for (OpPath p : got) CHECK(p == want);
     }
     unsetenv("ACCEL_CACHE_DIR");
     std::system(("rm -rf '" + evidence_root() + "'").c_str());
