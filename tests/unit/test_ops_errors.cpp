@@ -186,6 +186,17 @@ void write_file(const std::string& path, const std::string& text) {
     std::system(("mkdir -p \"$(dirname '" + path + "')\"").c_str());
     std::ofstream(path) << text;
 }
+
+// A fresh cache directory `name` whose paths.json holds one record: `key`
+// takes `path` ("native" or "vendor"), measured at class m x n x k.
+void forge_record(const std::string& name, const std::string& key, const char* path, std::size_t m, std::size_t n,
+                  std::size_t k) {
+    const std::string dir = fresh_cache_dir(name.c_str());
+    write_file(dir + "/paths.json", "{\"version\": 2, \"entries\": {\"" + key + "\": {\"path\": \"" + path +
+                                        "\", \"native_gflops\": 1, \"vendor_gflops\": 1, \"m\": " +
+                                        std::to_string(m) + ", \"n\": " + std::to_string(n) +
+                                        ", \"k\": " + std::to_string(k) + "}}}");
+}
 }  // namespace
 
 TEST_CASE("automatic path: the faster path by measurement, recorded once, a record followed") {
@@ -225,11 +236,7 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
     // A record in the file decides, whichever way it points.
     for (const char* path : {"native", "vendor"}) {
         CAPTURE(path);
-        const std::string forged = fresh_cache_dir(path);
-        write_file(forged + "/paths.json", std::string("{\"version\": 2, \"entries\": {\"") + ev.key +
-                                               "\": {\"path\": \"" + path +
-                                               "\", \"native_gflops\": 1, \"vendor_gflops\": 1, \"m\": 256, "
-                                               "\"n\": 256, \"k\": 256}}}");
+        forge_record(path, ev.key, path, 256, 256, 256);
         CHECK(ops::resolve_path(*d, Op::matmul) == (std::string(path) == "native" ? OpPath::native : OpPath::vendor));
         CHECK(ops::resolve_path(*d, Op::dense) == (std::string(path) == "native" ? OpPath::native : OpPath::vendor));
     }
@@ -264,11 +271,7 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
     CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
     for (const char* path : {"native", "vendor"}) {
         CAPTURE(path);
-        const std::string forged = fresh_cache_dir((std::string("class-") + path).c_str());
-        write_file(forged + "/paths.json", std::string("{\"version\": 2, \"entries\": {\"") + skinny_ev.key +
-                                               "\": {\"path\": \"" + path +
-                                               "\", \"native_gflops\": 1, \"vendor_gflops\": 1, \"m\": 4096, "
-                                               "\"n\": 32, \"k\": 256}}}");
+        forge_record(std::string("class-") + path, skinny_ev.key, path, 4096, 32, 256);
         const OpPath want = std::string(path) == "native" ? OpPath::native : OpPath::vendor;
         CHECK(ops::resolve_path(*d, Op::matmul, {}, DType::f32, {4096, 30, 256}) == want);
         CHECK(ops::resolve_path(*d, Op::matmul, {}, DType::f32, {3500, 31, 300}) == want);  // same class
@@ -278,11 +281,7 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
     // folder decides there at once.
     for (const char* path : {"vendor", "native"}) {
         CAPTURE(path);
-        const std::string forged = fresh_cache_dir((std::string("threads-") + path).c_str());
-        write_file(forged + "/paths.json", std::string("{\"version\": 2, \"entries\": {\"") + ev.key +
-                                               "\": {\"path\": \"" + path +
-                                               "\", \"native_gflops\": 1, \"vendor_gflops\": 1, \"m\": 256, "
-                                               "\"n\": 256, \"k\": 256}}}");
+        forge_record(std::string("threads-") + path, ev.key, path, 256, 256, 256);
         const OpPath want = std::string(path) == "native" ? OpPath::native : OpPath::vendor;
         std::vector<OpPath> got(8);
         std::vector<std::thread> threads;
