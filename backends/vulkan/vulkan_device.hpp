@@ -99,6 +99,11 @@
 namespace accel {
 namespace vulkan {
 
+/// The work-group of the tiled matmul/dense kernel (gemm_tiled.comp): 16 × 16
+/// invocations, each computing TM × TN outputs (VulkanDevice::gemm_tiles).
+/// Outputs of fewer columns go to the other kernels.
+constexpr std::size_t kGemmBlock = 16;
+
 // The Vulkan functions this backend calls, as pointers named like the
 // functions: the loader's global ones (vkGetInstanceProcAddr(NULL, ...)) and
 // the rest (through the instance).
@@ -483,10 +488,17 @@ private:
     /// slices fit the device's shared memory, else 1 × 1 (16 × 16 tiles).
     struct GemmTiles {
         std::uint32_t tm, tn, bk;
-        std::size_t rows() const noexcept { return 16 * tm; }  ///< BM: a 16 × 16 work-group's tile
-        std::size_t cols() const noexcept { return 16 * tn; }  ///< BN
+        std::size_t rows() const noexcept { return kGemmBlock * tm; }  ///< BM: a work-group's tile
+        std::size_t cols() const noexcept { return kGemmBlock * tn; }  ///< BN
     };
     GemmTiles gemm_tiles(std::size_t m, std::size_t n, DType t) const noexcept;
+    /// Whether a matmul/dense output of `cols` columns gets a subgroup per
+    /// element (gemm_narrow.comp): fewer than kGemmBlock columns, on a device
+    /// with subgroup arithmetic. The default geometry and the kernel choice
+    /// both follow it.
+    bool subgroup_per_output(std::size_t cols) const noexcept {
+        return pd_.subgroup_arithmetic && cols < kGemmBlock;
+    }
     /// Records the dispatches of `module` over n elements on `s` in one
     /// command buffer: binds `buffers` (in binding order), and dispatches
     /// g.grid work-groups of g.block once per range of at most

@@ -151,9 +151,6 @@ std::string VulkanDevice::do_unsupported_reason(Op, DType t, OpPath path) const 
 }
 
 namespace {
-// The work-group of gemm_tiled.comp: 16 × 16 invocations, each computing
-// TM × TN outputs (VulkanDevice::gemm_tiles).
-constexpr std::size_t kGemmBlock = 16;
 bool is_tiled_block(const LaunchGeometry& g) {
     return g.block.x == kGemmBlock && g.block.y == kGemmBlock && g.block.z == 1;
 }
@@ -185,7 +182,7 @@ LaunchGeometry VulkanDevice::do_default_geometry(Op op, DType dtype, std::size_t
         // Fewer than 16 columns: a subgroup per output element where the device has subgroup arithmetic
         // (gemm_narrow.comp); a wide output (e.g. one row) has the plain kernel's invocations read
         // neighbouring columns instead.
-        const std::size_t per_output = pd_.subgroup_arithmetic && cols < kGemmBlock ? pd_.subgroup_size : 1;
+        const std::size_t per_output = subgroup_per_output(cols) ? pd_.subgroup_size : 1;
         return geometry_1d_fit(rows * cols * per_output, std::min<std::size_t>(256, l.max_block_size), l);
     }
     return Device::do_default_geometry(op, dtype, rows, cols);
@@ -382,7 +379,7 @@ void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle 
     // subgroup) and a k long enough to split: a subgroup per output element,
     // each step of k by one of its invocations.
     const std::size_t sg = pd_.subgroup_size;
-    if (pd_.subgroup_arithmetic && n < kGemmBlock && k >= 2 * sg && m * n < g.grid.volume() * g.block.volume()) {
+    if (subgroup_per_output(n) && k >= 2 * sg && m * n < g.grid.volume() * g.block.volume()) {
         // Each subgroup takes about sg outputs per invocation's share, each ceil(k / sg) steps.
         dispatch(module_name("gemm_narrow", t), buffers, m * n, per_invocation(sg * (ceil_div(k, sg) + 1) - 1, what),
                  words, g, s);
