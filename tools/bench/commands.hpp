@@ -13,8 +13,8 @@
 
 namespace bench {
 
-/// What `run` (the default command) was given; options not given (app->count
-/// is 0) take the defaults of default_settings().
+/// What `run` (the default command) was given; options not given take the
+/// defaults of default_settings().
 struct RunArgs {
     bool quick = false;
     std::string backends, format = "table", output, json_output;
@@ -24,7 +24,8 @@ struct RunArgs {
     int warmup = 0, repeats = 0;
     int rank_timeout = 0;  ///< --rank-timeout seconds; 0: not given (ACCEL_RANK_TIMEOUT, else 300)
     double min_time_ms = 0;
-    const CLI::App* app = nullptr;      ///< the command line they were parsed from
+    /// Whether the command line gave the option so named ("--warmup").
+    std::function<bool(const char*)> given = [](const char*) { return false; };
     std::vector<CLI::Option*> options;  ///< every run option (the other subcommands exclude them)
 };
 

@@ -73,7 +73,7 @@ std::vector<std::vector<std::size_t>> shapes(const std::vector<std::string>& ite
 }  // namespace
 
 void add_run_options(CLI::App& app, RunArgs& a) {
-    a.app = &app;
+    a.given = [&app](const char* name) { return app.count(name) > 0; };
     // A comma-separated list option: one value per occurrence, split at commas.
     auto list = [&](const char* name, auto& values, const char* help) {
         CLI::Option* o = app.add_option(name, values, help)->delimiter(',')->allow_extra_args(false);
@@ -154,7 +154,7 @@ Settings settings_of(const RunArgs& a) {
     Settings s = default_settings(a.quick);
     // Whether list option `name` was given; UsageError when its list is empty.
     auto given = [&](const char* name, const auto& values) {
-        if (!a.app->count(name)) return false;
+        if (!a.given(name)) return false;
         if (values.empty()) throw UsageError(std::string(name) + ": empty list");
         return true;
     };
@@ -178,9 +178,9 @@ Settings settings_of(const RunArgs& a) {
         s.dtypes.clear();
         for (const auto& t : a.dtypes) s.dtypes.push_back(accel::parse_dtype(t));
     }
-    if (a.app->count("--warmup")) s.warmup = a.warmup;
-    if (a.app->count("--repeats")) s.repeats = a.repeats;
-    if (a.app->count("--min-time-ms")) s.min_time_ms = a.min_time_ms;
+    if (a.given("--warmup")) s.warmup = a.warmup;
+    if (a.given("--repeats")) s.repeats = a.repeats;
+    if (a.given("--min-time-ms")) s.min_time_ms = a.min_time_ms;
     return s;
 }
 
@@ -206,7 +206,7 @@ int run_command(const RunArgs& a) {
     if (!a.trace_output.empty()) accel::trace::start(a.trace_output);  // finished at exit, or below
     if (FleetScope::active())
         return fleet_run(s, a.backends, a.format, a.output, a.json_output,
-                         a.app->count("--rank-timeout") ? a.rank_timeout : 0);
+                         a.given("--rank-timeout") ? a.rank_timeout : 0);
     s.selectors = resolve_backends(a.backends);
     s.progress = isatty(STDERR_FILENO);
 
