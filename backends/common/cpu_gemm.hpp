@@ -89,15 +89,23 @@ struct GemmBlocking {
     static constexpr int kMR = VB >= 64 ? 8 : 6;
     static constexpr int kNV = 2;                     ///< vectors per row of the tile
     static constexpr int kNR = kNV * kLanes;          ///< columns of the tile (32 floats with AVX-512)
-    /// KC: depth of one pass. A B micro-panel (KC×NR, up to 32 KiB for
-    /// float) stays in L1 beside the A micro-panel streamed from L2.
-    static constexpr std::ptrdiff_t kKC = 256;
-    /// MC: rows per A block (MC×KC, 192 KiB for float; a multiple of both
-    /// MRs): in L2, reused by every B micro-panel of the block.
+    /// KC: depth of one pass; C is read and written once per pass. With
+    /// 16 registers (AVX2, SSE, NEON) 256: the B micro-panel (KC×NR, 16 KiB
+    /// for float) stays in L1 beside the A micro-panel streamed from L2. With
+    /// AVX-512 768: its 16 accumulators take 6144 cycles of FMAs per pass,
+    /// which hides the C tile's loads and stores (8 rows a power-of-two
+    /// stride apart share one L1 set); its B micro-panel (96 KiB) streams
+    /// from L2, two vector loads per 16 FMAs. Measured against OpenBLAS at
+    /// 2048³ on one AVX-512 core: 0.84-0.86 of it with 256, 0.93-0.98 with 768.
+    static constexpr std::ptrdiff_t kKC = VB >= 64 ? 768 : 256;
+    /// MC: rows per A block (MC×KC: 192 KiB for float with KC 256, 576 KiB
+    /// with 768; a multiple of both MRs): in L2, reused by every B
+    /// micro-panel of the block.
     static constexpr std::ptrdiff_t kMC = 192;
-    /// NC: columns per B block (KC×NC, 2 MiB for float): in L2/L3, reused by
-    /// every A block of the rectangle.
-    static constexpr std::ptrdiff_t kNC = 2048;
+    /// NC: columns per B block (KC×NC: 2 MiB for float with 16 registers,
+    /// 3 MiB with AVX-512): in L2/L3, reused by every A block of the
+    /// rectangle; each thread keeps one such buffer.
+    static constexpr std::ptrdiff_t kNC = VB >= 64 ? 1024 : 2048;
     /// A block is packed only if used by at least this many B micro-panels;
     /// otherwise read in place (packing would cost about as much as the products).
     static constexpr std::ptrdiff_t kPackAMinPanels = 3;
@@ -140,6 +148,53 @@ struct GemmBuffers {
     }
 };
 
+/// Packs 8 rows of A (row i at src + i·rs, depth step cs) over depth
+/// [0, kc) as one micro-panel: dst[p·8 + i] = A(i, p). For float rows with
+/// unit depth stride, 8×8 blocks are loaded as 8 row vectors and transposed
+/// in registers (three rounds of two-input shuffles), so each depth step's
+/// 8 values leave in one store instead of 8 scalar ones. Thread-safe for
+/// distinct dst.
+template <class T, class Acc>
+ACCEL_CPU_GEMM_INLINE void pack_rows8(const T* src, std::ptrdiff_t rs, std::ptrdiff_t cs, std::ptrdiff_t kc,
+                                      Acc* __restrict dst) {
+    std::ptrdiff_t p = 0;
+#if ACCEL_CPU_GEMM_VECTOR
+    if constexpr (std::is_same<T, float>::value && std::is_same<Acc, float>::value) {
+        if (cs == 1) {
+            typedef float V8 __attribute__((vector_size(32)));
+            typedef int I8 __attribute__((vector_size(32)));
+            // Interleave pairs of elements, then pairs of pairs, then halves.
+            const I8 lo1{0, 8, 1, 9, 4, 12, 5, 13}, hi1{2, 10, 3, 11, 6, 14, 7, 15};
+            const I8 lo2{0, 1, 8, 9, 4, 5, 12, 13}, hi2{2, 3, 10, 11, 6, 7, 14, 15};
+            const I8 lo4{0, 1, 2, 3, 8, 9, 10, 11}, hi4{4, 5, 6, 7, 12, 13, 14, 15};
+            for (; p + 8 <= kc; p += 8) {
+                V8 r[8], t[8], u[8];
+                for (int i = 0; i < 8; ++i) std::memcpy(&r[i], src + i * rs + p, sizeof(V8));
+                for (int i = 0; i < 8; i += 2) {  // t[i]: rows i, i+1 at columns 0,1,4,5; t[i+1] at 2,3,6,7
+                    t[i] = __builtin_shuffle(r[i], r[i + 1], lo1);
+                    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi1);
+                }
+                for (int h = 0; h < 8; h += 4) {  // u[h + j]: rows h..h+3 at columns j and j + 4
+                    u[h] = __builtin_shuffle(t[h], t[h + 2], lo2);
+                    u[h + 1] = __builtin_shuffle(t[h], t[h + 2], hi2);
+                    u[h + 2] = __builtin_shuffle(t[h + 1], t[h + 3], lo2);
+                    u[h + 3] = __builtin_shuffle(t[h + 1], t[h + 3], hi2);
+                }
+                for (int j = 0; j < 4; ++j) {  // column j, then column j + 4, all 8 rows
+                    const V8 col = __builtin_shuffle(u[j], u[4 + j], lo4), col4 = __builtin_shuffle(u[j], u[4 + j], hi4);
+                    std::memcpy(dst + (p + j) * 8, &col, sizeof(V8));
+                    std::memcpy(dst + (p + j + 4) * 8, &col4, sizeof(V8));
+                }
+            }
+        }
+    }
+#endif
+    for (int i = 0; i < 8; ++i) {
+        const T* row = src + i * rs;
+        for (std::ptrdiff_t q = p; q < kc; ++q) dst[q * 8 + i] = to_compute<T>(row[q * cs]);
+    }
+}
+
 /// Packs rows [i0, i0 + rows) × depth [p0, p0 + kc) of A into micro-panels
 /// of MR rows: panel r holds dst[r·MR·kc + p·MR + i] = A(i0 + r·MR + i, p0 + p),
 /// rows past `rows` zero. dst holds ceil(rows / MR)·MR·kc values. Thread-safe
@@ -155,6 +210,8 @@ ACCEL_CPU_GEMM_INLINE void pack_a(const StridedMatrix<T>& A, std::ptrdiff_t i0, 
             // Columns of A contiguous (op(A) = stored Aᵀ): MR values per depth step.
             for (std::ptrdiff_t p = 0; p < kc; ++p)
                 for (int i = 0; i < MR; ++i) dst[p * MR + i] = to_compute<T>(src[p * A.cs + i]);
+        } else if (h == MR && MR == 8) {
+            pack_rows8<T, Acc>(src, A.rs, A.cs, kc, dst);
         } else if (h == MR) {
             // Rows of A: read each row along the depth, write with stride MR.
             for (int i = 0; i < MR; ++i) {
@@ -305,13 +362,85 @@ ACCEL_CPU_GEMM_INLINE void micro_dispatch(int w, bool packed_a, std::ptrdiff_t k
     }
 }
 
+/// Depth of each pass over k: the depth split into passes of equal length
+/// (a multiple of 8, at most KC; k = 1024 with KC = 768 runs 512 + 512, not
+/// 768 + 256). k >= 1.
+template <class Acc, int VB>
+ACCEL_CPU_GEMM_INLINE std::ptrdiff_t pass_depth(std::ptrdiff_t k) {
+    constexpr std::ptrdiff_t KC = GemmBlocking<Acc, VB>::kKC;
+    const std::ptrdiff_t passes = (k + KC - 1) / KC;
+    return std::min(k, ((k + passes - 1) / passes + 7) / 8 * 8);
+}
+
+/// One depth pass of one B block: C[i0:i1, jc:jc+nc] (+)= op(A)[i0:i1,
+/// pc:pc+kc]·op(B)[pc:pc+kc, jc:jc+nc], adding to C when acc_pass. B̂ is read
+/// from bp (pack_b's layout, the whole block) except where direct_b: then
+/// full-width panels are read in place from B and only the partial last
+/// panel from bp. A is packed MC rows at a time into ap (room for
+/// MC·kc values) when packed_a, else read in place (edge rows packed).
+/// Thread-safe for disjoint rows of C and distinct ap.
+template <class T, int VB>
+ACCEL_CPU_GEMM_INLINE void block_product(const StridedMatrix<T>& A, const StridedMatrix<T>& B,
+                                         const GemmCompute<T>* bp, bool direct_b, bool packed_a,
+                                         GemmCompute<T>* ap, T* c, std::ptrdiff_t ldc, std::ptrdiff_t pc,
+                                         std::ptrdiff_t kc, std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t jc,
+                                         std::ptrdiff_t nc, bool acc_pass) {
+    using Acc = GemmCompute<T>;
+    using Blk = GemmBlocking<Acc, VB>;
+    constexpr int MR = Blk::kMR;
+    const std::ptrdiff_t full = nc / Blk::kNR * Blk::kNR;  // columns in full-width panels
+    for (std::ptrdiff_t ic = i0; ic < i1; ic += Blk::kMC) {
+        const std::ptrdiff_t mc = std::min(Blk::kMC, i1 - ic);
+        if (packed_a) pack_a<T, Acc, VB>(A, ic, mc, pc, kc, ap);
+        for (std::ptrdiff_t q = 0; q < nc;) {
+            const int w = panel_width<Acc, VB>(nc, q);
+            const int cols = static_cast<int>(std::min<std::ptrdiff_t>(w, nc - q));
+            const bool b_in_place = direct_b && q < full;
+            const T* b_src = B.at(pc, jc + q);
+            const Acc* b_packed = bp + q * kc;
+            for (std::ptrdiff_t ir = 0; ir < mc; ir += MR) {
+                const int rows = static_cast<int>(std::min<std::ptrdiff_t>(MR, mc - ir));
+                T* ct = c + (ic + ir) * ldc + jc + q;
+                const void* a_src = A.at(ic + ir, pc);
+                std::ptrdiff_t ars = A.rs, acs = A.cs;
+                bool a_packed = packed_a;
+                if (packed_a) {
+                    a_src = ap + ir * kc;
+                } else if (rows < MR) {  // edge rows read in place would run past A: pack them (zero padded)
+                    pack_a<T, Acc, VB>(A, ic + ir, rows, pc, kc, ap);
+                    a_src = ap;
+                    a_packed = true;
+                }
+                if (a_packed) ars = 1, acs = MR;
+                if (b_in_place)
+                    micro_dispatch<T, Acc, VB, T>(w, a_packed, kc, a_src, ars, acs, b_src, B.rs, ct, ldc, rows, cols,
+                                                  acc_pass);
+                else
+                    micro_dispatch<T, Acc, VB, Acc>(w, a_packed, kc, a_src, ars, acs, b_packed, w, ct, ldc, rows, cols,
+                                                    acc_pass);
+            }
+            q += w;
+        }
+    }
+}
+
+/// The A buffer of this thread with room for an MC-row block of depth kc.
+template <class Acc, int VB>
+ACCEL_CPU_GEMM_INLINE Acc* a_buffer(std::ptrdiff_t rows, std::ptrdiff_t kc) {
+    constexpr int MR = GemmBlocking<Acc, VB>::kMR;
+    const std::ptrdiff_t mc = std::min(rows, GemmBlocking<Acc, VB>::kMC);
+    auto& buf = GemmBuffers<Acc>::of_this_thread();
+    return GemmBuffers<Acc>::reserve(buf.a, buf.a_size, static_cast<std::size_t>(kc * ((mc + MR - 1) / MR * MR)));
+}
+
 /// C[i0:i1, j0:j1] = op(A)[i0:i1, :]·op(B)[:, j0:j1] (+ C when accumulate),
 /// where op(A) is [M, k] with element (i, p) at A.at(i, p), op(B) is [k, N]
 /// with element (p, j) at B.at(p, j), and C(i, j) = c[i·ldc + j] (row-major,
 /// row stride ldc). Only the rectangle is read or written; k == 0 gives zeros
 /// (or leaves C when accumulate). Each element is a sum in increasing p
-/// within KC-deep passes, added pass by pass. VB: the vector bytes of the
-/// instruction set the caller is compiled for (cpu_levels.hpp).
+/// within passes of equal depth (pass_depth), added pass by pass. VB: the
+/// vector bytes of the instruction set the caller is compiled for
+/// (cpu_levels.hpp).
 /// Thread-safe for disjoint rectangles (thread-local packing buffers); the
 /// calling thread does all the work.
 template <class T, int VB>
@@ -320,7 +449,6 @@ ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T
                                 std::ptrdiff_t j1, bool accumulate) {
     using Acc = GemmCompute<T>;
     using Blk = GemmBlocking<Acc, VB>;
-    constexpr int MR = Blk::kMR;
     if (i1 <= i0 || j1 <= j0) return;
     if (k <= 0) {
         if (!accumulate)
@@ -329,13 +457,11 @@ ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T
         return;
     }
     auto& buf = GemmBuffers<Acc>::of_this_thread();
-    const std::ptrdiff_t kc_max = std::min(k, Blk::kKC);
+    const std::ptrdiff_t kc_max = pass_depth<Acc, VB>(k);
     const std::ptrdiff_t nc_max = std::min(j1 - j0, Blk::kNC);
-    const std::ptrdiff_t mc_max = std::min(i1 - i0, Blk::kMC);
     Acc* const bp = GemmBuffers<Acc>::reserve(
         buf.b, buf.b_size, static_cast<std::size_t>(kc_max * ((nc_max + Blk::kNR - 1) / Blk::kNR * Blk::kNR)));
-    Acc* const ap = GemmBuffers<Acc>::reserve(buf.a, buf.a_size,
-                                              static_cast<std::size_t>(kc_max * ((mc_max + MR - 1) / MR * MR)));
+    Acc* const ap = a_buffer<Acc, VB>(i1 - i0, kc_max);
     // B in place (rows contiguous, already the compute type): when few row
     // panels would reuse a packed copy, packing costs more than it saves.
     const bool direct_b =
@@ -345,49 +471,66 @@ ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T
         const std::ptrdiff_t panels = (nc + Blk::kNR - 1) / Blk::kNR;
         // In place, A's micro-panel is read by every B panel: worth packing only for several.
         const bool packed_a = panels >= Blk::kPackAMinPanels;
-        for (std::ptrdiff_t pc = 0; pc < k; pc += Blk::kKC) {
-            const std::ptrdiff_t kc = std::min(Blk::kKC, k - pc);
-            const bool acc_pass = accumulate || pc > 0;
-            const std::ptrdiff_t full = nc / Blk::kNR * Blk::kNR;  // columns in full-width panels
+        for (std::ptrdiff_t pc = 0; pc < k; pc += kc_max) {
+            const std::ptrdiff_t kc = std::min(kc_max, k - pc);
+            const std::ptrdiff_t full = nc / Blk::kNR * Blk::kNR;
             if (!direct_b)
                 pack_b<T, Acc, VB>(B, pc, kc, jc, nc, bp);
             else if (full < nc)  // the partial panel is packed (zero padded) even in place
                 pack_b<T, Acc, VB>(B, pc, kc, jc + full, nc - full, bp + full * kc);
-            for (std::ptrdiff_t ic = i0; ic < i1; ic += Blk::kMC) {
-                const std::ptrdiff_t mc = std::min(Blk::kMC, i1 - ic);
-                if (packed_a) pack_a<T, Acc, VB>(A, ic, mc, pc, kc, ap);
-                for (std::ptrdiff_t q = 0; q < nc;) {
-                    const int w = panel_width<Acc, VB>(nc, q);
-                    const int cols = static_cast<int>(std::min<std::ptrdiff_t>(w, nc - q));
-                    const bool b_in_place = direct_b && q < full;
-                    const T* b_src = B.at(pc, jc + q);
-                    const Acc* b_packed = bp + q * kc;
-                    for (std::ptrdiff_t ir = 0; ir < mc; ir += MR) {
-                        const int rows = static_cast<int>(std::min<std::ptrdiff_t>(MR, mc - ir));
-                        T* ct = c + (ic + ir) * ldc + jc + q;
-                        const void* a_src = A.at(ic + ir, pc);
-                        std::ptrdiff_t ars = A.rs, acs = A.cs;
-                        bool a_packed = packed_a;
-                        if (packed_a) {
-                            a_src = ap + ir * kc;
-                        } else if (rows < MR) {  // edge rows read in place would run past A: pack them (zero padded)
-                            pack_a<T, Acc, VB>(A, ic + ir, rows, pc, kc, ap);
-                            a_src = ap;
-                            a_packed = true;
-                        }
-                        if (a_packed) ars = 1, acs = MR;
-                        if (b_in_place)
-                            micro_dispatch<T, Acc, VB, T>(w, a_packed, kc, a_src, ars, acs, b_src, B.rs, ct, ldc, rows,
-                                                      cols, acc_pass);
-                        else
-                            micro_dispatch<T, Acc, VB, Acc>(w, a_packed, kc, a_src, ars, acs, b_packed, w, ct, ldc, rows,
-                                                        cols, acc_pass);
-                    }
-                    q += w;
-                }
-            }
+            block_product<T, VB>(A, B, bp, direct_b, packed_a, ap, c, ldc, pc, kc, i0, i1, jc, nc,
+                                 accumulate || pc > 0);
         }
     }
+}
+
+/// Blocking facts of one level's GEMM that a caller sharing one packed B
+/// block among threads needs (counts of elements).
+struct GemmShape {
+    std::ptrdiff_t mr;  ///< rows of the register tile
+    std::ptrdiff_t nr;  ///< columns of a full B micro-panel
+    std::ptrdiff_t nc;  ///< columns per B block
+};
+
+/// The steps of gemm with one packed B block shared by several threads (the
+/// caller orders them: every panel of a block packed before any thread
+/// multiplies by it, every product done before the block is repacked):
+/// - pack_b(B, pc, kc, jc, q0, q1, bp): columns [q0, q1) of the block
+///   op(B)[pc:pc+kc, jc:jc+nc] into bp + q0·kc in pack_b's layout (q0 a
+///   multiple of nr; q1 a multiple of nr or nc). Thread-safe for disjoint
+///   column ranges.
+/// - multiply(A, bp, c, ldc, pc, kc, i0, i1, jc, nc, acc_pass): that pass
+///   of block_product for rows [i0, i1), A packed into this thread's buffer.
+///   Thread-safe for disjoint rows; throws std::bad_alloc if the buffer
+///   cannot grow.
+/// - depth(k): pass_depth.
+template <class T>
+struct GemmSharedBSteps {
+    void (*pack_b)(const StridedMatrix<T>& B, std::ptrdiff_t pc, std::ptrdiff_t kc, std::ptrdiff_t jc,
+                   std::ptrdiff_t q0, std::ptrdiff_t q1, GemmCompute<T>* bp);
+    void (*multiply)(const StridedMatrix<T>& A, const GemmCompute<T>* bp, T* c, std::ptrdiff_t ldc, std::ptrdiff_t pc,
+                     std::ptrdiff_t kc, std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t jc, std::ptrdiff_t nc,
+                     bool acc_pass);
+    std::ptrdiff_t (*depth)(std::ptrdiff_t k);
+    GemmShape shape;
+};
+
+template <class T, int VB>
+ACCEL_CPU_GEMM_INLINE void shared_pack_b(const StridedMatrix<T>& B, std::ptrdiff_t pc, std::ptrdiff_t kc,
+                                         std::ptrdiff_t jc, std::ptrdiff_t q0, std::ptrdiff_t q1, GemmCompute<T>* bp) {
+    if (q1 > q0) pack_b<T, GemmCompute<T>, VB>(B, pc, kc, jc + q0, q1 - q0, bp + q0 * kc);
+}
+
+template <class T, int VB>
+ACCEL_CPU_GEMM_INLINE void shared_multiply(const StridedMatrix<T>& A, const GemmCompute<T>* bp, T* c,
+                                           std::ptrdiff_t ldc, std::ptrdiff_t pc, std::ptrdiff_t kc,
+                                           std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t jc, std::ptrdiff_t nc,
+                                           bool acc_pass) {
+    using Blk = GemmBlocking<GemmCompute<T>, VB>;
+    if (i1 <= i0) return;
+    const bool packed_a = (nc + Blk::kNR - 1) / Blk::kNR >= Blk::kPackAMinPanels;
+    block_product<T, VB>(A, StridedMatrix<T>{nullptr, 0, 0}, bp, false, packed_a,
+                         a_buffer<GemmCompute<T>, VB>(i1 - i0, kc), c, ldc, pc, kc, i0, i1, jc, nc, acc_pass);
 }
 
 /// Columns that every level's register tile divides (NR is a power of two,
@@ -396,33 +539,44 @@ ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T
 template <class T>
 constexpr std::ptrdiff_t kGemmColMultiple = GemmBlocking<GemmCompute<T>, 64>::kNR;
 
-// gemm compiled once per x86 level with that level's tile (noinline: one
-// copy per level, not one per caller).
+// gemm and the shared-B steps compiled once per x86 level with that
+// level's tile (noinline: one copy per level, not one per caller).
+#define ACCEL_CPU_GEMM_LEVEL(SUFFIX, TARGET, VB)                                                                    \
+    template <class T>                                                                                             \
+    TARGET __attribute__((noinline)) void gemm_##SUFFIX(const StridedMatrix<T>& A, const StridedMatrix<T>& B, T* c, \
+                                                        std::ptrdiff_t ldc, std::ptrdiff_t k, std::ptrdiff_t i0,   \
+                                                        std::ptrdiff_t i1, std::ptrdiff_t j0, std::ptrdiff_t j1,   \
+                                                        bool accumulate) {                                         \
+        gemm<T, VB>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);                                                  \
+    }                                                                                                              \
+    template <class T>                                                                                             \
+    TARGET __attribute__((noinline)) void pack_b_##SUFFIX(const StridedMatrix<T>& B, std::ptrdiff_t pc,            \
+                                                          std::ptrdiff_t kc, std::ptrdiff_t jc, std::ptrdiff_t q0, \
+                                                          std::ptrdiff_t q1, GemmCompute<T>* bp) {                 \
+        shared_pack_b<T, VB>(B, pc, kc, jc, q0, q1, bp);                                                           \
+    }                                                                                                              \
+    template <class T>                                                                                             \
+    TARGET __attribute__((noinline)) void multiply_##SUFFIX(                                                       \
+        const StridedMatrix<T>& A, const GemmCompute<T>* bp, T* c, std::ptrdiff_t ldc, std::ptrdiff_t pc,          \
+        std::ptrdiff_t kc, std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t jc, std::ptrdiff_t nc,             \
+        bool acc_pass) {                                                                                           \
+        shared_multiply<T, VB>(A, bp, c, ldc, pc, kc, i0, i1, jc, nc, acc_pass);                                   \
+    }                                                                                                              \
+    template <class T>                                                                                             \
+    TARGET __attribute__((noinline)) std::ptrdiff_t depth_##SUFFIX(std::ptrdiff_t k) {                             \
+        return pass_depth<GemmCompute<T>, VB>(k);                                                                  \
+    }                                                                                                              \
+    template <class T>                                                                                             \
+    GemmSharedBSteps<T> shared_b_steps_##SUFFIX() {                                                                \
+        using Blk = GemmBlocking<GemmCompute<T>, VB>;                                                              \
+        return {&pack_b_##SUFFIX<T>, &multiply_##SUFFIX<T>, &depth_##SUFFIX<T>, {Blk::kMR, Blk::kNR, Blk::kNC}};   \
+    }
 #if ACCEL_CPU_LEVELS
-template <class T>
-ACCEL_CPU_TARGET_AVX512 __attribute__((noinline)) void gemm_avx512(const StridedMatrix<T>& A,
-                                                                    const StridedMatrix<T>& B, T* c,
-                                                                    std::ptrdiff_t ldc, std::ptrdiff_t k,
-                                                                    std::ptrdiff_t i0, std::ptrdiff_t i1,
-                                                                    std::ptrdiff_t j0, std::ptrdiff_t j1,
-                                                                    bool accumulate) {
-    gemm<T, 64>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
-}
-template <class T>
-ACCEL_CPU_TARGET_AVX2 __attribute__((noinline)) void gemm_avx2(const StridedMatrix<T>& A, const StridedMatrix<T>& B,
-                                                                T* c, std::ptrdiff_t ldc, std::ptrdiff_t k,
-                                                                std::ptrdiff_t i0, std::ptrdiff_t i1,
-                                                                std::ptrdiff_t j0, std::ptrdiff_t j1,
-                                                                bool accumulate) {
-    gemm<T, 32>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
-}
+ACCEL_CPU_GEMM_LEVEL(avx512, ACCEL_CPU_TARGET_AVX512, 64)
+ACCEL_CPU_GEMM_LEVEL(avx2, ACCEL_CPU_TARGET_AVX2, 32)
 #endif
-template <class T>
-__attribute__((noinline)) void gemm_build(const StridedMatrix<T>& A, const StridedMatrix<T>& B, T* c,
-                                          std::ptrdiff_t ldc, std::ptrdiff_t k, std::ptrdiff_t i0, std::ptrdiff_t i1,
-                                          std::ptrdiff_t j0, std::ptrdiff_t j1, bool accumulate) {
-    gemm<T, kBuildVectorBytes>(A, B, c, ldc, k, i0, i1, j0, j1, accumulate);
-}
+ACCEL_CPU_GEMM_LEVEL(build, , kBuildVectorBytes)
+#undef ACCEL_CPU_GEMM_LEVEL
 
 /// Rows of the register tile gemm_for_cpu uses on this CPU (MR: 8 with
 /// AVX-512, 6 otherwise): callers round the heights of their rectangles to it.
@@ -475,6 +629,22 @@ inline GemmThreadTiles gemm_thread_tiles(std::size_t m, std::size_t n, std::size
     const std::size_t col_tiles = std::min((want + row_tiles - 1) / row_tiles, (n + col_align - 1) / col_align);
     return {round_up((m + row_tiles - 1) / row_tiles, static_cast<std::size_t>(gemm_rows_for_cpu<T>())),
             round_up((n + col_tiles - 1) / col_tiles, col_align)};
+}
+
+/// GemmSharedBSteps compiled for this CPU's level (cpu_level()).
+template <class T>
+inline GemmSharedBSteps<T> gemm_shared_b_steps_for_cpu() {
+#if ACCEL_CPU_LEVELS
+    switch (cpu_level()) {
+        case CpuLevel::avx512:
+            return shared_b_steps_avx512<T>();
+        case CpuLevel::avx2:
+            return shared_b_steps_avx2<T>();
+        case CpuLevel::build:
+            break;
+    }
+#endif
+    return shared_b_steps_build<T>();
 }
 
 /// gemm (arguments and guarantees as there) compiled for this CPU's level

@@ -1,8 +1,10 @@
 // matmul and dense at sizes around the blocking of the CPU GEMM
 // (backends/common/cpu_gemm.hpp: register tile MR×NR = 8×32 floats with a
-// 16-column narrow panel on AVX-512, 6×16 with an 8-column one on AVX2,
-// KC = 256, MC = 192, NC = 2048, B read in place up to 4·MR rows, A read in
-// place below 3 panels; host tiles of ≥ 64 rows, multiples of MR), one
+// 16-column narrow panel on AVX-512, 6×16 with an 8-column one on AVX2;
+// KC = 768 and NC = 1024 on AVX-512, 256 and 2048 on AVX2, the depth split
+// into passes of equal length; MC = 192; A's rows packed by 8×8 transposes
+// with a scalar tail; B read in place up to 4·MR rows, A read in place below
+// 3 panels; host tiles of ≥ 64 rows, multiples of MR), one
 // below, at and one above each, with all four transposes, and skinny shapes
 // (N = 10, K = 30, M = 1). Every backend runs them: the sizes are just as
 // much edge cases of GPU tiles. Every shape has tens of outputs or more: the
@@ -31,9 +33,13 @@ std::vector<MNK> blocking_shapes() {
     for (const auto& v : around(&MNK::m, {6, 8, 12, 16, 24, 32, 64, 128, 192, 384}, {0, 37, 19})) s.push_back(v);  // MR, MC, tiles
     for (const auto& v : around(&MNK::n, {8, 16, 24, 32, 48, 64, 96, 128}, {13, 0, 21}))
         s.push_back(v);                                                                     // narrow, NR, panels
-    for (const auto& v : around(&MNK::n, {2048}, {9, 0, 5})) s.push_back(v);               // NC
-    for (const auto& v : around(&MNK::k, {2, 256, 512}, {17, 35, 0})) s.push_back(v);     // KC
-    for (const auto& v : around(&MNK::k, {256}, {200, 100, 0})) s.push_back(v);           // KC with packed A and B
+    for (const auto& v : around(&MNK::n, {1024, 2048}, {9, 0, 5})) s.push_back(v);         // NC
+    for (const auto& v : around(&MNK::k, {2, 8, 256, 512, 768, 1536}, {17, 35, 0})) s.push_back(v);  // KC, passes
+    for (const auto& v : around(&MNK::k, {256, 768}, {200, 100, 0})) s.push_back(v);      // KC with packed A and B
+    // Large enough for the host's threads to share packed B blocks (at least
+    // 256 rows for 2 threads): two NC blocks with a partial panel, and two
+    // depth passes.
+    for (const MNK& v : std::vector<MNK>{{256, 1030, 40}, {263, 70, 800}}) s.push_back(v);
     // Skinny and small: the MLP layer, a dense layer, row and column vectors.
     for (const MNK& v : std::vector<MNK>{{4096, 10, 30}, {64, 128, 784}, {1, 777, 65}, {777, 1, 65}, {300, 2, 1},
                                          {5, 300, 1}, {1, 100, 600}, {65, 33, 3}})
