@@ -1,8 +1,8 @@
 // PathChoice::automatic by evidence: on a device with both paths for matmul
 // and dense, the path that ran matmul faster in a short measurement on that
-// device at the call's shape class, recorded per device, driver, library
-// version and class (in this process and in a cache file) so that it is
-// measured once. A vendor library is not always the faster one: CLBlast
+// device at the first call's shape and layout (transposes) of its class,
+// recorded per device, driver, library version and class (in this process
+// and in a cache file) so that it is measured once. A vendor library is not always the faster one: CLBlast
 // untuned for a device ran 2.5-20x slower than accel's kernel on Intel's
 // OpenCL CPU runtime, 2x faster on PoCL; and one device's answer changes with
 // the shape: OpenBLAS ran 256³ 1.3x faster than accel's host GEMM and the
@@ -64,8 +64,11 @@ std::string info_value(const DeviceInfo& i, const char* key) {
     return "";
 }
 
+// "MxNxK", then " A^T" / " B^T" for transposed operands (A·B keeps the key
+// it had before transposes were measured).
 std::string shape_text(const GemmShape& s) {
-    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + (s.trans_a ? " A^T" : "") +
+           (s.trans_b ? " B^T" : "");
 }
 
 // The build of `backend`'s plugin, as its file's size and modification time
@@ -123,7 +126,8 @@ std::optional<PathEvidence> from_json(const json& e, const std::string& key) {
         PathEvidence ev;
         ev.native_gflops = e.at("native_gflops").get<double>();
         ev.vendor_gflops = e.at("vendor_gflops").get<double>();
-        ev.shape = {e.at("m").get<std::size_t>(), e.at("n").get<std::size_t>(), e.at("k").get<std::size_t>()};
+        ev.shape = {e.at("m").get<std::size_t>(), e.at("n").get<std::size_t>(), e.at("k").get<std::size_t>(),
+                    e.value("trans_a", false), e.value("trans_b", false)};
         if (path != "native" && path != "vendor") return std::nullopt;
         if (!std::isfinite(ev.native_gflops) || !std::isfinite(ev.vendor_gflops) || ev.native_gflops < 0 ||
             ev.vendor_gflops < 0 || ev.shape.m == 0 || ev.shape.n == 0 || ev.shape.k == 0)
@@ -152,7 +156,9 @@ void record(const std::string& file, const PathEvidence& ev) {
                        {"vendor_gflops", ev.vendor_gflops},
                        {"m", ev.shape.m},
                        {"n", ev.shape.n},
-                       {"k", ev.shape.k}};
+                       {"k", ev.shape.k},
+                       {"trans_a", ev.shape.trans_a},
+                       {"trans_b", ev.shape.trans_b}};
     const std::string tmp = file + ".tmp." + std::to_string(::getpid());
     {
         std::ofstream f(tmp);
@@ -179,14 +185,15 @@ constexpr double kNativeMargin = 1.2;
 std::pair<double, double> measure(const std::shared_ptr<Device>& d, const GemmShape& shape, int runs,
                                   bool with_vendor) {
     const std::size_t m = shape.m, n = shape.n, k = shape.k;
-    Tensor a = Tensor::from_host(d, {m, k}, std::vector<float>(m * k, 0.5f));
-    Tensor b = Tensor::from_host(d, {k, n}, std::vector<float>(k * n, 0.5f));
+    const Transpose t{shape.trans_a, shape.trans_b};
+    Tensor a = Tensor::from_host(d, t.a ? Shape{k, m} : Shape{m, k}, std::vector<float>(m * k, 0.5f));
+    Tensor b = Tensor::from_host(d, t.b ? Shape{n, k} : Shape{k, n}, std::vector<float>(k * n, 0.5f));
     Tensor c(d, {m, n});
     auto once = [&](PathChoice p) {
         Options o;
         o.path = p;
         const auto t0 = std::chrono::steady_clock::now();
-        matmul(a, b, c, {}, o);
+        matmul(a, b, c, t, o);
         d->synchronize();
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return s > 0 ? 2.0 * double(m) * double(n) * double(k) / s * 1e-9 : 0.0;
@@ -201,6 +208,17 @@ std::pair<double, double> measure(const std::shared_ptr<Device>& d, const GemmSh
     return {native, vendor};
 }
 
+// `s` with each dimension at least 1 and the largest halved (m before n
+// before k on ties) while m·n·k exceeds kClassMaxVolume.
+GemmShape within_volume(GemmShape s) {
+    s.m = std::max<std::size_t>(s.m, 1), s.n = std::max<std::size_t>(s.n, 1), s.k = std::max<std::size_t>(s.k, 1);
+    while (double(s.m) * double(s.n) * double(s.k) > kClassMaxVolume) {
+        std::size_t& largest = s.m >= s.n && s.m >= s.k ? s.m : (s.n >= s.k ? s.n : s.k);
+        largest /= 2;
+    }
+    return s;
+}
+
 }  // namespace
 
 GemmShape path_class(GemmShape s) {
@@ -209,12 +227,7 @@ GemmShape path_class(GemmShape s) {
         const double e = std::round(std::log2(static_cast<double>(v)));
         return std::size_t{1} << static_cast<int>(std::min(e, 40.0));
     };
-    GemmShape c{pow2(s.m), pow2(s.n), pow2(s.k)};
-    while (double(c.m) * double(c.n) * double(c.k) > kClassMaxVolume) {
-        std::size_t& largest = c.m >= c.n && c.m >= c.k ? c.m : (c.n >= c.k ? c.n : c.k);
-        largest /= 2;
-    }
-    return c;
+    return within_volume({pow2(s.m), pow2(s.n), pow2(s.k), s.trans_a, s.trans_b});
 }
 
 std::optional<PathEvidence> recorded_path_evidence(const Device& device, GemmShape shape) {
@@ -257,13 +270,13 @@ PathEvidence path_evidence(const Device& device, GemmShape shape) {
         memory()[{file, key}] = ev;
         return ev;
     }
-    ev.shape = cls;
+    ev.shape = within_volume(shape);  // the call's own sizes: libraries pad N = 30 differently from 32
     std::string vendor_error;
     try {
-        std::tie(ev.native_gflops, ev.vendor_gflops) = measure(d, cls, kCalibrationRuns, true);
+        std::tie(ev.native_gflops, ev.vendor_gflops) = measure(d, ev.shape, kCalibrationRuns, true);
     } catch (const Error& e) {
         vendor_error = e.what();  // a vendor library that fails is not chosen
-        ev.native_gflops = measure(d, cls, kCalibrationRuns, false).first;
+        ev.native_gflops = measure(d, ev.shape, kCalibrationRuns, false).first;
         ev.vendor_gflops = 0;
     }
     ev.path = ev.native_gflops >= kNativeMargin * ev.vendor_gflops ? OpPath::native : OpPath::vendor;
@@ -288,8 +301,10 @@ OpPath automatic_path(const Device& device, GemmShape shape) {
         OpPath path;
     };
     static std::mutex m;
-    static std::map<std::tuple<const Device*, std::size_t, std::size_t, std::size_t, std::string>, Decision> decisions;
-    const auto key = std::make_tuple(&device, cls.m, cls.n, cls.k, file);
+    static std::map<std::tuple<const Device*, std::size_t, std::size_t, std::size_t, bool, bool, std::string>,
+                    Decision>
+        decisions;
+    const auto key = std::make_tuple(&device, cls.m, cls.n, cls.k, cls.trans_a, cls.trans_b, file);
     {
         std::lock_guard<std::mutex> lock(m);
         const auto it = decisions.find(key);

@@ -266,7 +266,7 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
                        std::to_string(n) + "] (rows of op(a), columns of op(b))");
     no_alias(op, {"c", &c}, {{"a", &a}, {"b", &b}});
     const DType dtype = c.dtype();
-    const OpPath path = resolve_path(d, op, o, dtype, {m, n, ka});
+    const OpPath path = resolve_path(d, op, o, dtype, {m, n, ka, t.a, t.b});
     Stream& s = stream_of(op, d, o);
     if (path == OpPath::vendor) {
         // The library picks its own launches; a caller's geometry is still checked.
@@ -310,7 +310,7 @@ void dense(const Tensor& x, const Tensor& w, OptionalTensor bias_operand, Tensor
                        x.shape().to_string() + " and w " + w.shape().to_string());
     no_alias(op, {"y", &y}, {{"x", &x}, {"w", &w}, {"bias", bias}});
     const DType dtype = y.dtype();
-    const OpPath path = resolve_path(d, op, o, dtype, {batch, out, in});
+    const OpPath path = resolve_path(d, op, o, dtype, {batch, out, in, false, true});  // x·Wᵀ
     Stream& s = stream_of(op, d, o);
     if (path == OpPath::vendor) {
         if (o.geometry) check_geometry(*o.geometry, d.info().limits, op_name(op));

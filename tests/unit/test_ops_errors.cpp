@@ -264,9 +264,9 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
     const std::string classes = fresh_cache_dir("classes");
     const ops::GemmShape skinny{4000, 30, 250};
     const auto skinny_ev = ops::path_evidence(*d, skinny);
-    CHECK(skinny_ev.shape.m == 4096);
-    CHECK(skinny_ev.shape.n == 32);
-    CHECK(skinny_ev.shape.k == 256);
+    CHECK(skinny_ev.shape.m == 4000);  // the call's own sizes measured, not the class's powers of two
+    CHECK(skinny_ev.shape.n == 30);
+    CHECK(skinny_ev.shape.k == 250);
     CHECK(skinny_ev.key != ev.key);
     CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());
     for (const char* path : {"native", "vendor"}) {
@@ -275,6 +275,23 @@ TEST_CASE("automatic path: the faster path by measurement, recorded once, a reco
         const OpPath want = std::string(path) == "native" ? OpPath::native : OpPath::vendor;
         CHECK(ops::resolve_path(*d, Op::matmul, {}, DType::f32, {4096, 30, 256}) == want);
         CHECK(ops::resolve_path(*d, Op::matmul, {}, DType::f32, {3500, 31, 300}) == want);  // same class
+    }
+    // Each layout has a record of its own: A·Bᵀ (dense's x·Wᵀ) is measured
+    // apart from A·B, and a record for it decides dense's calls alone.
+    const std::string layouts = fresh_cache_dir("layouts");
+    const ops::GemmShape nt{256, 256, 256, false, true};
+    const auto nt_ev = ops::path_evidence(*d, nt);
+    CHECK(nt_ev.shape.trans_b);
+    CHECK_FALSE(nt_ev.shape.trans_a);
+    CHECK(nt_ev.key != ev.key);
+    CHECK(contains(nt_ev.key, "256x256x256 B^T"));
+    CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());  // A·B still unmeasured here
+    for (const char* path : {"native", "vendor"}) {
+        CAPTURE(path);
+        forge_record(std::string("layout-") + path, nt_ev.key, path, 256, 256, 256);
+        const OpPath want = std::string(path) == "native" ? OpPath::native : OpPath::vendor;
+        CHECK(ops::resolve_path(*d, Op::dense, {}, DType::f32, nt) == want);
+        CHECK(ops::resolve_path(*d, Op::matmul, {}, DType::f32, {250, 260, 270, false, true}) == want);
     }
     // Calls remember the decision per device, class and cache file: threads
     // asking at once agree with the record, and a record in another cache
@@ -308,4 +325,7 @@ TEST_CASE("path_class: powers of two in log scale, at most 512^3 multiply-adds")
     CHECK(cls(181, 182, 3) == "128x256x4");  // √2 · 128 = 181.02: 181 rounds down, 182 up
     CHECK(cls(4096, 4096, 4096) == "512x512x512");
     CHECK(cls(65536, 8, 8192) == "4096x8x4096");  // the largest halved, m before n before k on ties
+    const ops::GemmShape t = ops::path_class({300, 20, 7, true, false});  // the layout kept
+    CHECK(t.trans_a);
+    CHECK_FALSE(t.trans_b);
 }

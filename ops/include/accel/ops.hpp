@@ -70,22 +70,26 @@ struct Options {
 /// Thread-safe (pure).
 PathChoice parse_path_choice(const std::string& text);
 
-/// A product's shape: op(A) [m, k] · op(B) [k, n] (counts of elements).
+/// A product's shape: op(A) [m, k] · op(B) [k, n] (counts of elements), and
+/// which operands are stored transposed (A as [k, m], B as [n, k]; dense's
+/// x·Wᵀ has trans_b): the kernels a device picks differ with the layout, so
+/// the automatic path measures the layout the call uses.
 struct GemmShape {
     std::size_t m = 256, n = 256, k = 256;
+    bool trans_a = false, trans_b = false;
 };
 
-/// The shape `automatic` measures for products of shape `s`, its class: each
-/// dimension rounded to the nearest power of two (in log scale; 0 counts as
-/// 1), then the largest halved while m·n·k exceeds 2^27 (a 512³ product), so
-/// that a measurement takes milliseconds. Products of one class take one
-/// path: 256×4096×30 and 256×4096×32 share one, 4096×30×256 (a skinny
-/// weight gradient) does not share 256×256×256's. Thread-safe (pure).
+/// The class of products of shape `s`, which share one automatic decision:
+/// each dimension rounded to the nearest power of two (in log scale; 0
+/// counts as 1), then the largest halved while m·n·k exceeds 2^27 (a 512³
+/// product); the transposes kept. 256×4096×30 and 256×4096×32 share one,
+/// 4096×30×256 (a skinny weight gradient) does not share 256×256×256's, nor
+/// A·B A·Bᵀ's. Thread-safe (pure).
 GemmShape path_class(GemmShape s);
 
 /// The path `op` will run on `device` in `dtype` under `options` for a
-/// product of shape `shape` (matmul and dense: [batch, in]·[in, out]; other
-/// ops ignore it): see the file comment; `auto` for a dtype other than f32
+/// product of shape `shape` (matmul: its op(a)·op(b) and transposes; dense:
+/// [batch, in]·[out, in]ᵀ; other ops ignore it): see the file comment; `auto` for a dtype other than f32
 /// takes the vendor path where the device has one for that dtype (the
 /// libraries outrun accel's kernels there). Throws Unsupported when vendor
 /// is demanded (by Options or ACCEL_OP_PATH=vendor for an op that has a
@@ -101,7 +105,11 @@ struct PathEvidence {
     OpPath path = OpPath::native;  ///< the path `automatic` takes
     double native_gflops = 0;      ///< accel's kernel at `shape`, best of 3 runs, GFLOP/s (host clock)
     double vendor_gflops = 0;      ///< the vendor library, measured the same way (0: none, or it failed)
-    GemmShape shape{0, 0, 0};      ///< the product measured, path_class of the call's (0s: nothing measured)
+    /// The product measured: the first call's of its class, the largest
+    /// dimension halved while above 512³ (0s: nothing measured). Not the
+    /// class's power of two: a library's padding path at N = 30 can run
+    /// 1.7x slower than at N = 32 (CLBlast on PoCL).
+    GemmShape shape{0, 0, 0};
     std::string key;               ///< what the record is for: accel version, backend, device, driver, runtime, library, class
     std::string source;            ///< "measured now", "recorded in FILE", or why nothing was measured
 };
@@ -115,7 +123,8 @@ std::optional<PathEvidence> recorded_path_evidence(const Device& device, GemmSha
 
 /// The evidence for `device` at the class of `shape`: native when it has no
 /// vendor path; else the recorded evidence; else measured now (matmul at
-/// path_class(shape): one untimed run per path, then three rounds
+/// `shape` with its transposes, the largest dimension halved while above
+/// 512³, recorded for its class, path_class(shape): one untimed run per path, then three rounds
 /// alternating the paths, best run of each, host clock between
 /// synchronizations; native is taken when it ran at least 1.2× as fast as
 /// vendor; a device where matmul 16³ takes 50 ms or more, a simulator, is
