@@ -506,9 +506,16 @@ private:
     /// start, range length, extra...} (at most 8 words). Throws InvalidArgument
     /// (a grid of 2^32 invocations or more), DeviceError.
     /// `spec`: the pipeline's specialization constants after the block's.
+    /// `byte_offset`: where every binding starts in its buffer (a multiple
+    /// of minStorageBufferOffsetAlignment; 0 for the scratch buffer).
     void dispatch(const std::string& module, const std::vector<const VulkanBuffer*>& buffers, std::size_t n,
                   std::size_t per_invocation, const std::vector<std::uint32_t>& extra, const LaunchGeometry& g,
-                  Stream& s, const std::vector<std::uint32_t>& spec = {});
+                  Stream& s, const std::vector<std::uint32_t>& spec = {}, VkDeviceSize byte_offset = 0);
+    /// The most elements of dtype t one binding reaches from an aligned
+    /// offset: maxStorageBufferRange rounded down to whole elements and to
+    /// minStorageBufferOffsetAlignment, so that the next segment starts
+    /// aligned (lavapipe: 128 MiB, 33554432 f32).
+    std::size_t segment_elements(DType t) const noexcept;
     /// A descriptor set of `bindings` storage buffers (1..4) from the
     /// device's pools, and the pool it came from. Thread-safe.
     std::pair<VkDescriptorSet, VkDescriptorPool> allocate_set(std::uint32_t bindings);

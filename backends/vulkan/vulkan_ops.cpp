@@ -280,9 +280,17 @@ void VulkanDevice::check_elements(std::size_t elements, DType t, const char* wha
                           "or 2^32 elements; split the tensor");
 }
 
+std::size_t VulkanDevice::segment_elements(DType t) const noexcept {
+    const VkDeviceSize size = dtype_size(t);
+    const VkDeviceSize align = std::max<VkDeviceSize>({pd_.props.limits.minStorageBufferOffsetAlignment, size, 1});
+    const VkDeviceSize bytes = pd_.props.limits.maxStorageBufferRange / align * align;
+    return static_cast<std::size_t>(std::max<VkDeviceSize>(bytes / size, 1));
+}
+
 void VulkanDevice::dispatch(const std::string& module, const std::vector<const VulkanBuffer*>& buffers,
                             std::size_t n, std::size_t per_invocation, const std::vector<std::uint32_t>& extra,
-                            const LaunchGeometry& g, Stream& s, const std::vector<std::uint32_t>& spec) {
+                            const LaunchGeometry& g, Stream& s, const std::vector<std::uint32_t>& spec,
+                            VkDeviceSize byte_offset) {
     const std::size_t grid = g.grid.volume(), block = g.block.volume();
     if (grid == SIZE_MAX || block == SIZE_MAX || (grid && block > SIZE_MAX / grid) || grid * block >= (std::size_t{1} << 32))
         throw InvalidArgument(module + " on " + selector() + ": geometry " + g.to_string() +
@@ -300,7 +308,8 @@ void VulkanDevice::dispatch(const std::string& module, const std::vector<const V
     std::vector<VkWriteDescriptorSet> writes(bindings);
     const VkDeviceSize max_range = pd_.props.limits.maxStorageBufferRange;
     for (std::uint32_t i = 0; i < bindings; ++i) {
-        infos[i] = {buffers[i]->buffer, 0, std::min<VkDeviceSize>(buffers[i]->size, max_range)};
+        const VkDeviceSize offset = buffers[i] == scratch_ ? 0 : byte_offset;
+        infos[i] = {buffers[i]->buffer, offset, std::min<VkDeviceSize>(buffers[i]->size - offset, max_range)};
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[i].dstSet = set.first;
         writes[i].dstBinding = i;
@@ -333,14 +342,18 @@ void VulkanDevice::dispatch(const std::string& module, const std::vector<const V
 // ---- kernels --------------------------------------------------------------------
 
 void VulkanDevice::launch_elementwise(Op op, const KernelArgs& a) {
-    const char* name = op_name(op);
-    check_elements(a.n, a.dtype, name);
     const std::size_t inputs = op_info(op).inputs.size();
     std::vector<const VulkanBuffer*> buffers;
     for (std::size_t i = 0; i < inputs; ++i) buffers.push_back(vb(a.in[i]));
     buffers.push_back(vb(a.out[0]));
     if (a.n == 0) return;  // nothing to do (and a zero-byte tensor has no buffer)
-    dispatch(module_name(name, a.dtype), buffers, a.n, kElementsPerInvocation, {}, a.geometry, *a.stream);
+    // Element i of every operand is element i of the others: a tensor past
+    // one binding's reach runs as segments, each bound at its own offset.
+    const std::string module = module_name(op_name(op), a.dtype);
+    const std::size_t segment = segment_elements(a.dtype);
+    for (std::size_t first = 0; first < a.n; first += segment)
+        dispatch(module, buffers, std::min(segment, a.n - first), kElementsPerInvocation, {}, a.geometry, *a.stream, {},
+                 static_cast<VkDeviceSize>(first) * dtype_size(a.dtype));
 }
 
 std::size_t VulkanDevice::per_invocation(std::size_t inner, const std::string& what) const {

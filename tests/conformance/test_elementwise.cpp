@@ -31,6 +31,31 @@ TEST_CASE("add matches the reference at odd, empty and large sizes") {
     }
 }
 
+TEST_CASE("add and relu_backward past 2^25 f32 elements (128 MiB: one storage binding's reach on lavapipe)") {
+    // A Vulkan device binds at most maxStorageBufferRange bytes of a buffer
+    // per descriptor; a longer tensor runs as segments bound at offsets. The
+    // element just past the first segment and the last one must be right.
+    auto g = rng(4);
+    const auto sizes = within_work_cap({(std::size_t{1} << 25) + 4097}, "past 2^25");
+    if (sizes.empty()) return;
+    const std::size_t n = sizes[0];
+    auto a = uniform(g, n), b = uniform(g, n, -100.0f, 100.0f);
+    auto ta = Tensor::from_host(device(), {n}, a), tb = Tensor::from_host(device(), {n}, b);
+    auto tc = poisoned(device(), {n});
+    ops::add(ta, tb, tc);
+    const auto sum = tc.download();
+    expect_close(sum, reference::add(a, b), threshold(Op::add), "add n=" + std::to_string(n));
+    for (std::size_t i : {std::size_t{0}, (std::size_t{1} << 25) - 1, std::size_t{1} << 25, n - 1}) {
+        CAPTURE(i);
+        CHECK(sum[i] == a[i] + b[i]);  // one f32 addition: exact on every backend
+    }
+    ops::relu_backward(ta, tb, tc);  // dy = a, x = b: dx = x > 0 ? dy : 0
+    const auto dx = tc.download();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += dx[i] != (b[i] > 0 ? a[i] : 0.0f);
+    CHECK(wrong == 0);
+}
+
 TEST_CASE("add on a 2-D shape and in place") {
     auto g = rng(2);
     auto a = uniform(g, 33 * 65), b = uniform(g, 33 * 65);
