@@ -42,12 +42,13 @@ void matmul_shared_b(const Operands<T>& op, T* c, std::size_t m, std::size_t n, 
     auto& own = cpu::GemmBuffers<Acc>::of_this_thread();
     Acc* const bp =
         cpu::GemmBuffers<Acc>::reserve(own.b, own.b_size, static_cast<std::size_t>(kc_max * ceil_div(nc_max, nr) * nr));
-    // Row blocks of about kRowsPerBlock, a multiple of the team in number, of equal height (a multiple of MR).
+    // Row blocks of about kRowsPerBlock, a multiple of the team in number,
+    // starting at multiples of MR and within MR rows of each other in height
+    // (each block pass ends at a barrier: one short block idles a thread).
     constexpr D kRowsPerBlock = 192;
-    const D team = D(workers);
-    const D want = ceil_div(std::max(ceil_div(D(m), kRowsPerBlock), team), team) * team;
-    const D height = ceil_div(ceil_div(D(m), want), steps.shape.mr) * steps.shape.mr;
-    const long long blocks = static_cast<long long>(ceil_div(D(m), height));
+    const D team = D(workers), mr = steps.shape.mr;
+    const D blocks = ceil_div(std::max(ceil_div(D(m), kRowsPerBlock), team), team) * team;
+    const auto row_start = [&](D r) { return r >= blocks ? D(m) : D(m) * r / blocks / mr * mr; };
     std::atomic<bool> failed{false};
 #pragma omp parallel num_threads(static_cast<int>(workers))
     for (D jc = 0; jc < D(n); jc += nc_max) {
@@ -60,11 +61,10 @@ void matmul_shared_b(const Operands<T>& op, T* c, std::size_t m, std::size_t n, 
                 steps.pack_b(op.b, pc, kc, jc, std::min(nc, D(t) * share), std::min(nc, D(t + 1) * share), bp);
             // (the loop's closing barrier: every panel is packed before any product reads it)
 #pragma omp for schedule(dynamic, 1)
-            for (long long r = 0; r < blocks; ++r) {
+            for (long long r = 0; r < static_cast<long long>(blocks); ++r) {
                 if (failed.load(std::memory_order_relaxed)) continue;
                 try {
-                    steps.multiply(op.a, bp, c, D(n), pc, kc, D(r) * height, std::min(D(m), D(r + 1) * height), jc, nc,
-                                   pc > 0);
+                    steps.multiply(op.a, bp, c, D(n), pc, kc, row_start(D(r)), row_start(D(r) + 1), jc, nc, pc > 0);
                 } catch (...) {  // only std::bad_alloc; no exception may leave the team
                     failed.store(true, std::memory_order_relaxed);
                 }
