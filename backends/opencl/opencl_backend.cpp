@@ -457,7 +457,9 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
                            "the same tiles from global memory, no local memory: K <= " +
                                std::to_string(kDirectGemmMaxK) + ", then A·Bᵀ (dense) as dot products, M <= " +
                                std::to_string(kDirectGemmMaxM) + ", Aᵀ·B (weight gradients) by rows (the last two "
-                               "where the tile's vector widths allow)"});
+                               "where the tile's vector widths allow); in f32, A·Bᵀ with K < " +
+                               std::to_string(kShortDotK) + " as A·(Bᵀ transposed once), Aᵀ·B with N < " +
+                               std::to_string(kShortDotK) + " as the transpose of Bᵀ·A"});
     i.extra.push_back({"elementwise vector width",
                        std::to_string(elementwise_width_for(d)) +
                            " (sigmoid, bce_with_logits, bce_with_logits_backward in f32, and add except on CPU "

@@ -67,6 +67,10 @@ void check_cl(cl_int code, const std::string& where, const std::string& detail =
 /// M at most kDirectGemmMaxM (OpenclDevice::gemm_kernel).
 constexpr std::size_t kDirectGemmMaxK = 16;
 constexpr std::size_t kDirectGemmMaxM = 4;
+/// On CPU devices, in f32, A·Bᵀ with K above kDirectGemmMaxK and below this
+/// runs as A·(B transposed into a scratch buffer), and Aᵀ·B with N below it
+/// (and M above N) as the transpose of Bᵀ·A (OpenclDevice::k_matmul).
+constexpr std::size_t kShortDotK = 64;
 
 // The kernels of the program that are not one elementwise op each (names
 // as in kernels/*.cl), written once: the enum and kKernelNames come from this
@@ -82,6 +86,7 @@ constexpr std::size_t kDirectGemmMaxM = 4;
     X(gemm_direct)  /* gemm without local memory (kernels/matmul.cl), same tiles */                         \
     X(gemm_dot)     /* gemm_direct for A·Bᵀ as dot products (CPU devices: programs with MM_VW > 1 only) */ \
     X(gemm_rows)    /* gemm_direct for Aᵀ·B, rows as vectors (programs whose MM_WM is a vector size) */    \
+    X(transpose)    /* a matrix's transpose, for operands gemm_direct reads faster so (kernels/matmul.cl) */ \
     X(empty)                                                                                                \
     X(convert_f32)  /* convert from f32 into the program's dtype (kernels/convert.cl) */                    \
     X(convert_f64)  /* from f64: only in programs of devices with fp64 (else a null entry) */               \
@@ -356,6 +361,18 @@ private:
     /// inner dimension k (ta, tb: A, B transposed): gemm, gemm_direct or
     /// gemm_dot (see the definition for the measurements behind it).
     Kernel gemm_kernel(std::size_t tile, std::size_t m, std::size_t k, bool ta, bool tb) const noexcept;
+    /// A buffer of `bytes` for one launch's rearranged operand (do_allocate's
+    /// errors), released when it goes out of scope, after the commands that
+    /// use it are enqueued: OpenCL keeps a buffer until they have finished.
+    struct Scratch {
+        cl_mem buffer;
+        Scratch(OpenclDevice& d, std::size_t bytes);
+        ~Scratch();
+        Scratch(const Scratch&) = delete;
+        Scratch& operator=(const Scratch&) = delete;
+    };
+    /// Enqueues dst [cols, rows] = src [rows, cols]ᵀ (kernels/matmul.cl transpose) on `s`.
+    void transpose_into(DType t, cl_mem src, cl_mem dst, std::size_t rows, std::size_t cols, Stream& s);
     /// Whether tile `tile`'s program has gemm_dot: matmul.cl builds it where
     /// MM_VW > 1 and a work-item's MM_WN·MM_VW columns are a multiple of 4.
     bool has_gemm_dot(std::size_t tile) const noexcept {

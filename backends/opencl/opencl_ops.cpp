@@ -163,9 +163,50 @@ Kernel OpenclDevice::gemm_kernel(std::size_t tile, std::size_t m, std::size_t k,
     return Kernel::gemm;
 }
 
+// Two layouts of a training step's products run faster rearranged on CPU
+// devices (f32; PoCL on an AVX-512 Xeon, MLP 30→H→1, batch 256, ms per epoch:
+// H = 1024 5.5 → 4.3, H = 4096 22.4 → 15.9):
+//  - A·Bᵀ with K below kShortDotK (dense's x·Wᵀ, K = 30): gemm_dot's dot
+//    products are mostly their scalar tail there; B is transposed into a
+//    scratch buffer and gemm_direct broadcasts A over contiguous rows of Bᵀ.
+//  - Aᵀ·B with N below kShortDotK and M above N (a weight gradient dhᵀ·x,
+//    N = 30): gemm_rows gets N in fours; C is computed transposed, Cᵀ = Bᵀ·A,
+//    by gemm_direct over Cᵀ's long rows, then transposed into C. Taken only
+//    with the default geometry: Cᵀ's launch needs its own.
+// Scratch buffers are released once enqueued: OpenCL keeps a buffer until
+// the commands that use it have finished.
+
+void OpenclDevice::transpose_into(DType t, cl_mem src, cl_mem dst, std::size_t rows, std::size_t cols, Stream& s) {
+    launch(t, Kernel::transpose, do_default_geometry(Op::add, t, rows, cols), s, src, dst, ul(rows), ul(cols));
+}
+
+OpenclDevice::Scratch::Scratch(OpenclDevice& d, std::size_t bytes) : buffer(mem(d.do_allocate(bytes))) {}
+
+OpenclDevice::Scratch::~Scratch() { clReleaseMemObject(buffer); }
+
+namespace {
+bool same_geometry(const LaunchGeometry& a, const LaunchGeometry& b) { return a.grid == b.grid && a.block == b.block; }
+}  // namespace
+
 void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                             std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
     const std::size_t tile = tiles_.choose(m, n);  // the geometry was checked against it (do_tile_layout)
+    const bool rearrange = direct_gemm_ && t == DType::f32 && k > kDirectGemmMaxK;
+    if (rearrange && tb && !ta && k < kShortDotK) {  // A·(Bᵀ stored as such)
+        Scratch bt(*this, n * k * sizeof(float));
+        transpose_into(t, mem(b), bt.buffer, n, k, s);
+        launch_tile(t, tile, Kernel::gemm_direct, g, s, mem(a), bt.buffer, mem(c), cl_mem{nullptr}, cl_int{0},
+                    cl_int{0}, ul(m), ul(n), ul(k), cl_int{0}, cl_int{0});
+        return;
+    }
+    if (rearrange && ta && !tb && n < kShortDotK && m > n && same_geometry(g, do_default_geometry(Op::matmul, t, m, n))) {
+        Scratch ct(*this, m * n * sizeof(float));  // Cᵀ [n, m] = op(B)ᵀ·op(A)ᵀ = B stored [k, n]ᵀ · A stored [k, m]
+        launch_tile(t, tiles_.choose(n, m), Kernel::gemm_direct, do_default_geometry(Op::matmul, t, n, m), s, mem(b),
+                    mem(a), ct.buffer, cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(n), ul(m), ul(k), cl_int{1},
+                    cl_int{0});
+        transpose_into(t, ct.buffer, mem(c), n, m, s);
+        return;
+    }
     launch_tile(t, tile, gemm_kernel(tile, m, k, ta, tb), g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0},
                 cl_int{0}, ul(m), ul(n), ul(k), flag(ta), flag(tb));
 }
@@ -174,6 +215,13 @@ void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle
                            std::size_t batch, std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g,
                            Stream& s) {
     const std::size_t tile = tiles_.choose(batch, out);
+    if (direct_gemm_ && t == DType::f32 && in > kDirectGemmMaxK && in < kShortDotK) {  // x·Wᵀ as x·(Wᵀ)
+        Scratch wt(*this, out * in * sizeof(float));
+        transpose_into(t, mem(w), wt.buffer, out, in, s);
+        launch_tile(t, tile, Kernel::gemm_direct, g, s, mem(x), wt.buffer, mem(y), mem(bias), flag(bias != nullptr),
+                    activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{0});
+        return;
+    }
     launch_tile(t, tile, gemm_kernel(tile, batch, in, false, true), g, s, mem(x), mem(w), mem(y), mem(bias),
                 flag(bias != nullptr), activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
 }

@@ -448,3 +448,12 @@ MM_GEMM_KERNEL(gemm_rows) {
     }
 }
 #endif
+
+// dst [cols, rows] = src [rows, cols]ᵀ (row-major): dst[c·rows + r] =
+// src[r·cols + c], a grid-stride loop over dst's elements. The host uses it
+// on CPU devices to hand gemm_direct operands it reads fastest (see
+// OpenclDevice::k_matmul).
+__kernel void transpose(__global const real* src, __global real* dst, ulong rows, ulong cols) {
+    const ulong n = rows * cols, stride = get_global_size(0);
+    for (ulong i = get_global_id(0); i < n; i += stride) STORE(dst, i, LOAD(src, (i % rows) * cols + i / rows));
+}
