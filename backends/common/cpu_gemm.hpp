@@ -28,8 +28,9 @@
 //
 // Parallelism belongs to the caller: gemm() computes one rectangle of C
 // (rows [i0, i1) × columns [j0, j1)) with thread-local packing buffers, so
-// callers split C across threads (host: OpenMP tiles) or run it whole
-// (Kokkos Serial).
+// callers split C across threads (Kokkos' host spaces: rectangles) or run it
+// whole (Kokkos Serial); GemmSharedBSteps are the same loops cut where a
+// team shares each packed B block (the host backend's threads).
 //
 // Vectorization: the micro-kernel is written with GCC/Clang vector
 // extensions, one value = one register of VB bytes (a template parameter of
@@ -486,7 +487,7 @@ ACCEL_CPU_GEMM_INLINE void gemm(const StridedMatrix<T>& A, const StridedMatrix<T
 
 /// Blocking facts of one level's GEMM that a caller sharing one packed B
 /// block among threads needs (counts of elements).
-struct GemmShape {
+struct GemmTileShape {
     std::ptrdiff_t mr;  ///< rows of the register tile
     std::ptrdiff_t nr;  ///< columns of a full B micro-panel
     std::ptrdiff_t nc;  ///< columns per B block
@@ -512,7 +513,7 @@ struct GemmSharedBSteps {
                      std::ptrdiff_t kc, std::ptrdiff_t i0, std::ptrdiff_t i1, std::ptrdiff_t jc, std::ptrdiff_t nc,
                      bool acc_pass);
     std::ptrdiff_t (*depth)(std::ptrdiff_t k);
-    GemmShape shape;
+    GemmTileShape shape;
 };
 
 template <class T, int VB>
