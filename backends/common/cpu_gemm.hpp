@@ -159,34 +159,43 @@ template <class T, class Acc>
 ACCEL_CPU_GEMM_INLINE void pack_rows8(const T* src, std::ptrdiff_t rs, std::ptrdiff_t cs, std::ptrdiff_t kc,
                                       Acc* __restrict dst) {
     std::ptrdiff_t p = 0;
-#if ACCEL_CPU_GEMM_VECTOR
+#if ACCEL_CPU_GEMM_VECTOR && (defined(__clang__) || __GNUC__ >= 12)  // __builtin_shufflevector
     if constexpr (std::is_same<T, float>::value && std::is_same<Acc, float>::value) {
         if (cs == 1) {
             typedef float V8 __attribute__((vector_size(32)));
-            typedef int I8 __attribute__((vector_size(32)));
             // Interleave pairs of elements, then pairs of pairs, then halves.
-            const I8 lo1{0, 8, 1, 9, 4, 12, 5, 13}, hi1{2, 10, 3, 11, 6, 14, 7, 15};
-            const I8 lo2{0, 1, 8, 9, 4, 5, 12, 13}, hi2{2, 3, 10, 11, 6, 7, 14, 15};
-            const I8 lo4{0, 1, 2, 3, 8, 9, 10, 11}, hi4{4, 5, 6, 7, 12, 13, 14, 15};
+#define ACCEL_LO1 0, 8, 1, 9, 4, 12, 5, 13
+#define ACCEL_HI1 2, 10, 3, 11, 6, 14, 7, 15
+#define ACCEL_LO2 0, 1, 8, 9, 4, 5, 12, 13
+#define ACCEL_HI2 2, 3, 10, 11, 6, 7, 14, 15
+#define ACCEL_LO4 0, 1, 2, 3, 8, 9, 10, 11
+#define ACCEL_HI4 4, 5, 6, 7, 12, 13, 14, 15
             for (; p + 8 <= kc; p += 8) {
                 V8 r[8], t[8], u[8];
                 for (int i = 0; i < 8; ++i) std::memcpy(&r[i], src + i * rs + p, sizeof(V8));
                 for (int i = 0; i < 8; i += 2) {  // t[i]: rows i, i+1 at columns 0,1,4,5; t[i+1] at 2,3,6,7
-                    t[i] = __builtin_shuffle(r[i], r[i + 1], lo1);
-                    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi1);
+                    t[i] = __builtin_shufflevector(r[i], r[i + 1], ACCEL_LO1);
+                    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], ACCEL_HI1);
                 }
                 for (int h = 0; h < 8; h += 4) {  // u[h + j]: rows h..h+3 at columns j and j + 4
-                    u[h] = __builtin_shuffle(t[h], t[h + 2], lo2);
-                    u[h + 1] = __builtin_shuffle(t[h], t[h + 2], hi2);
-                    u[h + 2] = __builtin_shuffle(t[h + 1], t[h + 3], lo2);
-                    u[h + 3] = __builtin_shuffle(t[h + 1], t[h + 3], hi2);
+                    u[h] = __builtin_shufflevector(t[h], t[h + 2], ACCEL_LO2);
+                    u[h + 1] = __builtin_shufflevector(t[h], t[h + 2], ACCEL_HI2);
+                    u[h + 2] = __builtin_shufflevector(t[h + 1], t[h + 3], ACCEL_LO2);
+                    u[h + 3] = __builtin_shufflevector(t[h + 1], t[h + 3], ACCEL_HI2);
                 }
                 for (int j = 0; j < 4; ++j) {  // column j, then column j + 4, all 8 rows
-                    const V8 col = __builtin_shuffle(u[j], u[4 + j], lo4), col4 = __builtin_shuffle(u[j], u[4 + j], hi4);
+                    const V8 col = __builtin_shufflevector(u[j], u[4 + j], ACCEL_LO4);
+                    const V8 col4 = __builtin_shufflevector(u[j], u[4 + j], ACCEL_HI4);
                     std::memcpy(dst + (p + j) * 8, &col, sizeof(V8));
                     std::memcpy(dst + (p + j + 4) * 8, &col4, sizeof(V8));
                 }
             }
+#undef ACCEL_LO1
+#undef ACCEL_HI1
+#undef ACCEL_LO2
+#undef ACCEL_HI2
+#undef ACCEL_LO4
+#undef ACCEL_HI4
         }
     }
 #endif
