@@ -2,11 +2,13 @@
 // and dense, the path that ran matmul faster in a short measurement on that
 // device at the first call's shape and layout (transposes) of its class,
 // recorded per device, driver, library version and class (in this process
-// and in a cache file) so that it is measured once. A vendor library is not always the faster one: CLBlast
-// untuned for a device ran 2.5-20x slower than accel's kernel on Intel's
-// OpenCL CPU runtime, 2x faster on PoCL; and one device's answer changes with
-// the shape: OpenBLAS ran 256³ 1.3x faster than accel's host GEMM and the
-// skinny 4096×30×256 6x slower.
+// and in a cache file) so that it is measured once. A vendor library is not
+// always the faster one: CLBlast untuned for a device ran 2.5-20x slower
+// than accel's kernel on Intel's OpenCL CPU runtime, 2x faster on PoCL; and
+// one device's answer changes with the shape and layout: OpenBLAS ran 256³
+// 1.3x faster than accel's host GEMM and the skinny 4096×30×256 6x slower,
+// and CLBlast on PoCL won 1024×32×256 as A·B (13.4 against 4.6 GFLOP/s)
+// and lost 1024×30×256 as Aᵀ·B (9.0 against 15.2).
 #include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/ops.hpp>
