@@ -103,12 +103,13 @@ class AccelMLP:
         """One pass in epoch_order(seed, epoch); returns the mean per-sample loss seen."""
         n = int(x.shape[0])
         order = accel.mlp.epoch_order(n, seed, epoch)
-        # The epoch's samples gathered in batch order (np.take copies rows into buffers kept
+        # The epoch's samples gathered in batch order (take copies rows into buffers kept
         # between epochs): each batch is then a contiguous block of rows. mode="clip" changes
-        # nothing for a permutation, and skips the bounds-checked buffered path (half the time).
+        # nothing for a permutation, and skips the bounds-checked buffered path (half the time);
+        # the method skips np.take's Python wrapper (1 µs of 4).
         xs, ys, steps = self.plan(x, y, batch)
-        np.take(x, order, axis=0, out=xs, mode="clip")
-        np.take(y, order, axis=0, out=ys, mode="clip")
+        x.take(order, axis=0, out=xs, mode="clip")
+        y.take(order, axis=0, out=ys, mode="clip")
         dense, dense_backward = ops.dense, ops.dense_backward
         loss, loss_backward, adam_step = ops.bce_with_logits_loss, ops.bce_with_logits_backward, ops.adam_step
         params, grads, m, v, lr = self.params, self.grads, self.m, self.v, self.lr
