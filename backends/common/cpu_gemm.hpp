@@ -588,19 +588,27 @@ ACCEL_CPU_GEMM_LEVEL(avx2, ACCEL_CPU_TARGET_AVX2, 32)
 ACCEL_CPU_GEMM_LEVEL(build, , kBuildVectorBytes)
 #undef ACCEL_CPU_GEMM_LEVEL
 
+/// GemmSharedBSteps compiled for this CPU's level (cpu_level()).
+template <class T>
+inline GemmSharedBSteps<T> gemm_shared_b_steps_for_cpu() {
+#if ACCEL_CPU_LEVELS
+    switch (cpu_level()) {
+        case CpuLevel::avx512:
+            return shared_b_steps_avx512<T>();
+        case CpuLevel::avx2:
+            return shared_b_steps_avx2<T>();
+        case CpuLevel::build:
+            break;
+    }
+#endif
+    return shared_b_steps_build<T>();
+}
+
 /// Rows of the register tile gemm_for_cpu uses on this CPU (MR: 8 with
 /// AVX-512, 6 otherwise): callers round the heights of their rectangles to it.
 template <class T>
 inline std::ptrdiff_t gemm_rows_for_cpu() {
-    switch (cpu_level()) {
-        case CpuLevel::avx512:
-            return GemmBlocking<GemmCompute<T>, 64>::kMR;
-        case CpuLevel::avx2:
-            return GemmBlocking<GemmCompute<T>, 32>::kMR;
-        case CpuLevel::build:
-            break;
-    }
-    return GemmBlocking<GemmCompute<T>, kBuildVectorBytes>::kMR;
+    return gemm_shared_b_steps_for_cpu<T>().shape.mr;
 }
 
 /// The rectangles a product C[m, n] of depth k is split into for `threads`
@@ -639,22 +647,6 @@ inline GemmThreadTiles gemm_thread_tiles(std::size_t m, std::size_t n, std::size
     const std::size_t col_tiles = std::min((want + row_tiles - 1) / row_tiles, (n + col_align - 1) / col_align);
     return {round_up((m + row_tiles - 1) / row_tiles, static_cast<std::size_t>(gemm_rows_for_cpu<T>())),
             round_up((n + col_tiles - 1) / col_tiles, col_align)};
-}
-
-/// GemmSharedBSteps compiled for this CPU's level (cpu_level()).
-template <class T>
-inline GemmSharedBSteps<T> gemm_shared_b_steps_for_cpu() {
-#if ACCEL_CPU_LEVELS
-    switch (cpu_level()) {
-        case CpuLevel::avx512:
-            return shared_b_steps_avx512<T>();
-        case CpuLevel::avx2:
-            return shared_b_steps_avx2<T>();
-        case CpuLevel::build:
-            break;
-    }
-#endif
-    return shared_b_steps_build<T>();
 }
 
 /// gemm (arguments and guarantees as there) compiled for this CPU's level

@@ -3,6 +3,8 @@
 #include "../../common/cpu_gemm.hpp"
 #include "parallel.hpp"
 
+#include <accel/geometry.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <new>
@@ -36,28 +38,28 @@ void matmul_shared_b(const Operands<T>& op, T* c, std::size_t m, std::size_t n, 
     using D = std::ptrdiff_t;
     using Acc = cpu::GemmCompute<T>;
     const cpu::GemmSharedBSteps<T> steps = cpu::gemm_shared_b_steps_for_cpu<T>();
-    const auto ceil_div = [](D v, D by) { return (v + by - 1) / by; };
     const D nr = steps.shape.nr, kc_max = steps.depth(D(k)), nc_max = std::min<D>(D(n), steps.shape.nc);
     // The shared block lives in the calling thread's B buffer: its own gemm calls do not run meanwhile.
     auto& own = cpu::GemmBuffers<Acc>::of_this_thread();
-    Acc* const bp =
-        cpu::GemmBuffers<Acc>::reserve(own.b, own.b_size, static_cast<std::size_t>(kc_max * ceil_div(nc_max, nr) * nr));
+    Acc* const bp = cpu::GemmBuffers<Acc>::reserve(
+        own.b, own.b_size, static_cast<std::size_t>(kc_max) * ceil_div(std::size_t(nc_max), std::size_t(nr)) * nr);
     // Row blocks of about kRowsPerBlock, a multiple of the team in number,
     // starting at multiples of MR and within MR rows of each other in height
     // (each block pass ends at a barrier: one short block idles a thread).
-    constexpr D kRowsPerBlock = 192;
-    const D team = D(workers), mr = steps.shape.mr;
-    const D blocks = ceil_div(std::max(ceil_div(D(m), kRowsPerBlock), team), team) * team;
+    constexpr std::size_t kRowsPerBlock = 192;
+    const D mr = steps.shape.mr;
+    const D blocks = D(ceil_div(std::max(ceil_div(m, kRowsPerBlock), workers), workers) * workers);
     const auto row_start = [&](D r) { return r >= blocks ? D(m) : D(m) * r / blocks / mr * mr; };
     std::atomic<bool> failed{false};
 #pragma omp parallel num_threads(static_cast<int>(workers))
     for (D jc = 0; jc < D(n); jc += nc_max) {
         const D nc = std::min(nc_max, D(n) - jc);
-        const D share = ceil_div(ceil_div(nc, nr), team) * nr;  // columns each thread packs
+        // The columns each thread packs: whole panels, an equal number each.
+        const D share = D(ceil_div(ceil_div(std::size_t(nc), std::size_t(nr)), workers)) * nr;
         for (D pc = 0; pc < D(k); pc += kc_max) {
             const D kc = std::min(kc_max, D(k) - pc);
 #pragma omp for schedule(static)
-            for (long long t = 0; t < static_cast<long long>(team); ++t)
+            for (long long t = 0; t < static_cast<long long>(workers); ++t)
                 steps.pack_b(op.b, pc, kc, jc, std::min(nc, D(t) * share), std::min(nc, D(t + 1) * share), bp);
             // (the loop's closing barrier: every panel is packed before any product reads it)
 #pragma omp for schedule(dynamic, 1)
