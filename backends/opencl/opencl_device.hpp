@@ -371,6 +371,12 @@ private:
         Scratch(const Scratch&) = delete;
         Scratch& operator=(const Scratch&) = delete;
     };
+    /// Enqueues C[m,n] = act(op(A)·op(B) + bias) (bias may be null) with tile
+    /// `tile`'s GEMM kernel for the shape and layout (gemm_kernel), or, for a
+    /// short A·Bᵀ on a CPU device, gemm_direct over B transposed into a
+    /// scratch buffer (see opencl_ops.cpp).
+    void launch_gemm(DType t, std::size_t tile, const LaunchGeometry& g, Stream& s, cl_mem a, cl_mem b, cl_mem c,
+                     cl_mem bias, Activation act, std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb);
     /// Enqueues dst [cols, rows] = src [rows, cols]ᵀ (kernels/matmul.cl transpose) on `s`.
     void transpose_into(DType t, cl_mem src, cl_mem dst, std::size_t rows, std::size_t cols, Stream& s);
     /// Whether tile `tile`'s program has gemm_dot: matmul.cl builds it where

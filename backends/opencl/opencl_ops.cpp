@@ -188,42 +188,42 @@ namespace {
 bool same_geometry(const LaunchGeometry& a, const LaunchGeometry& b) { return a.grid == b.grid && a.block == b.block; }
 }  // namespace
 
-void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                            std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
-    const std::size_t tile = tiles_.choose(m, n);  // the geometry was checked against it (do_tile_layout)
-    const bool rearrange = direct_gemm_ && t == DType::f32 && k > kDirectGemmMaxK;
-    if (rearrange && tb && !ta && k < kShortDotK) {  // A·(Bᵀ stored as such)
+void OpenclDevice::launch_gemm(DType t, std::size_t tile, const LaunchGeometry& g, Stream& s, cl_mem a, cl_mem b,
+                               cl_mem c, cl_mem bias, Activation act, std::size_t m, std::size_t n, std::size_t k,
+                               bool ta, bool tb) {
+    if (direct_gemm_ && t == DType::f32 && tb && !ta && k > kDirectGemmMaxK && k < kShortDotK) {
+        // A·Bᵀ as A·(B transposed into a scratch buffer).
         Scratch bt(*this, n * k * sizeof(float));
-        transpose_into(t, mem(b), bt.buffer, n, k, s);
-        launch_tile(t, tile, Kernel::gemm_direct, g, s, mem(a), bt.buffer, mem(c), cl_mem{nullptr}, cl_int{0},
-                    cl_int{0}, ul(m), ul(n), ul(k), cl_int{0}, cl_int{0});
+        transpose_into(t, b, bt.buffer, n, k, s);
+        launch_tile(t, tile, Kernel::gemm_direct, g, s, a, bt.buffer, c, bias, flag(bias != nullptr),
+                    activation_code(act), ul(m), ul(n), ul(k), cl_int{0}, cl_int{0});
         return;
     }
-    if (rearrange && ta && !tb && n < kShortDotK && m > n && same_geometry(g, do_default_geometry(Op::matmul, t, m, n))) {
-        Scratch ct(*this, m * n * sizeof(float));  // Cᵀ [n, m] = op(B)ᵀ·op(A)ᵀ = B stored [k, n]ᵀ · A stored [k, m]
+    launch_tile(t, tile, gemm_kernel(tile, m, k, ta, tb), g, s, a, b, c, bias, flag(bias != nullptr),
+                activation_code(act), ul(m), ul(n), ul(k), flag(ta), flag(tb));
+}
+
+void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
+                            std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
+    if (direct_gemm_ && t == DType::f32 && ta && !tb && k > kDirectGemmMaxK && n < kShortDotK && m > n &&
+        same_geometry(g, do_default_geometry(Op::matmul, t, m, n))) {
+        // Cᵀ [n, m] = op(B)ᵀ·op(A)ᵀ: B stored [k, n] transposed, times A stored [k, m].
+        Scratch ct(*this, m * n * sizeof(float));
         launch_tile(t, tiles_.choose(n, m), Kernel::gemm_direct, do_default_geometry(Op::matmul, t, n, m), s, mem(b),
                     mem(a), ct.buffer, cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(n), ul(m), ul(k), cl_int{1},
                     cl_int{0});
         transpose_into(t, ct.buffer, mem(c), n, m, s);
         return;
     }
-    launch_tile(t, tile, gemm_kernel(tile, m, k, ta, tb), g, s, mem(a), mem(b), mem(c), cl_mem{nullptr}, cl_int{0},
-                cl_int{0}, ul(m), ul(n), ul(k), flag(ta), flag(tb));
+    // The geometry was checked against the tile (do_tile_layout).
+    launch_gemm(t, tiles_.choose(m, n), g, s, mem(a), mem(b), mem(c), nullptr, Activation::none, m, n, k, ta, tb);
 }
 
 void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
                            std::size_t batch, std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g,
                            Stream& s) {
-    const std::size_t tile = tiles_.choose(batch, out);
-    if (direct_gemm_ && t == DType::f32 && in > kDirectGemmMaxK && in < kShortDotK) {  // x·Wᵀ as x·(Wᵀ)
-        Scratch wt(*this, out * in * sizeof(float));
-        transpose_into(t, mem(w), wt.buffer, out, in, s);
-        launch_tile(t, tile, Kernel::gemm_direct, g, s, mem(x), wt.buffer, mem(y), mem(bias), flag(bias != nullptr),
-                    activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{0});
-        return;
-    }
-    launch_tile(t, tile, gemm_kernel(tile, batch, in, false, true), g, s, mem(x), mem(w), mem(y), mem(bias),
-                flag(bias != nullptr), activation_code(act), ul(batch), ul(out), ul(in), cl_int{0}, cl_int{1});
+    launch_gemm(t, tiles_.choose(batch, out), g, s, mem(x), mem(w), mem(y), mem(bias), act, batch, out, in, false,
+                true);  // x·Wᵀ
 }
 
 void OpenclDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
