@@ -81,6 +81,8 @@ public:
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
+    /// Host memory is this device's memory: the handle is `data` itself.
+    DeviceHandle do_map_host_memory(void* data, std::size_t) override { return data; }
     /// launch_empty dispatches one empty task to each thread of the OpenMP
     /// team: the host's counterpart of a launch, what every parallel op pays.
     ACCEL_DEVICE_PROBES_OVERRIDES

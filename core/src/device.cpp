@@ -173,6 +173,22 @@ void Device::deallocate(DeviceHandle h) noexcept {
     instrument::memory_changed(*this);
 }
 
+DeviceHandle Device::map_host_memory(void* data, std::size_t bytes) {
+    if (bytes == 0) return nullptr;
+    if (!data)
+        throw InvalidArgument("map_host_memory: null host pointer for " + std::to_string(bytes) + " bytes on " +
+                              selector() + "; pass the address of the memory to map");
+    return do_map_host_memory(data, bytes);
+}
+
+void Device::unmap_host_memory(DeviceHandle h) noexcept {
+    if (h) do_unmap_host_memory(h);
+}
+
+DeviceHandle Device::do_map_host_memory(void*, std::size_t) { return nullptr; }
+
+void Device::do_unmap_host_memory(DeviceHandle) noexcept {}
+
 MemoryInfo Device::memory_info() const noexcept {
     std::lock_guard<std::mutex> lock(memory_mutex_);
     return memory_info_locked();

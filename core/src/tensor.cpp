@@ -2,6 +2,7 @@
 #include <accel/tensor.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 namespace accel {
@@ -11,25 +12,58 @@ Buffer::Buffer(std::shared_ptr<Device> device, std::size_t bytes) : device_(std:
     handle_ = device_->allocate(bytes);
 }
 
-Buffer::~Buffer() {
-    if (device_) device_->deallocate(handle_);
+Buffer::Buffer(std::shared_ptr<Device> device, void* data, std::size_t bytes, std::shared_ptr<const void> keep_alive)
+    : device_(std::move(device)), bytes_(bytes), host_(data), keep_alive_(std::move(keep_alive)) {
+    if (!device_) throw InvalidArgument("Buffer: no device given (null shared_ptr)");
+    handle_ = device_->map_host_memory(data, bytes);
+    if (!handle_ && bytes > 0)
+        throw Unsupported(device_->selector() + " (" + device_->name() +
+                          ") cannot address host memory in place, so it cannot wrap " + std::to_string(bytes) +
+                          " bytes without a copy; upload them into a tensor of the device instead");
 }
 
-Buffer::Buffer(Buffer&& o) noexcept : device_(std::move(o.device_)), handle_(o.handle_), bytes_(o.bytes_) {
+void Buffer::release() noexcept {
+    if (!device_) return;
+    if (host_)
+        device_->unmap_host_memory(handle_);
+    else
+        device_->deallocate(handle_);
+}
+
+Buffer::~Buffer() { release(); }
+
+Buffer::Buffer(Buffer&& o) noexcept
+    : device_(std::move(o.device_)), handle_(o.handle_), bytes_(o.bytes_), host_(o.host_),
+      keep_alive_(std::move(o.keep_alive_)) {
     o.handle_ = nullptr;
     o.bytes_ = 0;
+    o.host_ = nullptr;
 }
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
     if (this != &o) {
-        if (device_) device_->deallocate(handle_);
+        release();
         device_ = std::move(o.device_);
         handle_ = o.handle_;
         bytes_ = o.bytes_;
+        host_ = o.host_;
+        keep_alive_ = std::move(o.keep_alive_);
         o.handle_ = nullptr;
         o.bytes_ = 0;
+        o.host_ = nullptr;
     }
     return *this;
+}
+
+bool Buffer::overlaps(const Buffer& o) const noexcept {
+    if (!handle_ || !o.handle_) return false;
+    if (handle_ == o.handle_) return true;
+    // Handles are opaque (cl_mem, ...) except where a wrapped buffer's handle
+    // is its host address: the device's handles are then host addresses.
+    const bool addresses = (host_ && handle_ == host_) || (o.host_ && o.handle_ == o.host_);
+    if (!addresses || device_ != o.device_) return false;
+    const auto a = reinterpret_cast<std::uintptr_t>(handle_), b = reinterpret_cast<std::uintptr_t>(o.handle_);
+    return a < b + o.bytes_ && b < a + bytes_;
 }
 
 Device& Buffer::device() const {
@@ -89,6 +123,23 @@ std::string Shape::to_string() const {
 Tensor::Tensor(std::shared_ptr<Device> device, Shape shape, DType dtype)
     : shape_(std::move(shape)), dtype_(dtype), buffer_(std::move(device), shape_.elements() * dtype_size(dtype)) {
     if (shape_.rank() == 0) throw InvalidArgument("Tensor: shape has rank 0; give [n] or [rows, cols]");
+}
+
+Tensor Tensor::over_host_memory(std::shared_ptr<Device> device, void* data, Shape shape, DType dtype,
+                                std::shared_ptr<const void> keep_alive) {
+    if (shape.rank() == 0) throw InvalidArgument("Tensor::over_host_memory: shape has rank 0; give [n] or [rows, cols]");
+    if (!data)
+        throw InvalidArgument("Tensor::over_host_memory: null data for shape " + shape.to_string() +
+                              "; pass the address of its first element");
+    if (reinterpret_cast<std::uintptr_t>(data) % dtype_size(dtype) != 0)
+        throw InvalidArgument("Tensor::over_host_memory: data at an address not a multiple of " +
+                              std::to_string(dtype_size(dtype)) + " bytes, the size of a " + dtype_name(dtype) +
+                              " element; align it (or copy it in with from_host)");
+    Tensor t;
+    t.buffer_ = Buffer(std::move(device), data, shape.elements() * dtype_size(dtype), std::move(keep_alive));
+    t.shape_ = std::move(shape);
+    t.dtype_ = dtype;
+    return t;
 }
 
 Tensor Tensor::from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<float>& data, DType dtype) {

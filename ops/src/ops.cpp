@@ -86,7 +86,7 @@ void need_rank(Op op, const Named& n, std::size_t rank) {
 
 void no_alias(Op op, const Named& out, std::initializer_list<Named> ins) {
     for (const auto& n : ins)
-        if (n.t && n.t->handle() && n.t->handle() == out.t->handle())
+        if (n.t && n.t->buffer().overlaps(out.t->buffer()))
             reject(op, std::string("output '") + out.name + "' aliases input '" + n.name +
                            "'; give a separate output tensor");
 }
@@ -129,6 +129,12 @@ void elementwise(Op op, std::initializer_list<Named> ins, std::initializer_list<
     all.insert(all.end(), ins.begin(), ins.end());
     Device& d = same_device(op, all);
     same_shape(op, all);
+    // In place (an output that is an input) is fine elementwise; memory shared in part is not.
+    for (const Named& out : outs)
+        for (const Named& in : ins)
+            if (out.t->handle() != in.t->handle() && out.t->buffer().overlaps(in.t->buffer()))
+                reject(op, std::string("output '") + out.name + "' overlaps input '" + in.name +
+                               "' in part (tensors over shared host memory); give a separate output, or the input itself");
     const DType dtype = all.front().t->dtype();
     const OpPath path = resolve_path(d, op, o, dtype);  // rejects an explicit vendor request: these ops have none
     Stream& s = stream_of(op, d, o);

@@ -4,10 +4,12 @@
 // Zero-copy: a tensor of the host backend holds host memory; its DLPack
 // export (__dlpack__) is that memory, and from_dlpack of a DLPack capsule
 // that points at a live host tensor's storage (the same extent, dtype and
-// shape) hands back that tensor. A CUDA device's tensor is exported as CUDA
+// shape) hands back that tensor. from_dlpack of other writable, contiguous
+// host memory onto the host backend wraps it (Tensor::over_host_memory),
+// holding the import alive. A CUDA device's tensor is exported as CUDA
 // memory (kDLCUDA). Every other tensor (OpenCL buffers, Kokkos views, the
-// CUDA emulation, Vulkan) is exported as a host copy, and from_dlpack of
-// memory accel does not own copies it onto the device.
+// CUDA emulation, Vulkan) is exported as a host copy, and from_dlpack onto
+// those devices copies the memory in.
 #include "binding.hpp"
 
 #include <nanobind/ndarray.h>
@@ -315,7 +317,12 @@ nb::object from_dlpack(nb::handle x, const std::shared_ptr<accel::Device>& devic
             return nb::cast(from_numpy(x, device, nb::none()));
         }
     }
-    if (!nb::try_cast(x, nd))
+    // A writable view first (zero-copy needs one: ops write tensors); read-only arrays are copied.
+    nb::ndarray<> writable;
+    const bool is_writable = !want_copy && nb::try_cast(x, writable);
+    if (is_writable)
+        nd = nb::ndarray<nb::ro>(writable);
+    else if (!nb::try_cast(x, nd))
         throw accel::InvalidArgument("from_dlpack: the object of type " +
                                      nb::cast<std::string>(nb::str(x.type().attr("__name__"))) +
                                      " has no usable DLPack export (__dlpack__ and __dlpack_device__)");
@@ -344,9 +351,27 @@ nb::object from_dlpack(nb::handle x, const std::shared_ptr<accel::Device>& devic
             if (found.is_valid()) return nb::borrow(found);
         }
     }
+    std::string why_copy = "the array is read-only or not contiguous";
+    if (is_writable && contiguous) {
+        // The tensor holds the DLPack import (and through it the exporter's memory) for its life.
+        auto* held = new nb::ndarray<>(std::move(writable));
+        std::shared_ptr<const void> keep_alive(held, [](const void* p) {
+            if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing left to release
+            nb::gil_scoped_acquire gil;
+            delete static_cast<const nb::ndarray<>*>(p);
+        });
+        try {
+            return nb::cast(PyTensor(accel::Tensor::over_host_memory(device_or_default(device), held->data(), shape,
+                                                                     dtype, std::move(keep_alive))));
+        } catch (const accel::Unsupported& e) {
+            why_copy = e.what();
+        } catch (const accel::InvalidArgument& e) {  // e.g. elements not aligned to their size
+            why_copy = e.what();
+        }
+    }
     if (forbid_copy)
-        throw nb::buffer_error("from_dlpack: copy=False, but the array is not a host accel tensor's storage; "
-                               "importing it copies it onto the device");
+        throw nb::buffer_error(("from_dlpack: copy=False, but the array cannot be shared without a copy: " + why_copy)
+                                   .c_str());
     nb::object arr = nb::module_::import_("numpy").attr("from_dlpack")(x);
     return nb::cast(from_numpy(arr, device, nb::none()));
 }
@@ -481,10 +506,12 @@ void bind_tensor(nb::module_& m) {
           "rank or element type, naming it.");
     m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::arg("device") = nb::none(), nb::arg("copy") = nb::none(),
           nb::sig("def from_dlpack(x: object, device: Device | None = None, copy: bool | None = None) -> Tensor"),
-          "A tensor of the DLPack-exporting object `x` (NumPy, PyTorch, accel.Tensor, ...). Zero-copy where `x` "
-          "is an accel.Tensor, or exports the storage of a live host-backend tensor (e.g. numpy.from_dlpack of "
-          "one): that tensor is returned. Otherwise a copy onto `device` (default: accel.default_device()): host "
-          "memory only (device type 1), rank 1 or 2, float32/64, float16 or bfloat16. copy=True always copies, "
+          "A tensor of the DLPack-exporting object `x` (NumPy, PyTorch, accel.Tensor, ...) on `device` (default: "
+          "accel.default_device()): host memory only (device type 1), rank 1 or 2, float32/64, float16 or "
+          "bfloat16. Zero-copy where `x` is an accel.Tensor, or exports the storage of a live host-backend tensor "
+          "(e.g. numpy.from_dlpack of one): that tensor is returned; and where `x` is writable, C-contiguous host "
+          "memory and `device` is of the host backend: a tensor over that memory (writes through either are seen "
+          "by the other), holding `x`'s export alive. Otherwise a copy onto `device`. copy=True always copies, "
           "copy=False raises BufferError where a copy would be needed. Raises InvalidArgument for another rank, "
           "element type or device type.");
 }

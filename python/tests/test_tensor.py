@@ -49,7 +49,7 @@ def test_from_numpy_converts_and_makes_contiguous(device: accel.Device) -> None:
 
 def test_dlpack_round_trip(device: accel.Device) -> None:
     a = RNG.standard_normal((8, 3)).astype(np.float32)
-    t = accel.from_dlpack(a, device=device)  # NumPy -> accel (a copy: NumPy's memory is not accel's)
+    t = accel.from_dlpack(a, device=device)  # NumPy -> accel (shared on host, a copy elsewhere)
     assert t.device is device and t.shape == (8, 3)
     assert t.__dlpack_device__() in ((1, 0), (2, device.info.index))
     b = np.from_dlpack(t)  # accel -> NumPy
@@ -91,6 +91,79 @@ def test_zero_copy_on_host(host: accel.Device) -> None:
     # And back: DLPack of that memory is the same tensor, not a copy.
     assert accel.from_dlpack(view) is t
     assert accel.from_dlpack(view, copy=True) is not t
+
+
+class _Owned(np.ndarray):
+    """An ndarray that a weak reference can follow (plain ndarrays take none)."""
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16"])
+def test_from_dlpack_shares_writable_host_memory(host: accel.Device, dtype: str) -> None:
+    a = RNG.standard_normal((6, 5)).astype(NUMPY_DTYPES[dtype]).view(_Owned)
+    expect = np.maximum(a, 0)
+    alive = weakref.ref(a)
+    before = host.memory_info().in_use
+    t = accel.from_dlpack(a, device=host, copy=False)  # no copy, or BufferError
+    assert t.data_ptr == a.ctypes.data and t.shape == (6, 5) and t.dtype == dtype
+    assert host.memory_info().in_use == before  # wrapped, not allocated
+    ops.relu(t, out=t)  # a write through accel is seen by NumPy
+    assert np.array_equal(a, expect)
+    a[2, 3] = -7.0  # and a write through NumPy by accel
+    assert t.numpy()[2, 3] == -7.0
+    assert accel.from_dlpack(a, device=host) is t  # that memory again: the same tensor
+    del a
+    gc.collect()
+    assert alive() is not None  # the tensor holds the array
+    assert np.array_equal(np.from_dlpack(t)[0], expect[0])
+    del t
+    gc.collect()
+    assert alive() is None  # released with the tensor
+
+
+def test_from_dlpack_copies_what_it_cannot_share(host: accel.Device) -> None:
+    a = RNG.standard_normal((4, 6)).astype(np.float32)
+    ro = a.copy()
+    ro.setflags(write=False)
+    strided = a[:, ::2]
+    for src in (ro, strided):
+        t = accel.from_dlpack(src, device=host)
+        assert t.data_ptr != src.ctypes.data and np.array_equal(t.numpy(), src)
+        with pytest.raises(BufferError, match="read-only or not contiguous"):
+            accel.from_dlpack(src, device=host, copy=False)
+    copied = accel.from_dlpack(a, device=host, copy=True)
+    assert copied.data_ptr != a.ctypes.data and np.array_equal(copied.numpy(), a)
+
+
+def test_from_dlpack_onto_other_backends_copies(device: accel.Device) -> None:
+    if device.backend == "host":
+        pytest.skip("the host backend shares host memory (test_from_dlpack_shares_writable_host_memory)")
+    a = RNG.standard_normal(9).astype(np.float32)
+    t = accel.from_dlpack(a, device=device)
+    a[0] = 1e6  # a copy: the tensor keeps the old value
+    assert t.numpy()[0] != 1e6
+    with pytest.raises(BufferError, match="cannot address host memory in place"):
+        accel.from_dlpack(a, device=device, copy=False)
+
+
+def test_tensors_over_overlapping_memory_are_aliases(host: accel.Device) -> None:
+    mem = RNG.standard_normal(12).astype(np.float32)
+    head, shifted, tail = (accel.from_dlpack(mem[s:s + 6], device=host) for s in (0, 3, 6))
+    with pytest.raises(accel.InvalidArgument, match="overlaps input"):
+        ops.add(head, head, out=shifted)
+    expect = mem[0:6] * 2
+    ops.add(head, head, out=tail)  # disjoint
+    assert np.array_equal(mem[6:12], expect)
+    ops.add(head, head, out=head)  # in place: the same memory, allowed
+    assert np.array_equal(mem[0:6], expect)
+
+
+def test_torch_cpu_tensors_are_shared_on_host(host: accel.Device) -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: the torch CPU import is skipped")
+    tt = torch.randn(3, 4)
+    t = accel.from_dlpack(tt, device=host, copy=False)
+    assert t.data_ptr == tt.data_ptr()
+    ops.sigmoid(t, out=t)
+    assert torch.equal(tt, torch.from_dlpack(t))
 
 
 def test_dlpack_export_outlives_the_tensor_object(host: accel.Device) -> None:

@@ -460,6 +460,73 @@ TEST_CASE("tensor upload/download validate element counts") {
     CHECK(t.download()[5] == 6);
 }
 
+TEST_CASE("a tensor over host memory shares it with the host backend's kernels, both ways") {
+    auto d = open_device("host");
+    std::mt19937 rng(std::random_device{}());
+    std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+    const std::size_t rows = 5, cols = 7, n = rows * cols;
+    std::vector<float> a(n), b(n), c(n, 0.0f);
+    for (std::size_t i = 0; i < n; ++i) a[i] = dist(rng), b[i] = dist(rng);
+    auto owner = std::make_shared<int>(0);
+    {
+        Tensor ta = Tensor::over_host_memory(d, a.data(), {rows, cols}, DType::f32, owner);
+        Tensor tb = Tensor::over_host_memory(d, b.data(), {rows, cols}, DType::f32);
+        Tensor tc = Tensor::over_host_memory(d, c.data(), {rows, cols}, DType::f32);
+        CHECK(owner.use_count() == 2);  // held for the tensor's life
+        CHECK(ta.handle() == a.data());
+        CHECK(ta.buffer().host_memory() == a.data());
+        CHECK(d->memory_info().in_use == 0);  // wrapped, not allocated
+        ops::add(ta, tb, tc);
+        d->synchronize();
+        for (std::size_t i = 0; i < n; ++i) CHECK(c[i] == static_cast<float>(double(a[i]) + double(b[i])));
+        a[3] = 100.0f;  // a host write is what the next op reads
+        ops::relu(ta, tc);
+        d->synchronize();
+        CHECK(c[3] == 100.0f);
+        CHECK(c[0] == std::max(a[0], 0.0f));
+        tc.upload(std::vector<float>(n, -2.0f));  // and a copy into the tensor lands in c
+        CHECK(c[n - 1] == -2.0f);
+        Tensor moved = std::move(ta);
+        CHECK(moved.handle() == a.data());
+        CHECK(owner.use_count() == 2);
+    }
+    CHECK(owner.use_count() == 1);  // released with the last tensor
+}
+
+TEST_CASE("tensors over overlapping host memory are aliases; misaligned or null memory is refused") {
+    auto d = open_device("host");
+    std::vector<float> mem(64, 1.0f);
+    Tensor head = Tensor::over_host_memory(d, mem.data(), {32}, DType::f32);
+    Tensor shifted = Tensor::over_host_memory(d, mem.data() + 16, {32}, DType::f32);
+    Tensor tail = Tensor::over_host_memory(d, mem.data() + 32, {32}, DType::f32);
+    Tensor own(d, {32});
+    CHECK(head.buffer().overlaps(shifted.buffer()));
+    CHECK(!head.buffer().overlaps(tail.buffer()));
+    CHECK(!head.buffer().overlaps(own.buffer()));
+    CHECK_THROWS_AS(ops::add(head, own, shifted), InvalidArgument);  // shifted's output overlaps head
+    ops::add(head, own, tail);  // disjoint: accepted
+    CHECK_THROWS_AS(Tensor::over_host_memory(d, reinterpret_cast<char*>(mem.data()) + 2, {4}, DType::f32),
+                    InvalidArgument);
+    CHECK_THROWS_AS(Tensor::over_host_memory(d, nullptr, {4}, DType::f32), InvalidArgument);
+    // Every other backend's devices refuse, naming why (skipped where none opens).
+    for (const auto& s : backend_statuses()) {
+        if (s.name == "host" || !s.availability.available) continue;
+        std::shared_ptr<Device> other;
+        try {
+            other = open_device(s.name);
+        } catch (const Error& e) {
+            MESSAGE("skipped " << s.name << ", which did not open: " << e.what());
+            continue;
+        }
+        try {
+            Tensor::over_host_memory(other, mem.data(), {4}, DType::f32);
+            FAIL_CHECK(s.name << " wrapped host memory; only the host backend addresses it in place");
+        } catch (const Unsupported& e) {
+            CHECK(contains(e.what(), "cannot address host memory in place"));
+        }
+    }
+}
+
 TEST_CASE("allocation beyond the device's memory raises OutOfMemory with both sizes") {
     auto d = open_device("host");
     const auto total = d->info().global_memory_bytes;

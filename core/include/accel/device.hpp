@@ -307,6 +307,18 @@ public:
     DeviceHandle allocate(std::size_t bytes);
     /// Frees memory from allocate(); nullptr is ignored. Never throws.
     void deallocate(DeviceHandle h) noexcept;
+    /// A handle through which this device's kernels read and write `bytes`
+    /// of existing host memory at `data` in place, without a copy (as
+    /// torch.from_numpy shares a NumPy array's memory), or nullptr where the
+    /// device cannot address host memory so (the default; the host backend
+    /// can, and its handle is `data` itself). `data` must stay valid until
+    /// unmap_host_memory. Not counted in memory_info(). Prefer Buffer's
+    /// host-memory constructor, which releases it. Throws InvalidArgument for
+    /// null data with bytes > 0. Thread-safe.
+    DeviceHandle map_host_memory(void* data, std::size_t bytes);
+    /// Releases a handle from map_host_memory (not the host memory itself);
+    /// nullptr is ignored. Never throws.
+    void unmap_host_memory(DeviceHandle h) noexcept;
     /// Bytes in use and cached now, the cap and the total (MemoryInfo).
     /// Thread-safe; never throws.
     MemoryInfo memory_info() const noexcept;
@@ -430,6 +442,11 @@ protected:
     // Backends implement these; arguments are already validated.
     virtual DeviceHandle do_allocate(std::size_t bytes) = 0;
     virtual void do_deallocate(DeviceHandle h) noexcept = 0;
+    /// Default: nullptr (this device cannot address host memory in place).
+    /// data is non-null and bytes > 0.
+    virtual DeviceHandle do_map_host_memory(void* data, std::size_t bytes);
+    /// Default: nothing. Called once per handle do_map_host_memory returned.
+    virtual void do_unmap_host_memory(DeviceHandle h) noexcept;
     virtual void do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes,
                              Stream& s, bool blocking) = 0;
     virtual void do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,

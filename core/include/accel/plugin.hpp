@@ -17,7 +17,9 @@
 /// 7: Stream::synchronize is non-virtual (traced); backends implement
 /// Stream::do_synchronize; Device tracks its allocations (memory_info,
 /// set_memory_limit) and asks do_cached_bytes / do_release_cached.
-#define ACCEL_PLUGIN_ABI 7
+/// 8: Device::do_map_host_memory / do_unmap_host_memory (tensors over host
+/// memory without a copy); Buffer may wrap host memory.
+#define ACCEL_PLUGIN_ABI 8
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check

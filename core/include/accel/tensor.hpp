@@ -22,6 +22,15 @@ public:
     Buffer() = default;
     /// Allocates `bytes` on `device`. Throws OutOfMemory (see Device::allocate).
     Buffer(std::shared_ptr<Device> device, std::size_t bytes);
+    /// Wraps `bytes` of existing host memory at `data` without a copy, on a
+    /// device whose kernels address host memory in place
+    /// (Device::map_host_memory: the host backend). Writes through the
+    /// buffer are writes to `data`. `keep_alive` (may be null) is held until
+    /// the buffer is destroyed, e.g. whatever owns the memory. Throws
+    /// Unsupported where the device cannot address host memory (naming it;
+    /// copy the data in instead), InvalidArgument for a null device or null
+    /// data with bytes > 0.
+    Buffer(std::shared_ptr<Device> device, void* data, std::size_t bytes, std::shared_ptr<const void> keep_alive);
     ~Buffer();
     Buffer(Buffer&& o) noexcept;
     Buffer& operator=(Buffer&& o) noexcept;
@@ -36,6 +45,13 @@ public:
     Device& device() const;
     /// Shared ownership of the owning device (null for a default-constructed buffer).
     const std::shared_ptr<Device>& device_ptr() const noexcept { return device_; }
+    /// The host memory this buffer wraps (the host-memory constructor), else nullptr.
+    void* host_memory() const noexcept { return host_; }
+    /// Whether the two buffers may share bytes: the same handle, or, where
+    /// either wraps host memory on a device whose handle for it is the host
+    /// address (the host backend), overlapping address ranges. Empty buffers
+    /// share nothing. Never throws.
+    bool overlaps(const Buffer& o) const noexcept;
 
     /// Blocking copy of `bytes` from host memory into this buffer at byte
     /// `offset`. Throws InvalidArgument if offset + bytes > size().
@@ -45,9 +61,12 @@ public:
     void download(void* dst, std::size_t bytes, std::size_t offset = 0) const;
 
 private:
+    void release() noexcept;
     std::shared_ptr<Device> device_;
     DeviceHandle handle_ = nullptr;
     std::size_t bytes_ = 0;
+    void* host_ = nullptr;                     ///< wrapped host memory, or null when allocated
+    std::shared_ptr<const void> keep_alive_;  ///< what owns host_'s memory
 };
 
 /// Shape of a tensor: rank 1 {n} or rank 2 {rows, cols}, row-major
@@ -107,6 +126,19 @@ public:
     /// nearest, ties to even; see convert_elements). Throws InvalidArgument
     /// if data.size() != shape.elements().
     static Tensor from_host(std::shared_ptr<Device> device, Shape shape, const std::vector<float>& data, DType dtype);
+    /// A tensor over existing host memory without a copy (torch.from_numpy's
+    /// sharing): `data` holds shape.elements() elements of `dtype`, row-major,
+    /// and ops read and write it in place. `keep_alive` (may be null) is held
+    /// for the tensor's life, e.g. the array owning the memory; otherwise
+    /// `data` must outlive the tensor. Ops see writes made to `data` between
+    /// calls; do not write it while an op on the tensor may be running.
+    /// Tensors over overlapping memory count as aliases (ops reject them as
+    /// an output and an input). Throws Unsupported where the device cannot
+    /// address host memory in place (only the host backend can: elsewhere
+    /// use from_host, a copy), InvalidArgument for null data or data not
+    /// aligned to the dtype's size. Thread-safety: as Buffer.
+    static Tensor over_host_memory(std::shared_ptr<Device> device, void* data, Shape shape, DType dtype,
+                                   std::shared_ptr<const void> keep_alive = nullptr);
     const Shape& shape() const noexcept { return shape_; }
     DType dtype() const noexcept { return dtype_; }
     std::size_t elements() const noexcept { return shape_.elements(); }
