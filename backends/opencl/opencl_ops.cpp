@@ -165,19 +165,24 @@ Kernel OpenclDevice::gemm_kernel(std::size_t tile, std::size_t m, std::size_t k,
 
 // Two layouts of a training step's products run faster rearranged on CPU
 // devices (f32; PoCL on an AVX-512 Xeon, MLP 30→H→1, batch 256, ms per epoch:
-// H = 1024 5.5 → 4.3, H = 4096 22.4 → 15.9):
+// H = 1024 5.5 → 4.3, H = 4096 22.4 → 15.9 for the first; with the second
+// and the division-free transpose, 4096×30 by 256: 2.2-3.5 → 1.4-1.9 ms):
 //  - A·Bᵀ with K below kShortDotK (dense's x·Wᵀ, K = 30): gemm_dot's dot
 //    products are mostly their scalar tail there; B is transposed into a
 //    scratch buffer and gemm_direct broadcasts A over contiguous rows of Bᵀ.
 //  - Aᵀ·B with N below kShortDotK and M above N (a weight gradient dhᵀ·x,
 //    N = 30): gemm_rows gets N in fours; C is computed transposed, Cᵀ = Bᵀ·A,
 //    by gemm_direct over Cᵀ's long rows, then transposed into C. Taken only
-//    with the default geometry: Cᵀ's launch needs its own.
+//    with the default geometry (the tiled one the front-end derives from
+//    do_tile_layout): Cᵀ's launch needs its own.
 // Scratch buffers are released once enqueued: OpenCL keeps a buffer until
 // the commands that use it have finished.
 
 void OpenclDevice::transpose_into(DType t, cl_mem src, cl_mem dst, std::size_t rows, std::size_t cols, Stream& s) {
-    launch(t, Kernel::transpose, do_default_geometry(Op::add, t, rows, cols), s, src, dst, ul(rows), ul(cols));
+    // Runs of 64 elements per work-item: the kernel's per-run division is then rare.
+    constexpr std::size_t run = 64;
+    launch(t, Kernel::transpose, do_default_geometry(Op::add, t, 1, ceil_div(rows * cols, run)), s, src, dst,
+           ul(rows), ul(cols), ul(run));
 }
 
 OpenclDevice::Scratch::Scratch(OpenclDevice& d, std::size_t bytes) : buffer(mem(d.do_allocate(bytes))) {}
@@ -206,10 +211,10 @@ void OpenclDevice::launch_gemm(DType t, std::size_t tile, const LaunchGeometry& 
 void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
                             std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
     if (direct_gemm_ && t == DType::f32 && ta && !tb && k > kDirectGemmMaxK && n < kShortDotK && m > n &&
-        same_geometry(g, do_default_geometry(Op::matmul, t, m, n))) {
+        same_geometry(g, default_geometry(Op::matmul, t, m, n))) {
         // Cᵀ [n, m] = op(B)ᵀ·op(A)ᵀ: B stored [k, n] transposed, times A stored [k, m].
         Scratch ct(*this, m * n * sizeof(float));
-        launch_tile(t, tiles_.choose(n, m), Kernel::gemm_direct, do_default_geometry(Op::matmul, t, n, m), s, mem(b),
+        launch_tile(t, tiles_.choose(n, m), Kernel::gemm_direct, default_geometry(Op::matmul, t, n, m), s, mem(b),
                     mem(a), ct.buffer, cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(n), ul(m), ul(k), cl_int{1},
                     cl_int{0});
         transpose_into(t, ct.buffer, mem(c), n, m, s);

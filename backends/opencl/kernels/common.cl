@@ -117,6 +117,16 @@ ulong flat_size(void) { return (ulong)get_global_size(0) * get_global_size(1) * 
 
 DEFINE_SIGMOID_F32(exp_nonpositive1, sigmoid_f32, float, uint, as_uint, as_float)
 
+// activate() on the lanes of the float vector type F, lane for lane the same
+// bits as the scalar one: relu as a select (NaN kept, as relu1), sigmoid as
+// SIGMOID (DEFINE_SIGMOID_F32 on F).
+#define DEFINE_ACTIVATE_F32(NAME, F, SIGMOID)                                    \
+    F NAME(F v, int act) {                                                       \
+        if (act == ACCEL_ACTIVATION_SIGMOID) return SIGMOID(v);                  \
+        if (act == ACCEL_ACTIVATION_RELU) return select(v, (F)0.0f, v <= (F)0.0f); \
+        return v;                                                                \
+    }
+
 // Stable logistic of acc: the float one above; f64 with the library's exp
 // of -|x| (never overflows; its subnormal range starts at -708).
 acc sigmoid1(acc x) {

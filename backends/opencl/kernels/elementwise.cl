@@ -52,12 +52,8 @@
 // exp_nonpositive and sigmoidv: common.cl's float ones on EW_VW lanes.
 DEFINE_SIGMOID_F32(exp_nonpositive, sigmoidv, floatv, uintv, EW_CAT(as_uint, EW_VW), EW_CAT(as_float, EW_VW))
 
-// activate() per lane: relu as a select (NaN kept, as relu1), sigmoid as sigmoidv.
-floatv activatev(floatv v, int act) {
-    if (act == ACCEL_ACTIVATION_SIGMOID) return sigmoidv(v);
-    if (act == ACCEL_ACTIVATION_RELU) return select(v, (floatv)0.0f, v <= (floatv)0.0f);
-    return v;
-}
+// activate() per lane.
+DEFINE_ACTIVATE_F32(activatev, floatv, sigmoidv)
 
 // The stable binary cross-entropy on logits, per lane (see bce_with_logits).
 floatv bcev(floatv z, floatv t) { return fmax(z, (floatv)0.0f) - z * t + log1p(exp(-fabs(z))); }

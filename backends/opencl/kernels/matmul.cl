@@ -103,10 +103,43 @@ void gemm_stage(__local acc* dst, __global const real* src, ulong rows, ulong co
 // work-group tile starting at column col0: lane o % MM_VW of its vector o / MM_VW.
 ulong mm_column(ulong col0, int tx, int o) { return col0 + (ulong)((o / MM_VW) * MM_BX + tx) * MM_VW + o % MM_VW; }
 
-// The epilogue of one accumulator vector, element by element: C[r][c0 + l] =
-// act(v[l] + bias[c0 + l]) for the lanes l with c0 + l < N.
+// GLOAD_N(n, p, i): the n elements p[i..] of a __global real array as an
+// acc vector (n a vector size: 2, 4, 8, 16); element alignment is enough.
+#if defined(ACCEL_REAL_F16)
+#define GLOAD_N(n, p, i) MM_CAT(vload_half, n)(0, (p) + (i))
+#elif defined(ACCEL_REAL_BF16)
+#define GLOAD_N(n, p, i) MM_CAT(as_float, n)(MM_CAT(convert_uint, n)(MM_CAT(vload, n)(0, (p) + (i))) << 16)
+#else
+#define GLOAD_N(n, p, i) MM_CAT(vload, n)(0, (p) + (i))
+#endif
+#define GLOADV(p, i) GLOAD_N(MM_VW, p, i)
+
+#if MM_VW > 1 && !defined(ACCEL_REAL_F64)
+// activate() on the MM_VW lanes of an accumulator vector of floats.
+#define accuv MM_CAT(uint, MM_VW)
+DEFINE_SIGMOID_F32(exp_nonpositive_mm, sigmoid_mm, accv, accuv, MM_CAT(as_uint, MM_VW), MM_CAT(as_float, MM_VW))
+DEFINE_ACTIVATE_F32(activate_mm, accv, sigmoid_mm)
+// MM_VW elements of C from an accumulator vector (f32, f16: vector stores; bf16 lane by lane).
+#if defined(ACCEL_REAL_F16)
+#define STOREV_C(v, p, i) MM_CAT(MM_CAT(vstore_half, MM_VW), _rte)((v), 0, (p) + (i))
+#elif !defined(ACCEL_REAL_BF16)
+#define STOREV_C(v, p, i) MM_CAT(vstore, MM_VW)((v), 0, (p) + (i))
+#endif
+#endif
+
+// The epilogue of one accumulator vector: C[r][c0 + l] = act(v[l] + bias[c0 +
+// l]) for the lanes l with c0 + l < N. A vector whose lanes all lie inside C
+// is biased, activated and stored as one where the type allows (a scalar
+// epilogue per element costs more than a short K's products); the others
+// element by element. Both give the same bits.
 void gemm_store(__global real* C, __global const real* bias, int has_bias, int act, ulong N, ulong r, ulong c0,
                 accv cv) {
+#if defined(STOREV_C)
+    if (c0 + MM_VW <= N) {
+        STOREV_C(activate_mm(cv + (has_bias ? GLOADV(bias, c0) : (accv)0), act), C, r * N + c0);
+        return;
+    }
+#endif
     acc v[MM_VW];
     STOREV(cv, v);
     for (int l = 0; l < MM_VW; ++l) {
@@ -171,16 +204,6 @@ MM_GEMM_KERNEL(gemm) {
     }
 }
 
-// GLOAD_N(n, p, i): the n elements p[i..] of a __global real array as an
-// acc vector (n a vector size: 2, 4, 8, 16); element alignment is enough.
-#if defined(ACCEL_REAL_F16)
-#define GLOAD_N(n, p, i) MM_CAT(vload_half, n)(0, (p) + (i))
-#elif defined(ACCEL_REAL_BF16)
-#define GLOAD_N(n, p, i) MM_CAT(as_float, n)(MM_CAT(convert_uint, n)(MM_CAT(vload, n)(0, (p) + (i))) << 16)
-#else
-#define GLOAD_N(n, p, i) MM_CAT(vload, n)(0, (p) + (i))
-#endif
-#define GLOADV(p, i) GLOAD_N(MM_VW, p, i)
 
 // The same C = act(op(A)·op(B) + bias) with the same work-group tile and the
 // same elements per work-item as gemm (so one launch geometry serves both),
@@ -450,10 +473,27 @@ MM_GEMM_KERNEL(gemm_rows) {
 #endif
 
 // dst [cols, rows] = src [rows, cols]ᵀ (row-major): dst[c·rows + r] =
-// src[r·cols + c], a grid-stride loop over dst's elements. The host uses it
-// on CPU devices to hand gemm_direct operands it reads fastest (see
-// OpenclDevice::k_matmul).
-__kernel void transpose(__global const real* src, __global real* dst, ulong rows, ulong cols) {
-    const ulong n = rows * cols, stride = get_global_size(0);
-    for (ulong i = get_global_id(0); i < n; i += stride) STORE(dst, i, LOAD(src, (i % rows) * cols + i / rows));
+// src[r·cols + c]. The host uses it on CPU devices to hand gemm_direct
+// operands it reads fastest (see OpenclDevice::k_matmul). Each work-item
+// takes runs of `run` consecutive elements (a grid-stride loop over runs) in
+// the order whose fast index runs over the shorter side: dst's (r fast) when
+// rows <= cols, so the few rows read stay cached, else src's (c fast), so the
+// few rows written do. Within a run the indices advance by a carry: a 64-bit
+// division per element cost more than the copy.
+__kernel void transpose(__global const real* src, __global real* dst, ulong rows, ulong cols, ulong run) {
+    const ulong n = rows * cols;
+    const int r_fast = rows <= cols;
+    const ulong fast_extent = r_fast ? rows : cols;
+    for (ulong i0 = flat_id() * run; i0 < n; i0 += flat_size() * run) {
+        ulong slow = i0 / fast_extent, fast = i0 % fast_extent;
+        const ulong end = min(i0 + run, n);
+        for (ulong i = i0; i < end; ++i) {
+            const ulong r = r_fast ? fast : slow, c = r_fast ? slow : fast;
+            STORE(dst, c * rows + r, LOAD(src, r * cols + c));
+            if (++fast == fast_extent) {
+                fast = 0;
+                ++slow;
+            }
+        }
+    }
 }
