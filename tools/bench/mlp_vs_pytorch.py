@@ -10,7 +10,10 @@ same standardized training set, in the same batch order (all read from the
 problem file accel-bench wrote), on the CPU with each --threads count
 (torch.set_num_threads). PyTorch is timed as accel-bench times accel: per
 round a fresh model, the warm-up epochs untimed, then the timed epochs (host
-clock, the loss read back every batch); the median over the rounds.
+clock, the loss read back every batch); the median over the rounds. The
+rounds alternate: one accel-bench round (every device), then one PyTorch
+round of each hidden size and thread count, so that the machine's changes of
+speed during a run reach both sides.
 
 Prints one line per accel row: accel's ms/epoch, PyTorch's for each thread
 count, PyTorch time / accel time (above 1: accel is faster), and both final
@@ -79,11 +82,11 @@ def find_bench(given):
 
 
 def run_accel(args, workdir):
-    """Runs accel-bench mlp; returns (its exit status, its JSON report, the problem file's contents)."""
+    """Runs one round of accel-bench mlp; returns (its exit status, its JSON report, the problem file's contents)."""
     report = os.path.join(workdir, "accel.json")
     problem = os.path.join(workdir, "problem.json")
     cmd = [args.bench, "mlp", "--backends", args.backends, "--hidden", args.hidden, "--batch", str(args.batch),
-           "--epochs", str(args.epochs), "--warmup", str(args.warmup), "--rounds", str(args.rounds),
+           "--epochs", str(args.epochs), "--warmup", str(args.warmup), "--rounds", "1",
            "--dtype", args.dtype, "--seed", str(args.seed), "--format", "json", "-o", report,
            "--save-problem", problem]
     if args.data:
@@ -214,26 +217,35 @@ def main():
         usage_error(f"--loss-tolerance {args.loss_tolerance} must be positive")
     args.bench = find_bench(args.bench)
 
-    with tempfile.TemporaryDirectory(prefix="mlp-vs-pytorch-") as work:
-        accel_status, accel, prob = run_accel(args, work)
-
-    inits = {i["hidden"]: i for i in prob["init"]}
-    torch_ms, torch_loss = {}, {}  # by (hidden, threads)
+    # Rounds interleave accel and PyTorch (and PyTorch's thread counts), so
+    # that a change in the machine's speed during the run reaches both sides.
     if torch is None:
         print(f"{PROGRAM}: PyTorch is not installed in this Python ({sys.executable}; python3 -m pip install "
               "torch): only accel's figures are shown", file=sys.stderr)
-    else:
-        dtype = torch.float64 if args.dtype == "f64" else torch.float32
-        for hidden in inits:
-            # Rounds interleave the thread counts, as accel-bench's interleave devices.
-            runs = {t: [] for t in threads}
-            for _ in range(prob["rounds"]):
+    dtype = None if torch is None else torch.float64 if args.dtype == "f64" else torch.float32
+    accel_status, accel, prob = 0, None, None
+    accel_runs = {}  # (device, hidden) -> each round's ms per epoch
+    torch_runs, torch_loss = {}, {}  # by (hidden, threads)
+    with tempfile.TemporaryDirectory(prefix="mlp-vs-pytorch-") as work:
+        for _ in range(args.rounds):
+            status, accel, prob = run_accel(args, work)
+            accel_status = accel_status or status
+            for row in accel["rows"]:
+                if "ms_per_epoch" in row:
+                    accel_runs.setdefault((row["stable_selector"], row["hidden"]), []).append(
+                        row["ms_per_epoch"]["median"])
+            if torch is None:
+                continue
+            for init in prob["init"]:
                 for t in threads:
-                    ms, loss = train_pytorch(prob, inits[hidden], dtype, t, 1)
-                    runs[t] += ms
-                    torch_loss[hidden, t] = loss
-            for t in threads:
-                torch_ms[hidden, t] = statistics.median(runs[t])
+                    ms, loss = train_pytorch(prob, init, dtype, t, 1)
+                    torch_runs.setdefault((init["hidden"], t), []).extend(ms)
+                    torch_loss[init["hidden"], t] = loss
+    for row in accel["rows"]:  # the last round's report, with the median over the rounds
+        runs = accel_runs.get((row["stable_selector"], row["hidden"]))
+        if runs:
+            row["ms_per_epoch"].update(median=statistics.median(runs), min=min(runs), max=max(runs), rounds=runs)
+    torch_ms = {key: statistics.median(runs) for key, runs in torch_runs.items()}
 
     header = ["config", "accel device", "accel ms/epoch"]
     header += [f"PyTorch {t} thr" for t in threads]
@@ -262,8 +274,8 @@ def main():
                                      "pytorch_over_accel": r} for t, r in zip(threads, ratios)],
                         "loss_rel_diff": rel, "error": row.get("error")})
 
-    print(f"MLP training, ms per epoch: median of {prob['rounds']} round(s) of {prob['epochs']} timed epochs after "
-          f"{prob['warmup_epochs']} warm-up; {prob['train']['samples']} training samples, batch {prob['batch']}, "
+    print(f"MLP training, ms per epoch: median of {args.rounds} round(s) of {prob['epochs']} timed epochs after "
+          f"{prob['warmup_epochs']} warm-up, accel's and PyTorch's rounds alternating; {prob['train']['samples']} training samples, batch {prob['batch']}, "
           f"seed {prob['seed']}; the same initial weights and batch order everywhere")
     if torch is not None:
         print(f"PyTorch {torch.__version__} on the CPU (torch.set_num_threads); PyTorch / accel above 1: accel is "
