@@ -29,7 +29,8 @@ constexpr auto owned = nb::rv_policy::take_ownership;
 // microsecond, about what releasing and re-acquiring the GIL costs, so it
 // keeps the GIL (NumPy's rule, NPY_BEGIN_THREADS_THRESHOLDED, at 500
 // elements). Calls that wait for the device (a loss read back, copies,
-// synchronize) always release it.
+// synchronize) always release it, except a loss on the host backend, whose
+// ops run synchronously: it waits for nothing but its own work.
 constexpr double kSmallWork = 32768;
 
 class GilRelease {
@@ -41,6 +42,11 @@ public:
 private:
     std::optional<nb::gil_scoped_release> release_;
 };
+
+// Whether a read-back of `t` may wait for work queued before it: on every
+// device but the host backend's, whose ops run synchronously in the calling
+// thread (a read-back there costs its own work only).
+bool waits_for_queue(const accel::Tensor& t) { return !t.device_ptr() || !is_host(t.device()); }
 
 // Multiply-adds of a product: the elements of `a` times extent `i` of `b`
 // (0 where b has no such extent: the op then rejects the shapes).
@@ -338,7 +344,7 @@ void bind_ops(nb::module_& m) {
           nb::arg("stream").none() = nb::none(), owned, d_bce.c_str());
     m.def("bce_with_logits_loss", [](PyTensor& z, PyTensor& t, nb::str path, PyStream* stream) {
             auto o = options(path, stream, z.t, "bce_with_logits_loss");
-            nb::gil_scoped_release release;  // waits for the stream
+            GilRelease gil(waits_for_queue(z.t) ? kSmallWork : double(z.t.elements()));
             return static_cast<double>(ops::bce_with_logits_loss(z.t, t.t, o));
         },
           nb::arg("z"), nb::arg("t"), nb::kw_only(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
