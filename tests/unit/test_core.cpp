@@ -14,6 +14,8 @@
 #include <random>
 #include <string>
 
+#include "other_devices.hpp"
+
 using namespace accel;
 
 namespace {
@@ -509,18 +511,10 @@ TEST_CASE("tensors over overlapping host memory are aliases; misaligned or null 
                     InvalidArgument);
     CHECK_THROWS_AS(Tensor::over_host_memory(d, nullptr, {4}, DType::f32), InvalidArgument);
     // Every other backend's devices refuse, naming why (skipped where none opens).
-    for (const auto& s : backend_statuses()) {
-        if (s.name == "host" || !s.availability.available) continue;
-        std::shared_ptr<Device> other;
-        try {
-            other = open_device(s.name);
-        } catch (const Error& e) {
-            MESSAGE("skipped " << s.name << ", which did not open: " << e.what());
-            continue;
-        }
+    for (const auto& other : other_backend_devices()) {
         try {
             Tensor::over_host_memory(other, mem.data(), {4}, DType::f32);
-            FAIL_CHECK(s.name << " wrapped host memory; only the host backend addresses it in place");
+            FAIL_CHECK(other->selector() << " wrapped host memory; only the host backend addresses it in place");
         } catch (const Unsupported& e) {
             CHECK(contains(e.what(), "cannot address host memory in place"));
         }

@@ -118,8 +118,8 @@ def as_float32(x):
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
-def train_pytorch(prob, init, dtype, threads, rounds):
-    """PyTorch's ms per epoch of each round (fresh model each round) and the final loss of the last."""
+def train_pytorch(prob, init, dtype, threads):
+    """One round of PyTorch (a fresh model): its ms per epoch and its final loss."""
     torch.set_num_threads(threads)
     x = torch.tensor(prob["train"]["x"], dtype=dtype)
     y = torch.tensor(prob["train"]["y"], dtype=dtype).unsqueeze(1)
@@ -152,21 +152,19 @@ def train_pytorch(prob, init, dtype, threads, rounds):
             total += loss.item() * len(idx)
         return total / n
 
-    per_round, final = [], math.nan
-    for _ in range(rounds):
-        model = fresh_model()
-        # torch.optim.Adam's defaults (betas 0.9/0.999, eps 1e-8) and accel's lr,
-        # each rounded to float32 as accel holds them: in f64 the final losses
-        # then differ by 1e-8 (accel reads batch losses as float) instead of 3e-7.
-        opt = torch.optim.Adam(model.parameters(), lr=as_float32(prob["lr"]),
-                               betas=(as_float32(0.9), as_float32(0.999)), eps=as_float32(1e-8))
-        for e in range(warmup):
-            epoch(model, opt, e)
-        t0 = time.perf_counter()
-        for e in range(warmup, warmup + epochs):
-            final = epoch(model, opt, e)
-        per_round.append((time.perf_counter() - t0) * 1000 / epochs)
-    return per_round, final
+    model = fresh_model()
+    # torch.optim.Adam's defaults (betas 0.9/0.999, eps 1e-8) and accel's lr,
+    # each rounded to float32 as accel holds them: in f64 the final losses
+    # then differ by 1e-8 (accel reads batch losses as float) instead of 3e-7.
+    opt = torch.optim.Adam(model.parameters(), lr=as_float32(prob["lr"]),
+                           betas=(as_float32(0.9), as_float32(0.999)), eps=as_float32(1e-8))
+    for e in range(warmup):
+        epoch(model, opt, e)
+    final = math.nan
+    t0 = time.perf_counter()
+    for e in range(warmup, warmup + epochs):
+        final = epoch(model, opt, e)
+    return (time.perf_counter() - t0) * 1000 / epochs, final
 
 
 def table(header, rows):
@@ -238,8 +236,8 @@ def main():
                 continue
             for init in prob["init"]:
                 for t in threads:
-                    ms, loss = train_pytorch(prob, init, dtype, t, 1)
-                    torch_runs.setdefault((init["hidden"], t), []).extend(ms)
+                    ms, loss = train_pytorch(prob, init, dtype, t)
+                    torch_runs.setdefault((init["hidden"], t), []).append(ms)
                     torch_loss[init["hidden"], t] = loss
     for row in accel["rows"]:  # the last round's report, with the median over the rounds
         runs = accel_runs.get((row["stable_selector"], row["hidden"]))

@@ -204,7 +204,6 @@ MM_GEMM_KERNEL(gemm) {
     }
 }
 
-
 // The same C = act(op(A)·op(B) + bias) with the same work-group tile and the
 // same elements per work-item as gemm (so one launch geometry serves both),
 // but without local memory: each work-item reads its rows of op(A) and its
