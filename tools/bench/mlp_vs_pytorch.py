@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""accel's MLP training time against PyTorch's on the CPU, on the same problem.
+"""accel's MLP training time against PyTorch's on the same problem (CPU or GPU).
 
 Runs `accel-bench mlp --format json --save-problem FILE` for the given
 backends, hidden sizes, batch and epochs, then trains the same model in
@@ -8,7 +8,7 @@ its defaults and accel's learning rate, each rounded to float32 as accel holds
 them) from the same initial weights, on the
 same standardized training set, in the same batch order (all read from the
 problem file accel-bench wrote), on the CPU with each --threads count
-(torch.set_num_threads). PyTorch is timed as accel-bench times accel: per
+(torch.set_num_threads), or on the GPU --torch-device names. PyTorch is timed as accel-bench times accel: per
 round a fresh model, the warm-up epochs untimed, then the timed epochs (host
 clock, the loss read back every batch); the median over the rounds. The
 rounds alternate: one accel-bench round (every device), then one PyTorch
@@ -118,12 +118,14 @@ def as_float32(x):
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
-def train_pytorch(prob, init, dtype, threads):
-    """One round of PyTorch (a fresh model): its ms per epoch and its final loss."""
-    torch.set_num_threads(threads)
-    x = torch.tensor(prob["train"]["x"], dtype=dtype)
-    y = torch.tensor(prob["train"]["y"], dtype=dtype).unsqueeze(1)
-    orders = [torch.tensor(o, dtype=torch.long) for o in prob["epoch_orders"]]
+def train_pytorch(prob, init, dtype, threads, device):
+    """One round of PyTorch (a fresh model) on `device` (threads: the CPU's
+    thread count): its ms per epoch and its final loss."""
+    if device == "cpu":
+        torch.set_num_threads(threads)
+    x = torch.tensor(prob["train"]["x"], dtype=dtype, device=device)
+    y = torch.tensor(prob["train"]["y"], dtype=dtype, device=device).unsqueeze(1)
+    orders = [torch.tensor(o, dtype=torch.long, device=device) for o in prob["epoch_orders"]]
     n, batch = x.shape[0], prob["batch"]
     warmup, epochs = prob["warmup_epochs"], prob["epochs"]
     loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -136,7 +138,7 @@ def train_pytorch(prob, init, dtype, threads):
             model[0].bias.copy_(torch.tensor(init["b1"]))
             model[2].weight.copy_(torch.tensor(init["w2"]))
             model[2].bias.copy_(torch.tensor(init["b2"]))
-        return model.to(dtype)
+        return model.to(device=device, dtype=dtype)
 
     def epoch(model, opt, e):
         # As mlp::Model::train_epoch: batches in the epoch's order, one Adam
@@ -197,13 +199,21 @@ def main():
     p.add_argument("--dtype", default="f32", choices=["f32", "f64"], help="f32 (default) or f64")
     p.add_argument("--seed", type=int, default=1, metavar="N", help="of the split, the weights and the batch orders (default 1)")
     p.add_argument("--data", metavar="PATH", help="the CSV (default: accel-bench's)")
-    p.add_argument("--threads", default="2,1", metavar="LIST", help="PyTorch thread counts, one column each (default 2,1)")
+    p.add_argument("--threads", default="2,1", metavar="LIST", help="PyTorch thread counts on the CPU, one column each "
+                                                                  "(default 2,1; one column on a GPU)")
+    p.add_argument("--torch-device", default="cpu", metavar="DEVICE",
+                   help="PyTorch's device: cpu (default) or cuda[:N], the GPU accel's backends run on")
     p.add_argument("--loss-tolerance", type=float, default=1e-4, metavar="R",
                    help="relative difference of the final losses beyond which a line is flagged (default 1e-4)")
     p.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
     args = p.parse_args()
     positive_list(args.hidden, "--hidden", "1024,4096")
     threads = positive_list(args.threads, "--threads", "2,1")
+    if args.torch_device != "cpu":
+        threads = threads[:1]  # a column per device, not per CPU thread count
+        if torch is not None and not (args.torch_device.startswith("cuda") and torch.cuda.is_available()):
+            usage_error(f"--torch-device {args.torch_device}: PyTorch here has no such device (cpu, or cuda[:N] "
+                        "where torch.cuda.is_available())")
     for name in ("batch", "epochs", "rounds"):
         if getattr(args, name) < 1:
             usage_error(f"--{name} {getattr(args, name)} must be a positive whole number")
@@ -236,7 +246,7 @@ def main():
                 continue
             for init in prob["init"]:
                 for t in threads:
-                    ms, loss = train_pytorch(prob, init, dtype, t)
+                    ms, loss = train_pytorch(prob, init, dtype, t, args.torch_device)
                     torch_runs.setdefault((init["hidden"], t), []).append(ms)
                     torch_loss[init["hidden"], t] = loss
     for row in accel["rows"]:  # the last round's report, with the median over the rounds
@@ -246,8 +256,9 @@ def main():
     torch_ms = {key: statistics.median(runs) for key, runs in torch_runs.items()}
 
     header = ["config", "accel device", "accel ms/epoch"]
-    header += [f"PyTorch {t} thr" for t in threads]
-    header += [f"PyTorch {t} thr / accel" for t in threads]
+    column = (lambda t: f"{t} thr") if args.torch_device == "cpu" else (lambda t: args.torch_device)
+    header += [f"PyTorch {column(t)}" for t in threads]
+    header += [f"PyTorch {column(t)} / accel" for t in threads]
     header += ["accel loss", "PyTorch loss", "rel diff", "ok"]
     rows, records, disagree = [], [], 0
     for row in accel["rows"]:
@@ -267,7 +278,7 @@ def main():
                      "-" if rel is None else f"{rel:.1e}", ok])
         records.append({"hidden": hidden, "batch": row["batch"], "dtype": row["dtype"],
                         "accel_device": row["stable_selector"], "accel_ms_per_epoch": ms, "accel_final_loss": loss,
-                        "pytorch": [{"threads": t, "ms_per_epoch": torch_ms.get((hidden, t)),
+                        "pytorch": [{"threads": t, "device": args.torch_device, "ms_per_epoch": torch_ms.get((hidden, t)),
                                      "final_loss": torch_loss.get((hidden, t)),
                                      "pytorch_over_accel": r} for t, r in zip(threads, ratios)],
                         "loss_rel_diff": rel, "error": row.get("error")})
@@ -276,8 +287,9 @@ def main():
           f"{prob['warmup_epochs']} warm-up, accel's and PyTorch's rounds alternating; {prob['train']['samples']} training samples, batch {prob['batch']}, "
           f"seed {prob['seed']}; the same initial weights and batch order everywhere")
     if torch is not None:
-        print(f"PyTorch {torch.__version__} on the CPU (torch.set_num_threads); PyTorch / accel above 1: accel is "
-              f"faster; rel diff: PyTorch's final loss ({threads[0]} thr) against accel's (tolerance "
+        where = "the CPU (torch.set_num_threads)" if args.torch_device == "cpu" else args.torch_device
+        print(f"PyTorch {torch.__version__} on {where}; PyTorch / accel above 1: accel is "
+              f"faster; rel diff: PyTorch's final loss ({column(threads[0])}) against accel's (tolerance "
               f"{args.loss_tolerance:g})")
     print()
     print(table(header, rows))

@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# run-gpu-checks.sh: accel's whole GPU check, run from a bundle made by
+# tools/gpu-bundle.sh, on a machine with an NVIDIA GPU and its driver and
+# nothing of accel's build installed (docs/gpu.md).
+#
+# Usage: run-gpu-checks.sh OUT [--minutes N] [--rehearsal] [--quick]
+#   OUT          folder for the results (created; one log per step, the
+#                figures as JSON, and OUT/summary.txt)
+#   --minutes N  wall-time budget (default 8): a step that no longer fits
+#                is skipped, the late ones first, and named so in the summary
+#   --rehearsal  no NVIDIA GPU: the same steps with the bundle's emulated
+#                CUDA plugin as `cuda`, PoCL as the OpenCL driver and Mesa's
+#                lavapipe as the Vulkan driver (the machine's own packages)
+#   --quick      small sizes and few epochs (the CTest test of the rehearsal)
+#
+# Each step writes its log and figures into OUT as soon as it ends, and one
+# line `STEP VERDICT detail` into OUT/summary.txt (VERDICT: pass, fail or
+# skip, with the reason); a failing step does not stop the next. The
+# summary ends with the headline ratios (accel against PyTorch on the same
+# GPU). Exit status: 0 no step failed; 1 a step failed; 2 usage error.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+usage() { sed -n '2,22p' "$0"; }
+out="" minutes=8 rehearsal=0 quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --minutes)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "run-gpu-checks: --minutes needs a whole number of minutes, got '${2:-}'" >&2; exit 2; }
+      minutes=$2; shift ;;
+    --rehearsal) rehearsal=1 ;;
+    --quick) quick=1 ;;
+    -h|--help) usage; exit 0 ;;
+    -*) echo "run-gpu-checks: unknown option '$1' (known: --minutes N, --rehearsal, --quick)" >&2; exit 2 ;;
+    *) [ -z "$out" ] || { echo "run-gpu-checks: one OUT folder, got '$out' and '$1'" >&2; exit 2; }
+       out=$1 ;;
+  esac
+  shift
+done
+[ -n "$out" ] || { echo "run-gpu-checks: name the OUT folder (run-gpu-checks.sh OUT [--minutes N] [--rehearsal] [--quick])" >&2; exit 2; }
+[ -x "$here/bin/accel-info" ] || { echo "run-gpu-checks: $here/bin/accel-info missing: run this script from a bundle of tools/gpu-bundle.sh" >&2; exit 2; }
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+bin=$here/bin
+summary=$out/summary.txt
+start=$(date +%s)
+deadline=$((start + minutes * 60))
+failed=0
+: >"$summary"
+
+# verdict STEP pass|fail|skip DETAIL: one line of the summary (and the screen).
+verdict() {
+  local line
+  line=$(printf '%-22s %-4s %s' "$1" "$2" "$3")
+  echo "$line" >>"$summary"
+  echo "== $line"
+  [ "$2" != fail ] || failed=1
+}
+left() { echo $((deadline - $(date +%s))); }
+
+# step NAME NEED LIMIT CMD...: runs CMD with its output in OUT/NAME.log,
+# under `timeout` of at most LIMIT seconds and what is left of the budget;
+# skipped when less than NEED seconds are left. Returns CMD's status (124
+# timed out, 200 skipped). The caller turns the status into a verdict.
+step() {
+  local name=$1 need=$2 limit=$3 rest
+  shift 3
+  rest=$(left)
+  if [ "$rest" -lt "$need" ]; then
+    verdict "$name" skip "time budget: ${rest} s of --minutes $minutes left, the step needs about ${need} s"
+    return 200
+  fi
+  [ "$limit" -le "$rest" ] || limit=$rest
+  echo "-- $name (at most ${limit} s): $*"
+  local t0=$(date +%s)
+  timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc after $(( $(date +%s) - t0 )) s" >>"$out/times.txt"
+  [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || echo "run-gpu-checks: stopped after ${limit} s" >>"$out/$name.log"
+  return $rc
+}
+
+# judge NAME STATUS: the verdict of a doctest program's step from its exit
+# status and the last summary lines of its log.
+judge() {
+  local name=$1 rc=$2 log=$out/$1.log tail
+  [ "$rc" -ne 200 ] || return 0
+  tail=$(grep -E '^\[doctest\] (test cases|assertions):' "$log" | tr -s ' ' | paste -sd';' -)
+  case $rc in
+    0) verdict "$name" pass "${tail:-exit 0}" ;;
+    77) verdict "$name" skip "$(grep -m1 -iE 'skip' "$log" | cut -c1-200)" ;;
+    124|137) verdict "$name" fail "timed out (the budget's limit); $tail" ;;
+    *) verdict "$name" fail "exit $rc; ${tail:-$(tail -n 1 "$log" | cut -c1-200)}; failing cases: $(grep -oE 'TEST CASE: .*' "$log" | sort -u | head -5 | cut -c12- | paste -sd'|' -)" ;;
+  esac
+}
+
+# ---- 0. the machine: driver, libraries, private registrations -------------
+facts=$out/facts.txt
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "host: $(hostname); $(uname -srm); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+  [ -r /etc/os-release ] && echo "os: $(. /etc/os-release; echo "$PRETTY_NAME")"
+  echo "bundle: $(head -n 1 "$here/MANIFEST.txt" 2>/dev/null)"
+  echo "mode: $([ $rehearsal = 1 ] && echo rehearsal || echo gpu)$([ $quick = 1 ] && echo ', quick'); budget $minutes min"
+} >"$facts"
+# find_lib NAME DIR...: the first NAME in ldconfig's cache or in one of DIRs.
+find_lib() {
+  local name=$1 d
+  shift
+  d=$(ldconfig -p 2>/dev/null | awk -v n="$name" '$1 == n && /x86-64|x86_64/ {print $NF; exit}')
+  [ -n "$d" ] && { echo "$d"; return; }
+  for d in "$@"; do
+    [ -e "$d/$name" ] && { echo "$d/$name"; return; }
+  done
+}
+python=$(command -v python3 || true)
+export OCL_ICD_VENDORS=$out/opencl-vendors  # only what is registered here
+mkdir -p "$OCL_ICD_VENDORS"
+if [ $rehearsal = 1 ]; then
+  cuda=cuda opencl=opencl:pocl vulkan=vulkan:lavapipe
+  export ACCEL_PLUGIN_PATH=$here/lib/emulated
+  pocl=$(find_lib libpocl.so.2 /usr/lib/x86_64-linux-gnu)
+  [ -n "$pocl" ] && echo "$pocl" >"$OCL_ICD_VENDORS/pocl.icd"
+  icd=$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json 2>/dev/null | head -n 1)
+  gpu_found="rehearsal: no GPU asked for (cuda = the emulated CUDA runtime, opencl:pocl, vulkan:lavapipe)"
+else
+  cuda=cuda opencl=opencl:nvidia vulkan=vulkan:gpu
+  # CUDA 13's runtime and cuBLAS: the system's, else the toolkit's or the
+  # Python wheels' folders (PyTorch's nvidia packages), put on the path.
+  py_nvidia=""
+  [ -n "$python" ] && py_nvidia=$("$python" -c 'import nvidia, os; print(" ".join(p + s for p in nvidia.__path__ for s in ("/cu13/lib", "/cublas/lib", "/cuda_runtime/lib")))' 2>/dev/null)
+  for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13; do
+    at=$(find_lib $lib /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $py_nvidia)
+    echo "$lib: ${at:-not found}" >>"$facts"
+    if [ -n "$at" ] && ! ldconfig -p | grep -q "$at"; then
+      case ":${LD_LIBRARY_PATH:-}:" in *":$(dirname "$at"):"*) ;; *) export LD_LIBRARY_PATH=$(dirname "$at")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ;; esac
+    fi
+  done
+  ocl=$(find_lib libnvidia-opencl.so.1 /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /lib)
+  echo "libnvidia-opencl.so.1: ${ocl:-not found}" >>"$facts"
+  [ -n "$ocl" ] && echo "$ocl" >"$OCL_ICD_VENDORS/nvidia.icd"
+  icd=""
+  for f in /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json \
+           /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd*.json /usr/local/share/vulkan/icd.d/nvidia_icd*.json; do
+    [ -e "$f" ] && { icd=$f; break; }
+  done
+  gpu_found=$(nvidia-smi -L 2>&1 | head -n 4 | paste -sd';' -)
+fi
+if [ -n "${icd:-}" ]; then
+  export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+  # The driver's own libraries (NVIDIA: libGLX_nvidia.so.0 needs glvnd's
+  # libGLdispatch): the bundle's copies only for what the machine lacks.
+  drv=$(sed -n 's/.*"library_path" *: *"\([^"]*\)".*/\1/p' "$icd")
+  drv_at=$drv
+  [[ "$drv" == /* ]] || drv_at=$(find_lib "$drv" /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu)
+  if [ -n "$drv_at" ] && ldd "$drv_at" 2>/dev/null | grep -q 'not found'; then
+    echo "vulkan driver $drv_at lacks: $(ldd "$drv_at" | awk '/not found/ {print $1}' | paste -sd' ' -); the bundle's lib/fallback added" >>"$facts"
+    export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$here/lib/fallback
+  fi
+  echo "vulkan ICD: $icd (library ${drv_at:-$drv not found})" >>"$facts"
+else
+  echo "vulkan ICD: not found" >>"$facts"
+fi
+echo "OpenCL ICDs registered: $(cat "$OCL_ICD_VENDORS"/*.icd 2>/dev/null | paste -sd' ' -)" >>"$facts"
+echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" >>"$facts"
+export POCL_CACHE_DIR=$out/cache/pocl ACCEL_CACHE_DIR=$out/cache/accel
+if [ $rehearsal = 0 ] && ! nvidia-smi -L >/dev/null 2>&1; then
+  verdict facts fail "no NVIDIA GPU: nvidia-smi: $gpu_found"
+else
+  verdict facts pass "$gpu_found; details in facts.txt"
+fi
+
+# ---- 1. identity: accel-info, nvidia-smi -q --------------------------------
+step info 10 60 "$bin/accel-info"
+rc=$?
+if [ $rc -ne 200 ]; then
+  [ $rehearsal = 1 ] || nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1
+  missing="" opened=""
+  for sel in $cuda $opencl $vulkan; do
+    if ACCEL_BACKEND=$sel "$bin/accel-info" >"$out/info.$sel.txt" 2>&1; then opened="$opened $sel"; else
+      missing="$missing $sel ($(grep -m1 -iE 'unavailable|error|not' "$out/info.$sel.txt" | cut -c1-160))"; fi
+    rm -f "$out/info.$sel.txt"
+  done
+  same=$(grep -c 'SAME PHYSICAL DEVICE' "$out/info.log")
+  if [ $rc -ne 0 ]; then verdict info fail "accel-info exit $rc"
+  elif [ -n "$missing" ]; then verdict info fail "cannot open:$missing"
+  elif [ $rehearsal = 0 ] && [ "$same" -eq 0 ]; then
+    verdict info fail "the GPU opens as$opened but accel-info flags no SAME PHYSICAL DEVICE (UUID/PCI id not matched)"
+  else verdict info pass "opens$opened; SAME PHYSICAL DEVICE lines: $same"; fi
+fi
+available() { case " $opened " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# ---- 2. conformance --------------------------------------------------------
+# Full sizes on a GPU; the rehearsal's CPU drivers take the small cases.
+# --quick: the op table's case in every dtype and path, and the device's facts.
+conf_env=() conf_args=()
+[ $rehearsal = 1 ] && conf_env=(ACCEL_TEST_MAX_WORK=$([ $quick = 1 ] && echo 20000 || echo 2000000))
+[ $quick = 1 ] && conf_args=("--test-case=*every op in every dtype*,device info*")
+for run in "$cuda native" "$cuda vendor" "$opencl auto" "$vulkan auto"; do
+  set -- $run
+  name=conformance.${1%%:*}$([ "$2" = auto ] || echo ".$2")
+  if ! available "$1"; then verdict "$name" skip "$1 does not open (step info)"; continue; fi
+  step "$name" 30 120 env ACCEL_BACKEND=$1 ACCEL_OP_PATH=$2 "${conf_env[@]}" "$bin/accel-conformance" "${conf_args[@]}"
+  judge "$name" $?
+done
+
+# ---- 3. compute-sanitizer on cuda, small sizes ------------------------------
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+for tool in memcheck racecheck synccheck; do
+  if [ $rehearsal = 1 ]; then verdict sanitizer.$tool skip "rehearsal: compute-sanitizer needs an NVIDIA GPU"; continue; fi
+  if [ -z "$sanitizer" ]; then verdict sanitizer.$tool skip "compute-sanitizer not found (CUDA toolkit's bin/)"; continue; fi
+  if ! available $cuda; then verdict sanitizer.$tool skip "cuda does not open"; continue; fi
+  step sanitizer.$tool 30 60 env ACCEL_BACKEND=$cuda ACCEL_TEST_MAX_WORK=100000 ACCEL_TEST_SEED=1 \
+    "$sanitizer" --tool $tool --error-exitcode 99 "$bin/accel-conformance" "--test-case-exclude=*large*,*tall*,*2^25*"
+  judge sanitizer.$tool $?
+done
+
+# ---- 4. accel-bench: the three APIs of one GPU side by side ------------------
+gpus=""
+for sel in $cuda $opencl $vulkan; do available "$sel" && gpus=${gpus:+$gpus,}$sel; done
+if [ $quick = 1 ]; then
+  sizes=(--quick --ops add,matmul,dense --dtypes f32,f16,bf16)
+elif [ $rehearsal = 1 ]; then
+  sizes=(--ops add,matmul,dense --add-sizes 1e6 --matmul-sizes 256 --dense-shapes 256x1024x1024 --dtypes f32 --repeats 2)
+else
+  # add past 2^28 elements (3 GiB moved in f32); matmul and dense to 8192³.
+  sizes=(--ops add,matmul,dense --add-sizes 16777216,268435456 --matmul-sizes 1024,4096,8192
+         --dense-shapes 256x4096x4096,8192x8192x8192 --dtypes f32,f16,bf16 --repeats 3)
+fi
+bench_json=$out/bench.json
+if [ -z "$gpus" ]; then verdict bench skip "no GPU backend opens (step info)"; else
+  step bench 60 200 "$bin/accel-bench" --backends "$gpus" "${sizes[@]}" --json "$bench_json"
+  rc=$?
+  if [ $rc -ne 200 ]; then
+    rows=$(grep -c '"op":' "$bench_json" 2>/dev/null || echo 0)
+    case $rc in
+      0) verdict bench pass "$gpus: $rows rows, every result within the oracle's threshold; bench.log, bench.json" ;;
+      124|137) verdict bench fail "timed out; rows written so far in bench.log" ;;
+      *) verdict bench fail "exit $rc: $(grep -m2 -E 'FAIL|error' "$out/bench.log" | cut -c1-200 | paste -sd'|' -)" ;;
+    esac
+    # Side by side: each other API of the GPU against cuda, row by row.
+    if [ -s "$bench_json" ] && [ -n "$python" ]; then
+      "$python" "$here/python/gpu_summary.py" split "$bench_json" "$out" >>"$out/bench.log" 2>&1
+      for other in ${opencl%%:*} ${vulkan%%:*}; do
+        [ -s "$out/bench.$other.json" ] && [ -s "$out/bench.cuda.json" ] &&
+          "$bin/accel-bench" compare --by op "$out/bench.cuda.json" "$out/bench.$other.json" >"$out/compare.cuda-vs-$other.txt" 2>&1
+      done
+    fi
+  fi
+fi
+
+# ---- 5. training: losses agree across backends; the wide MLP ---------------
+data=$here/share/breast_cancer.csv
+mlp_backends=$gpus${gpus:+,}host
+if [ -z "$gpus" ]; then verdict mlp skip "no GPU backend opens"; else
+  step mlp 20 120 "$bin/mlp_train" --backends "$mlp_backends" --data "$data" --epochs $([ $quick = 1 ] && echo 20 || echo 200)
+  rc=$?
+  if [ $rc -ne 200 ]; then
+    diff=$(grep -iE 'largest|difference' "$out/mlp.log" | tail -n 1 | cut -c1-200)
+    if [ $rc -eq 0 ]; then verdict mlp pass "$mlp_backends: ${diff:-see mlp.log}"
+    else verdict mlp fail "exit $rc: ${diff:-$(tail -n 1 "$out/mlp.log" | cut -c1-200)}"; fi
+  fi
+fi
+torch_device=cuda
+[ $rehearsal = 1 ] && torch_device=cpu
+if [ -z "$gpus" ]; then verdict mlp.wide skip "no GPU backend opens"
+elif [ -z "$python" ]; then verdict mlp.wide skip "no python3 on this machine (mlp_vs_pytorch.py)"; else
+  wide=(--hidden 4096 --batch 256 --epochs 10 --rounds 3)
+  [ $quick = 1 ] && wide=(--hidden 64 --batch 64 --epochs 2 --rounds 1)
+  [ $rehearsal = 1 ] && [ $quick = 0 ] && wide=(--hidden 1024 --batch 256 --epochs 2 --rounds 1)
+  step mlp.wide 40 150 "$python" "$here/python/mlp_vs_pytorch.py" --bench "$bin/accel-bench" --backends "$gpus" \
+    --data "$data" "${wide[@]}" --torch-device $torch_device --json "$out/mlp-wide.json"
+  rc=$?
+  case $rc in
+    200) ;;
+    0) if grep -q 'PyTorch is not installed' "$out/mlp.wide.log"; then
+         verdict mlp.wide pass "accel's figures only: PyTorch is not importable by $python; mlp.wide.log"
+       else verdict mlp.wide pass "$(grep -c ' ok$' "$out/mlp.wide.log") rows whose final loss agrees with PyTorch's; mlp.wide.log"; fi ;;
+    *) verdict mlp.wide fail "exit $rc: $(grep -m2 -E 'DIFF|FAIL|rror' "$out/mlp.wide.log" | cut -c1-200 | paste -sd'|' -)" ;;
+  esac
+fi
+
+# ---- 6. the peer on the same GPU: PyTorch (cuBLAS) at the same sizes ---------
+if [ -z "$python" ]; then verdict peer skip "no python3 on this machine"
+elif ! "$python" -c 'import torch' 2>/dev/null; then verdict peer skip "PyTorch is not importable by $python"
+elif [ ! -s "$bench_json" ]; then verdict peer skip "no bench.json (step bench)"
+else
+  step peer 30 120 "$python" "$here/python/ops_vs_pytorch.py" "$bench_json" --device $torch_device --json "$out/peer.json"
+  rc=$?
+  case $rc in
+    200) ;;
+    0) verdict peer pass "$(grep -c '"accel_over_pytorch"' "$out/peer.json" 2>/dev/null || echo 0) rows timed in PyTorch; peer.log" ;;
+    *) verdict peer fail "exit $rc: $(tail -n 2 "$out/peer.log" | cut -c1-200 | paste -sd'|' -)" ;;
+  esac
+fi
+
+# ---- 7. reliability on cuda -------------------------------------------------
+if ! available $cuda; then verdict reliability skip "cuda does not open"; else
+  rel_env=() rel_args=()
+  [ $rehearsal = 1 ] && rel_env=(ACCEL_TEST_MAX_WORK=20000)
+  [ $quick = 1 ] && rel_args=("--test-case=threads sharing one device, a stream each*")
+  step reliability 30 90 env ACCEL_BACKEND=$cuda "${rel_env[@]}" "$bin/accel-reliability" "${rel_args[@]}"
+  judge reliability $?
+fi
+
+# ---- the headline ratios ----------------------------------------------------
+echo "total: $(( $(date +%s) - start )) s of --minutes $minutes" >>"$summary"
+if [ -n "$python" ]; then
+  "$python" "$here/python/gpu_summary.py" headline "$out" >>"$summary" 2>>"$out/headline.log" ||
+    echo "headline: gpu_summary.py failed (headline.log)" >>"$summary"
+fi
+echo
+cat "$summary"
+exit $failed
