@@ -17,6 +17,7 @@ namespace bench {
 /// defaults of default_settings().
 struct RunArgs {
     bool quick = false;
+    bool progress_lines = false;  ///< --progress
     std::string backends, format = "table", output, json_output;
     std::string trace_output;  ///< --trace: a Chrome trace of the run (accel/trace.hpp)
     std::vector<std::string> ops, paths, dtypes, matmul_shapes, dense_shapes, column_sum_shapes;

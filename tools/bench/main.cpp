@@ -128,6 +128,9 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                           "add kernel-only runs until this many ms of kernel time (default 20)")
                ->check(CLI::Range(0.0, 1e7)));
     single(app.add_flag("--quick", a.quick, "tiny sizes and short probes, for CI"));
+    single(app.add_flag("--progress", a.progress_lines,
+                        "a line on stderr as each device's ceilings and each row are measured, with the seconds "
+                        "so far (for logs: a run cut short still shows how far it got)"));
     single(app.add_option("--format", a.format, "table, csv or json (default table)")
                ->check(tool_cli::one_of("format", {"table", "csv", "json"}))
                ->type_name("FORMAT"));
@@ -208,7 +211,8 @@ int run_command(const RunArgs& a) {
         return fleet_run(s, a.backends, a.format, a.output, a.json_output,
                          a.given("--rank-timeout") ? a.rank_timeout : 0);
     s.selectors = resolve_backends(a.backends);
-    s.progress = isatty(STDERR_FILENO);
+    s.progress = isatty(STDERR_FILENO) && !a.progress_lines;
+    s.progress_lines = a.progress_lines;
 
     // Output files are opened (as temporary files beside them) before the
     // run, so a bad path fails at once; they replace the named files only

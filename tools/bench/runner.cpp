@@ -541,11 +541,14 @@ Results run(const Settings& s) {
         r.vendor_matmul = d->supports(Op::matmul, OpPath::vendor);
         r.vendor_dense = d->supports(Op::dense, OpPath::vendor);
         if (s.progress) std::fprintf(stderr, "\r\033[Kmeasuring ceilings of %s ...", r.selector.c_str());
+        const auto probe_t0 = Clock::now();
         try {
             measure_ceilings(r, d, s);
         } catch (const accel::Error& e) {
             r.error = e.what();
         }
+        if (s.progress_lines)
+            std::fprintf(stderr, "ceilings of %s measured in %.1f s\n", r.selector.c_str(), ms_since(probe_t0) / 1000);
         res.devices.push_back(std::move(r));
         if (s.on_progress) s.on_progress();
     }
@@ -609,6 +612,11 @@ Results run(const Settings& s) {
             bound.reset();
             row.error = e.what();
         }
+        if (s.progress_lines)
+            std::fprintf(stderr, "[%zu/%zu] %s %s %s %s on %s: kernel %.4g ms%s; %.1f s so far\n", i + 1, items.size(),
+                         p.op_text().c_str(), p.shape().c_str(), row.dtype.c_str(), row.path.c_str(),
+                         row.selector.c_str(), row.kernel_ms_median, row.error.empty() ? "" : " (error)",
+                         ms_since(t0) / 1000);
         res.rows.push_back(std::move(row));
         if (s.on_progress) s.on_progress();
     }

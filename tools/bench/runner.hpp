@@ -78,7 +78,8 @@ struct Settings {
     bool quick = false;                    ///< small ceiling probes (CI)
     std::size_t copy_bytes = std::size_t{256} << 20;  ///< buffer size of the copy-bandwidth ceiling
     double fma_target_ms = 20;             ///< kernel time the peak-FMA probe aims for
-    bool progress = false;                 ///< rows done / time left on stderr
+    bool progress = false;                 ///< rows done / time left on stderr, one line rewritten (a terminal)
+    bool progress_lines = false;           ///< a line per device's ceilings and per row on stderr (logs)
     /// Called on the running thread after each device's ceilings and after
     /// each row (fleet runs feed the rank watchdog with it); may be empty.
     std::function<void()> on_progress;

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Helpers of run-gpu-checks.sh over its result folder (standard library only).
 
-  gpu_summary.py split BENCH_JSON OUT
-      writes OUT/bench.<backend>.json for each backend of an accel-bench run:
-      the same report with that backend's devices and rows only, so that
-      `accel-bench compare --by op` sets one API of a GPU beside another.
+  gpu_summary.py merge OUT BENCH_JSON...
+      merges accel-bench runs (the same devices; files that do not exist are
+      left out) into OUT/bench.json, and writes OUT/bench.<backend>.json for
+      each backend: the report with that backend's devices and rows only, so
+      that `accel-bench compare --by op` sets one API of a GPU beside another.
   gpu_summary.py headline OUT
       prints the headline lines of the summary from OUT/bench.json,
       OUT/peer.json (ops_vs_pytorch.py) and OUT/mlp-wide.json
@@ -32,11 +33,16 @@ def load(path):
         sys.exit(2)
 
 
-def split(bench_path, out):
-    bench = load(bench_path)
-    if bench is None:
-        print(f"gpu_summary.py: {bench_path} does not exist", file=sys.stderr)
+def merge(out, paths):
+    runs = [run for run in (load(p) for p in paths) if run is not None]
+    if not runs:
+        print(f"gpu_summary.py: none of {' '.join(paths)} exists", file=sys.stderr)
         return 2
+    bench = dict(runs[0])
+    for key in ("rows", "notes", "unavailable"):
+        bench[key] = [item for run in runs for item in run.get(key, [])]
+    with open(os.path.join(out, "bench.json"), "w") as f:
+        json.dump(bench, f, indent=1)
     for backend in sorted({r["backend"] for r in bench.get("rows", [])}):
         part = dict(bench)
         part["rows"] = [r for r in bench["rows"] if r["backend"] == backend]
@@ -95,8 +101,8 @@ def headline(out):
 
 
 def main(argv):
-    if len(argv) == 4 and argv[1] == "split":
-        return split(argv[2], argv[3])
+    if len(argv) >= 4 and argv[1] == "merge":
+        return merge(argv[2], argv[3:])
     if len(argv) == 3 and argv[1] == "headline":
         return headline(argv[2])
     print(__doc__.strip(), file=sys.stderr)

@@ -3,11 +3,14 @@
 # tools/gpu-bundle.sh, on a machine with an NVIDIA GPU and its driver and
 # nothing of accel's build installed (docs/gpu.md).
 #
-# Usage: run-gpu-checks.sh OUT [--minutes N] [--rehearsal] [--quick]
+# Usage: run-gpu-checks.sh OUT [--minutes N] [--steps LIST] [--rehearsal] [--quick]
 #   OUT          folder for the results (created; one log per step, the
 #                figures as JSON, and OUT/summary.txt)
 #   --minutes N  wall-time budget (default 8): a step that no longer fits
 #                is skipped, the late ones first, and named so in the summary
+#   --steps LIST only these steps (comma list of names as in the summary, or
+#                their first part: conformance, sanitizer, bench, mlp; facts
+#                and info always run), e.g. --steps bench,peer
 #   --rehearsal  no NVIDIA GPU: the same steps with the bundle's emulated
 #                CUDA plugin as `cuda`, PoCL as the OpenCL driver and Mesa's
 #                lavapipe as the Vulkan driver (the machine's own packages)
@@ -20,17 +23,20 @@
 # GPU). Exit status: 0 no step failed; 1 a step failed; 2 usage error.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-usage() { sed -n '2,22p' "$0"; }
-out="" minutes=8 rehearsal=0 quick=0
+usage() { sed -n '2,25p' "$0"; }
+out="" minutes=8 rehearsal=0 quick=0 steps=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes)
       [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "run-gpu-checks: --minutes needs a whole number of minutes, got '${2:-}'" >&2; exit 2; }
       minutes=$2; shift ;;
+    --steps)
+      [[ "${2:-}" =~ ^[a-z.,]+$ ]] || { echo "run-gpu-checks: --steps needs a comma list of step names, got '${2:-}'" >&2; exit 2; }
+      steps=$2; shift ;;
     --rehearsal) rehearsal=1 ;;
     --quick) quick=1 ;;
     -h|--help) usage; exit 0 ;;
-    -*) echo "run-gpu-checks: unknown option '$1' (known: --minutes N, --rehearsal, --quick)" >&2; exit 2 ;;
+    -*) echo "run-gpu-checks: unknown option '$1' (known: --minutes N, --steps LIST, --rehearsal, --quick)" >&2; exit 2 ;;
     *) [ -z "$out" ] || { echo "run-gpu-checks: one OUT folder, got '$out' and '$1'" >&2; exit 2; }
        out=$1 ;;
   esac
@@ -64,6 +70,10 @@ left() { echo $((deadline - $(date +%s))); }
 step() {
   local name=$1 need=$2 limit=$3 rest
   shift 3
+  if [ -n "$steps" ] && [ "$name" != info ] && [[ ",$steps," != *",$name,"* && ",$steps," != *",${name%%.*},"* ]]; then
+    verdict "$name" skip "not in --steps $steps"
+    return 200
+  fi
   rest=$(left)
   if [ "$rest" -lt "$need" ]; then
     verdict "$name" skip "time budget: ${rest} s of --minutes $minutes left, the step needs about ${need} s"
@@ -85,6 +95,8 @@ judge() {
   local name=$1 rc=$2 log=$out/$1.log tail
   [ "$rc" -ne 200 ] || return 0
   tail=$(grep -E '^\[doctest\] (test cases|assertions):' "$log" | tr -s ' ' | paste -sd';' -)
+  # A filter that matched nothing is no pass.
+  [ "$rc" -ne 0 ] || ! grep -qE '^\[doctest\] test cases: +0 \|' "$log" || rc=1
   case $rc in
     0) verdict "$name" pass "${tail:-exit 0}" ;;
     77) verdict "$name" skip "$(grep -m1 -iE 'skip' "$log" | cut -c1-200)" ;;
@@ -152,8 +164,19 @@ if [ -n "${icd:-}" ]; then
   drv=$(sed -n 's/.*"library_path" *: *"\([^"]*\)".*/\1/p' "$icd")
   drv_at=$drv
   [[ "$drv" == /* ]] || drv_at=$(find_lib "$drv" /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu)
-  if [ -n "$drv_at" ] && ldd "$drv_at" 2>/dev/null | grep -q 'not found'; then
-    echo "vulkan driver $drv_at lacks: $(ldd "$drv_at" | awk '/not found/ {print $1}' | paste -sd' ' -); the bundle's lib/fallback added" >>"$facts"
+  lacking=$(ldd "$drv_at" 2>/dev/null | awk '/not found/ {print $1}' | paste -sd' ' -)
+  if [ $rehearsal = 0 ]; then
+    for l in libGLdispatch.so.0 libEGL.so.1; do
+      [ -n "$(find_lib $l ${LD_LIBRARY_PATH//:/ })" ] || lacking="$lacking $l"
+    done
+    # glvnd's EGL finds NVIDIA's EGL driver through its vendor file.
+    for f in /usr/share/glvnd/egl_vendor.d/10_nvidia.json /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json; do
+      [ -e "$f" ] && [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$f
+    done
+    echo "EGL vendor file: ${__EGL_VENDOR_LIBRARY_FILENAMES:-none found}" >>"$facts"
+  fi
+  if [ -n "$lacking" ]; then
+    echo "vulkan driver $drv_at: this machine lacks$lacking; the bundle's lib/fallback added to the path" >>"$facts"
     export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$here/lib/fallback
   fi
   echo "vulkan ICD: $icd (library ${drv_at:-$drv not found})" >>"$facts"
@@ -177,7 +200,11 @@ if [ $rc -ne 200 ]; then
   missing="" opened=""
   for sel in $cuda $opencl $vulkan; do
     if ACCEL_BACKEND=$sel "$bin/accel-info" >"$out/info.$sel.txt" 2>&1; then opened="$opened $sel"; else
-      missing="$missing $sel ($(grep -m1 -iE 'unavailable|error|not' "$out/info.$sel.txt" | cut -c1-160))"; fi
+      missing="$missing $sel ($(grep -m1 -E "^${sel%%:*}: " "$out/info.log" | cut -c1-200))"
+      # The loader's own account of why (Vulkan, OpenCL ICD loader).
+      VK_LOADER_DEBUG=all OCL_ICD_DEBUG=15 ACCEL_BACKEND=$sel "$bin/accel-info" >"$out/info.$sel.debug.log" 2>&1
+      [ "${sel%%:*}" != vulkan ] || [ -z "${drv_at:-}" ] || ldd "$drv_at" >>"$out/info.$sel.debug.log" 2>&1
+    fi
     rm -f "$out/info.$sel.txt"
   done
   same=$(grep -c 'SAME PHYSICAL DEVICE' "$out/info.log")
@@ -215,37 +242,42 @@ for tool in memcheck racecheck synccheck; do
 done
 
 # ---- 4. accel-bench: the three APIs of one GPU side by side ------------------
+# One run per op (each with every GPU backend), so that a run cut off by the
+# budget keeps the ops measured before it.
 gpus=""
 for sel in $cuda $opencl $vulkan; do available "$sel" && gpus=${gpus:+$gpus,}$sel; done
 if [ $quick = 1 ]; then
-  sizes=(--quick --ops add,matmul,dense --dtypes f32,f16,bf16)
+  common=(--quick --dtypes f32,f16,bf16) add=() matmul=() dense=()
 elif [ $rehearsal = 1 ]; then
-  sizes=(--ops add,matmul,dense --add-sizes 1e6 --matmul-sizes 256 --dense-shapes 256x1024x1024 --dtypes f32 --repeats 2)
+  common=(--dtypes f32 --repeats 2) add=(--add-sizes 1e6) matmul=(--matmul-sizes 256) dense=(--dense-shapes 256x1024x1024)
 else
   # add past 2^28 elements (3 GiB moved in f32); matmul and dense to 8192³.
-  sizes=(--ops add,matmul,dense --add-sizes 16777216,268435456 --matmul-sizes 1024,4096,8192
-         --dense-shapes 256x4096x4096,8192x8192x8192 --dtypes f32,f16,bf16 --repeats 3)
+  common=(--dtypes f32,f16,bf16 --repeats 3) add=(--add-sizes 268435456)
+  matmul=(--matmul-sizes 2048,8192) dense=(--dense-shapes 256x4096x4096,8192x8192x8192)
 fi
 bench_json=$out/bench.json
-if [ -z "$gpus" ]; then verdict bench skip "no GPU backend opens (step info)"; else
-  step bench 60 200 "$bin/accel-bench" --backends "$gpus" "${sizes[@]}" --json "$bench_json"
+for op in matmul add dense; do
+  if [ -z "$gpus" ]; then verdict bench.$op skip "no GPU backend opens (step info)"; continue; fi
+  case $op in add) op_sizes=("${add[@]}") ;; matmul) op_sizes=("${matmul[@]}") ;; dense) op_sizes=("${dense[@]}") ;; esac
+  step bench.$op 40 110 "$bin/accel-bench" --backends "$gpus" --ops $op "${op_sizes[@]}" "${common[@]}" --progress \
+    --json "$out/bench.$op.json"
   rc=$?
-  if [ $rc -ne 200 ]; then
-    rows=$(grep -c '"op":' "$bench_json" 2>/dev/null || echo 0)
-    case $rc in
-      0) verdict bench pass "$gpus: $rows rows, every result within the oracle's threshold; bench.log, bench.json" ;;
-      124|137) verdict bench fail "timed out; rows written so far in bench.log" ;;
-      *) verdict bench fail "exit $rc: $(grep -m2 -E 'FAIL|error' "$out/bench.log" | cut -c1-200 | paste -sd'|' -)" ;;
-    esac
-    # Side by side: each other API of the GPU against cuda, row by row.
-    if [ -s "$bench_json" ] && [ -n "$python" ]; then
-      "$python" "$here/python/gpu_summary.py" split "$bench_json" "$out" >>"$out/bench.log" 2>&1
-      for other in ${opencl%%:*} ${vulkan%%:*}; do
-        [ -s "$out/bench.$other.json" ] && [ -s "$out/bench.cuda.json" ] &&
-          "$bin/accel-bench" compare --by op "$out/bench.cuda.json" "$out/bench.$other.json" >"$out/compare.cuda-vs-$other.txt" 2>&1
-      done
-    fi
-  fi
+  rows=$(grep -c '^\[' "$out/bench.$op.log" 2>/dev/null)
+  case $rc in
+    200) ;;
+    0) verdict bench.$op pass "$gpus: $rows rows, each within the oracle's threshold; bench.$op.log" ;;
+    124|137) verdict bench.$op fail "timed out after $rows rows (their figures in bench.$op.log)" ;;
+    *) verdict bench.$op fail "exit $rc: $(grep -m2 -E 'FAIL|rror' "$out/bench.$op.log" | cut -c1-200 | paste -sd'|' -)" ;;
+  esac
+done
+# Side by side: the runs merged into bench.json, and each other API of the
+# GPU against cuda, row by row.
+if [ -n "$python" ] && ls "$out"/bench.*.json >/dev/null 2>&1; then
+  "$python" "$here/python/gpu_summary.py" merge "$out" "$out"/bench.{add,matmul,dense}.json >"$out/merge.log" 2>&1
+  for other in ${opencl%%:*} ${vulkan%%:*}; do
+    [ -s "$out/bench.$other.json" ] && [ -s "$out/bench.cuda.json" ] &&
+      "$bin/accel-bench" compare --by op "$out/bench.cuda.json" "$out/bench.$other.json" >"$out/compare.cuda-vs-$other.txt" 2>&1
+  done
 fi
 
 # ---- 5. training: losses agree across backends; the wide MLP ---------------
@@ -297,7 +329,7 @@ fi
 if ! available $cuda; then verdict reliability skip "cuda does not open"; else
   rel_env=() rel_args=()
   [ $rehearsal = 1 ] && rel_env=(ACCEL_TEST_MAX_WORK=20000)
-  [ $quick = 1 ] && rel_args=("--test-case=threads sharing one device, a stream each*")
+  [ $quick = 1 ] && rel_args=("--test-case=threads sharing one device? a stream each*")
   step reliability 30 90 env ACCEL_BACKEND=$cuda "${rel_env[@]}" "$bin/accel-reliability" "${rel_args[@]}"
   judge reliability $?
 fi
