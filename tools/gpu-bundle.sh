@@ -96,14 +96,14 @@ done < <(libs_of "$stage"/bin/* "$stage"/lib/*.so* "$stage"/lib/emulated/*.so
          for l in libvulkan.so.1; do p=$(ldconfig -p | awk -v n=$l '$1 == n && /x86-64/ {print $NF; exit}')
            [ -n "$p" ] && echo "$l $p"; done)
 # The NVIDIA Vulkan driver (libGLX_nvidia.so.0) needs glvnd's libraries
-# (libGLdispatch; libEGL to find the GPU without a display), which a
-# compute-only image may not have: run-gpu-checks.sh puts lib/fallback on
-# the path only when the machine lacks one of them.
+# (libGLdispatch; libEGL to find the GPU without a display) and libX11,
+# which a compute-only image may not have: run-gpu-checks.sh puts
+# lib/fallback on the path only when the machine lacks one of them.
 while read -r name path; do
   [[ "$name" =~ $runtime ]] && continue
   cp -L "$path" "$stage/lib/fallback/$name"
   echo "fallback/$name from $(package_of "$path") ($path)" >>"$carried"
-done < <(for l in libGLdispatch.so.0 libEGL.so.1 libGLX.so.0 libOpenGL.so.0; do p=$(ldconfig -p | awk -v n=$l '$1 == n {print $NF; exit}'); [ -n "$p" ] && libs_of "$p"; [ -n "$p" ] && echo "$l $p"; done | sort -u)
+done < <(for l in libGLdispatch.so.0 libEGL.so.1 libGLX.so.0 libOpenGL.so.0 libX11.so.6 libXext.so.6; do p=$(ldconfig -p | awk -v n=$l '$1 == n {print $NF; exit}'); [ -n "$p" ] && libs_of "$p"; [ -n "$p" ] && echo "$l $p"; done | sort -u)
 
 # $ORIGIN-relative search paths only (the CUDA plugin's toolkit folder is
 # dropped: run-gpu-checks.sh finds CUDA's libraries on the machine it runs on).

@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -n "$out" ] || { echo "run-gpu-checks: name the OUT folder (run-gpu-checks.sh OUT [--minutes N] [--rehearsal] [--quick])" >&2; exit 2; }
+[ -n "$out" ] || { echo "run-gpu-checks: name the OUT folder (run-gpu-checks.sh OUT [--minutes N] [--steps LIST] [--rehearsal] [--quick])" >&2; exit 2; }
 [ -x "$here/bin/accel-info" ] || { echo "run-gpu-checks: $here/bin/accel-info missing: run this script from a bundle of tools/gpu-bundle.sh" >&2; exit 2; }
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
@@ -89,6 +89,14 @@ step() {
   return $rc
 }
 
+# failing_cases LOG: the doctest cases of LOG with an ERROR, '|'-separated.
+failing_cases() {
+  awk '/^====/ { if (block ~ /ERROR:/) print name; block = ""; name = "" }
+       /TEST CASE:/ { sub(/.*TEST CASE: +/, ""); name = $0 }
+       { block = block "\n" $0 }
+       END { if (block ~ /ERROR:/) print name }' "$1" | sort -u | head -n 6 | cut -c1-90 | paste -sd'|' -
+}
+
 # judge NAME STATUS: the verdict of a doctest program's step from its exit
 # status and the last summary lines of its log.
 judge() {
@@ -101,7 +109,7 @@ judge() {
     0) verdict "$name" pass "${tail:-exit 0}" ;;
     77) verdict "$name" skip "$(grep -m1 -iE 'skip' "$log" | cut -c1-200)" ;;
     124|137) verdict "$name" fail "timed out (the budget's limit); $tail" ;;
-    *) verdict "$name" fail "exit $rc; ${tail:-$(tail -n 1 "$log" | cut -c1-200)}; failing cases: $(grep -oE 'TEST CASE: .*' "$log" | sort -u | head -5 | cut -c12- | paste -sd'|' -)" ;;
+    *) verdict "$name" fail "exit $rc; ${tail:-$(tail -n 1 "$log" | cut -c1-200)}; failing cases: $(failing_cases "$log")" ;;
   esac
 }
 
@@ -185,7 +193,7 @@ else
 fi
 echo "OpenCL ICDs registered: $(cat "$OCL_ICD_VENDORS"/*.icd 2>/dev/null | paste -sd' ' -)" >>"$facts"
 echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" >>"$facts"
-export POCL_CACHE_DIR=$out/cache/pocl ACCEL_CACHE_DIR=$out/cache/accel
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$out/cache/pocl} ACCEL_CACHE_DIR=${ACCEL_CACHE_DIR:-$out/cache/accel}
 if [ $rehearsal = 0 ] && ! nvidia-smi -L >/dev/null 2>&1; then
   verdict facts fail "no NVIDIA GPU: nvidia-smi: $gpu_found"
 else
@@ -218,10 +226,10 @@ available() { case " $opened " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # ---- 2. conformance --------------------------------------------------------
 # Full sizes on a GPU; the rehearsal's CPU drivers take the small cases.
-# --quick: the op table's case in every dtype and path, and the device's facts.
+# --quick: the device's facts and add (the bundle's wiring, not the kernels).
 conf_env=() conf_args=()
 [ $rehearsal = 1 ] && conf_env=(ACCEL_TEST_MAX_WORK=$([ $quick = 1 ] && echo 20000 || echo 2000000))
-[ $quick = 1 ] && conf_args=("--test-case=*every op in every dtype*,device info*")
+[ $quick = 1 ] && conf_args=("--test-case=device info*,add matches the reference*")
 for run in "$cuda native" "$cuda vendor" "$opencl auto" "$vulkan auto"; do
   set -- $run
   name=conformance.${1%%:*}$([ "$2" = auto ] || echo ".$2")
@@ -247,7 +255,7 @@ done
 gpus=""
 for sel in $cuda $opencl $vulkan; do available "$sel" && gpus=${gpus:+$gpus,}$sel; done
 if [ $quick = 1 ]; then
-  common=(--quick --dtypes f32,f16,bf16) add=() matmul=() dense=()
+  common=(--quick --dtypes f32) add=() matmul=() dense=()
 elif [ $rehearsal = 1 ]; then
   common=(--dtypes f32 --repeats 2) add=(--add-sizes 1e6) matmul=(--matmul-sizes 256) dense=(--dense-shapes 256x1024x1024)
 else
@@ -284,7 +292,7 @@ fi
 data=$here/share/breast_cancer.csv
 mlp_backends=$gpus${gpus:+,}host
 if [ -z "$gpus" ]; then verdict mlp skip "no GPU backend opens"; else
-  step mlp 20 120 "$bin/mlp_train" --backends "$mlp_backends" --data "$data" --epochs $([ $quick = 1 ] && echo 20 || echo 200)
+  step mlp 20 120 "$bin/mlp_train" --backends "$mlp_backends" --data "$data" --epochs $([ $quick = 1 ] && echo 5 || echo 200)
   rc=$?
   if [ $rc -ne 200 ]; then
     diff=$(grep -iE 'largest|difference' "$out/mlp.log" | tail -n 1 | cut -c1-200)

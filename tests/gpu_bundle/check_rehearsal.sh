@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The GPU bundle's rehearsal (docs/gpu.md), as CTest runs it: assembles a
+# bundle from this build tree (tools/gpu-bundle.sh --from-build: nothing is
+# compiled), moves it to a fresh folder, checks that every library it
+# carries and every accel library loads from that folder (ldd, and LD_DEBUG
+# on accel-info, which opens every plugin) and nothing from the build tree,
+# then runs run-gpu-checks.sh --rehearsal --quick there and checks that it
+# passes with a verdict for every step.
+#
+# Usage: check_rehearsal.sh SOURCE_DIR BUILD_DIR WORK_DIR
+set -u
+source_dir=$1 build_dir=$2 work=$3
+fail() { echo "check_rehearsal: FAIL: $*" >&2; exit 1; }
+rm -rf "$work"
+mkdir -p "$work"
+"$source_dir/tools/gpu-bundle.sh" --from-build "$build_dir" --out "$work/assembled" --max-mib 64 ||
+  fail "tools/gpu-bundle.sh --from-build $build_dir failed"
+mv "$work/assembled" "$work/bundle"  # relocated: no path of the assembly is left to find
+b=$work/bundle
+
+# Every ELF of the bundle resolves each carried or accel library inside it.
+carried=$(cd "$b/lib" && ls -p | grep -v / | grep '\.so' | paste -sd'|' -)
+for f in "$b"/bin/* "$b"/lib/*.so* "$b"/lib/emulated/*.so; do
+  ldd "$f" >"$work/ldd.txt" 2>&1
+  grep -q 'not found' "$work/ldd.txt" && fail "ldd $f: $(grep 'not found' "$work/ldd.txt" | head -n 3)"
+  wrong=$(grep -E "^\s($carried) => " "$work/ldd.txt" | grep -v "=> $b/" || true)
+  [ -z "$wrong" ] || fail "ldd $f loads a carried library from outside the bundle: $wrong"
+  grep -q "$build_dir" "$work/ldd.txt" && fail "ldd $f loads from the build tree: $(grep "$build_dir" "$work/ldd.txt" | head -n 2)"
+done
+# What accel-info really loads (it opens every plugin; Vulkan's loader by dlopen).
+LD_DEBUG=files "$b/bin/accel-info" >"$work/accel-info.txt" 2>"$work/ld-debug.txt"
+loaded=$(grep -oE 'calling init: [^ ]+' "$work/ld-debug.txt" | cut -d' ' -f3 | sort -u)
+[ -n "$loaded" ] || fail "LD_DEBUG=files showed no library loaded (accel-info: $(tail -n 2 "$work/accel-info.txt"))"
+for lib in $loaded; do
+  case "$lib" in "$build_dir"/*) fail "accel-info loaded $lib from the build tree" ;; esac
+  name=$(basename "$lib")
+  # Carried or accel's, and first asked for by the bundle (not by a library
+  # of the machine's own, e.g. its OpenBLAS or ICD, which brings its own).
+  by=$(grep -m1 -E "file=$name \[0\]; +(needed|dynamically loaded) by" "$work/ld-debug.txt" | sed -E 's/.* by ([^ ]+).*/\1/')
+  if { [ -e "$b/lib/$name" ] || [[ "$name" == libaccel* ]]; } && [[ "$by" == "$b"/* || "$by" == "" ]]; then
+    case "$lib" in "$b"/*) ;; *) fail "accel-info loaded $name from $lib (asked for by ${by:-the program}), not from the bundle" ;; esac
+  fi
+done
+for name in libaccel.so.0 libaccel-backend-host.so libaccel-backend-opencl.so libOpenCL.so.1; do
+  grep -q "/$name\$" <<<"$loaded" || fail "accel-info did not load $name (loaded: $(echo $loaded))"
+done
+echo "check_rehearsal: libraries: $(echo "$loaded" | grep -c "^$b/") loaded from the bundle, none from the build tree"
+
+"$b/run-gpu-checks.sh" "$work/out" --rehearsal --quick --minutes 10 >"$work/run.txt" 2>&1
+rc=$?
+cat "$work/out/summary.txt"
+[ $rc -eq 0 ] || fail "run-gpu-checks.sh --rehearsal --quick exited $rc (log: $work/run.txt, results: $work/out)"
+for step in facts info conformance.cuda.native conformance.cuda.vendor conformance.opencl conformance.vulkan \
+            sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck bench.matmul bench.add bench.dense \
+            mlp mlp.wide peer reliability; do
+  grep -qE "^$step +(pass|skip|fail) " "$work/out/summary.txt" || fail "the summary has no verdict for step $step"
+done
+echo "check_rehearsal: the rehearsal passed with a verdict for every step"
