@@ -5,7 +5,8 @@
 # runtime (libclang-rt-14-dev: clang only recommends it) and clang's OpenMP
 # serve the `fuzz` and `tsan` presets. Open MPI (libopenmpi-dev, openmpi-bin)
 # builds accel_mpi and the tools' MPI mode, and runs the `mpi` tests.
-# patchelf sets the RPATHs of the GPU bundle (tools/gpu-bundle.sh).
+# patchelf sets the RPATHs of the GPU bundle (tools/gpu-bundle.sh); ccache
+# serves CI's rebuilds (.ci/run).
 #
 #   --opencl-runtimes  also install the OpenCL implementations the tests
 #                      compare beside PoCL: Oclgrind (Debian; a simulator that
@@ -45,7 +46,7 @@ $SUDO apt-get install -y -qq \
   libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-tools vulkan-validationlayers \
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev \
   libopenblas-dev libopenblas0-openmp libblis-dev \
-  gnuplot-nox patchelf \
+  gnuplot-nox patchelf ccache \
   libopenmpi-dev openmpi-bin \
   clang libclang-rt-14-dev libomp-14-dev \
   python3-venv python3-dev

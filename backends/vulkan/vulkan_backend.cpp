@@ -239,6 +239,9 @@ PhysicalDevice describe(VkPhysicalDevice d, bool* usable, std::string* why) {
     const bool has_driver =
         pd.props.apiVersion >= VK_API_VERSION_1_2 || has_extension(d, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
     const bool has_subgroups = pd.props.apiVersion >= VK_API_VERSION_1_1;
+    VkPhysicalDeviceFloatControlsProperties floats{};
+    floats.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
+    const bool has_float_controls = pd.props.apiVersion >= VK_API_VERSION_1_2;  // core there: no extension to enable
     VkPhysicalDeviceProperties2 p2{};
     p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
     void** next = &p2.pNext;
@@ -246,8 +249,16 @@ PhysicalDevice describe(VkPhysicalDevice d, bool* usable, std::string* why) {
         *next = &driver;
         next = &driver.pNext;
     }
-    if (has_subgroups) *next = &sub;
+    if (has_subgroups) {
+        *next = &sub;
+        next = &sub.pNext;
+    }
+    if (has_float_controls) *next = &floats;
     if (p2.pNext) vkGetPhysicalDeviceProperties2(d, &p2);
+    pd.denorm_preserve32 = floats.shaderDenormPreserveFloat32;
+    pd.denorm_preserve64 = floats.shaderDenormPreserveFloat64;
+    pd.nan_preserve32 = floats.shaderSignedZeroInfNanPreserveFloat32;
+    pd.nan_preserve64 = floats.shaderSignedZeroInfNanPreserveFloat64;
     if (has_driver) {
         pd.driver_name = driver.driverName;
         pd.driver_info = driver.driverInfo;

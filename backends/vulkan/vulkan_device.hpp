@@ -364,6 +364,10 @@ struct PhysicalDevice {
     bool storage16 = false;         ///< storageBuffer16BitAccess
     std::uint32_t subgroup_size = 0;   ///< VkPhysicalDeviceSubgroupProperties (0 before Vulkan 1.1)
     bool subgroup_arithmetic = false;  ///< subgroupAdd and the like in compute shaders
+    /// VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2; all false before):
+    /// shaderDenormPreserveFloat32/64, shaderSignedZeroInfNanPreserveFloat32/64.
+    bool denorm_preserve32 = false, denorm_preserve64 = false;
+    bool nan_preserve32 = false, nan_preserve64 = false;
 };
 
 /// One Vulkan device (VkDevice) with its queue, pipelines and kernels.

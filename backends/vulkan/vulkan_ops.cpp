@@ -31,6 +31,65 @@ const SpirvModule* find_module(const std::string& name) noexcept {
 
 std::string module_name(const std::string& shader, DType t) { return shader + "." + dtype_name(t); }
 
+// SPIR-V enumerants (SPIR-V specification 1.6, SPV_KHR_float_controls).
+constexpr std::uint32_t kOpExtension = 10, kOpEntryPoint = 15, kOpCapability = 17;
+constexpr std::uint32_t kOpExecutionMode = 16, kCapFloat64 = 10;
+constexpr std::uint32_t kCapDenormPreserve = 4464, kCapSignedZeroInfNanPreserve = 4466;
+constexpr std::uint32_t kModeDenormPreserve = 4459, kModeSignedZeroInfNanPreserve = 4461;
+
+// `words` (a SPIR-V module) with the float controls the device offers
+// declared for every entry point: DenormPreserve and SignedZeroInfNanPreserve
+// for the float widths the module uses (32, and 64 with Float64), each mode
+// only where the device has it for all those widths (one behaviour for all
+// widths satisfies every denormBehaviorIndependence). Without them a
+// compiler may flush subnormals and fold NaN-keeping selects into min/max
+// (NVIDIA's did). A module it cannot parse is returned unchanged.
+std::vector<std::uint32_t> with_float_controls(const std::uint32_t* words, std::size_t count,
+                                               const PhysicalDevice& pd) {
+    std::vector<std::uint32_t> in(words, words + count);
+    if (count < 5 || words[0] != 0x07230203u) return in;
+    std::size_t caps_end = 5, entries_end = 0;
+    bool float64 = false;
+    std::vector<std::uint32_t> entry_ids;
+    for (std::size_t i = 5; i < count;) {
+        const std::uint32_t n = words[i] >> 16, op = words[i] & 0xffffu;
+        if (n == 0 || i + n > count) return in;
+        if (op == kOpCapability) {
+            caps_end = i + n;
+            float64 = float64 || (n > 1 && words[i + 1] == kCapFloat64);
+        } else if (op == kOpEntryPoint && n > 2) {
+            entry_ids.push_back(words[i + 2]);
+            entries_end = i + n;
+        }
+        i += n;
+    }
+    const bool denorm = pd.denorm_preserve32 && (!float64 || pd.denorm_preserve64);
+    const bool nan = pd.nan_preserve32 && (!float64 || pd.nan_preserve64);
+    if ((!denorm && !nan) || entry_ids.empty()) return in;
+    std::vector<std::uint32_t> caps, modes;
+    const std::vector<std::uint32_t> widths = float64 ? std::vector<std::uint32_t>{32, 64} : std::vector<std::uint32_t>{32};
+    auto declare = [&](std::uint32_t capability, std::uint32_t mode) {
+        caps.insert(caps.end(), {(2u << 16) | kOpCapability, capability});
+        for (std::uint32_t id : entry_ids)
+            for (std::uint32_t w : widths) modes.insert(modes.end(), {(4u << 16) | kOpExecutionMode, id, mode, w});
+    };
+    if (denorm) declare(kCapDenormPreserve, kModeDenormPreserve);
+    if (nan) declare(kCapSignedZeroInfNanPreserve, kModeSignedZeroInfNanPreserve);
+    // OpExtension "SPV_KHR_float_controls": the name, NUL-terminated, in
+    // little-endian words (the module is SPIR-V 1.3, before float controls).
+    const char name[] = "SPV_KHR_float_controls";
+    std::vector<std::uint32_t> ext((sizeof name + 3) / 4, 0);
+    std::memcpy(ext.data(), name, sizeof name);
+    ext.insert(ext.begin(), (static_cast<std::uint32_t>(ext.size() + 1) << 16) | kOpExtension);
+    std::vector<std::uint32_t> out(in.begin(), in.begin() + caps_end);
+    out.insert(out.end(), caps.begin(), caps.end());
+    out.insert(out.end(), ext.begin(), ext.end());
+    out.insert(out.end(), in.begin() + caps_end, in.begin() + entries_end);
+    out.insert(out.end(), modes.begin(), modes.end());
+    out.insert(out.end(), in.begin() + entries_end, in.end());
+    return out;
+}
+
 VulkanBuffer* vb(DeviceHandle h) { return static_cast<VulkanBuffer*>(h); }
 
 // Elements (loop iterations) one invocation takes in one dispatch at most:
@@ -205,10 +264,11 @@ VkPipeline VulkanDevice::pipeline(const std::string& module, std::uint32_t bindi
         if (!spv)
             throw DeviceError("vulkan: no SPIR-V module '" + module + "' is embedded in this plugin",
                               VK_ERROR_INITIALIZATION_FAILED, vk_result_name(VK_ERROR_INITIALIZATION_FAILED));
+        const std::vector<std::uint32_t> code = with_float_controls(spv->words, spv->count, pd_);
         VkShaderModuleCreateInfo ci{};
         ci.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-        ci.codeSize = spv->count * sizeof(std::uint32_t);
-        ci.pCode = spv->words;
+        ci.codeSize = code.size() * sizeof(std::uint32_t);
+        ci.pCode = code.data();
         check_vk(vkCreateShaderModule(device_, &ci, nullptr, &sm), "vkCreateShaderModule(" + module + ")");
         modules_[module] = sm;
     }

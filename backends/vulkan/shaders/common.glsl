@@ -281,7 +281,14 @@ double bce_d(double z, double t) {
 // accel::Activation's codes, as every backend's kernels take them.
 #include "accel/activation_codes.h"
 
-acc relu1(acc x) { return x <= acc(0) ? acc(0) : x; }  // NaN kept
+// NaN kept, tested on the bits: without SignedZeroInfNanPreserve a compiler
+// may fold a comparison's select into max(x, 0), which drops NaN.
+#if defined(ACCEL_F64)
+#define is_nan_acc is_nan_d
+#else
+#define is_nan_acc is_nan_f
+#endif
+acc relu1(acc x) { return (is_nan_acc(x) || x > acc(0)) ? x : acc(0); }
 
 acc activate(acc v, uint act) {
     if (act == uint(ACCEL_ACTIVATION_SIGMOID)) return sigmoid1(v);
