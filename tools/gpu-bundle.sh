@@ -71,7 +71,10 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,lib/emulated,lib/fallback,share,python}
 cp -a "${programs[@]/#/$from_build/bin/}" "$stage/bin/"
 cp -a "$from_build"/lib/libaccel.so* "$stage/lib/"
-cp -a "$from_build"/lib/libaccel-backend-*.so "$stage/lib/"
+# The GPU backends and the host; not Kokkos (Debian's is Serial: no GPU).
+for be in host cuda opencl vulkan; do
+  [ -e "$from_build/lib/libaccel-backend-$be.so" ] && cp -a "$from_build/lib/libaccel-backend-$be.so" "$stage/lib/"
+done
 [ -e "$from_build/emulated-plugins/libaccel-backend-cuda.so" ] &&
   cp -a "$from_build/emulated-plugins/libaccel-backend-cuda.so" "$stage/lib/emulated/"
 cp "$root/data/breast_cancer.csv" "$root/data/README.md" "$stage/share/"
@@ -81,8 +84,15 @@ cp "$root/tools/gpu/ops_vs_pytorch.py" "$root/tools/gpu/gpu_summary.py" "$root/t
 # What a bare machine may lack: every library ldd resolves for the programs
 # and plugins, but the C/C++ runtime, the driver and CUDA's own libraries.
 runtime='^(linux-vdso|ld-linux|libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libcuda|libcudart|libcublas|libcublasLt|libaccel)\.so'
-# The Debian package a library file comes from (dpkg knows /usr/lib, not /lib).
-package_of() { dpkg -S "$(realpath "$1")" 2>/dev/null | cut -d: -f1-2 | head -n 1 || echo "no package"; }
+# The Debian package a library file comes from (dpkg knows each file under
+# one of /lib and /usr/lib).
+package_of() {
+  local f
+  for f in "$(realpath "$1")" "$1" "${1#/usr}" "/usr${1#/usr}"; do
+    dpkg -S "$f" 2>/dev/null | cut -d: -f1-2 | head -n 1 | grep . && return
+  done
+  echo "no package"
+}
 libs_of() { ldd "$@" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u; }
 carried=$stage/lib/CARRIED.txt
 : >"$carried"

@@ -5,18 +5,39 @@
 # carries and every accel library loads from that folder (ldd, and LD_DEBUG
 # on accel-info, which opens every plugin) and nothing from the build tree,
 # then runs run-gpu-checks.sh --rehearsal --quick there and checks that it
-# passes with a verdict for every step.
+# passes with a verdict for every step. As root, the checks and the run are
+# done in a mount namespace where this machine's copies of the carried
+# libraries are unreadable (/dev/null bound over them), so that nothing can
+# fall back to them, but for those the machine's own OpenCL and Vulkan
+# drivers and OpenBLAS need.
 #
 # Usage: check_rehearsal.sh SOURCE_DIR BUILD_DIR WORK_DIR
 set -u
 source_dir=$1 build_dir=$2 work=$3
 fail() { echo "check_rehearsal: FAIL: $*" >&2; exit 1; }
-rm -rf "$work"
-mkdir -p "$work"
-"$source_dir/tools/gpu-bundle.sh" --from-build "$build_dir" --out "$work/assembled" --max-mib 64 ||
-  fail "tools/gpu-bundle.sh --from-build $build_dir failed"
-mv "$work/assembled" "$work/bundle"  # relocated: no path of the assembly is left to find
 b=$work/bundle
+if [ -z "${ACCEL_REHEARSAL_HIDDEN:-}" ]; then
+  rm -rf "$work"
+  mkdir -p "$work"
+  "$source_dir/tools/gpu-bundle.sh" --from-build "$build_dir" --out "$work/assembled" --max-mib 64 ||
+    fail "tools/gpu-bundle.sh --from-build $build_dir failed"
+  mv "$work/assembled" "$b"  # relocated: no path of the assembly is left to find
+  # What the machine's own drivers and BLAS need (PoCL, lavapipe, OpenBLAS)
+  # stays readable: they are the machine's, as the NVIDIA driver is there.
+  machine_needs=$(for l in libpocl.so.2 libvulkan_lvp.so libopenblas.so.0; do
+                    p=$(ldconfig -p | awk -v n=$l '$1 == n {print $NF; exit}')
+                    [ -n "$p" ] && ldd "$p" 2>/dev/null | awk '$2 == "=>" {print $1}'
+                  done | sort -u)
+  hide=$(sed -nE 's/^(lib[^ ]+) from .*\((\/[^)]+)\)$/\1 \2/p' "$b/lib/CARRIED.txt" |
+         while read -r name path; do grep -qxF "$name" <<<"$machine_needs" || realpath "$path"; done)
+  if [ "$(id -u)" = 0 ] && unshare --mount true 2>/dev/null; then
+    echo "check_rehearsal: this machine's copies made unreadable: $(echo $hide)"
+    ACCEL_REHEARSAL_HIDDEN=1 exec unshare --mount bash -c \
+      'for f in $0; do mount --bind /dev/null "$f" || exit 1; done; exec "$@"' "$hide" "$0" "$@"
+  fi
+  echo "check_rehearsal: not root or no mount namespace: this machine's copies of the carried libraries stay" \
+       "readable; LD_DEBUG alone shows where each loads from"
+fi
 
 # Every ELF of the bundle resolves each carried or accel library inside it.
 carried=$(cd "$b/lib" && ls -p | grep -v / | grep '\.so' | paste -sd'|' -)

@@ -1,7 +1,12 @@
 #include "workload.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <thread>
 
 namespace bench {
 namespace {
@@ -15,6 +20,9 @@ namespace ref = accel::reference;
 // seconds; the oracle is then computed on kSampledRows random output rows.
 constexpr double kFullOracleMacs = 1024.0 * 1024.0 * 1024.0;
 constexpr std::size_t kSampledRows = 8;
+// Elements per chunk of the parallel host loops (draws, oracles, NMSE): a
+// chunk's setup (its generator, its buffers) is noise next to its work.
+constexpr std::size_t kChunk = std::size_t{1} << 16;
 
 // The sizes of `p` as the op table counts them (accel::OpSize).
 accel::OpSize op_size(const Problem& p) {
@@ -26,32 +34,70 @@ accel::OpSize op_size(const Problem& p) {
     }
 }
 
-// v rounded to dtype t: `stored` gets its bytes, v the values widened back.
-std::vector<unsigned char> round_to(FVec& v, accel::DType t) {
-    std::vector<unsigned char> raw(v.size() * accel::dtype_size(t));
-    accel::convert_elements(v.data(), accel::DType::f32, raw.data(), t, v.size());
-    accel::convert_elements(raw.data(), t, v.data(), accel::DType::f32, v.size());
+// v (already rounded to t) in dtype t's layout, converted on several threads.
+std::vector<unsigned char> stored_bytes(const FVec& v, accel::DType t) {
+    const std::size_t size = accel::dtype_size(t);
+    std::vector<unsigned char> raw(v.size() * size);
+    parallel_ranges(v.size(), kChunk, [&](std::size_t b, std::size_t e) {
+        accel::convert_elements(v.data() + b, accel::DType::f32, raw.data() + b * size, t, e - b);
+    });
     return raw;
 }
 
 // n values uniform in [lo, hi), rounded to the workload's dtype: the oracle
-// gets exactly what the device holds.
+// gets exactly what the device holds. Each kChunk chunk draws from its own
+// generator, seeded from `rng` in chunk order, so threads need no lock.
 FVec uniform(const Workload& w, std::mt19937_64& rng, std::size_t n, float lo, float hi) {
-    std::uniform_real_distribution<float> dist(lo, hi);
+    const accel::DType t = w.problem.dtype;
+    std::vector<std::uint64_t> seeds((n + kChunk - 1) / kChunk);
+    for (auto& seed : seeds) seed = rng();
     FVec v(n);
-    for (auto& x : v) x = dist(rng);
-    round_to(v, w.problem.dtype);
+    parallel_ranges(n, kChunk, [&](std::size_t b, std::size_t e) {
+        std::mt19937_64 gen(seeds[b / kChunk]);
+        std::uniform_real_distribution<float> dist(lo, hi);
+        for (std::size_t i = b; i < e; ++i) v[i] = dist(gen);
+        std::vector<unsigned char> raw((e - b) * accel::dtype_size(t));
+        accel::convert_elements(v.data() + b, accel::DType::f32, raw.data(), t, e - b);
+        accel::convert_elements(raw.data(), t, v.data() + b, accel::DType::f32, e - b);
+    });
     return v;
 }
 
-Vec widen(const FVec& v) { return Vec(v.begin(), v.end()); }
+// ref::elementwise(op, inputs), computed chunk by chunk on several threads
+// (each element depends on its own inputs only).
+Vec elementwise_oracle(accel::Op op, const std::vector<FVec>& inputs) {
+    const std::size_t n = inputs.empty() ? 0 : inputs[0].size();
+    for (const FVec& in : inputs)
+        if (in.size() != n) return ref::elementwise(op, inputs);  // it says what is wrong
+    Vec out(n);
+    parallel_ranges(n, kChunk, [&](std::size_t b, std::size_t e) {
+        std::vector<FVec> part;
+        for (const FVec& in : inputs) part.emplace_back(in.begin() + b, in.begin() + e);
+        const Vec y = ref::elementwise(op, part);
+        std::copy(y.begin(), y.end(), out.begin() + std::ptrdiff_t(b));
+    });
+    return out;
+}
 
-// Rows `rows` of a row-major matrix with `cols` columns.
-template <class V>
-V take_rows(const V& m, const std::vector<std::size_t>& rows, std::size_t cols) {
-    V out;
-    out.reserve(rows.size() * cols);
-    for (std::size_t r : rows) out.insert(out.end(), m.begin() + r * cols, m.begin() + (r + 1) * cols);
+// The float64 result of a row-wise op on `rows` of x (every one of its
+// `count` rows when empty), row blocks on several threads: fn(x_rows, r)
+// gives the r output rows (row_out values each) of the r input rows x_rows
+// (row_in values each).
+Vec oracle_by_rows(const FVec& x, std::size_t count, std::size_t row_in, std::size_t row_out,
+                   const std::vector<std::size_t>& rows, const std::function<Vec(const FVec&, std::size_t)>& fn) {
+    const std::size_t r = rows.empty() ? count : rows.size();
+    Vec out(r * row_out);
+    parallel_ranges(r, std::max<std::size_t>(1, r / 64), [&](std::size_t b, std::size_t e) {
+        FVec part;
+        part.reserve((e - b) * row_in);
+        for (std::size_t i = b; i < e; ++i) {
+            const std::size_t row = rows.empty() ? i : rows[i];
+            part.insert(part.end(), x.begin() + std::ptrdiff_t(row * row_in),
+                        x.begin() + std::ptrdiff_t((row + 1) * row_in));
+        }
+        const Vec y = fn(part, e - b);
+        std::copy(y.begin(), y.end(), out.begin() + std::ptrdiff_t(b * row_out));
+    });
     return out;
 }
 
@@ -83,7 +129,7 @@ void make_elementwise(Workload& w, std::mt19937_64& rng) {
         for (const accel::Tensor& t : in) inputs.push_back(&t);
         ops::run(op, inputs, {&out}, o);
     };
-    w.oracle = ref::elementwise(op, w.inputs);
+    w.oracle = elementwise_oracle(op, w.inputs);
 }
 
 void make_matmul(Workload& w, std::mt19937_64& rng) {
@@ -96,10 +142,9 @@ void make_matmul(Workload& w, std::mt19937_64& rng) {
         ops::matmul(in[0], in[1], out, {}, o);
     };
     w.sampled_rows = oracle_rows(m, double(m) * double(n) * double(k), rng);
-    if (w.sampled_rows.empty())
-        w.oracle = ref::matmul(w.inputs[0], w.inputs[1], m, n, k);
-    else
-        w.oracle = ref::matmul(take_rows(w.inputs[0], w.sampled_rows, k), w.inputs[1], w.sampled_rows.size(), n, k);
+    const FVec& b = w.inputs[1];
+    w.oracle = oracle_by_rows(w.inputs[0], m, k, n, w.sampled_rows,
+                              [&](const FVec& a, std::size_t rows) { return ref::matmul(a, b, rows, n, k); });
 }
 
 // y = sigmoid(x·Wᵀ + b) (kDenseActivation), the articles' layer; W drawn as nn.Linear's default init.
@@ -114,9 +159,10 @@ void make_dense(Workload& w, std::mt19937_64& rng) {
         ops::dense(t[0], t[1], t[2], y, kDenseActivation, o);
     };
     w.sampled_rows = oracle_rows(batch, double(batch) * double(in) * double(out), rng);
-    const FVec x = w.sampled_rows.empty() ? w.inputs[0] : take_rows(w.inputs[0], w.sampled_rows, in);
-    const std::size_t rows = w.sampled_rows.empty() ? batch : w.sampled_rows.size();
-    w.oracle = ref::dense(x, w.inputs[1], w.inputs[2], rows, in, out, kDenseActivation);
+    const FVec &weight = w.inputs[1], &bias = w.inputs[2];
+    w.oracle = oracle_by_rows(w.inputs[0], batch, in, out, w.sampled_rows, [&](const FVec& x, std::size_t rows) {
+        return ref::dense(x, weight, bias, rows, in, out, kDenseActivation);
+    });
 }
 
 void make_column_sum(Workload& w, std::mt19937_64& rng) {
@@ -145,16 +191,89 @@ void make_adam(Workload& w, std::mt19937_64& rng) {
     w.launch = [hp](std::vector<accel::Tensor>& in, accel::Tensor& p, const ops::Options& o) {
         ops::adam_step(p, in[1], in[2], in[3], kStep, hp, o);
     };
-    Vec p = widen(w.inputs[0]), m = widen(w.inputs[2]), v = widen(w.inputs[3]);
-    ref::adam_step(p, widen(w.inputs[1]), m, v, kStep, hp.lr, hp.beta1, hp.beta2, hp.eps);
-    w.oracle = std::move(p);
+    // Per element, so chunk by chunk on several threads.
+    w.oracle.resize(n);
+    parallel_ranges(n, kChunk, [&](std::size_t b, std::size_t e) {
+        auto part = [&](const FVec& x) { return Vec(x.begin() + std::ptrdiff_t(b), x.begin() + std::ptrdiff_t(e)); };
+        Vec p = part(w.inputs[0]), m = part(w.inputs[2]), v = part(w.inputs[3]);
+        ref::adam_step(p, part(w.inputs[1]), m, v, kStep, hp.lr, hp.beta1, hp.beta2, hp.eps);
+        std::copy(p.begin(), p.end(), w.oracle.begin() + std::ptrdiff_t(b));
+    });
 }
 
 }  // namespace
 
-Vec Workload::covered(const Vec& full) const {
-    return sampled_rows.empty() ? full : take_rows(full, sampled_rows, row_length);
+void parallel_ranges(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn) {
+    grain = std::max<std::size_t>(grain, 1);
+    const std::size_t chunks = (n + grain - 1) / grain;
+    const std::size_t workers = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), chunks);
+    if (workers <= 1) {
+        fn(0, n);
+        return;
+    }
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto work = [&] {
+        for (std::size_t c = next++; c < chunks; c = next++) {
+            try {
+                fn(c * grain, std::min(n, (c + 1) * grain));
+            } catch (...) {
+                const std::lock_guard<std::mutex> lock(error_mutex);
+                if (!error) error = std::current_exception();
+                next = chunks;  // the other threads stop at their next chunk
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& t : threads) t.join();
+    if (error) std::rethrow_exception(error);
 }
+
+double output_nmse(const Workload& w, const unsigned char* raw) {
+    const accel::DType t = w.problem.dtype;
+    const std::size_t size = accel::dtype_size(t);
+    // The covered elements, in the oracle's order: whole rows of row_length
+    // (one row of everything when all rows are covered).
+    const std::size_t per_row = w.sampled_rows.empty() ? w.output_shape.elements() : w.row_length;
+    const std::size_t n = w.sampled_rows.empty() ? per_row : w.sampled_rows.size() * per_row;
+    if (n != w.oracle.size()) return std::numeric_limits<double>::infinity();
+    if (n == 0) return 0.0;
+    const std::size_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<double> err(chunks), norm(chunks);
+    std::vector<char> finite(chunks, 1);
+    parallel_ranges(n, kChunk, [&](std::size_t b, std::size_t e) {
+        Vec got(e - b);
+        for (std::size_t i = b; i < e;) {
+            const std::size_t row = i / per_row, col = i % per_row, len = std::min(e - i, per_row - col);
+            const std::size_t src = (w.sampled_rows.empty() ? 0 : w.sampled_rows[row] * w.row_length) + col;
+            accel::convert_elements(raw + src * size, t, got.data() + (i - b), accel::DType::f64, len);
+            i += len;
+        }
+        double chunk_err = 0, chunk_norm = 0;
+        for (std::size_t i = b; i < e; ++i) {
+            if (!std::isfinite(got[i - b])) {
+                finite[b / kChunk] = 0;
+                return;
+            }
+            const double d = got[i - b] - w.oracle[i];
+            chunk_err += d * d;
+            chunk_norm += w.oracle[i] * w.oracle[i];
+        }
+        err[b / kChunk] = chunk_err;
+        norm[b / kChunk] = chunk_norm;
+    });
+    if (std::find(finite.begin(), finite.end(), 0) != finite.end()) return std::numeric_limits<double>::infinity();
+    double total_err = 0, total_norm = 0;  // in chunk order: the same sum on every machine
+    for (std::size_t c = 0; c < chunks; ++c) {
+        total_err += err[c];
+        total_norm += norm[c];
+    }
+    return total_norm > 0 ? total_err / total_norm : total_err / double(n);
+}
+
 
 std::string Workload::oracle_text() const {
     if (sampled_rows.empty()) return "full";
@@ -179,7 +298,7 @@ Workload make_workload(const Problem& p, std::mt19937_64& rng) {
                                          "'");
         make_elementwise(w, rng);
     }
-    for (FVec& v : w.inputs) w.stored.push_back(round_to(v, p.dtype));  // exact: drawn already rounded
+    for (const FVec& v : w.inputs) w.stored.push_back(stored_bytes(v, p.dtype));  // exact: drawn already rounded
     const accel::OpInfo& info = accel::op_info(p.op);
     w.all_flops = info.flops(op_size(p));
     w.all_bytes = info.bytes(op_size(p), p.dtype);

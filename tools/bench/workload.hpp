@@ -35,14 +35,31 @@ struct Workload {
     std::vector<std::size_t> sampled_rows;  ///< output rows the oracle covers; empty = all
     accel::reference::Vec oracle;           ///< float64 result on the covered rows
 
-    /// The rows of a full downloaded output that the oracle covers.
-    accel::reference::Vec covered(const accel::reference::Vec& full) const;
     /// "full", or which output rows the oracle was computed on.
     std::string oracle_text() const;
 };
 
+/// Runs fn(begin, end) over [0, n) in chunks of `grain` items on up to
+/// hardware_concurrency() std::threads (inline when one chunk covers n).
+/// Chunks are fixed by n and grain, not by the thread count, so results that
+/// depend only on the chunk are the same on every machine. fn must be safe to
+/// call concurrently on distinct chunks; the first exception it throws is
+/// rethrown here after every thread has finished.
+void parallel_ranges(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn);
+
+/// NMSE (accel::reference::nmse: Σ(got−ref)² / Σ ref², the plain mean
+/// squared error when Σ ref² == 0, +inf on a NaN or Inf) of a downloaded
+/// output against w.oracle, on the rows the oracle covers. `raw` holds the
+/// whole output (w.output_shape elements) in w.problem.dtype's layout, as
+/// downloaded; each element is widened to float64 (exactly) in parallel
+/// chunks, with no full float64 copy of the output.
+double output_nmse(const Workload& w, const unsigned char* raw);
+
 /// Builds the inputs (fresh draws from `rng`, rounded to p.dtype) and the
-/// oracle of `p` on them, and its FLOP or byte count from the op table. Matmul
+/// oracle of `p` on them, and its FLOP or byte count from the op table. The
+/// draws, roundings and the oracles of elementwise ops, adam_step, matmul and
+/// dense run on several threads (parallel_ranges; each chunk of a draw has
+/// its own generator seeded from `rng`). Matmul
 /// and dense problems with M·N·K ≥ 1024³ get the oracle on 8 random output
 /// rows only (a full float64 product would take longer than the benchmark).
 Workload make_workload(const Problem& p, std::mt19937_64& rng);
