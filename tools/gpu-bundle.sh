@@ -71,9 +71,10 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,lib/emulated,lib/fallback,share,python}
 cp -a "${programs[@]/#/$from_build/bin/}" "$stage/bin/"
 cp -a "$from_build"/lib/libaccel.so* "$stage/lib/"
-# The GPU backends and the host; not Kokkos (Debian's is Serial: no GPU).
-for be in host cuda opencl vulkan; do
-  [ -e "$from_build/lib/libaccel-backend-$be.so" ] && cp -a "$from_build/lib/libaccel-backend-$be.so" "$stage/lib/"
+# Every backend plugin built but Kokkos (Debian's is Serial: no GPU; its
+# libraries would double the bundle).
+for plugin in "$from_build"/lib/libaccel-backend-*.so; do
+  [ "$(basename "$plugin")" = libaccel-backend-kokkos.so ] || cp -a "$plugin" "$stage/lib/"
 done
 [ -e "$from_build/emulated-plugins/libaccel-backend-cuda.so" ] &&
   cp -a "$from_build/emulated-plugins/libaccel-backend-cuda.so" "$stage/lib/emulated/"
