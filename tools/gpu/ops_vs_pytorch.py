@@ -158,7 +158,7 @@ def main():
             ms = (r.get("kernel_ms") or {}).get("median")
             if ms:
                 problems.setdefault(key, {})[f"{r['selector']} {r['path']}"] = ms
-    records, lines, failed = [], [], 0
+    records, failed = [], 0
     for (op, dtype, shape), accel in sorted(problems.items(), key=lambda kv: (kv[0][0], kv[0][1], len(kv[0][2]), kv[0][2])):
         record = {"op": op, "dtype": dtype, "shape": shape, "accel_kernel_ms": accel}
         try:
@@ -178,9 +178,6 @@ def main():
                       pytorch_gflops=flops / ms / 1e6 if flops and ms else None,
                       accel_best=best_key, accel_over_pytorch=accel[best_key] / ms if ms else None)
         records.append(record)
-        rate = record["pytorch_gflops"] if flops else record["pytorch_gbps"]
-        lines.append([op, dtype, shape, best_key, num(accel[best_key]), num(ms), num(rate),
-                      num(record["accel_over_pytorch"])] + [num(accel.get(k)) for k in sorted(accel)])
     copies = []
     for d in bench.get("devices", []):
         nbytes, gbps = d.get("copy_bytes"), d.get("copy_gbps")
@@ -197,6 +194,14 @@ def main():
                 "allow_fp16_reduced_precision_reduction": torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
                 "samples": args.samples, "warmup": args.warmup}
     selectors = sorted({k for r in records for k in r["accel_kernel_ms"]})
+    lines = []
+    for r in records:
+        if "error" in r:
+            continue
+        rate = r["pytorch_gflops"] or r["pytorch_gbps"]
+        lines.append([r["op"], r["dtype"], r["shape"], r["accel_best"], num(r["accel_kernel_ms"][r["accel_best"]]),
+                      num(r["pytorch_ms"]), num(rate), num(r["accel_over_pytorch"])] +
+                     [num(r["accel_kernel_ms"].get(k)) for k in selectors])
     print(f"accel-bench rows against PyTorch {torch.__version__} on {device_name} ({device}): median ms of one call "
           f"over {args.samples} calls; rate: PyTorch's GFLOP/s (matmul, dense) or GB/s (add); "
           f"best/PyTorch below 1: accel is faster")

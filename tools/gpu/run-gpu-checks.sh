@@ -314,7 +314,7 @@ elif [ -z "$python" ]; then verdict mlp.wide skip "no python3 on this machine (m
     200) ;;
     0) if grep -q 'PyTorch is not installed' "$out/mlp.wide.log"; then
          verdict mlp.wide pass "accel's figures only: PyTorch is not importable by $python; mlp.wide.log"
-       else verdict mlp.wide pass "$(grep -c ' ok$' "$out/mlp.wide.log") rows whose final loss agrees with PyTorch's; mlp.wide.log"; fi ;;
+       else verdict mlp.wide pass "$(grep -cE '^[0-9].* ok$' "$out/mlp.wide.log") rows whose final loss agrees with PyTorch's; mlp.wide.log"; fi ;;
     *) verdict mlp.wide fail "exit $rc: $(grep -m2 -E 'DIFF|FAIL|rror' "$out/mlp.wide.log" | cut -c1-200 | paste -sd'|' -)" ;;
   esac
 fi
