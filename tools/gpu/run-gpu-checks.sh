@@ -42,6 +42,13 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+known_steps="conformance conformance.cuda.native conformance.cuda.vendor conformance.opencl conformance.vulkan
+  sanitizer sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck bench bench.matmul bench.add bench.dense
+  mlp mlp.wide peer reliability"
+for wanted in ${steps//,/ }; do
+  [[ " $(echo $known_steps) " == *" $wanted "* ]] ||
+    { echo "run-gpu-checks: --steps: no step '$wanted'; the steps are: $(echo $known_steps)" >&2; exit 2; }
+done
 [ -n "$out" ] || { echo "run-gpu-checks: name the OUT folder (run-gpu-checks.sh OUT [--minutes N] [--steps LIST] [--rehearsal] [--quick])" >&2; exit 2; }
 [ -x "$here/bin/accel-info" ] || { echo "run-gpu-checks: $here/bin/accel-info missing: run this script from a bundle of tools/gpu-bundle.sh" >&2; exit 2; }
 mkdir -p "$out" || exit 2
