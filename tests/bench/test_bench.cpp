@@ -89,12 +89,23 @@ TEST_CASE("compare_same") {
     CHECK(r.output.find("SLOWER") == std::string::npos);
 }
 
-TEST_CASE("compare_slower") {
+// The quick run with its first row's timed runs all at its median (a steady
+// row), written to base.json; and a copy with that row's runs `factor`
+// times as long, returned. A difference there is past any spread.
+json steady_first_row(double factor) {
     json j = load(kResults);
-    json& row = j["rows"][0];
-    row["kernel_ms"]["median"] = row["kernel_ms"]["median"].get<double>() * 2;
+    auto& ms = j["rows"][0]["kernel_ms"];
+    ms["min"] = ms["max"] = ms["median"];
+    std::ofstream("base.json") << j.dump(2);
+    for (const char* k : {"min", "median", "max"}) ms[k] = ms[k].get<double>() * factor;
+    return j;
+}
+
+TEST_CASE("compare_slower") {
+    json j = steady_first_row(2);
+    const json& row = j["rows"][0];
     std::ofstream("slower.json") << j.dump(2);
-    const Outcome r = bench("compare " + kResults + " slower.json");
+    const Outcome r = bench("compare base.json slower.json");
     CHECK_MESSAGE(r.code == 1, r.output);
     const std::string name = row["op"].get<std::string>() + " " + row["shape"].get<std::string>();
     CHECK_MESSAGE(r.output.find("slower than") != std::string::npos, r.output);
@@ -349,25 +360,61 @@ TEST_CASE("compare_bad_files") {
 TEST_CASE("compare_names_devices") {
     // Rows paired by op across two devices: every listed row names both
     // devices (base -> new), none an empty one.
-    json j = load(kResults);
+    json j = steady_first_row(3);
     for (auto& row : j["rows"]) {
         row["device"] = "another vendor's device";
         row["selector"] = "opencl:3";
         row["backend"] = "opencl";
     }
-    json& row = j["rows"][0];
-    row["kernel_ms"]["median"] = row["kernel_ms"]["median"].get<double>() * 3;
+    const json& row = j["rows"][0];
     std::ofstream("other_slower.json") << j.dump(2);
-    const Outcome r = bench("compare " + kResults + " other_slower.json");
+    const Outcome r = bench("compare base.json other_slower.json");
     CHECK_MESSAGE(r.code == 1, r.output);
     const std::string line = row["op"].get<std::string>() + " " + row["shape"].get<std::string>() + " f32 " +
                              row["path"].get<std::string>() + " on host:0 (";
     const auto at = r.output.find(line);
     REQUIRE_MESSAGE(at != std::string::npos, r.output);
     const std::string rest = r.output.substr(at, r.output.find('\n', at) - at);
-    CHECK_MESSAGE(rest.find(") -> opencl:3 (another vendor's device) (3.00x the base time)") != std::string::npos, rest);
+    CHECK_MESSAGE(rest.find(") -> opencl:3 (another vendor's device) (3.00x the base time;") != std::string::npos, rest);
     CHECK_MESSAGE(r.output.find(" on  ") == std::string::npos, r.output);
     CHECK_MESSAGE(r.output.find("host:0 -> opencl:3") != std::string::npos, r.output);  // the table's device column
+}
+
+TEST_CASE("compare_noise") {
+    // A median past the threshold whose runs overlap the base's (the spread
+    // of back-to-back runs on a busy machine) is within noise: listed, not
+    // SLOWER, exit 0. Each row's ranges are printed.
+    json j = load(kResults);
+    json& row = j["rows"][0];
+    const double lo = row["kernel_ms"]["min"].get<double>(), hi = row["kernel_ms"]["max"].get<double>();
+    row["kernel_ms"]["median"] = hi * 1.5;  // new/base of the medians past 10 %
+    row["kernel_ms"]["min"] = lo;           // but its fastest run as fast as the base's
+    row["kernel_ms"]["max"] = hi * 2;
+    std::ofstream("noisy.json") << j.dump(2);
+    const Outcome r = bench("compare " + kResults + " noisy.json");
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(r.output.find("SLOWER") == std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("within noise") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("within the runs' spread (not counted) (1)") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("min..max") != std::string::npos, r.output);
+}
+
+TEST_CASE("compare_ambiguous") {
+    // --by op on a file with two devices pairs one row with two: an error
+    // naming the rows, not a silent pick.
+    json j = load(kResults);
+    json copy = j["rows"][0];
+    copy["selector"] = "opencl:3";
+    copy["backend"] = "opencl";
+    copy["device"] = "another vendor's device";
+    j["rows"].push_back(copy);
+    std::ofstream("two_devices.json") << j.dump(2);
+    const Outcome r = bench("compare " + kResults + " two_devices.json --by op");
+    CHECK_MESSAGE(r.code == 2, r.output);
+    CHECK_MESSAGE(r.output.find("pairs more than one row of two_devices.json") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("opencl:3 (another vendor's device)") != std::string::npos, r.output);
+    // auto picks a pairing that is one to one.
+    CHECK_MESSAGE(bench("compare " + kResults + " two_devices.json").code == 0, r.output);
 }
 
 TEST_CASE("compare_old_dense") {

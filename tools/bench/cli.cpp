@@ -85,7 +85,8 @@ CLI::App* add_compare(CLI::App& app, CompareArgs& a) {
     cmd->add_option("BASE", a.base, "the base run (JSON)")->required();
     cmd->add_option("NEW", a.next, "the new run (JSON)")->required();
     cmd->add_option("--threshold", a.threshold,
-                    "a row is SLOWER when new/base exceeds 1 + this (default 0.10); exit 1 then")
+                    "a row is SLOWER when new/base of the median kernel times exceeds 1 + this (default 0.10) "
+                    "and every new run was slower than every base run (min..max ranges apart); exit 1 then")
         ->check(CLI::Range(0.0, 1e6));
     cmd->add_option("--by", a.by,
                     "how rows pair: auto (default: the coarsest that pairs each row with at most one), op (op, "
@@ -93,7 +94,8 @@ CLI::App* add_compare(CLI::App& app, CompareArgs& a) {
                     "device (backend + device name), rank (fleet files of an MPI run: host, rank and selector)")
         ->check(tool_cli::one_of("--by value", {"auto", "op", "backend", "selector", "device", "rank"}))
         ->type_name("HOW");
-    cmd->footer("exit status: 0 no row slower than --threshold; 1 a row slower; 2 no row paired, or a file is "
+    cmd->footer("exit status: 0 no row SLOWER (rows past --threshold whose ranges overlap are listed as within "
+                "noise); 1 a row SLOWER; 2 no row paired, a key with two rows in one file under --by, or a file is "
                 "not an accel-bench JSON report.");
     return cmd;
 }

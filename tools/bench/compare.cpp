@@ -1,7 +1,13 @@
 // `accel-bench compare`: kernel-time ratios of two saved runs, row by row.
+// A difference is called only when it passes --threshold and the two rows'
+// ranges of timed runs (kernel_ms min..max) do not overlap: every run of one
+// was slower than every run of the other. Back-to-back runs of one machine
+// differ by more than 10 % in their medians on a busy or virtual machine;
+// their ranges overlap.
 #include "commands.hpp"
 #include "report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -47,7 +53,8 @@ std::string both(const std::string& base, const std::string& next) { return base
 
 struct Entry {
     Key key;
-    double ms;
+    double ms;      ///< median kernel time
+    double lo, hi;  ///< fastest and slowest timed run (the median where a file has no min/max)
     Device device;
 };
 using Times = std::vector<Entry>;
@@ -71,17 +78,31 @@ Times kernel_times(const json& doc, const std::string& by, const std::string& fi
             skipped.push_back(k.text() + " on " + device_of(row).long_name + " (" + file + ": no kernel time)");
             continue;
         }
-        out.push_back({k, (*ms)["median"].get<double>(), device_of(row)});
+        const double median = (*ms)["median"].get<double>();
+        auto bound = [&](const char* name) {
+            const bool ok = ms->contains(name) && (*ms)[name].is_number() && (*ms)[name].get<double>() > 0;
+            return ok ? (*ms)[name].get<double>() : median;
+        };
+        out.push_back({k, median, std::min(bound("min"), median), std::max(bound("max"), median), device_of(row)});
     }
     return out;
 }
 
-bool unique_keys(const Times& rows) {
-    std::map<Key, int> seen;
-    for (const auto& e : rows)
-        if (++seen[e.key] > 1) return false;
-    return true;
+// The first key under which `rows` holds more than one row, with those
+// rows' devices; empty when each key has one row at most.
+std::string ambiguous_key(const Times& rows) {
+    std::map<Key, std::vector<std::string>> seen;
+    for (const auto& e : rows) seen[e.key].push_back(e.device.long_name);
+    for (const auto& [key, devices] : seen) {
+        if (devices.size() < 2) continue;
+        std::string text = key.text() + " (" + std::to_string(devices.size()) + " rows: ";
+        for (std::size_t i = 0; i < devices.size(); ++i) text += (i ? ", " : "") + devices[i];
+        return text + ")";
+    }
+    return "";
 }
+
+bool unique_keys(const Times& rows) { return ambiguous_key(rows).empty(); }
 
 // --by auto: the coarsest matching under which each file has at most one row
 // per key. Two runs of one device each (two vendors, two GPUs) pair by op,
@@ -107,16 +128,28 @@ int compare_command(const CompareArgs& a) {
     std::vector<std::string> skipped;
     const Times base = kernel_times(base_doc, by, base_file, skipped);
     const Times next_rows = kernel_times(new_doc, by, new_file, skipped);
+    // Rows pair one to one: a key with two rows in a file cannot be compared.
+    for (const auto& [rows, file] : {std::pair<const Times&, const std::string&>{base, base_file}, {next_rows, new_file}}) {
+        const std::string twice = ambiguous_key(rows);
+        if (!twice.empty()) {
+            std::cerr << "accel-bench compare: --by " << by << " pairs more than one row of " << file
+                      << " with one key: " << twice << "; use --by selector, device or auto\n";
+            return 2;
+        }
+    }
     std::map<Key, const Entry*> next, base_keys;
     for (const auto& e : next_rows) next[e.key] = &e;
     for (const auto& e : base) base_keys[e.key] = &e;
 
     std::cout << "kernel time NEW/BASE (below 1 = NEW is faster); NEW = " << new_file << ", BASE = " << base_file
-              << "\nrows are matched by op, shape, dtype, path, block" << (by == "op" ? "" : " and " + by) << "\n\n";
+              << "\nrows are matched by op, shape, dtype, path, block" << (by == "op" ? "" : " and " + by)
+              << format("\na row is marked when new/base of the medians is past the %.0f %% threshold: slower or "
+                        "faster when the runs' min..max ranges are apart, within noise when they overlap\n\n",
+                        threshold * 100);
     TextTable t({"op", "shape", "dtype", "path", "block", by == "op" ? "device (base -> new)" : "device", "base ms",
-                 "new ms", "new/base", "speedup", ""},
+                 "base min..max", "new ms", "new min..max", "new/base", "speedup", ""},
                 6);
-    std::vector<std::string> slower, only_base, only_new;
+    std::vector<std::string> slower, noise, only_base, only_new;
     double log_sum = 0;
     int matched = 0;
     for (const auto& b : base) {
@@ -129,14 +162,18 @@ int compare_command(const CompareArgs& a) {
         const double ratio = n.ms / b.ms;
         log_sum += std::log(ratio);
         ++matched;
-        const bool is_slower = ratio > 1 + threshold;
-        if (is_slower)
-            slower.push_back(b.key.text() + " on " + both(b.device.long_name, n.device.long_name) +
-                             format(" (%.2fx the base time)", ratio));
+        const bool past_slower = ratio > 1 + threshold, past_faster = ratio < 1 / (1 + threshold);
+        const bool apart = n.lo > b.hi || n.hi < b.lo;
+        const std::string what = b.key.text() + " on " + both(b.device.long_name, n.device.long_name) +
+                                 format(" (%.2fx the base time; base %.4g..%.4g ms, new %.4g..%.4g ms)", ratio, b.lo,
+                                        b.hi, n.lo, n.hi);
+        if (past_slower && apart) slower.push_back(what);
+        if ((past_slower || past_faster) && !apart) noise.push_back(what);
         t.add({b.key.op, b.key.shape, b.key.dtype, b.key.path, b.key.block.empty() ? "default" : b.key.block,
-               both(b.device.short_name, n.device.short_name), format("%.4g", b.ms), format("%.4g", n.ms),
+               both(b.device.short_name, n.device.short_name), format("%.4g", b.ms),
+               format("%.4g..%.4g", b.lo, b.hi), format("%.4g", n.ms), format("%.4g..%.4g", n.lo, n.hi),
                format("%.2f", ratio), format("%.2fx", 1 / ratio),
-               is_slower ? "SLOWER" : ratio < 1 / (1 + threshold) ? "faster" : ""});
+               !(past_slower || past_faster) ? "" : !apart ? "within noise" : past_slower ? "SLOWER" : "faster"});
     }
     for (const auto& e : next_rows)
         if (!base_keys.count(e.key)) only_new.push_back(e.key.text() + " on " + e.device.long_name);
@@ -156,6 +193,7 @@ int compare_command(const CompareArgs& a) {
     list(("only in " + base_file).c_str(), only_base);
     list(("only in " + new_file).c_str(), only_new);
     list("not comparable", skipped);
+    list("past the threshold but within the runs' spread (not counted)", noise);
     if (!matched) return 2;
     if (slower.empty()) return 0;
     std::cout << "\n";
