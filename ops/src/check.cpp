@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -539,6 +541,11 @@ void start_check_from_environment() {
     if (!against) return;
     const std::optional<std::string> mode = env::read_word("ACCEL_CHECK_MODE", {"stop", "warn"});
     const std::string dir = env::value("ACCEL_CHECK_DIR").value_or(".");
+    // Checked now, not at the first divergence: a run must not pass its
+    // checks and then find nowhere to write what diverged.
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        env::reject("ACCEL_CHECK_DIR", dir, "is not an existing folder");
     try {
         check::start(*against, mode && *mode == "warn", dir);
     } catch (const InvalidArgument& e) {
