@@ -16,7 +16,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -42,6 +44,8 @@ struct CheckConfig {
     std::string dir = ".";
     std::shared_ptr<Device> other;  // opened at the first call checked
     int records_written = 0;
+    std::uint64_t compared = 0;  // calls whose outputs were compared with the reference
+    std::uint64_t past = 0;      // of those, calls past their op's threshold
 };
 
 CheckConfig& config() {
@@ -512,6 +516,7 @@ void start(const std::string& against, bool warn, const std::string& record_dir)
     c.dir = record_dir.empty() ? "." : record_dir;
     c.other.reset();
     c.records_written = 0;
+    c.compared = c.past = 0;
     instrument::set_checking(true);
 }
 
@@ -536,6 +541,20 @@ bool active() noexcept {
 
 namespace instrument {
 
+namespace {
+
+// At exit of a run checked through ACCEL_CHECK: one line, so that a run
+// whose every call agreed still shows that it was checked.
+void print_check_summary() {
+    CheckConfig& c = config();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    std::fprintf(stderr, "accel check summary: %llu kernel call(s) compared with %s, %llu past their op's threshold\n",
+                 static_cast<unsigned long long>(c.compared),
+                 c.oracle ? "the float64 oracle" : c.selector.c_str(), static_cast<unsigned long long>(c.past));
+}
+
+}  // namespace
+
 void start_check_from_environment() {
     const std::optional<std::string> against = env::value("ACCEL_CHECK");
     if (!against) return;
@@ -551,6 +570,8 @@ void start_check_from_environment() {
     } catch (const InvalidArgument& e) {
         env::reject("ACCEL_CHECK", *against, std::string("is not oracle or a device selector: ") + e.what());
     }
+    static std::once_flag summary_registered;
+    std::call_once(summary_registered, [] { std::atexit(print_check_summary); });
 }
 
 }  // namespace instrument
@@ -623,6 +644,11 @@ void verify(Device& d, Op op, const KernelArgs& a, check::OpRecord r, instrument
     }
     const check::Comparison cmp = check::compare(got, want, check::scale(r, want));
     const double threshold = nmse_threshold(op, a.dtype);
+    {
+        std::lock_guard<std::mutex> lock(c.mutex);
+        ++c.compared;
+        c.past += cmp.nmse > threshold;
+    }
     if (cmp.nmse <= threshold) return;
 
     r.seq = call.seq;
