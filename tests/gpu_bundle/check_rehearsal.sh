@@ -54,16 +54,20 @@ LD_DEBUG=files "$b/bin/accel-info" >"$work/accel-info.txt" 2>"$work/ld-debug.txt
 loaded=$(grep -oE 'calling init: [^ ]+' "$work/ld-debug.txt" | cut -d' ' -f3 | sort -u)
 [ -n "$loaded" ] || fail "LD_DEBUG=files showed no library loaded (accel-info: $(tail -n 2 "$work/accel-info.txt"))"
 # A library the bundle asks for (needed by, or opened by, one of its files)
-# must come from the bundle, but for the C/C++ runtime, the GPU runtime and
-# the CPU BLAS the host backend looks for (the machine's own); the drivers
+# must come from the bundle, but for those gpu-bundle.sh leaves to the GPU
+# machine (its `runtime` list: the C/C++ runtime, the driver, CUDA's
+# libraries) and the CPU BLAS the host backend looks for there; the drivers
 # that the bundle's ICD loaders open are the machine's too.
-runtime='^(ld-linux|libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libcuda|libcudart|libcublas|libcublasLt|libopenblas|libblis|libcblas)\.so'
+runtime=$(sed -n "s/^runtime='\(.*\)'\$/\1/p" "$source_dir/tools/gpu-bundle.sh")
+[ -n "$runtime" ] || fail "no runtime='...' list in $source_dir/tools/gpu-bundle.sh"
+blas='^(libopenblas|libblis|libcblas)\.so'
 for lib in $loaded; do
   case "$lib" in "$b"/*) continue ;; "$build_dir"/*) fail "accel-info loaded $lib from the build tree" ;; esac
   name=$(basename "$lib")
   by=$(grep -m1 -E "file=$name \[0\]; +(needed|dynamically loaded) by" "$work/ld-debug.txt" | sed -E 's/.* by ([^ ]+).*/\1/')
   [[ "$by" == "$b"/* ]] || continue
-  [[ "$name" =~ $runtime ]] && continue
+  # (libaccel is in that list as what the bundle holds itself: never exempt here.)
+  [[ "$name" != libaccel* ]] && [[ "$name" =~ $runtime || "$name" =~ $blas ]] && continue
   case "$(basename "$by")" in libOpenCL.so.1|libvulkan.so.1) continue ;; esac
   fail "accel-info loaded $name from $lib (asked for by $by), not from the bundle: the bundle does not carry it"
 done

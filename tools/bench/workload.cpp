@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -239,41 +238,17 @@ double output_nmse(const Workload& w, const unsigned char* raw) {
     // (one row of everything when all rows are covered).
     const std::size_t per_row = w.sampled_rows.empty() ? w.output_shape.elements() : w.row_length;
     const std::size_t n = w.sampled_rows.empty() ? per_row : w.sampled_rows.size() * per_row;
-    if (n != w.oracle.size()) return std::numeric_limits<double>::infinity();
-    if (n == 0) return 0.0;
-    const std::size_t chunks = (n + kChunk - 1) / kChunk;
-    std::vector<double> err(chunks), norm(chunks);
-    std::vector<char> finite(chunks, 1);
+    Vec got(n);
     parallel_ranges(n, kChunk, [&](std::size_t b, std::size_t e) {
-        Vec got(e - b);
         for (std::size_t i = b; i < e;) {
             const std::size_t row = i / per_row, col = i % per_row, len = std::min(e - i, per_row - col);
             const std::size_t src = (w.sampled_rows.empty() ? 0 : w.sampled_rows[row] * w.row_length) + col;
-            accel::convert_elements(raw + src * size, t, got.data() + (i - b), accel::DType::f64, len);
+            accel::convert_elements(raw + src * size, t, got.data() + i, accel::DType::f64, len);
             i += len;
         }
-        double chunk_err = 0, chunk_norm = 0;
-        for (std::size_t i = b; i < e; ++i) {
-            if (!std::isfinite(got[i - b])) {
-                finite[b / kChunk] = 0;
-                return;
-            }
-            const double d = got[i - b] - w.oracle[i];
-            chunk_err += d * d;
-            chunk_norm += w.oracle[i] * w.oracle[i];
-        }
-        err[b / kChunk] = chunk_err;
-        norm[b / kChunk] = chunk_norm;
     });
-    if (std::find(finite.begin(), finite.end(), 0) != finite.end()) return std::numeric_limits<double>::infinity();
-    double total_err = 0, total_norm = 0;  // in chunk order: the same sum on every machine
-    for (std::size_t c = 0; c < chunks; ++c) {
-        total_err += err[c];
-        total_norm += norm[c];
-    }
-    return total_norm > 0 ? total_err / total_norm : total_err / double(n);
+    return ref::nmse(got, w.oracle);
 }
-
 
 std::string Workload::oracle_text() const {
     if (sampled_rows.empty()) return "full";

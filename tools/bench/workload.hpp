@@ -47,12 +47,10 @@ struct Workload {
 /// rethrown here after every thread has finished.
 void parallel_ranges(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn);
 
-/// NMSE (accel::reference::nmse: Σ(got−ref)² / Σ ref², the plain mean
-/// squared error when Σ ref² == 0, +inf on a NaN or Inf) of a downloaded
-/// output against w.oracle, on the rows the oracle covers. `raw` holds the
-/// whole output (w.output_shape elements) in w.problem.dtype's layout, as
-/// downloaded; each element is widened to float64 (exactly) in parallel
-/// chunks, with no full float64 copy of the output.
+/// accel::reference::nmse of a downloaded output against w.oracle, on the
+/// rows the oracle covers. `raw` holds the whole output (w.output_shape
+/// elements) in w.problem.dtype's layout, as downloaded; the covered
+/// elements are widened to float64 (exactly) in parallel chunks.
 double output_nmse(const Workload& w, const unsigned char* raw);
 
 /// Builds the inputs (fresh draws from `rng`, rounded to p.dtype) and the
