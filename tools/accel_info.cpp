@@ -13,6 +13,7 @@
 #include <tool_cli.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -44,7 +45,23 @@ int main(int argc, char** argv) {
     bool measure_paths = false;
     app.add_flag("--measure-paths", measure_paths,
                  "measure which matmul/dense path `auto` takes on devices with no record of it yet");
+    bool list_env = false;
+    app.add_flag("--env", list_env, "list accel's environment variables (value here, accepted values, meaning) and exit");
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
+    if (list_env) {
+        for (const auto& v : accel::env::variables()) {
+            const char* here = std::getenv(v.name);
+            std::printf("%s%s%s\n    accepted: %s\n    %s\n", v.name, here ? "=" : " (unset)", here ? here : "",
+                        v.accepted, v.meaning);
+        }
+        return 0;
+    }
+    try {
+        accel::env::check_unknown_variables();
+    } catch (const accel::Error& e) {
+        std::cerr << "accel-info: " << e.what() << "\n";
+        return 2;
+    }
     std::cout << "accel " << ACCEL_VERSION << "\n";
     std::cout << "ACCEL_BACKEND=" << accel::env::value("ACCEL_BACKEND").value_or("(unset: auto)") << "\n\n";
     int failures = 0;
@@ -65,11 +82,20 @@ int main(int argc, char** argv) {
             std::cout << "\n  auto: " << text << "\n";
         }
         if (!st.availability.available) continue;
-        for (int i = 0; i < st.availability.device_count; ++i) {
+        // The devices by index, then those opened only by name (simulators).
+        std::vector<std::string> selectors;
+        for (int i = 0; i < st.availability.device_count; ++i) selectors.push_back(st.name + ":" + std::to_string(i));
+        for (const auto& s : st.availability.named_only) selectors.push_back(s);
+        for (std::size_t k = 0; k < selectors.size(); ++k) {
             try {
-                auto d = accel::open_device(st.name + ":" + std::to_string(i));
+                auto d = accel::open_device(selectors[k]);
                 const auto& info = d->info();
-                std::printf("  [%s] %s\n", d->selector().c_str(), info.name.c_str());
+                if (k < static_cast<std::size_t>(st.availability.device_count))
+                    std::printf("  [%s] %s\n", d->selector().c_str(), info.name.c_str());
+                else
+                    std::printf("  [%s] %s\n      a simulator: opened only by this name, never by an index, auto or "
+                                "all (not counted in %s's indices)\n",
+                                selectors[k].c_str(), info.name.c_str(), st.name.c_str());
                 if (!info.stable_selector.empty())
                     std::printf("      stable selector %s\n", info.stable_selector.c_str());
                 std::printf("      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
@@ -109,7 +135,7 @@ int main(int argc, char** argv) {
                 }
                 for (const auto& kv : info.extra) std::printf("      %s: %s\n", kv.first.c_str(), kv.second.c_str());
             } catch (const accel::Error& e) {
-                std::printf("  [%s:%d] cannot be opened: %s\n", st.name.c_str(), i, e.what());
+                std::printf("  [%s] cannot be opened: %s\n", selectors[k].c_str(), e.what());
                 ++failures;
             }
         }

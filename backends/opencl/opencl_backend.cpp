@@ -133,6 +133,11 @@ struct DeviceRef {
 // Every device of every platform. A platform whose device list cannot be read
 // adds none (the others stay usable) and its failure is appended to
 // *problems, so that "no device" says why.
+bool is_simulator(cl_platform_id p);
+
+// Every device of every platform, in the loader's platform order, the
+// simulators' devices last: indices 0 .. (count of real devices - 1) name real
+// devices only, and a simulator's index (opened only by name) follows them.
 std::vector<DeviceRef> all_devices(std::string* problems = nullptr) {
     cl_uint np = 0;
     check_cl(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
@@ -153,6 +158,7 @@ std::vector<DeviceRef> all_devices(std::string* problems = nullptr) {
         }
         for (cl_uint i = 0; i < nd; ++i) out.push_back({p, ids[i], static_cast<int>(i)});
     }
+    std::stable_partition(out.begin(), out.end(), [](const DeviceRef& r) { return !is_simulator(r.platform); });
     return out;
 }
 
@@ -480,13 +486,18 @@ public:
         try {
             std::string problems;
             const auto devices = all_devices(&problems);
-            a.device_count = static_cast<int>(devices.size());
-            for (std::size_t i = 0; i < devices.size() && !a.has_gpu; ++i)
-                if (is_real_gpu(devices[i])) {
-                    a.has_gpu = true;
-                    a.preferred_index = static_cast<int>(i);
+            for (const auto& r : devices) {
+                if (is_simulator(r.platform)) {
+                    a.named_only.push_back("opencl:" + platform_key(r.platform) + ":" + std::to_string(r.within_platform));
+                    continue;
                 }
-            a.available = a.device_count > 0;
+                if (!a.has_gpu && is_real_gpu(r)) {
+                    a.has_gpu = true;
+                    a.preferred_index = a.device_count;
+                }
+                ++a.device_count;
+            }
+            a.available = a.device_count > 0 || !a.named_only.empty();
             if (!a.available) a.reason = "the OpenCL platforms report no device" + problems;
         } catch (const DeviceError& e) {
             a = Availability{};

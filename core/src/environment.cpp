@@ -4,8 +4,11 @@
 #include "text.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <mutex>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -13,7 +16,7 @@ namespace accel {
 namespace env {
 
 const std::vector<Variable>& variables() noexcept {
-    // The one list of accel's variables; the README's table names the same ones.
+    // The one list of accel's variables; docs/environment.md's table names the same ones.
     static const std::vector<Variable> table{
         {"ACCEL_BACKEND",
          "a backend selector: auto | NAME[:N] for a backend found here | the named forms a backend adds "
@@ -58,6 +61,11 @@ const std::vector<Variable>& variables() noexcept {
          "accel-conformance judge it hung and report without it (default 300)"},
         {"ACCEL_MPI", "1 (an MPI rank) or 0 (not one)",
          "whether the process is an MPI rank (default: detected from mpirun/srun's variables)"},
+        {"ACCEL_CUDA_EMULATION_FAULTS", "NAME[@DEVICE]=VALUE entries separated by ; (backends/cuda/emulation/control.h)",
+         "faults the CUDA emulation injects, for accel's own tests (default: none)"},
+        {"ACCEL_ENV_ALLOW", "comma-separated name prefixes, each starting with ACCEL_",
+         "ACCEL_ variables of your own that accel leaves alone; any other ACCEL_ variable accel does not know is an "
+         "error naming the closest known one (default: none)"},
     };
     return table;
 }
@@ -69,8 +77,77 @@ const Variable& variable(const std::string& name) {
                            ", which is not in accel::env::variables() (core/src/environment.cpp)");
 }
 
+namespace {
+
+// Edit distance (insertions, deletions, substitutions), for "did you mean".
+std::size_t distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// ACCEL_ENV_ALLOW's prefixes. Read with getenv, not value(): value() runs
+// the check that needs them.
+std::vector<std::string> allowed_prefixes() {
+    std::vector<std::string> out;
+    const char* raw = std::getenv("ACCEL_ENV_ALLOW");
+    std::string list = raw ? raw : "";
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', start), list.size());
+        const std::string prefix = detail::trim(list.substr(start, comma - start));
+        if (!prefix.empty()) {
+            if (prefix.rfind("ACCEL_", 0) != 0 || prefix == "ACCEL_")
+                reject("ACCEL_ENV_ALLOW", list,
+                       "holds '" + detail::echo(prefix) + "', which is not a prefix longer than ACCEL_ itself");
+            out.push_back(prefix);
+        }
+        start = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+void check_unknown_variables() {
+    const auto allowed = allowed_prefixes();
+    for (char** entry = environ; entry && *entry; ++entry) {
+        const std::string assignment = *entry;
+        if (assignment.rfind("ACCEL_", 0) != 0) continue;
+        const std::string name = assignment.substr(0, assignment.find('='));
+        bool known = false;
+        for (const auto& v : variables()) known = known || name == v.name;
+        for (const auto& prefix : allowed) known = known || name.rfind(prefix, 0) == 0;
+        if (known) continue;
+        const Variable* closest = nullptr;
+        std::size_t best = 0;
+        for (const auto& v : variables()) {
+            const std::size_t d = distance(name, v.name);
+            if (!closest || d < best) closest = &v, best = d;
+        }
+        const bool near = closest && best <= std::max<std::size_t>(3, name.size() / 4);
+        throw InvalidArgument("the environment sets " + detail::echo(name) + ", which is not an accel variable" +
+                              (near ? std::string("; did you mean ") + closest->name + "?" : std::string()) +
+                              " (accel-info --env lists accel's variables; a variable of your own under the ACCEL_ "
+                              "prefix is left alone when ACCEL_ENV_ALLOW lists its prefix)");
+    }
+}
+
 std::optional<std::string> value(const char* name) {
     (void)variable(name);
+    // The first read checks the whole environment; a failed check is not
+    // remembered, so every later read reports it again.
+    static std::once_flag checked;
+    std::call_once(checked, check_unknown_variables);
     const char* v = std::getenv(name);
     if (!v) return std::nullopt;
     std::string t = detail::trim(v);

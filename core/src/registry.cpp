@@ -27,6 +27,7 @@ namespace accel {
 namespace {
 
 using detail::echo;
+using detail::join;
 
 const std::string kFilePrefix = "libaccel-backend-";
 const std::string kFileSuffix = ".so";
@@ -56,6 +57,24 @@ std::string backend_name_defect(const std::string& name) {
                "'_', at most " + std::to_string(kMaxNameLength) + " characters)";
     if (name == "auto" || name == "all")
         return "'" + name + "' is reserved (selectors and accel-bench use it for every backend or the automatic choice)";
+    return "";
+}
+
+// Why Availability::named_only of backend `backend` is malformed ("" when it
+// is not): each entry must be a selector BACKEND:DEVICE[:I] of that backend
+// naming the device by a word (see is_word), at most kMaxDevices of them.
+std::string named_only_defect(const std::vector<std::string>& named_only, const std::string& backend) {
+    if (named_only.size() > static_cast<std::size_t>(kMaxDevices))
+        return "list of " + std::to_string(named_only.size()) + " entries; at most " + std::to_string(kMaxDevices) +
+               " are expected";
+    for (const auto& selector : named_only) {
+        const std::string rest = selector.rfind(backend + ":", 0) == 0 ? selector.substr(backend.size() + 1) : "";
+        const auto colon = rest.find(':');
+        const bool ok = rest.size() <= 64 && is_word(rest.substr(0, colon)) &&
+                        (colon == std::string::npos || all_digits(rest.substr(colon + 1)));
+        if (!ok)
+            return "'" + echo(selector) + "'; expected " + backend + ":DEVICE[:I] (DEVICE a lower-case word, I an index)";
+    }
     return "";
 }
 
@@ -314,15 +333,20 @@ BackendStatus status_locked(Plugin& p) {
         a = Availability{};
         a.reason = self + " threw " + thrown() + "; a probe reports failures in Availability::reason";
     }
-    if (a.available && a.device_count == 0) {
+    const std::string bad_name = named_only_defect(a.named_only, p.name);
+    if (a.available && a.device_count == 0 && a.named_only.empty()) {
         a.available = false;
         if (a.reason.empty()) a.reason = "no device found";
     } else if (a.available && (a.device_count < 0 || a.device_count > kMaxDevices)) {
         a.available = false;
         a.reason = self + " reports available with " + std::to_string(a.device_count) + " device(s); a count in 1.." +
                    std::to_string(kMaxDevices) + " is expected";
+    } else if (a.available && !bad_name.empty()) {
+        a.available = false;
+        a.reason = self + " reports a device opened only by name " + bad_name;
     }
     if (!a.available) {
+        a.named_only.clear();
         a.device_count = 0;
         a.has_gpu = false;
         if (a.reason.empty()) a.reason = self + " reports unavailable without a reason";
@@ -436,10 +460,17 @@ int device_index_locked(const Selector& sel, const BackendStatus& st, Plugin& p,
         if (index < 0)
             throw BackendUnavailable(asked + ": " + call + " returned the invalid index " + std::to_string(index));
     }
-    if (index >= a.device_count)
+    // A device opened only by name lies past the indexed ones.
+    const int named = sel.device.empty() ? 0 : static_cast<int>(a.named_only.size());
+    if (index >= a.device_count + named) {
+        const std::string only_by_name = join(a.named_only);
         throw BackendUnavailable(asked + ": device index " + std::to_string(index) + " is out of range; backend '" +
                                  st.name + "' has " + std::to_string(a.device_count) + " device(s), indices 0.." +
-                                 std::to_string(a.device_count - 1) + "\n" + status_table(all));
+                                 std::to_string(a.device_count - 1) +
+                                 (only_by_name.empty() ? std::string()
+                                                       : " (and, opened only by name, " + only_by_name + ")") +
+                                 "\n" + status_table(all));
+    }
     return index;
 }
 
@@ -503,7 +534,9 @@ Selector parse_selector(const std::string& text) {
 std::string BackendStatus::summary() const {
     if (availability.available)
         return name + ": available, " + std::to_string(availability.device_count) + " device(s)" +
-               (availability.has_gpu ? ", GPU" : "");
+               (availability.has_gpu ? ", GPU" : "") +
+               (availability.named_only.empty() ? std::string()
+                                                : " (and, opened only by name, " + join(availability.named_only) + ")");
     return name + ": unavailable — " + availability.reason;
 }
 

@@ -16,6 +16,18 @@ inline std::string trim(const std::string& s) {
     return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
+/// The elements of `items` separated by `separator`.
+template <class Strings>
+std::string join(const Strings& items, const std::string& separator = ", ") {
+    std::string out;
+    bool first = true;
+    for (const auto& item : items) {
+        out += (first ? "" : separator) + std::string(item);
+        first = false;
+    }
+    return out;
+}
+
 /// `s` with ASCII letters in lower case.
 inline std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });

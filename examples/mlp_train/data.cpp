@@ -2,9 +2,14 @@
 
 #include <accel/error.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <istream>
 #include <sstream>
 #include <utility>
@@ -173,6 +178,29 @@ void Standardizer::apply(Dataset& d) const {
             float& v = d.x[r * d.features + c];
             v = static_cast<float>((v - mean[c]) / stddev[c]);
         }
+}
+
+#ifndef MLP_SOURCE_DATA
+#define MLP_SOURCE_DATA "data/breast_cancer.csv"
+#endif
+
+std::string default_data_path(const std::string& installed_from_program) {
+    const auto file_exists = [](const std::string& path) {
+        struct stat st {};
+        return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    };
+    std::string installed;
+    std::string exe(4096, '\0');
+    const ssize_t n = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+    if (n > 0) {
+        exe.resize(static_cast<std::size_t>(n));
+        installed = (std::filesystem::path(exe).parent_path() / installed_from_program).lexically_normal().string();
+    }
+    if (!installed.empty() && file_exists(installed)) return installed;
+    if (file_exists(MLP_SOURCE_DATA)) return MLP_SOURCE_DATA;
+    throw std::runtime_error("no data set found (looked for " + (installed.empty() ? "" : installed + " and ") +
+                             MLP_SOURCE_DATA + "); pass --data PATH to the breast-cancer CSV "
+                             "(data/breast_cancer.csv in accel's sources)");
 }
 
 Split load_standardized_split(const std::string& path, std::uint64_t seed) {

@@ -90,6 +90,13 @@ struct Standardizer {
 /// The share of samples mlp_train and accel-bench mlp hold out for testing.
 constexpr double kTestFraction = 0.2;
 
+/// The breast-cancer CSV a program uses when not given one: the installed
+/// copy, `installed_from_program` (a path relative to the folder of the
+/// running program, e.g. "../share/accel/breast_cancer.csv"), when it exists,
+/// else the source tree's data/breast_cancer.csv (MLP_SOURCE_DATA). Throws
+/// std::runtime_error naming both places when neither exists. Thread-safe.
+std::string default_data_path(const std::string& installed_from_program);
+
 /// The example's problem from the CSV at `path`: load_csv, split(d,
 /// kTestFraction, seed), and both parts standardized with the training
 /// set's Standardizer. Throws as load_csv and split do.

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#ifndef MLP_DEFAULT_DATA
-#define MLP_DEFAULT_DATA "data/breast_cancer.csv"
+#ifndef MLP_INSTALLED_DATA
+#define MLP_INSTALLED_DATA "../../../share/accel/breast_cancer.csv"
 #endif
 
 namespace {
@@ -39,7 +39,7 @@ struct Options {
     bool hidden_given = false;
     bool epochs_given = false;
     bool quick = false;
-    std::string data = MLP_DEFAULT_DATA;
+    std::string data;  ///< empty: mlp::default_data_path
     std::string init_file, save_init_file;
     bool json = false;
     std::vector<accel::DType> dtypes{accel::DType::f32};
@@ -76,7 +76,8 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
     app.add_option("--batch", o.train.batch, "batch size (default 40; the last batch of an epoch may be smaller)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1000000000}));
     app.add_option("--seed", o.train.seed, "seed of the split, the initial weights and the batch order (default 1)");
-    app.add_option("--data", o.data, "CSV data set (default " MLP_DEFAULT_DATA ")")->type_name("PATH");
+    app.add_option("--data", o.data, "CSV data set (default: share/accel/breast_cancer.csv of this installation, else the source tree's "
+                   "data/breast_cancer.csv)")->type_name("PATH");
     app.add_option("--init", o.init_file, "load initial weights (JSON, see README.md) instead of drawing them")
         ->type_name("FILE");
     app.add_option("--save-init", o.save_init_file, "write the initial weights as JSON")->type_name("FILE");
@@ -253,6 +254,14 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
     Options o;
     if (const auto rc = parse(argc, argv, o)) return *rc;
+    if (o.data.empty()) {
+        try {
+            o.data = mlp::default_data_path(MLP_INSTALLED_DATA);
+        } catch (const std::exception& e) {
+            std::cerr << "mlp_train: " << e.what() << "\n";
+            return 1;
+        }
+    }
 #ifdef ACCEL_HAVE_MPI
     bool data_parallel = false;
     try {

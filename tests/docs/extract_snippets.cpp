@@ -9,7 +9,7 @@
 // ("TOOL FLAG FILE:LINE" for every --flag on a line that names an installed
 // tool), and checks that every ACCEL_ environment variable the docs set
 // (NAME=value; not the CMake options, -DNAME=... or ACCEL_WITH_*) is a row of
-// README.md's variables table. Exit status 1 on any error, each printed.
+// docs/environment.md's variables table. Exit status 1 on any error, each printed.
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -52,7 +52,9 @@ int main(int argc, char** argv) {
         for (int a = 2; a < argc; ++a) {
             const std::string doc = argv[a];
             const auto lines = read_lines(doc);
-            const bool readme = doc.size() >= 9 && doc.compare(doc.size() - 9, 9, "README.md") == 0;
+            const std::string table_doc = "docs/environment.md";
+            const bool readme = doc.size() >= table_doc.size() &&
+                                doc.compare(doc.size() - table_doc.size(), table_doc.size(), table_doc) == 0;
             Block* open = nullptr;
             for (std::size_t i = 0; i < lines.size(); ++i) {
                 const std::string& l = lines[i];
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
     }
     for (const auto& [name, where] : mentioned)
         if (!table_variables.count(name)) {
-            std::cerr << where << ": " << name << " is not in README.md's table of variables\n";
+            std::cerr << where << ": " << name << " is not in docs/environment.md's table of variables\n";
             ++errors;
         }
     std::ofstream cmake(out + "/CMakeLists.txt"), programs(out + "/programs.txt");

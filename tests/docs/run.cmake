@@ -3,7 +3,7 @@
 # The docs as tests: installs accel from BUILD_DIR into WORK/prefix; turns
 # every C++ block of DOCS into a program of one outside project (EXTRACT,
 # tests/docs/extract_snippets.cpp, which also checks that every ACCEL_
-# variable the docs name is in README.md's table), builds it against the
+# variable the docs name is in docs/environment.md's table), builds it against the
 # install with find_package(accel) and the docs' own CMake lines, runs each
 # program on each of BACKENDS (ACCEL_BACKEND) and on a mistyped one (a
 # clear error, not an abort), and checks that every --flag the docs give an

@@ -16,7 +16,7 @@ set -u
 source_dir=$1 build_dir=$2 work=$3
 fail() { echo "check_rehearsal: FAIL: $*" >&2; exit 1; }
 b=$work/bundle
-if [ -z "${ACCEL_REHEARSAL_HIDDEN:-}" ]; then
+if [ -z "${GPU_BUNDLE_REHEARSAL_HIDDEN:-}" ]; then
   rm -rf "$work"
   mkdir -p "$work"
   "$source_dir/tools/gpu-bundle.sh" --from-build "$build_dir" --out "$work/assembled" --max-mib 64 ||
@@ -32,7 +32,7 @@ if [ -z "${ACCEL_REHEARSAL_HIDDEN:-}" ]; then
          while read -r name path; do grep -qxF "$name" <<<"$machine_needs" || realpath "$path"; done)
   if [ "$(id -u)" = 0 ] && unshare --mount true 2>/dev/null; then
     echo "check_rehearsal: this machine's copies made unreadable: $(echo $hide)"
-    ACCEL_REHEARSAL_HIDDEN=1 exec unshare --mount bash -c \
+    GPU_BUNDLE_REHEARSAL_HIDDEN=1 exec unshare --mount bash -c \
       'for f in $0; do mount --bind /dev/null "$f" || exit 1; done; exec "$@"' "$hide" "$0" "$@"
   fi
   echo "check_rehearsal: not root or no mount namespace: this machine's copies of the carried libraries stay" \

@@ -112,6 +112,14 @@ if(EXAMPLES)  # built in this tree (ACCEL_BUILD_EXAMPLES)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "the installed vector_add --quick failed (${rc}): ${err}")
   endif()
+  # The installed mlp_train reads the installed data set, not the source tree's.
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ACCEL_BACKEND=host ACCEL_CACHE_DIR=${WORK}/cache
+                          ${prefix}/${LIBEXECDIR}/accel/examples/mlp_train --quick --epochs 1
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "data ${prefix}/share/accel/breast_cancer.csv:")
+    message(FATAL_ERROR "the installed mlp_train did not train on ${prefix}/share/accel/breast_cancer.csv "
+                        "(${rc}):\n${out}${err}")
+  endif()
 endif()
 
 # 5. a backend built outside the tree, found through ACCEL_PLUGIN_PATH

@@ -608,3 +608,38 @@ TEST_CASE("device identity: UUID and PCI text, host name, one physical device th
     cpu1.backend = "host", cpu2.backend = "kokkos";
     CHECK(!same_physical_device(cpu1, cpu2));
 }
+
+TEST_CASE("OpenCL simulators are opened only by name: no index, auto or `all` reaches one") {
+    // With Oclgrind registered (OCL_ICD_VENDORS holding oclgrind.icd, as the
+    // test opencl.simulators-by-name-only runs it), a bare `opencl`, `opencl:N`
+    // and every device the tools' `all` lists must be real devices.
+    BackendStatus opencl;
+    for (const auto& st : backend_statuses())
+        if (st.name == "opencl") opencl = st;
+    if (!opencl.availability.available) return;  // no OpenCL here: nothing to check
+    const auto is_oclgrind = [](const Device& d) {
+        const std::string text = d.info().name + " " + d.info().vendor + " " + d.info().stable_selector;
+        return text.find("Oclgrind") != std::string::npos || text.find("oclgrind") != std::string::npos;
+    };
+    for (int i = 0; i < opencl.availability.device_count; ++i)
+        CHECK_MESSAGE(!is_oclgrind(*open_device("opencl:" + std::to_string(i))), "opencl:" << i << " is Oclgrind");
+    if (opencl.availability.device_count > 0) {
+        CHECK_FALSE(is_oclgrind(*open_device("opencl")));
+    }
+    const char* vendors = std::getenv("OCL_ICD_VENDORS");
+    std::FILE* icd = vendors ? std::fopen((std::string(vendors) + "/oclgrind.icd").c_str(), "r") : nullptr;
+    if (!icd) return;  // Oclgrind not registered: the rest needs it
+    std::fclose(icd);
+    const auto& named = opencl.availability.named_only;
+    REQUIRE(named == std::vector<std::string>{"opencl:oclgrind:0"});
+    CHECK(is_oclgrind(*open_device("opencl:oclgrind")));
+    CHECK(contains(opencl.summary(), "opened only by name, opencl:oclgrind:0"));
+    // The index past the real devices is out of range, and the error says how to open the simulator.
+    try {
+        open_device("opencl:" + std::to_string(opencl.availability.device_count));
+        FAIL("an index past the real devices opened something");
+    } catch (const BackendUnavailable& e) {
+        CHECK(contains(e.what(), "is out of range"));
+        CHECK(contains(e.what(), "opened only by name, opencl:oclgrind:0"));
+    }
+}

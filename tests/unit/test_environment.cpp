@@ -1,5 +1,5 @@
 // The environment variables: one table (accel/environment.hpp), the same
-// names in the README, and every value outside the accepted ones an error
+// names in docs/environment.md, and every value outside the accepted ones an error
 // naming the variable, the value and the accepted values. The variables read
 // once per process (ACCEL_HOST_THREADS, ACCEL_HOST_BLAS, ...) are tested in a
 // process of their own each: tests/CMakeLists.txt, tests named env.*.
@@ -57,10 +57,10 @@ std::string invalid_argument_of(F&& f) {
 }
 }  // namespace
 
-TEST_CASE("the README's table of variables and accel::env::variables() name the same variables") {
-    const std::string readme = read(std::filesystem::path(ACCEL_SOURCE_DIR) / "README.md");
+TEST_CASE("docs/environment.md's table of variables and accel::env::variables() name the same variables") {
+    const std::string readme = read(std::filesystem::path(ACCEL_SOURCE_DIR) / "docs" / "environment.md");
     const auto header = readme.find("| variable | meaning |");
-    REQUIRE_MESSAGE(header != std::string::npos, "README.md has no '| variable | meaning |' table");
+    REQUIRE_MESSAGE(header != std::string::npos, "docs/environment.md has no '| variable | meaning |' table");
     // The table: the rows after the header, up to the first line not starting with '|'.
     std::set<std::string> documented;
     std::istringstream rows(readme.substr(header));
@@ -77,10 +77,10 @@ TEST_CASE("the README's table of variables and accel::env::variables() name the 
         CHECK(in_code.insert(v.name).second);  // each once
         CHECK(std::string(v.accepted).size() > 0);
         CHECK(std::string(v.meaning).size() > 0);
-        CHECK_MESSAGE(documented.count(v.name), v.name << " is read by accel but missing from README.md's table");
+        CHECK_MESSAGE(documented.count(v.name), v.name << " is read by accel but missing from docs/environment.md's table");
     }
     for (const auto& d : documented)
-        CHECK_MESSAGE(in_code.count(d), d << " is in README.md's table but not in accel::env::variables()");
+        CHECK_MESSAGE(in_code.count(d), d << " is in docs/environment.md's table but not in accel::env::variables()");
 }
 
 TEST_CASE("libaccel, its plugins and accel_mpi read ACCEL_ variables only through accel::env") {
@@ -96,6 +96,7 @@ TEST_CASE("libaccel, its plugins and accel_mpi read ACCEL_ variables only throug
             const auto ext = entry.path().extension().string();
             if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".h" && ext != ".cu")) continue;
             if (contains(entry.path().string(), "/backends/cuda/emulation/")) continue;
+            if (entry.path() == root / "core/src/environment.cpp") continue;  // accel::env itself
             ++files;
             const std::string text = read(entry.path());
             CHECK_MESSAGE(!std::regex_search(text, direct), entry.path().string() << " calls getenv(\"ACCEL_...\")");
@@ -152,6 +153,36 @@ TEST_CASE("env readers: whole numbers, words and flags, each error naming variab
     }
     SUBCASE("a variable missing from the table is accel's bug, not the user's") {
         CHECK_THROWS_AS(env::value("ACCEL_NOT_A_VARIABLE"), std::logic_error);
+    }
+}
+
+TEST_CASE("an ACCEL_ variable accel does not know is an error naming the closest known one") {
+    ScopedEnv allow("ACCEL_ENV_ALLOW", nullptr);
+    CHECK_NOTHROW(env::check_unknown_variables());
+    {
+        ScopedEnv typo("ACCEL_BACKENDS", "opencl");  // the tools' flag is plural, the variable is not
+        const std::string msg = invalid_argument_of([] { env::check_unknown_variables(); });
+        CHECK(contains(msg, "ACCEL_BACKENDS, which is not an accel variable; did you mean ACCEL_BACKEND?"));
+        // (A process's first read of any variable runs this check: test conformance.env.unknown-variable.)
+    }
+    {
+        ScopedEnv typo("ACCEL_CHEK", "oracle");
+        CHECK(contains(invalid_argument_of([] { env::check_unknown_variables(); }), "did you mean ACCEL_CHECK?"));
+    }
+    {
+        ScopedEnv far("ACCEL_QQQQQQQQQQQQQQQQQQQQ", "1");  // close to nothing: no guess
+        const std::string msg = invalid_argument_of([] { env::check_unknown_variables(); });
+        CHECK(contains(msg, "ACCEL_QQQQQQQQQQQQQQQQQQQQ, which is not an accel variable"));
+        CHECK_FALSE(contains(msg, "did you mean"));
+    }
+    {
+        ScopedEnv mine("ACCEL_MYAPP_LEVEL", "3");
+        ScopedEnv allowed("ACCEL_ENV_ALLOW", "ACCEL_OTHER_, ACCEL_MYAPP_");
+        CHECK_NOTHROW(env::check_unknown_variables());
+        ScopedEnv bad("ACCEL_ENV_ALLOW", "MYAPP_");
+        CHECK(contains(invalid_argument_of([] { env::check_unknown_variables(); }), "ACCEL_ENV_ALLOW='MYAPP_'"));
+        ScopedEnv bare("ACCEL_ENV_ALLOW", "ACCEL_");
+        CHECK(contains(invalid_argument_of([] { env::check_unknown_variables(); }), "ACCEL_ENV_ALLOW='ACCEL_'"));
     }
 }
 

@@ -7,8 +7,6 @@
 
 #include <accel/version.hpp>
 
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,9 +19,6 @@
 #include <optional>
 #include <ostream>
 
-#ifndef ACCEL_BENCH_SOURCE_DATA
-#define ACCEL_BENCH_SOURCE_DATA "data/breast_cancer.csv"
-#endif
 #ifndef ACCEL_BENCH_INSTALLED_DATA
 #define ACCEL_BENCH_INSTALLED_DATA "../share/accel/breast_cancer.csv"
 #endif
@@ -42,21 +37,6 @@ double median(std::vector<double> v) {
 
 // A float setting as the decimal it was given as (0.001, not 0.0010000000474974513).
 double decimal(float x) { return std::stod(format("%.7g", double(x))); }
-
-bool file_exists(const std::string& path) {
-    struct stat st {};
-    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// The folder of this program ("" when /proc/self/exe cannot be read).
-std::string program_dir() {
-    std::string buf(4096, '\0');
-    const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-    if (n <= 0) return "";
-    buf.resize(std::size_t(n));
-    const auto slash = buf.rfind('/');
-    return slash == std::string::npos ? "" : buf.substr(0, slash);
-}
 
 // A configuration: one hidden size in one dtype.
 struct Config {
@@ -404,17 +384,6 @@ json mlp_problem_json(const MlpSettings& s, const MlpProblem& p) {
     return j;
 }
 
-std::string default_mlp_data() {
-    const std::string dir = program_dir();
-    const std::string installed =
-        dir.empty() ? "" : std::filesystem::path(dir + "/" + ACCEL_BENCH_INSTALLED_DATA).lexically_normal().string();
-    if (!installed.empty() && file_exists(installed)) return installed;
-    if (file_exists(ACCEL_BENCH_SOURCE_DATA)) return ACCEL_BENCH_SOURCE_DATA;
-    throw std::runtime_error("no data set found (looked for " + (installed.empty() ? "" : installed + " and ") +
-                             ACCEL_BENCH_SOURCE_DATA + "); pass --data PATH to the breast-cancer CSV "
-                             "(data/breast_cancer.csv in accel's sources)");
-}
-
 int mlp_command(const MlpArgs& a) {
     if (FleetScope::active())
         throw UsageError("mlp runs in one process, on every device it is given; start it without mpirun/srun");
@@ -447,7 +416,7 @@ int mlp_command(const MlpArgs& a) {
     if (given("--rounds")) s.rounds = a.rounds;
     if (given("--warmup")) s.warmup = a.warmup;
     if (given("--seed")) s.seed = a.seed;
-    s.data = a.data.empty() ? default_mlp_data() : a.data;
+    s.data = a.data.empty() ? mlp::default_data_path(ACCEL_BENCH_INSTALLED_DATA) : a.data;
     s.selectors = resolve_backends(a.backends);
     s.progress = isatty(STDERR_FILENO);
 

@@ -132,10 +132,4 @@ void write_mlp_csv(std::ostream& out, const MlpResults& r);
 /// size] (nn.Linear's layout)}. Floats are written round-trip exact.
 nlohmann::json mlp_problem_json(const MlpSettings& s, const MlpProblem& p);
 
-/// The data set used when --data is not given: share/accel/breast_cancer.csv
-/// of the installation accel-bench runs from (found from the program's own
-/// path), else the source tree's data/breast_cancer.csv. Throws
-/// std::runtime_error naming both paths when neither exists.
-std::string default_mlp_data();
-
 }  // namespace bench

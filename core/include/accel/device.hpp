@@ -511,10 +511,15 @@ private:
 struct Availability {
     bool available = false;
     std::string reason;     ///< why not (driver text, no device, ...); empty when available
-    int device_count = 0;   ///< devices this backend can open
+    int device_count = 0;   ///< devices opened by index (NAME:0 .. NAME:device_count-1) and listed by `all`
     bool has_gpu = false;   ///< at least one device is a real GPU (not a simulator; used by `auto`)
     /// The device `auto` opens on this backend: its first real GPU, else 0.
     int preferred_index = 0;
+    /// Devices opened only by name, never by an index, `auto` or `all`: the
+    /// selector of each (e.g. "opencl:oclgrind:0"), for simulators, which are
+    /// thousands of times slower than hardware. find_device resolves them to
+    /// indices device_count .. device_count + named_only.size() - 1.
+    std::vector<std::string> named_only;
 };
 
 /// One backend (host, opencl, kokkos, cuda), implemented by a plugin.

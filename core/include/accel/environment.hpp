@@ -6,7 +6,7 @@
 // value outside the accepted ones is an accel::InvalidArgument naming the
 // variable, the value and the accepted values, never ignored. An unset
 // variable, or one set to the empty string or blanks only, takes its default.
-// The README's table of variables lists the same names (a unit test checks).
+// docs/environment.md's table of variables lists the same names (a unit test checks).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,7 @@ struct Variable {
 
 /// Every ACCEL_ variable read by libaccel, its plugins, accel_mpi and the
 /// programs built with accel (tools, examples, conformance and reliability
-/// suites), in the README's order. Thread-safe; never throws.
+/// suites), in docs/environment.md's order. Thread-safe; never throws.
 const std::vector<Variable>& variables() noexcept;
 
 /// The table's entry for `name`. Throws std::logic_error when `name` is not
@@ -34,9 +34,22 @@ const std::vector<Variable>& variables() noexcept;
 /// Thread-safe.
 const Variable& variable(const std::string& name);
 
+/// Checks that every ACCEL_ variable in the environment is in variables()
+/// or starts with a prefix listed in ACCEL_ENV_ALLOW (a program's own
+/// variables): a mistyped name (ACCEL_BACKENDS for ACCEL_BACKEND) would
+/// otherwise be ignored without a word. value() runs it before its first
+/// read, so every program built with accel does. Throws InvalidArgument
+/// naming the unknown variable and, where one is close (edit distance), the
+/// known name it was probably meant to be; also when ACCEL_ENV_ALLOW holds
+/// an entry that does not start with "ACCEL_" or is "ACCEL_" alone.
+/// Thread-safe as far as the C library's environment is (no concurrent
+/// setenv).
+void check_unknown_variables();
 /// The value of `name` (which must be in the table: std::logic_error
 /// otherwise) without surrounding blanks (space, tab, CR, LF); std::nullopt
-/// when unset, empty or blank. Thread-safe as far as the C library's getenv
+/// when unset, empty or blank. The first call of the process runs
+/// check_unknown_variables() and throws its InvalidArgument (as does every
+/// later call while the environment still fails it). Thread-safe as far as the C library's getenv
 /// is (no concurrent setenv).
 std::optional<std::string> value(const char* name);
 

@@ -19,7 +19,7 @@
 /// set_memory_limit) and asks do_cached_bytes / do_release_cached.
 /// 8: Device::do_map_host_memory / do_unmap_host_memory (tensors over host
 /// memory without a copy); Buffer may wrap host memory.
-#define ACCEL_PLUGIN_ABI 8
+#define ACCEL_PLUGIN_ABI 9
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check
