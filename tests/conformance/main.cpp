@@ -12,6 +12,10 @@
 // case for ACCEL_RANK_TIMEOUT seconds (default 300), or whose process dies,
 // is marked `timeout` / `died` (accel::mpi::Watchdog); rank 0 prints the
 // others' verdicts and then ends the job with status 1.
+//
+// The command line (--backends, --cases, --ops, --dtypes, --seed, --json;
+// doctest's options after --) is driver.cpp's.
+#include "driver.hpp"
 #include "support/check.hpp"
 
 #include <cstdio>
@@ -187,6 +191,8 @@ int fleet_main(int argc, char** argv) {
 #endif
 
 int main(int argc, char** argv) {
+    conformance::Command cmd;
+    if (const auto rc = conformance::parse_command_line(argc, argv, cmd)) return *rc;
 #ifdef ACCEL_HAVE_MPI
     bool fleet = false;
     try {
@@ -195,7 +201,23 @@ int main(int argc, char** argv) {
         std::cout << "ERROR: " << e.what() << "\n";
         return 1;
     }
-    if (fleet) return fleet_main(argc, argv);
+    if (fleet) {
+        if (!cmd.backends.empty() || !cmd.json.empty())
+            return conformance::usage_error(std::string(cmd.backends.empty() ? "--json" : "--backends") +
+                                            " does not apply under mpirun/srun: every rank runs the suite on its "
+                                            "own device, named by ACCEL_BACKEND (one selector, a comma list dealt "
+                                            "to ranks, or BACKEND:local), and rank 0 prints the table");
+        std::vector<std::string> args;
+        try {
+            args = conformance::prepare_suite(cmd, argv[0]);
+        } catch (const std::exception& e) {
+            return conformance::usage_error(e.what());
+        }
+        std::vector<char*> doctest_argv;
+        for (auto& a : args) doctest_argv.push_back(a.data());
+        doctest_argv.push_back(nullptr);
+        return fleet_main(static_cast<int>(args.size()), doctest_argv.data());
+    }
 #else
     if (const int size = accel::launcher_rank_count(); size > 1) {
         std::cerr << "accel-conformance: started as one of " << size << " MPI ranks, but built without MPI: "
@@ -204,5 +226,6 @@ int main(int argc, char** argv) {
         return 2;
     }
 #endif
-    return accel_test::run_suite(argc, argv, "conformance");
+    if (!cmd.backends.empty()) return conformance::run_devices(cmd, argv[0]);
+    return conformance::run_here(cmd, argv[0]);
 }

@@ -166,7 +166,7 @@ TEST_CASE("convert rounds f64 once to f16 and bf16") {
     // point and tie to even, which is wrong for half of them. The expected
     // value is the nearer of the two neighbours, computed on exact doubles.
     auto g = rng(12);
-    for (DType t : {DType::f16, DType::bf16}) {
+    for (DType t : dtypes({DType::f16, DType::bf16})) {
         CAPTURE(dtype_name(t));
         const int bits = t == DType::f16 ? 11 : 8;  // significand bits of the target
         std::vector<double> x, want;
@@ -231,7 +231,8 @@ TEST_CASE("every op in every dtype and path passes the op table's threshold, or 
                       "op " << info->name << " has no conformance case: give it an elementwise_reference in the op "
                       "table, or a case of its own here");
     for (const auto& [op, run] : all) {
-        for (DType t : kAllDTypes) {
+        if (!selected(op)) continue;  // accel-conformance --ops
+        for (DType t : dtypes()) {
             for (OpPath path : {OpPath::native, OpPath::vendor}) {
                 if (path == OpPath::vendor && !op_info(op).has_vendor_path) continue;
                 const std::string what = std::string(op_name(op)) + " " + dtype_name(t) + " " + path_name(path);
@@ -270,13 +271,14 @@ TEST_CASE("every op in every dtype and path passes the op table's threshold, or 
     MESSAGE(checked.size() << " (op, dtype, path) checked on " << device()->selector() << ": " << ran);
 }
 
-TEST_CASE("16-bit results are rounded to nearest even, not truncated: add is bit-exact where its f32 sum is exact") {
+TEST_CASE("results in every dtype are rounded to nearest even, not truncated: add is bit-exact where its f32 sum is "
+          "exact") {
     // a, b in [1, 2): their sum is exact in f32, so the device must store that
     // sum rounded once to nearest even, bit for bit as the host rounds it. A
     // truncating store stays within the NMSE thresholds; this catches it.
     auto g = rng(9002);
     const std::size_t n = 4099;
-    for (DType t : kAllDTypes) {
+    for (DType t : dtypes()) {
         CAPTURE(dtype_name(t));
         if (!device()->supports(Op::add, t, OpPath::native)) continue;
         const auto a = stored(uniform(g, n, 1.0f, 2.0f), t), b = stored(uniform(g, n, 1.0f, 2.0f), t);

@@ -110,7 +110,7 @@ TEST_CASE("matmul and dense in every dtype match the reference at GPU tile sizes
     // the large-tile shapes too. Inputs are the values as stored in the dtype.
     auto g = rng(63);
     const std::vector<MNK> shapes{{2049, 1151, 13}, {1087, 577, 19}, {1024, 576, 16}};
-    for (DType t : kAllDTypes) {
+    for (DType t : dtypes()) {
         if (!device()->supports(Op::matmul, t, OpPath::native)) continue;
         for (const auto& s : within_work_cap(shapes, [](const MNK& x) { return x.m * x.n * x.k; }, "gemm dtypes"))
             for (int tr = 0; tr < 4; ++tr) {

@@ -24,8 +24,6 @@ using namespace accel_test;
 
 namespace {
 
-const std::vector<DType> kDTypes{DType::f32, DType::f64, DType::f16, DType::bf16};
-
 // Inputs that matter: the infinities, NaN, the signed zeros, the subnormal
 // and normal limits of f32, the edges of exp's subnormal and zero ranges
 // and of the CPU and OpenCL exp's clamp (-130).
@@ -106,7 +104,7 @@ TEST_CASE("sigmoid over its whole range in every dtype: within 1e-6 relative or 
           "0 at -inf, 1 at +inf, NaN kept") {
     auto g = rng(21);
     const auto x = range_inputs(g);
-    for (DType t : kDTypes) {
+    for (DType t : dtypes()) {
         if (!device()->supports(Op::sigmoid, t, OpPath::native)) {
             MESSAGE("sigmoid in " << std::string(dtype_name(t)) << " skipped: unsupported on " << device()->selector());
             continue;
@@ -119,7 +117,7 @@ TEST_CASE("sigmoid over its whole range in every dtype: within 1e-6 relative or 
     }
 }
 
-TEST_CASE("sigmoid gives an element the same bits at every position and tensor length") {
+TEST_CASE("sigmoid gives an element the same bits at every position and tensor length, in every dtype") {
     // The specials, rotated through tensors of every length up to 40 and a
     // few longer ones, against the same inputs' results in one long tensor.
     const auto pool = special_inputs();
@@ -127,7 +125,7 @@ TEST_CASE("sigmoid gives an element the same bits at every position and tensor l
     std::vector<std::size_t> lengths;
     for (std::size_t n = 1; n <= 40; ++n) lengths.push_back(n);
     for (std::size_t n : {63, 64, 65, 127, 128, 129, 1000, 1001}) lengths.push_back(n);
-    for (DType t : kDTypes) {
+    for (DType t : dtypes()) {
         if (!device()->supports(Op::sigmoid, t, OpPath::native)) continue;
         CAPTURE(std::string(dtype_name(t)));
         std::vector<float> long_x;
@@ -154,12 +152,12 @@ TEST_CASE("sigmoid gives an element the same bits at every position and tensor l
     }
 }
 
-TEST_CASE("ops built on sigmoid's exp hold the same bound over the whole range: bce_with_logits_backward and "
-          "dense's sigmoid epilogue on every path") {
+TEST_CASE("ops built on sigmoid's exp hold the same bound over the whole range in every dtype: "
+          "bce_with_logits_backward and dense's sigmoid epilogue on every path") {
     auto g = rng(22);
     const auto x = range_inputs(g);
     const std::size_t n = x.size();
-    for (DType t : kDTypes) {
+    for (DType t : dtypes()) {
         CAPTURE(std::string(dtype_name(t)));
         const auto xs = stored(x, t);
         auto tz = Tensor::from_host(device(), {n}, xs, t);

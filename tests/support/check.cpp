@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <cmath>
@@ -150,14 +151,22 @@ bool backend_available_but_index_out_of_range() {
     return false;
 }
 
-int run_suite(int argc, char** argv, const char* suite, bool hold_device) {
+int run_suite(int argc, const char* const* argv, const char* suite, bool hold_device, SuiteOutcome* outcome) {
+    SuiteOutcome here;
+    SuiteOutcome& out = outcome ? *outcome : here;
     try {
         (void)work_cap();  // ACCEL_TEST_MAX_WORK and ACCEL_TEST_SEED checked before any case runs
         const auto d = hold_device ? device() : accel::default_device();
+        out.selector = d->info().stable_selector.empty() ? d->selector() : d->info().stable_selector;
+        out.device = d->info().name;
+        out.uuid = d->info().uuid;
+        out.pci_bus_id = d->info().pci_bus_id;
         std::cout << suite << " on " << d->selector() << " (" << d->info().name << "), seed " << seed() << "\n";
     } catch (const accel::InvalidArgument& e) {
         // A bad ACCEL_ variable (or selector) is the user's error: fail, do not skip.
         std::cout << "ERROR: " << e.what() << "\n";
+        out.status = "error";
+        out.reason = e.what();
         return 1;
     } catch (const accel::BackendUnavailable& e) {
         // A device index the backend does not have (e.g. kokkos:1) is the
@@ -166,13 +175,20 @@ int run_suite(int argc, char** argv, const char* suite, bool hold_device) {
             std::cout << "ERROR: " << e.what()
                       << "\n(the backend is available, but ACCEL_BACKEND names a device it does not have: "
                          "fix the device index; this is not a skip)\n";
+            out.status = "error";
+            out.reason = e.what();
             return 1;
         }
         std::cout << "SKIPPED: " << e.what() << "\n";
+        out.status = "unavailable";
+        out.reason = e.what();
         return 77;
     }
     doctest::Context ctx(argc, argv);
-    return ctx.run();
+    const int rc = ctx.run();
+    out.status = rc == 0 ? "pass" : "FAIL";
+    if (rc != 0) out.reason = "test cases failed (doctest exit status " + std::to_string(rc) + ")";
+    return rc;
 }
 
 const std::shared_ptr<accel::Device>& device() {
@@ -199,6 +215,25 @@ std::vector<accel::ops::PathChoice> paths(accel::Op op) {
 
 const char* name(accel::ops::PathChoice p) {
     return p == accel::ops::PathChoice::vendor ? "vendor" : p == accel::ops::PathChoice::native ? "native" : "auto";
+}
+
+namespace {
+std::vector<accel::Op> g_ops;        // select()'s ops; empty: every op
+std::vector<accel::DType> g_dtypes;  // select()'s dtypes; empty: every dtype
+}  // namespace
+
+void select(std::vector<accel::Op> ops, std::vector<accel::DType> dtypes) {
+    g_ops = std::move(ops);
+    g_dtypes = std::move(dtypes);
+}
+
+bool selected(accel::Op op) { return g_ops.empty() || std::find(g_ops.begin(), g_ops.end(), op) != g_ops.end(); }
+
+std::vector<accel::DType> dtypes(std::initializer_list<accel::DType> among) {
+    std::vector<accel::DType> out;
+    for (accel::DType t : among)
+        if (g_dtypes.empty() || std::find(g_dtypes.begin(), g_dtypes.end(), t) != g_dtypes.end()) out.push_back(t);
+    return out;
 }
 
 }  // namespace accel_test

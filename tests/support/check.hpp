@@ -101,13 +101,30 @@ inline std::vector<std::size_t> within_work_cap(const std::vector<std::size_t>& 
 /// backend, available here, does not have. Never throws.
 bool backend_available_but_index_out_of_range();
 
+/// How a suite's run ended (run_suite), for a program that reports it.
+struct SuiteOutcome {
+    /// "pass", "FAIL" (test cases failed), "unavailable" (the backend cannot
+    /// be used here: the run was skipped) or "error" (a bad ACCEL_ variable,
+    /// a device index the backend does not have, opening the device failed).
+    std::string status;
+    std::string reason;  ///< why, when not "pass"; empty otherwise
+    /// The device under test once opened (its stable selector (DeviceInfo::
+    /// stable_selector, else Device::selector()), name and, where
+    /// the backend reports them, UUID and PCI bus id); empty before.
+    std::string selector, device, uuid, pci_bus_id;
+};
+
 /// The entry of a per-backend suite: prints the device under test and the
-/// seed, then runs doctest; returns 77 (CTest's SKIPPED) with the reason when
-/// the backend named by ACCEL_BACKEND is unavailable, and 1 (a failure) when
-/// the backend is available but the selector's device index is out of range. With hold_device the
-/// device stays open for the whole run (device()); without, it is released
-/// before the tests start, so that tests can open and release it themselves.
-int run_suite(int argc, char** argv, const char* suite, bool hold_device = true);
+/// seed, then runs doctest with argv (doctest's options); returns 77 (CTest's
+/// SKIPPED) with the reason when the backend named by ACCEL_BACKEND is
+/// unavailable, 1 (a failure) when the backend is available but the
+/// selector's device index is out of range or a variable is bad, else
+/// doctest's status. With hold_device the device stays open for the whole
+/// run (device()); without, it is released before the tests start, so that
+/// tests can open and release it themselves. `outcome`, when given, receives
+/// how the run ended.
+int run_suite(int argc, const char* const* argv, const char* suite, bool hold_device = true,
+              SuiteOutcome* outcome = nullptr);
 
 /// The device under test (ACCEL_BACKEND), opened once and held until exit.
 const std::shared_ptr<accel::Device>& device();
@@ -123,5 +140,20 @@ std::vector<accel::ops::PathChoice> paths(accel::Op op);
 
 /// "native" / "vendor".
 const char* name(accel::ops::PathChoice p);
+
+/// Narrows the ops and dtypes the suite checks (accel-conformance --ops,
+/// --dtypes); an empty list keeps all. Call before the test cases run; not
+/// thread-safe with them.
+void select(std::vector<accel::Op> ops, std::vector<accel::DType> dtypes);
+
+/// Whether the run checks `op` (every op unless select() narrowed them).
+bool selected(accel::Op op);
+
+/// The dtypes of `among` the run checks, in that order (all of them unless
+/// select() narrowed the dtypes). A test case that loops over dtypes takes
+/// them from here and says so in its name ("in every dtype", or the dtypes it
+/// names): accel-conformance --dtypes picks test cases by their names.
+std::vector<accel::DType> dtypes(std::initializer_list<accel::DType> among = {accel::DType::f32, accel::DType::f64,
+                                                                              accel::DType::f16, accel::DType::bf16});
 
 }  // namespace accel_test

@@ -4,6 +4,7 @@
 // main.cpp: run's), as it is slow to compile.
 #pragma once
 
+#include <backend_list.hpp>
 #include <tool_io.hpp>
 
 #include <cstddef>
@@ -20,8 +21,8 @@ namespace bench {
 
 using tool_cli::UsageError;
 
-/// Comma-separated items; empty items are dropped.
-std::vector<std::string> split_list(const std::string& text);
+using tool_cli::split_list;        // comma-separated items (backend_list.hpp)
+using tool_cli::resolve_backends;  // the devices of a --backends value: all, a list or ACCEL_BACKEND
 
 /// A positive whole number, written plainly or in scientific notation
 /// ("50000000", "5e7"), at most 1e15. Throws UsageError quoting `text` and
@@ -31,14 +32,6 @@ std::size_t parse_count(const std::string& text);
 /// `parts` positive counts separated by 'x' ("1024x1024x1024"). Throws
 /// UsageError quoting `text` and naming the expected form otherwise.
 std::vector<std::size_t> parse_shape(const std::string& text, std::size_t parts);
-
-/// The devices a --backends value names, for `run` and `mlp`: "all" (or
-/// nothing, when ACCEL_BACKEND is unset) is every device of every available
-/// backend; nothing with ACCEL_BACKEND set is that selector; otherwise the
-/// comma list. Each selector is checked (accel::parse_selector), so an
-/// unknown name throws accel::InvalidArgument before any work. Throws
-/// UsageError for a list without items (e.g. ",").
-std::vector<std::string> resolve_backends(const std::string& backends);
 
 /// CLI11 transform: the value is a count as parse_count() reads it and is
 /// rewritten in plain digits ("5e7" -> "50000000"), so it converts to
