@@ -11,6 +11,7 @@
 
 #include <accel/accel.hpp>
 #include <nlohmann/json.hpp>
+#include <backend_list.hpp>
 #include <tool_cli.hpp>
 
 #include <algorithm>
@@ -64,7 +65,7 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
     std::vector<std::string> dtypes{"f32"};
     std::string format = "table";
     app.add_option("--backends", o.backends,
-                   "all (every available backend), or a comma-separated list of selectors (host, opencl[:N], "
+                   "all (every device of every available backend), or a comma-separated list of selectors (host, opencl[:N], "
                    "kokkos[:N], cuda[:N], auto); default: $ACCEL_BACKEND, else auto")
         ->type_name("all|LIST");
     CLI::Option* epochs = app.add_option("--epochs", o.train.epochs, "epochs (default 500)")
@@ -100,22 +101,6 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
     o.hidden_given = hidden->count() > 0;
     if (o.quick && !o.epochs_given) o.train.epochs = kQuickEpochs;
     return std::nullopt;
-}
-
-// "all" → every available backend's device 0; otherwise the comma-separated selectors.
-std::vector<std::string> selectors(const std::string& spec) {
-    std::vector<std::string> out;
-    if (spec == "all") {
-        for (const auto& s : accel::backend_statuses())
-            if (s.availability.available) out.push_back(s.name);
-        return out;
-    }
-    std::stringstream ss(spec);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty()) out.push_back(item);
-    if (out.empty()) throw tool_cli::UsageError("--backends got an empty list");
-    return out;
 }
 
 double max_final_loss_diff(const std::vector<mlp::TrainResult>& rs) {
@@ -205,7 +190,7 @@ int run(const Options& o) {
     const std::size_t features = prep.features;
     if (!o.save_init_file.empty()) mlp::save_params(init, o.save_init_file);
 
-    const auto sels = selectors(o.backends);
+    const auto sels = tool_cli::resolve_backends(o.backends);
     if (sels.empty()) throw accel::BackendUnavailable("no backend is available (run accel-info to see why)");
     if (!o.json)
         std::printf("data %s: %zu train / %zu test samples, %zu features; network %zu-%zu-1, %zu epochs, batch %zu, "
