@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -297,6 +298,20 @@ Params Model::params() const {
     return p;
 }
 
+EpochTimes epoch_times(const std::vector<double>& ms) {
+    EpochTimes t;
+    if (ms.empty()) return t;
+    t.first_ms = ms.front();
+    std::vector<double> steady(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
+    t.steady_epochs = ms.size() - 1;
+    std::sort(steady.begin(), steady.end());
+    const std::size_t h = steady.size() / 2;
+    t.steady_median_ms = steady.size() % 2 ? steady[h] : 0.5 * (steady[h - 1] + steady[h]);
+    t.steady_min_ms = steady.front();
+    t.steady_max_ms = steady.back();
+    return t;
+}
+
 TrainResult train(const std::shared_ptr<accel::Device>& device, const Params& init, const Dataset& train,
                   const Dataset& test, const TrainConfig& cfg, const std::function<void(std::size_t, double)>& on_epoch) {
     TrainResult r;
@@ -309,7 +324,8 @@ TrainResult train(const std::shared_ptr<accel::Device>& device, const Params& in
         const auto t0 = std::chrono::steady_clock::now();
         const double loss = model.train_epoch(train, cfg, e);
         device->synchronize();  // the Adam steps after the last loss read are part of the epoch
-        ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        r.epoch_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms += r.epoch_ms.back();
         r.epoch_loss.push_back(loss);
         if (on_epoch) on_epoch(e, loss);
     }

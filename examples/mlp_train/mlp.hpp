@@ -181,6 +181,21 @@ private:
     std::size_t step_ = 0;
 };
 
+/// Epoch times of a training run, the first apart from the steady ones: the
+/// first epoch pays one-time costs (kernel builds, the automatic path's
+/// measurements, first touches of memory) that later epochs do not.
+struct EpochTimes {
+    double first_ms = 0.0;   ///< the first epoch, ms
+    /// Median, fastest and slowest of the steady epochs (every epoch after the
+    /// first), ms; the first epoch's time when there is no other.
+    double steady_median_ms = 0.0, steady_min_ms = 0.0, steady_max_ms = 0.0;
+    std::size_t steady_epochs = 0;  ///< epochs the steady figures cover (0: only the first ran)
+};
+
+/// The EpochTimes of per-epoch times `ms` (ms[0] the first epoch, in ms);
+/// all zero when `ms` is empty. Pure function, thread-safe.
+EpochTimes epoch_times(const std::vector<double>& ms);
+
 /// What one training run produced.
 struct TrainResult {
     std::string backend;             ///< device selector, e.g. "opencl:0"
@@ -189,7 +204,12 @@ struct TrainResult {
     std::vector<double> epoch_loss;  ///< per epoch, as Model::train_epoch
     double train_accuracy = 0.0;     ///< after the last epoch, 0..1
     double test_accuracy = 0.0;
-    double ms_per_epoch = 0.0;       ///< wall-clock ms per epoch (host gather, uploads, kernels, loss sync)
+    /// Wall-clock ms of each epoch (host gather, uploads, kernels, loss
+    /// sync, the device synchronized at its end), in order.
+    std::vector<double> epoch_ms;
+    double ms_per_epoch = 0.0;       ///< mean of epoch_ms, the first epoch included
+    /// epoch_times(epoch_ms): the first epoch apart from the steady ones.
+    EpochTimes times() const { return epoch_times(epoch_ms); }
     Params final_params;
 };
 

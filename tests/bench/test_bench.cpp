@@ -1,11 +1,8 @@
 // accel-bench end to end. Run from the test's working directory; `run` writes
 // x.json, which the other cases read (CTest fixture bench_json).
-#include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
+#include "bench_test.hpp"
 
-#include <dirent.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,49 +10,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
-namespace {
-
 using nlohmann::json;
-
-const std::string kBench = ACCEL_BENCH_EXE;
-const std::string kResults = "x.json";
-
-struct Outcome {
-    int code;
-    std::string output;  // stdout and stderr together
-};
-
-// Runs accel-bench with `args` (shell words), capturing its output.
-Outcome bench(const std::string& args) {
-    const std::string log = "bench-output.txt";
-    const int status = std::system(("'" + kBench + "' " + args + " > " + log + " 2>&1").c_str());
-    std::ifstream f(log);
-    std::stringstream s;
-    s << f.rdbuf();
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    INFO("accel-bench " << args << " exited " << code << ":\n" << s.str());
-    return {code, s.str()};
-}
-
-json load(const std::string& path) {
-    std::ifstream f(path);
-    REQUIRE_MESSAGE(f.good(), path << " is missing; the bench.run test writes it");
-    return json::parse(f);
-}
-
-bool on_path(const std::string& name) {
-    std::stringstream dirs(std::getenv("PATH") ? std::getenv("PATH") : "");
-    std::string dir;
-    while (std::getline(dirs, dir, ':'))
-        if (access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-    return false;
-}
-
-}  // namespace
+using namespace bench_test;
 
 TEST_CASE("run") {
     const Outcome r = bench("--quick --backends host --format json -o " + kResults);
@@ -263,32 +222,6 @@ TEST_CASE("side_by_side") {
     for (const char* line : {"add     100000", "matmul  64x64x64"}) CHECK_MESSAGE(table.find(line) != std::string::npos, line);
 }
 
-namespace {
-
-std::string read_text(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-bool exists(const std::string& path) {
-    struct stat st {};
-    return stat(path.c_str(), &st) == 0;
-}
-
-// Files in the working directory whose name starts with `prefix` (temporary files left behind).
-int files_starting_with(const std::string& prefix) {
-    int n = 0;
-    if (DIR* d = opendir(".")) {
-        while (const dirent* e = readdir(d)) n += std::string(e->d_name).rfind(prefix, 0) == 0;
-        closedir(d);
-    }
-    return n;
-}
-
-}  // namespace
-
 TEST_CASE("failed_run_writes_no_file") {
     // A run that fails (a named device that does not exist) leaves no output
     // file, and an existing one as it was.
@@ -463,13 +396,18 @@ void check_mlp_rows(const json& j, std::size_t devices, std::size_t hidden, std:
         CHECK(row["hidden"].get<std::size_t>() == hidden);
         CHECK(row["in"].get<std::size_t>() == 30);
         CHECK(row["epochs"].get<std::size_t>() == epochs);
-        const json& ms = row["ms_per_epoch"];
+        // The first epoch apart (kernel builds), then the steady ones: every
+        // timed epoch (the first was a warm-up one), under both names.
+        const json& ms = row["epoch_ms"];
         const double median = ms["median"].get<double>(), lo = ms["min"].get<double>(), hi = ms["max"].get<double>();
+        CHECK(row["first_epoch_ms"].get<double>() > 0);
+        CHECK(ms["epochs"].get<std::size_t>() == epochs * j["settings"]["rounds"].get<std::size_t>());
         CHECK(std::isfinite(median));
         CHECK(lo > 0);
         CHECK(lo <= median);
         CHECK(median <= hi);
         CHECK(std::isfinite(hi));
+        for (const char* k : {"median", "min", "max"}) CHECK(row["ms_per_epoch"][k] == ms[k]);
         CHECK(row["samples_per_s"].get<double>() == doctest::Approx(double(samples) / (median / 1000)));
         const std::size_t batch = row["batch"].get<std::size_t>();
         CHECK(row["steps"].get<std::size_t>() == epochs * ((samples + batch - 1) / batch));
@@ -534,8 +472,8 @@ TEST_CASE("mlp_opencl") { mlp_two_devices("opencl"); }
 TEST_CASE("mlp_table_and_csv") {
     Outcome r = bench("mlp --quick --backends host --hidden 16,32 --dtype f32,f64");
     REQUIRE_MESSAGE(r.code == 0, r.output);
-    for (const char* want : {"ms/epoch", "samples/s", "final loss", "rel diff", "largest relative difference",
-                             "(f32)", "(f64)"})
+    for (const char* want : {"first ms", "ms/epoch", "samples/s", "final loss", "rel diff",
+                             "largest relative difference", "(f32)", "(f64)", "devices:\n  host:0  "})
         CHECK_MESSAGE(r.output.find(want) != std::string::npos, want);
     std::size_t ok_rows = 0;  // one per hidden size and dtype
     for (std::size_t at = 0; (at = r.output.find("\nhost:0 ", at)) != std::string::npos; ++at)

@@ -72,8 +72,9 @@ CLI::App* add_compare(CLI::App& app, CompareArgs& a) {
 }
 
 CLI::App* add_plot(CLI::App& app, PlotArgs& a) {
-    CLI::App* cmd = app.add_subcommand("plot", "log-log kernel time (or rate) against size, one line per device "
-                                               "and path; or the roofline of every row (needs gnuplot)");
+    CLI::App* cmd = app.add_subcommand("plot", "log-log kernel time (or rate) against size, one line per file, "
+                                               "device, path and dtype; or the roofline of every row, with each "
+                                               "file's device ceilings (needs gnuplot)");
     cmd->add_option("RESULTS", a.files, "JSON files of `accel-bench run`")->required();
     cmd->add_option("-o", a.output, "the PNG to write")->required()->type_name("FILE");
     cmd->add_option("--op", a.op, "the op to plot (default: the first op of the first file)");
@@ -117,8 +118,8 @@ CLI::App* add_mlp(CLI::App& app, MlpArgs& a) {
         ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
         ->type_name("N");
     cmd->add_option("--rounds", a.rounds,
-                    "rounds, each on every device in turn (default 3; --quick: 1); the table shows their median "
-                    "ms/epoch, min and max")
+                    "rounds, each on every device in turn (default 3; --quick: 1); the table shows the device's "
+                    "first epoch apart, then the median ms/epoch of the steady epochs of every round, min and max")
         ->transform(count())
         ->type_name("N");
     list("--dtype,--dtypes", a.dtypes,
@@ -140,6 +141,9 @@ CLI::App* add_mlp(CLI::App& app, MlpArgs& a) {
             ""))
         ->type_name("N");
     cmd->add_flag("--quick", a.quick, "tiny: hidden 64, 3 epochs, 1 round (for CI); given options still apply");
+    cmd->add_flag("--wide", a.wide,
+                  "the table with each device's name and backend in every row, instead of a legend naming each "
+                  "device once");
     cmd->add_option("--format", a.format, "table, csv or json (default table)")
         ->check(tool_cli::one_of("format", {"table", "csv", "json"}))
         ->type_name("FORMAT");

@@ -17,10 +17,12 @@ namespace bench {
 /// defaults of default_settings().
 struct RunArgs {
     bool quick = false;
-    bool progress_lines = false;  ///< --progress
+    bool progress_lines = false;  ///< --progress: a line per row even on a terminal
+    bool no_progress = false;     ///< --no-progress: nothing on stderr while the run goes
+    bool wide = false;            ///< --wide: the table with device names in every row
     std::string backends, format = "table", output, json_output;
     std::string trace_output;  ///< --trace: a Chrome trace of the run (accel/trace.hpp)
-    std::vector<std::string> ops, paths, dtypes, matmul_shapes, dense_shapes, column_sum_shapes;
+    std::vector<std::string> ops, paths, dtypes, matmul_shapes, dense_shapes, column_sum_shapes, activations;
     std::vector<std::size_t> add_sizes, matmul_sizes, block_sizes;
     int warmup = 0, repeats = 0;
     int rank_timeout = 0;  ///< --rank-timeout seconds; 0: not given (ACCEL_RANK_TIMEOUT, else 300)
@@ -66,14 +68,18 @@ struct PlotArgs {
 CLI::App* add_plot(CLI::App& app, PlotArgs& a);
 
 /// `plot RESULTS.json... -o out.png [--op OP] [--metric time|rate] [--roofline]`:
-/// 0 when the PNG was written; 2 when gnuplot is missing or failed (the PNG
-/// is then neither created nor clobbered).
+/// one line (roofline: one series) per file, device, path and dtype, titled
+/// with the file's name when several are given; the roofline's ceilings one
+/// per device of each file, from that file's figures. Prints what it drew,
+/// one title per line. 0 when the PNG was written; 2 when gnuplot is missing
+/// or failed (the PNG is then neither created nor clobbered).
 int plot_command(const PlotArgs& a);
 
 /// What `mlp` was given; options not given (app->count is 0) keep the
 /// defaults of MlpSettings (mlp_bench.hpp), or --quick's.
 struct MlpArgs {
     bool quick = false;
+    bool wide = false;  ///< --wide: the table with device name and backend in every row
     std::string backends, format = "table", output, data, save_problem;
     std::vector<std::size_t> hidden;
     std::vector<std::string> dtypes;

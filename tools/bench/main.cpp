@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -104,8 +105,13 @@ void add_run_options(CLI::App& app, RunArgs& a) {
         ->check(shape(3))
         ->type_name("LIST");
     list("--dense-shapes", a.dense_shapes,
-         "BATCHxINxOUT of y = sigmoid(x·Wᵀ + b) (default 64x784x128,1024x1024x1024)")
+         "BATCHxINxOUT of y = activation(x·Wᵀ + b) (default 64x784x128,1024x1024x1024)")
         ->check(shape(3))
+        ->type_name("LIST");
+    list("--activations", a.activations,
+         "activations of the dense rows: none, relu, sigmoid (default sigmoid); each dense shape runs with each, "
+         "and rows name theirs (dense+relu), so compare pairs only rows of one activation")
+        ->check(tool_cli::throws_if_bad(parse_activation, ""))
         ->type_name("LIST");
     list("--column-sum-shapes", a.column_sum_shapes, "ROWSxCOLS (default 4096x1024)")->check(shape(2))->type_name("LIST");
     list("--paths", a.paths, "native,vendor (default both where the device has them)")
@@ -128,9 +134,16 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                           "add kernel-only runs until this many ms of kernel time (default 20)")
                ->check(CLI::Range(0.0, 1e7)));
     single(app.add_flag("--quick", a.quick, "tiny sizes and short probes, for CI"));
-    single(app.add_flag("--progress", a.progress_lines,
-                        "a line on stderr as each device's ceilings and each row are measured, with the seconds "
-                        "so far (for logs: a run cut short still shows how far it got)"));
+    CLI::Option* progress =
+        single(app.add_flag("--progress", a.progress_lines,
+                            "a line on stderr per device's ceilings and per finished row (op, shape, dtype, path, "
+                            "device, median ms, rate, seconds so far and left), also on a terminal; the default "
+                            "where stderr is not a terminal (logs, pipes, CI), where a terminal gets one line "
+                            "rewritten in place"));
+    single(app.add_flag("--no-progress", a.no_progress, "nothing on stderr while the run goes"))->excludes(progress);
+    single(app.add_flag("--wide", a.wide,
+                        "the table with each device's name in every row and its runtime and timer in the device "
+                        "table, instead of a legend naming each device once"));
     single(app.add_option("--format", a.format, "table, csv or json (default table)")
                ->check(tool_cli::one_of("format", {"table", "csv", "json"}))
                ->type_name("FORMAT"));
@@ -169,6 +182,14 @@ Settings settings_of(const RunArgs& a) {
     if (given("--matmul-sizes", a.matmul_sizes)) s.matmul_sizes = a.matmul_sizes;
     if (given("--matmul-shapes", a.matmul_shapes)) s.matmul_shapes = shapes(a.matmul_shapes, 3);
     if (given("--dense-shapes", a.dense_shapes)) s.dense_shapes = shapes(a.dense_shapes, 3);
+    if (given("--activations", a.activations)) {
+        s.dense_activations.clear();
+        for (const auto& name : a.activations) {
+            const accel::Activation act = parse_activation(name);
+            if (std::find(s.dense_activations.begin(), s.dense_activations.end(), act) == s.dense_activations.end())
+                s.dense_activations.push_back(act);  // a repeated name runs once
+        }
+    }
     if (given("--column-sum-shapes", a.column_sum_shapes)) s.column_sum_shapes = shapes(a.column_sum_shapes, 2);
     if (given("--block-sizes", a.block_sizes)) s.block_sizes = a.block_sizes;
     if (given("--paths", a.paths)) {
@@ -211,8 +232,11 @@ int run_command(const RunArgs& a) {
         return fleet_run(s, a.backends, a.format, a.output, a.json_output,
                          a.given("--rank-timeout") ? a.rank_timeout : 0);
     s.selectors = resolve_backends(a.backends);
-    s.progress = isatty(STDERR_FILENO) && !a.progress_lines;
-    s.progress_lines = a.progress_lines;
+    // A terminal gets one line rewritten in place; anything else (a log, a
+    // pipe, a parent process) a line per row, as it finishes.
+    const bool terminal = isatty(STDERR_FILENO);
+    s.progress = !a.no_progress && terminal && !a.progress_lines;
+    s.progress_lines = !a.no_progress && (a.progress_lines || !terminal);
 
     // Output files are opened (as temporary files beside them) before the
     // run, so a bad path fails at once; they replace the named files only
@@ -227,7 +251,7 @@ int run_command(const RunArgs& a) {
     std::ostream& out = file ? file->stream() : std::cout;
     if (a.format == "json") out << to_json(s, r, m).dump(2) << "\n";
     else if (a.format == "csv") write_csv(out, r);
-    else write_table(out, r, m);
+    else write_table(out, r, m, a.wide);
     if (json_file) {
         json_file->stream() << to_json(s, r, m).dump(2) << "\n";
         json_file->commit();

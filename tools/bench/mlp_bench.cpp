@@ -46,13 +46,14 @@ struct Config {
 
 // What one round on one device measured.
 struct Round {
-    double ms_per_epoch;
+    std::vector<double> epoch_ms;  // every epoch, warm-up ones first
     double final_loss;
     std::size_t steps;  // Adam steps of the timed epochs
 };
 
-// A fresh model from `init`, s.warmup untimed epochs, then s.epochs timed ones
-// (the device drained before and after, so queued work counts where it ran).
+// A fresh model from `init`, s.warmup warm-up epochs, then s.epochs timed
+// ones, each timed alone (the device drained before and after, so queued
+// work counts where it ran).
 Round train_round(const std::shared_ptr<accel::Device>& device, const mlp::Params& init, const mlp::Dataset& train,
                   const MlpSettings& s, accel::DType dtype) {
     mlp::Model model(device, init, dtype);
@@ -62,15 +63,18 @@ Round train_round(const std::shared_ptr<accel::Device>& device, const mlp::Param
     cfg.lr = s.lr;
     cfg.seed = s.seed;
     cfg.dtype = dtype;
-    for (std::size_t e = 0; e < s.warmup; ++e) model.train_epoch(train, cfg, e);
+    Round r{{}, 0, 0};
     device->synchronize();
-    const std::size_t steps0 = model.steps();
-    double loss = 0;
-    const auto t0 = Clock::now();
-    for (std::size_t e = s.warmup; e < s.warmup + s.epochs; ++e) loss = model.train_epoch(train, cfg, e);
-    device->synchronize();
-    const double ms = ms_since(t0);
-    return {ms / double(s.epochs), loss, model.steps() - steps0};
+    std::size_t steps0 = 0;
+    for (std::size_t e = 0; e < s.warmup + s.epochs; ++e) {
+        if (e == s.warmup) steps0 = model.steps();
+        const auto t0 = Clock::now();
+        r.final_loss = model.train_epoch(train, cfg, e);
+        device->synchronize();
+        r.epoch_ms.push_back(ms_since(t0));
+    }
+    r.steps = model.steps() - steps0;
+    return r;
 }
 
 // A [rows, cols] row-major matrix as nested JSON lists.
@@ -152,6 +156,8 @@ MlpResults run_mlp(const MlpSettings& s) {
         const std::size_t first = res.rows.size();
         std::vector<MlpRow> rows(devices.size());
         std::vector<bool> skipped(devices.size(), false);
+        // Per device: its first epoch, then every steady epoch (mlp::epoch_times' order).
+        std::vector<std::vector<double>> epochs_ms(devices.size());
         for (std::size_t d = 0; d < devices.size(); ++d) {
             const MlpDevice& dev = res.devices[d];
             MlpRow& row = rows[d];
@@ -176,14 +182,21 @@ MlpResults run_mlp(const MlpSettings& s) {
             for (std::size_t d = 0; d < devices.size(); ++d) {
                 MlpRow& row = rows[d];
                 if (s.progress)
-                    show_progress(done, total, t0,
+                    show_progress(done, total, seconds_left_at_mean(done, total, t0),
                                   "hidden " + std::to_string(c.hidden) + " " + row.dtype + " round " +
                                       std::to_string(round + 1) + " on " + row.stable_selector);
                 ++done;
                 if (skipped[d] || !row.error.empty()) continue;
                 try {
                     const Round r = train_round(devices[d], init, train, s, c.dtype);
-                    row.round_ms.push_back(r.ms_per_epoch);
+                    // The device's first epoch, then this round's steady ones: its timed
+                    // epochs but that first (timed when --warmup 0).
+                    const bool first = epochs_ms[d].empty();
+                    std::vector<double> steady(r.epoch_ms.begin() + std::ptrdiff_t(s.warmup), r.epoch_ms.end());
+                    if (first && s.warmup == 0) steady.erase(steady.begin());
+                    if (first) epochs_ms[d].push_back(r.epoch_ms.front());
+                    epochs_ms[d].insert(epochs_ms[d].end(), steady.begin(), steady.end());
+                    row.round_ms.push_back(steady.empty() ? r.epoch_ms.front() : median(steady));
                     row.final_loss = r.final_loss;
                     row.steps = r.steps;
                 } catch (const accel::Unsupported& e) {
@@ -195,17 +208,22 @@ MlpResults run_mlp(const MlpSettings& s) {
                 }
             }
         }
-        for (std::size_t d = 0; d < devices.size(); ++d)
-            if (!skipped[d]) res.rows.push_back(std::move(rows[d]));
+        for (std::size_t d = 0; d < devices.size(); ++d) {
+            if (skipped[d]) continue;
+            const mlp::EpochTimes t = mlp::epoch_times(epochs_ms[d]);
+            rows[d].first_epoch_ms = t.first_ms;
+            rows[d].ms_median = t.steady_median_ms;
+            rows[d].ms_min = t.steady_min_ms;
+            rows[d].ms_max = t.steady_max_ms;
+            rows[d].steady_epochs = t.steady_epochs;
+            res.rows.push_back(std::move(rows[d]));
+        }
 
         // Losses against the configuration's first device that ran.
         const MlpRow* ref = nullptr;
         for (std::size_t i = first; i < res.rows.size(); ++i) {
             MlpRow& row = res.rows[i];
             if (!row.error.empty()) continue;
-            row.ms_median = median(row.round_ms);
-            row.ms_min = *std::min_element(row.round_ms.begin(), row.round_ms.end());
-            row.ms_max = *std::max_element(row.round_ms.begin(), row.round_ms.end());
             row.samples_per_s = row.ms_median > 0 ? double(row.train_samples) / (row.ms_median / 1000) : 0;
             if (!ref && std::isfinite(row.final_loss)) ref = &row;
             if (!ref) {
@@ -218,7 +236,7 @@ MlpResults run_mlp(const MlpSettings& s) {
             row.agrees = std::isfinite(row.final_loss) && row.loss_rel_diff <= row.loss_tolerance;
         }
     }
-    if (s.progress) show_progress(total, total, t0, "");
+    if (s.progress) show_progress(total, total, 0, "");
     return res;
 }
 
@@ -233,8 +251,9 @@ json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Machine& m) {
                      {"warmup_epochs", s.warmup}, {"epochs", s.epochs}, {"rounds", s.rounds},
                      {"dtypes", dtypes},          {"seed", s.seed},     {"lr", decimal(s.lr)},
                      {"quick", s.quick},
-                     {"timing", "host clock over each round's timed epochs (device synchronized before and after), "
-                                "per epoch; median, min and max over the rounds"}};
+                     {"timing", "host clock around each epoch (device synchronized at its end); first_epoch_ms: "
+                                "the device's first epoch (round 1's first); epoch_ms: median, min and max of the "
+                                "steady epochs, every timed epoch but that first"}};
     j["problem"] = {{"data", s.data},
                     {"in", r.problem.train.features},
                     {"train_samples", r.problem.train.samples},
@@ -270,6 +289,10 @@ json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Machine& m) {
         if (!row.error.empty()) {
             x["error"] = row.error;
         } else {
+            x["first_epoch_ms"] = row.first_epoch_ms;
+            x["epoch_ms"] = {
+                {"median", row.ms_median}, {"min", row.ms_min}, {"max", row.ms_max}, {"epochs", row.steady_epochs}};
+            // The older name of the same figures, for readers of earlier reports.
             x["ms_per_epoch"] = {
                 {"median", row.ms_median}, {"min", row.ms_min}, {"max", row.ms_max}, {"rounds", row.round_ms}};
             x["samples_per_s"] = row.samples_per_s;
@@ -300,23 +323,35 @@ void write_mlp_table(std::ostream& out, const MlpSettings& s, const MlpResults& 
     out << "each round: a fresh model from the same initial weights, " << s.warmup << " untimed warm-up epoch"
         << (s.warmup == 1 ? "" : "s") << ", then " << s.epochs << " timed, in the same batch order on every device; "
         << s.rounds << " round" << (s.rounds == 1 ? "" : "s") << ", devices interleaved\n";
-    out << "ms/epoch: host clock over a round's timed epochs (batches gathered and uploaded, forward, backward, Adam, "
-           "the loss read back each batch) / epochs; median of the rounds, min, max; samples/s: training samples / "
-           "median seconds per epoch\n";
+    out << "first ms: host clock over the device's first epoch (round 1's first: kernel builds, the automatic "
+           "path's measurements); ms/epoch: over each steady epoch (every timed epoch but that first: batches "
+           "gathered and uploaded, forward, backward, Adam, the loss read back each batch), median, min, max; "
+           "samples/s: training samples / median seconds per epoch\n";
     out << "final loss: mean per-sample loss of the last timed epoch; rel diff: against the first device's for the "
            "same hidden size and dtype (DIFF beyond the tolerance)\n\n";
-    TextTable t({"device", "name", "backend", "in", "hidden", "batch", "dtype", "epochs", "ms/epoch", "min", "max",
-                 "samples/s", "final loss", "rel diff", "limit", "steps", "ok"},
-                3);
+    // Compact: devices by stable selector, named once in a legend; wide: name and backend in every row.
+    std::vector<std::string> header{"device", "in", "hidden", "batch", "dtype", "epochs", "first ms", "ms/epoch",
+                                    "min", "max", "samples/s", "final loss", "rel diff", "limit", "steps", "ok"};
+    if (s.wide) header.insert(header.begin() + 1, {"name", "backend"});
+    TextTable t(header, s.wide ? 3 : 1);
+    if (!s.wide) {
+        std::vector<LegendEntry> legend;
+        for (const auto& d : r.devices)
+            legend.push_back({d.shown_selector(), d.info.name + " (" + d.info.backend + ")", d.info.runtime_version,
+                              d.info.driver_version, ""});
+        write_device_legend(out, legend);
+        out << "\n";
+    }
     for (const auto& row : r.rows) {
-        std::vector<std::string> c{row.stable_selector, row.device, row.backend, std::to_string(row.in),
-                                   std::to_string(row.hidden), std::to_string(row.batch), row.dtype,
-                                   std::to_string(row.epochs)};
+        std::vector<std::string> c{row.stable_selector, std::to_string(row.in), std::to_string(row.hidden),
+                                   std::to_string(row.batch), row.dtype, std::to_string(row.epochs)};
+        if (s.wide) c.insert(c.begin() + 1, {row.device, row.backend});
         if (row.error.empty()) {
-            c.insert(c.end(), {num(row.ms_median), num(row.ms_min), num(row.ms_max), num(row.samples_per_s),
-                               format("%.7g", row.final_loss), format("%.1e", row.loss_rel_diff)});
+            c.insert(c.end(), {num(row.first_epoch_ms), num(row.ms_median), num(row.ms_min), num(row.ms_max),
+                               num(row.samples_per_s), format("%.7g", row.final_loss),
+                               format("%.1e", row.loss_rel_diff)});
         } else {
-            c.insert(c.end(), 6, "-");
+            c.insert(c.end(), 7, "-");
         }
         c.insert(c.end(), {format("%.0e", row.loss_tolerance), row.error.empty() ? std::to_string(row.steps) : "-",
                            status(row)});
@@ -342,14 +377,15 @@ void write_mlp_csv(std::ostream& out, const MlpResults& r) {
         return o + "\"";
     };
     out << "backend,device,selector,stable_selector,runtime,in,hidden,batch,dtype,train_samples,warmup_epochs,epochs,"
-           "ms_per_epoch_median,ms_per_epoch_min,ms_per_epoch_max,samples_per_s,final_loss,reference,loss_rel_diff,"
+           "first_epoch_ms,ms_per_epoch_median,ms_per_epoch_min,ms_per_epoch_max,samples_per_s,final_loss,reference,loss_rel_diff,"
            "loss_tolerance,steps,steps_per_epoch,pass,error\n";
     for (const auto& row : r.rows) {
         const bool ok = row.error.empty();
         auto val = [&](double v) { return ok ? format("%.9g", v) : std::string(); };
         out << q(row.backend) << "," << q(row.device) << "," << q(row.selector) << "," << q(row.stable_selector) << ","
             << q(row.runtime) << "," << row.in << "," << row.hidden << "," << row.batch << "," << row.dtype << ","
-            << row.train_samples << "," << row.warmup << "," << row.epochs << "," << val(row.ms_median) << ","
+            << row.train_samples << "," << row.warmup << "," << row.epochs << "," << val(row.first_epoch_ms) << ","
+            << val(row.ms_median) << ","
             << val(row.ms_min) << "," << val(row.ms_max) << "," << val(row.samples_per_s) << ","
             << val(row.final_loss) << "," << q(row.reference) << "," << val(row.loss_rel_diff) << ","
             << format("%.0e", row.loss_tolerance) << "," << (ok ? std::to_string(row.steps) : "") << ","
@@ -419,6 +455,7 @@ int mlp_command(const MlpArgs& a) {
     s.data = a.data.empty() ? mlp::default_data_path(ACCEL_BENCH_INSTALLED_DATA) : a.data;
     s.selectors = resolve_backends(a.backends);
     s.progress = isatty(STDERR_FILENO);
+    s.wide = a.wide;
 
     // Opened before the run (a bad path fails at once), committed after it.
     std::optional<tool_cli::AtomicFile> file, problem_file;

@@ -32,6 +32,7 @@ struct MlpSettings {
     std::uint64_t seed = 1;                         ///< of the split, the initial weights and the batch orders
     float lr = 1e-3f;                               ///< Adam learning rate
     bool quick = false;                             ///< the --quick sizes (recorded in the JSON)
+    bool wide = false;                              ///< the table with device name and backend in every row
     bool progress = false;                          ///< rounds done / time left on stderr
 };
 
@@ -65,8 +66,16 @@ struct MlpRow {
     std::string dtype;                      ///< "f32", "f64", "f16" or "bf16"
     std::size_t train_samples = 0;          ///< samples per epoch
     std::size_t warmup = 0, epochs = 0;     ///< untimed and timed epochs per round
-    std::vector<double> round_ms;           ///< ms per timed epoch, one value per round run
-    double ms_median = 0, ms_min = 0, ms_max = 0;  ///< over round_ms, ms per epoch
+    /// The first epoch on this device (round 1's first, a warm-up epoch
+    /// unless --warmup 0), ms: it pays the kernel builds and the automatic
+    /// path's measurements, which later epochs do not.
+    double first_epoch_ms = 0;
+    /// The steady epochs: every timed epoch of every round except the
+    /// device's first epoch (mlp::epoch_times: the first epoch's time when
+    /// it is the only one); their median, fastest and slowest, ms per epoch.
+    double ms_median = 0, ms_min = 0, ms_max = 0;
+    std::size_t steady_epochs = 0;          ///< epochs ms_median covers
+    std::vector<double> round_ms;           ///< each round's median of its steady epochs, ms
     double samples_per_s = 0;               ///< train_samples / (ms_median / 1000)
     double final_loss = 0;                  ///< mean per-sample loss of the last timed epoch (last round)
     std::size_t steps = 0;                  ///< Adam steps of one round's timed epochs
@@ -101,22 +110,27 @@ struct MlpResults {
 /// InvalidArgument propagate; a device named twice runs once), then for each
 /// configuration (hidden × dtype) trains s.rounds rounds, round r on every
 /// device before round r + 1. A round builds a fresh mlp::Model from
-/// mlp::init_params(in, hidden, seed), trains s.warmup untimed epochs, then
-/// times s.epochs epochs (host clock, the device synchronized before and
-/// after). A device that cannot train in a dtype (accel::Unsupported) gets a
-/// note instead of a row; other accel errors become MlpRow::error. Throws
+/// mlp::init_params(in, hidden, seed), trains s.warmup warm-up epochs, then
+/// s.epochs timed ones; each epoch is timed alone (host clock, the device
+/// synchronized at its end), the first on each device kept apart. A device
+/// that cannot train in a dtype (accel::Unsupported) gets a note instead of
+/// a row; other accel errors become MlpRow::error. Throws
 /// what prepare_mlp_problem throws.
 MlpResults run_mlp(const MlpSettings& s);
 
 /// The run as JSON: {"accel_version", "machine", "command": "mlp",
 /// "settings", "problem" {data, train_samples, test_samples, in},
 /// "devices", "rows", "max_loss_rel_diff" (by dtype), "notes",
-/// "unavailable"}. Row keys as MlpRow's fields, ms_per_epoch {median, min,
-/// max, rounds}, pass.
+/// "unavailable"}. Row keys as MlpRow's fields: first_epoch_ms, epoch_ms
+/// {median, min, max, epochs} (the steady epochs), ms_per_epoch {median,
+/// min, max, rounds} (the same figures under their older name, with each
+/// round's median), pass.
 nlohmann::json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Machine& m);
 
-/// The table for people: what was timed and how, one line per row, the
-/// largest loss difference per dtype, notes and errors.
+/// The table for people: what was timed and how, one line per row (the
+/// device by stable selector, named once in a legend; s.wide: its name and
+/// backend in every row instead), the largest loss difference per dtype,
+/// notes and errors.
 void write_mlp_table(std::ostream& out, const MlpSettings& s, const MlpResults& r, const Machine& m);
 
 /// CSV with a header line, one line per row (the JSON row keys, flattened).

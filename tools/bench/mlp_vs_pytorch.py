@@ -9,15 +9,18 @@ them) from the same initial weights, on the
 same standardized training set, in the same batch order (all read from the
 problem file accel-bench wrote), on the CPU with each --threads count
 (torch.set_num_threads), or on the GPU --torch-device names. PyTorch is timed as accel-bench times accel: per
-round a fresh model, the warm-up epochs untimed, then the timed epochs (host
-clock, the loss read back every batch); the median over the rounds. The
-rounds alternate: one accel-bench round (every device), then one PyTorch
+round a fresh model, the warm-up epochs, then the timed epochs, each epoch
+timed alone (host clock, the loss read back every batch); the round's first
+epoch (kernel builds, allocator warm-up) apart, and the median of the steady
+epochs (the timed ones but that first); the median of each over the rounds.
+The rounds alternate: one accel-bench round (every device), then one PyTorch
 round of each hidden size and thread count, so that the machine's changes of
 speed during a run reach both sides.
 
-Prints one line per accel row: accel's ms/epoch, PyTorch's for each thread
-count, PyTorch time / accel time (above 1: accel is faster), and both final
-losses, which agree to about 6 digits in f32.
+Prints one line per accel row: accel's first epoch and steady ms/epoch,
+PyTorch's steady ms/epoch for each thread count, PyTorch time / accel time
+(above 1: accel is faster), and both final losses, which agree to about 6
+digits in f32. The --json file holds PyTorch's first epochs too.
 
 Without PyTorch installed (python3 -m pip install torch) only accel's figures
 are printed, with a note on stderr; the exit status is then accel-bench's.
@@ -118,9 +121,18 @@ def as_float32(x):
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
+def steady_times(epoch_ms, warmup):
+    """The first epoch's ms and the median ms of the steady epochs (the timed
+    ones, epoch_ms[warmup:], but the very first), as accel-bench reports
+    them; the first epoch's time when there is no other."""
+    steady = epoch_ms[max(warmup, 1):]
+    return epoch_ms[0], statistics.median(steady) if steady else epoch_ms[0]
+
+
 def train_pytorch(prob, init, dtype, threads, device):
     """One round of PyTorch (a fresh model) on `device` (threads: the CPU's
-    thread count): its ms per epoch and its final loss."""
+    thread count): its steady ms per epoch, its first epoch's ms and its
+    final loss."""
     if device == "cpu":
         torch.set_num_threads(threads)
     x = torch.tensor(prob["train"]["x"], dtype=dtype, device=device)
@@ -160,13 +172,15 @@ def train_pytorch(prob, init, dtype, threads, device):
     # then differ by 1e-8 (accel reads batch losses as float) instead of 3e-7.
     opt = torch.optim.Adam(model.parameters(), lr=as_float32(prob["lr"]),
                            betas=(as_float32(0.9), as_float32(0.999)), eps=as_float32(1e-8))
-    for e in range(warmup):
-        epoch(model, opt, e)
-    final = math.nan
-    t0 = time.perf_counter()
-    for e in range(warmup, warmup + epochs):
+    final, epoch_ms = math.nan, []
+    for e in range(warmup + epochs):
+        t0 = time.perf_counter()
         final = epoch(model, opt, e)
-    return (time.perf_counter() - t0) * 1000 / epochs, final
+        if device != "cpu":
+            torch.cuda.synchronize()  # the last Adam step's kernels are part of the epoch
+        epoch_ms.append((time.perf_counter() - t0) * 1000)
+    steady, first = steady_times(epoch_ms, warmup)
+    return steady, first, final
 
 
 def table(header, rows):
@@ -232,30 +246,41 @@ def main():
               "torch): only accel's figures are shown", file=sys.stderr)
     dtype = None if torch is None else torch.float64 if args.dtype == "f64" else torch.float32
     accel_status, accel, prob = 0, None, None
-    accel_runs = {}  # (device, hidden) -> each round's ms per epoch
-    torch_runs, torch_loss = {}, {}  # by (hidden, threads)
+    accel_runs, accel_first = {}, {}  # (device, hidden) -> each round's steady ms per epoch, first epoch's ms
+    torch_runs, torch_first, torch_loss = {}, {}, {}  # by (hidden, threads)
     with tempfile.TemporaryDirectory(prefix="mlp-vs-pytorch-") as work:
         for _ in range(args.rounds):
             status, accel, prob = run_accel(args, work)
             accel_status = accel_status or status
             for row in accel["rows"]:
-                if "ms_per_epoch" in row:
-                    accel_runs.setdefault((row["stable_selector"], row["hidden"]), []).append(
-                        row["ms_per_epoch"]["median"])
+                # epoch_ms: the steady epochs; reports of an older accel-bench have ms_per_epoch alone.
+                steady = row.get("epoch_ms", row.get("ms_per_epoch"))
+                if steady:
+                    key = (row["stable_selector"], row["hidden"])
+                    accel_runs.setdefault(key, []).append(steady["median"])
+                    if "first_epoch_ms" in row:
+                        accel_first.setdefault(key, []).append(row["first_epoch_ms"])
             if torch is None:
                 continue
             for init in prob["init"]:
                 for t in threads:
-                    ms, loss = train_pytorch(prob, init, dtype, t, args.torch_device)
+                    ms, first, loss = train_pytorch(prob, init, dtype, t, args.torch_device)
                     torch_runs.setdefault((init["hidden"], t), []).append(ms)
+                    torch_first.setdefault((init["hidden"], t), []).append(first)
                     torch_loss[init["hidden"], t] = loss
-    for row in accel["rows"]:  # the last round's report, with the median over the rounds
-        runs = accel_runs.get((row["stable_selector"], row["hidden"]))
+    for row in accel["rows"]:  # the last round's report, with the medians over the rounds
+        key = (row["stable_selector"], row["hidden"])
+        runs = accel_runs.get(key)
         if runs:
-            row["ms_per_epoch"].update(median=statistics.median(runs), min=min(runs), max=max(runs), rounds=runs)
+            figures = dict(median=statistics.median(runs), min=min(runs), max=max(runs))
+            row.setdefault("epoch_ms", {}).update(figures)
+            row["ms_per_epoch"].update(figures, rounds=runs)
+        if accel_first.get(key):
+            row["first_epoch_ms"] = statistics.median(accel_first[key])
     torch_ms = {key: statistics.median(runs) for key, runs in torch_runs.items()}
+    torch_first_ms = {key: statistics.median(runs) for key, runs in torch_first.items()}
 
-    header = ["config", "accel device", "accel ms/epoch"]
+    header = ["config", "accel device", "accel first ms", "accel ms/epoch"]
     column = (lambda t: f"{t} thr") if args.torch_device == "cpu" else (lambda t: args.torch_device)
     header += [f"PyTorch {column(t)}" for t in threads]
     header += [f"PyTorch {column(t)} / accel" for t in threads]
@@ -265,6 +290,7 @@ def main():
         hidden = row["hidden"]
         config = f"{row['in']}-{hidden}-1 b{row['batch']} {row['dtype']}"
         ms = row["ms_per_epoch"]["median"] if "ms_per_epoch" in row else None
+        first = row.get("first_epoch_ms")
         loss = row.get("final_loss")
         ours = [torch_ms.get((hidden, t)) for t in threads]
         ratios = [o / ms if o and ms else None for o in ours]
@@ -272,13 +298,15 @@ def main():
         rel = abs(theirs - loss) / abs(loss) if theirs is not None and loss else None
         ok = "-" if rel is None else "ok" if rel <= args.loss_tolerance else "DIFF"
         disagree += ok == "DIFF"
-        rows.append([config, row["stable_selector"], num(ms)] + [num(o) for o in ours] +
+        rows.append([config, row["stable_selector"], num(first), num(ms)] + [num(o) for o in ours] +
                     ["-" if r is None else f"{r:.2f}" for r in ratios] +
                     ["-" if loss is None else f"{loss:.7g}", "-" if theirs is None else f"{theirs:.7g}",
                      "-" if rel is None else f"{rel:.1e}", ok])
         records.append({"hidden": hidden, "batch": row["batch"], "dtype": row["dtype"],
-                        "accel_device": row["stable_selector"], "accel_ms_per_epoch": ms, "accel_final_loss": loss,
+                        "accel_device": row["stable_selector"], "accel_ms_per_epoch": ms,
+                        "accel_first_epoch_ms": first, "accel_final_loss": loss,
                         "pytorch": [{"threads": t, "device": args.torch_device, "ms_per_epoch": torch_ms.get((hidden, t)),
+                                     "first_epoch_ms": torch_first_ms.get((hidden, t)),
                                      "final_loss": torch_loss.get((hidden, t)),
                                      "pytorch_over_accel": r} for t, r in zip(threads, ratios)],
                         "loss_rel_diff": rel, "error": row.get("error")})
@@ -286,6 +314,8 @@ def main():
     print(f"MLP training, ms per epoch: median of {args.rounds} round(s) of {prob['epochs']} timed epochs after "
           f"{prob['warmup_epochs']} warm-up, accel's and PyTorch's rounds alternating; {prob['train']['samples']} training samples, batch {prob['batch']}, "
           f"seed {prob['seed']}; the same initial weights and batch order everywhere")
+    print("first ms: the first epoch of a round (kernel builds); ms/epoch: the median of the steady epochs (the timed "
+          "ones but that first)")
     if torch is not None:
         where = "the CPU (torch.set_num_threads)" if args.torch_device == "cpu" else args.torch_device
         print(f"PyTorch {torch.__version__} on {where}; PyTorch / accel above 1: accel is "

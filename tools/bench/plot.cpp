@@ -1,5 +1,5 @@
 // `accel-bench plot`: log-log time (or rate) against size, one line per
-// device and path; or, with --roofline, the roofline of every row (Williams,
+// file, device, path and dtype; or, with --roofline, the roofline of every row (Williams,
 // Waterman and Patterson, "Roofline", CACM 52(4), 2009: arithmetic intensity
 // FLOP/byte against attained GFLOP/s, each device's ceilings as
 // min(peak FMA, bandwidth × intensity)); drawn by gnuplot from data files in
@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace bench {
@@ -54,35 +55,69 @@ std::string shell_quote(const std::string& s) {
     return o + "'";
 }
 
+// A row's or device's stable selector ("opencl:pocl:0"), else its selector;
+// in fleet files (rows and devices carry "rank") with its host and rank, as
+// ranks on several hosts may each have a cuda:0.
+std::string device_id(const json& j) {
+    const std::string sel = str(j, "stable_selector").empty() ? str(j, "selector") : str(j, "stable_selector");
+    return j.contains("rank") ? str(j, "host") + " rank " + j["rank"].dump() + " " + sel : sel;
+}
+
+// What legends put first when several files are plotted: the file's name as given.
+std::string file_prefix(const std::vector<std::string>& files, std::size_t i) {
+    return files.size() > 1 ? files[i] + ": " : "";
+}
+
+// One line (or set of points) of a plot: its legend title and its points.
 struct Series {
+    std::string title;
     std::vector<std::pair<double, double>> points;  // (size, value)
 };
 
+// Series by key: the file's index first (files in the order given), then the
+// title, which names everything else that sets series apart. Keying by file
+// keeps two files' rows of one device (host:0 of two runs) apart.
+using SeriesMap = std::map<std::pair<std::size_t, std::string>, Series>;
+
+void add_point(SeriesMap& m, std::size_t file, const std::string& title, double x, double y) {
+    Series& s = m[{file, title}];
+    s.title = title;
+    s.points.emplace_back(x, y);
+}
+
+// The series titles, one per line, for the command's report.
+std::string titles(const SeriesMap& m) {
+    std::string out;
+    for (const auto& [key, s] : m) out += "  " + s.title + "\n";
+    return out;
+}
+
 struct PlotData {
-    std::map<std::string, Series> series;  // by legend title
+    SeriesMap series;  // one per (file, device, path, dtype, op with activation, block)
     std::string size_unit, rate_unit;
-    std::string op_text;  // the op with its activation, for the title: "dense+sigmoid"
+    std::set<std::string> op_texts;  // the ops with their activations: "dense+sigmoid", "dense+relu"
 };
 
-// Points of `op` from every file; the legend names the machine too when several files are given.
+// Points of `op` from every file; the legend names the file too when several files are given.
 PlotData collect(const std::vector<std::string>& files, const std::string& op, bool rate) {
     PlotData d;
-    for (const auto& file : files) {
-        const json doc = read_results(file);
-        const std::string host = doc.contains("machine") ? str(doc["machine"], "hostname") : "";
+    for (std::size_t f = 0; f < files.size(); ++f) {
+        const json doc = read_results(files[f]);
         for (const auto& row : doc["rows"]) {
             if (str(row, "op") != op || !row.contains("kernel_ms") || !row.contains("size")) continue;
             const char* rate_key = row.contains("gflops") ? "gflops" : "gbps";
             if (rate && !row.contains(rate_key)) continue;
             const double y = rate ? row[rate_key].get<double>() : row["kernel_ms"].value("median", 0.0);
             if (y <= 0) continue;
-            std::string title = str(row, "device") + " (" + str(row, "selector") + ", " + str(row, "path");
+            const std::string dtype = str(row, "dtype").empty() ? "f32" : str(row, "dtype");
+            std::string title = file_prefix(files, f) + str(row, "device") + " (" + device_id(row) + ", " +
+                                str(row, "path") + ", " + dtype;
+            if (op_text(row) != op) title += ", " + op_text(row).substr(op.size() + 1);  // dense rows' activation
             if (!row.value("default_geometry", true)) title += ", block " + str(row, "block");
             title += ")";
-            if (files.size() > 1) title = (host.empty() ? file : host) + ": " + title;
-            d.series[clean(title)].points.emplace_back(row["size"].get<double>(), y);
+            add_point(d.series, f, clean(title), row["size"].get<double>(), y);
             d.size_unit = str(row, "size_unit");
-            d.op_text = op_text(row);
+            d.op_texts.insert(op_text(row));
             d.rate_unit = std::string(rate_key) == "gflops" ? "GFLOP/s" : "GB/s";
         }
     }
@@ -96,19 +131,20 @@ std::string write_script(const fs::path& dir, const PlotData& d, const std::stri
     script << "set terminal " << terminal << " size 1100,700\n"
            << "set output \"" << clean(png) << "\"\n"
            << "set logscale xy\nset grid\nset key below height 1.5\nset format x \"%g\"\n"
-           << "set title \"accel-bench: " << (d.op_text.empty() ? op : d.op_text) << (rate ? " rate" : " kernel time") << " (log-log)\"\n"
+           << "set title \"accel-bench: " << (d.op_texts.size() == 1 ? *d.op_texts.begin() : op)
+           << (rate ? " rate" : " kernel time") << " (log-log)\"\n"
            << "set xlabel \"size (" << d.size_unit << ")\"\n"
            << "set ylabel \"" << (rate ? d.rate_unit : std::string("kernel time, median (ms)")) << "\"\n"
            << "plot ";
     int i = 0;
-    for (const auto& [title, s] : d.series) {
+    for (const auto& [key, s] : d.series) {
         auto points = s.points;
         std::sort(points.begin(), points.end());
         const fs::path data = dir / ("series" + std::to_string(i) + ".dat");
         std::ofstream f(data);
         for (const auto& p : points) f << p.first << " " << p.second << "\n";
         script << (i ? ", \\\n     " : "") << "\"" << clean(data.string()) << "\" using 1:2 with linespoints title \""
-               << title << "\"";
+               << s.title << "\"";
         ++i;
     }
     script << "\n";
@@ -116,38 +152,41 @@ std::string write_script(const fs::path& dir, const PlotData& d, const std::stri
 }
 
 // The roofline: one point per row with a FLOP and byte count, one series per
-// (file, device, path, dtype); each device's ceilings from the file.
-// A row's or device's stable selector ("opencl:pocl:0"), else its selector.
-std::string selector_of(const json& j) {
-    return str(j, "stable_selector").empty() ? str(j, "selector") : str(j, "stable_selector");
-}
-
+// (file, device, path, dtype); one ceiling per device of each file, from that
+// file's own figures (each run measured its devices' ceilings).
 struct Roofline {
-    std::map<std::string, Series> series;                  // x = FLOP/byte, y = GFLOP/s
-    std::map<std::string, std::pair<double, double>> roof;  // device title -> (GB/s, GFLOP/s)
+    SeriesMap series;  // x = FLOP/byte, y = GFLOP/s
+    struct Ceiling {
+        std::string title;
+        double gbps, gflops;
+    };
+    std::map<std::pair<std::size_t, std::string>, Ceiling> roof;  // by (file, device)
 };
 
 Roofline collect_roofline(const std::vector<std::string>& files) {
     Roofline r;
-    for (const auto& file : files) {
-        const json doc = read_results(file);
-        const std::string host = doc.contains("machine") ? str(doc["machine"], "hostname") : "";
-        const std::string prefix = files.size() > 1 ? (host.empty() ? file : host) + ": " : "";
+    for (std::size_t f = 0; f < files.size(); ++f) {
+        const json doc = read_results(files[f]);
+        const std::string prefix = file_prefix(files, f);
         if (doc.contains("devices"))
             for (const auto& d : doc["devices"]) {
                 const double bw = d.value("bandwidth_ceiling_gbps", 0.0), peak = d.value("peak_fma_gflops", 0.0);
-                if (bw > 0 && peak > 0) r.roof[clean(prefix + selector_of(d))] = {bw, peak};
+                if (bw > 0 && peak > 0) r.roof[{f, device_id(d)}] = {clean(prefix + device_id(d)), bw, peak};
             }
         for (const auto& row : doc["rows"]) {
             const double flops = row.value("flops", 0.0), bytes = row.value("bytes", 0.0);
             const double ms = row.contains("kernel_ms") ? row["kernel_ms"].value("median", 0.0) : 0.0;
             if (flops <= 0 || bytes <= 0 || ms <= 0 || row.contains("error")) continue;
             const std::string dtype = str(row, "dtype").empty() ? "f32" : str(row, "dtype");
-            const std::string title = clean(prefix + selector_of(row) + " " + str(row, "path") + " " + dtype);
-            r.series[title].points.emplace_back(flops / bytes, flops / (ms * 1e6));
+            add_point(r.series, f, clean(prefix + device_id(row) + " " + str(row, "path") + " " + dtype),
+                      flops / bytes, flops / (ms * 1e6));
         }
     }
     return r;
+}
+
+std::string ceiling_title(const Roofline::Ceiling& c) {
+    return c.title + " ceilings (" + num(c.gbps) + " GB/s, " + num(c.gflops) + " GFLOP/s)";
 }
 
 std::string write_roofline_script(const fs::path& dir, const Roofline& r, const std::string& terminal,
@@ -163,21 +202,20 @@ std::string write_roofline_script(const fs::path& dir, const Roofline& r, const 
            << "set xrange [0.01:1000]\n";
     int i = 0;
     std::string plots;
-    for (const auto& [device, c] : r.roof) {
-        script << "roof" << i << "(x) = x * " << c.first << " < " << c.second << " ? x * " << c.first << " : "
-               << c.second << "\n";
+    for (const auto& [key, c] : r.roof) {
+        script << "roof" << i << "(x) = x * " << c.gbps << " < " << c.gflops << " ? x * " << c.gbps << " : "
+               << c.gflops << "\n";
         plots += std::string(plots.empty() ? "" : ", \\\n     ") + "roof" + std::to_string(i) +
-                 "(x) with lines dashtype 2 lw 2 title \"" + device + " ceilings (" + num(c.first) + " GB/s, " +
-                 num(c.second) + " GFLOP/s)\"";
+                 "(x) with lines dashtype 2 lw 2 title \"" + ceiling_title(c) + "\"";
         ++i;
     }
     int k = 0;
-    for (const auto& [title, s] : r.series) {
+    for (const auto& [key, s] : r.series) {
         const fs::path data = dir / ("roof" + std::to_string(k++) + ".dat");
         std::ofstream f(data);
         for (const auto& p : s.points) f << p.first << " " << p.second << "\n";
         plots += std::string(plots.empty() ? "" : ", \\\n     ") + "\"" + clean(data.string()) +
-                 "\" using 1:2 with points pointsize 1.5 title \"" + title + "\"";
+                 "\" using 1:2 with points pointsize 1.5 title \"" + s.title + "\"";
     }
     script << "plot " << plots << "\n";
     return (dir / "plot.gp").string();
@@ -242,11 +280,16 @@ int plot_command(const PlotArgs& a) {
         return 2;
     }
     out.commit();
-    if (roofline)
+    // What was drawn, the legend's titles one per line.
+    if (roofline) {
         std::cout << "wrote " << png << ": roofline, " << roof.series.size() << " series, " << roof.roof.size()
-                  << " device ceiling(s)\n";
-    else
-        std::cout << "wrote " << png << ": " << op << " " << metric << ", " << data.series.size() << " line(s)\n";
+                  << " device ceiling(s):\n";
+        for (const auto& [key, c] : roof.roof) std::cout << "  " << ceiling_title(c) << "\n";
+        std::cout << titles(roof.series);
+    } else {
+        std::cout << "wrote " << png << ": " << op << " " << metric << ", " << data.series.size() << " line(s):\n"
+                  << titles(data.series);
+    }
     return 0;
 }
 

@@ -45,6 +45,9 @@ json settings_json(const Settings& s) {
     j["elementwise_sizes"] = s.elementwise_sizes;
     j["matmul_sizes"] = s.matmul_sizes;
     j["dense_shapes"] = s.dense_shapes;
+    std::vector<std::string> activations;
+    for (auto a : s.dense_activations) activations.push_back(accel::activation_name(a));
+    j["dense_activations"] = activations;
     j["column_sum_shapes"] = s.column_sum_shapes;
     j["block_sizes"] = s.block_sizes;
     j["warmup"] = s.warmup;
@@ -114,7 +117,7 @@ json row_json(const Row& r) {
            {"default_geometry", r.default_geometry},
            {"nmse_threshold", r.threshold},
            {"pass", r.passed()}};
-    if (!r.problem.activation().empty()) j["activation"] = r.problem.activation();
+    if (!r.problem.activation_text().empty()) j["activation"] = r.problem.activation_text();
     if (!r.error.empty()) {
         j["error"] = r.error;
         return j;
@@ -201,7 +204,7 @@ void write_native_vs_vendor(std::ostream& out, const Results& r) {
         if (nat.path != "native" || !nat.gflops || !nat.error.empty()) continue;
         for (const auto& ven : r.rows)
             if (ven.path == "vendor" && ven.gflops && ven.error.empty() && ven.selector == nat.selector &&
-                ven.problem.op == nat.problem.op && ven.problem.shape() == nat.problem.shape() &&
+                ven.problem.op_text() == nat.problem.op_text() && ven.problem.shape() == nat.problem.shape() &&
                 ven.dtype == nat.dtype && ven.block == nat.block)
                 t.add({nat.stable_selector, nat.problem.op_text(), nat.problem.shape(), nat.dtype,
                        num(*nat.gflops),
@@ -233,7 +236,7 @@ void write_side_by_side(std::ostream& out, const Results& r) {
         for (const auto& d : r.devices) {
             double v = 0;
             for (const auto& x : r.rows)
-                if (x.selector == d.selector && x.error.empty() && x.problem.op == row.problem.op &&
+                if (x.selector == d.selector && x.error.empty() && x.problem.op_text() == row.problem.op_text() &&
                     x.problem.shape() == row.problem.shape() && x.dtype == row.dtype && x.path == row.path &&
                     x.default_geometry == row.default_geometry && (row.default_geometry || x.block == row.block))
                     v = x.gflops ? *x.gflops : x.gbps ? *x.gbps : 0;
@@ -248,7 +251,21 @@ void write_side_by_side(std::ostream& out, const Results& r) {
     t.write(out);
 }
 
-void write_table(std::ostream& out, const Results& r, const Machine& m) {
+void write_device_legend(std::ostream& out, const std::vector<LegendEntry>& devices) {
+    out << "devices:\n";
+    std::size_t width = 0;
+    for (const auto& d : devices) width = std::max(width, d.id.size());
+    for (const auto& d : devices) {
+        out << "  " << d.id << std::string(width - d.id.size() + 2, ' ') << d.name;
+        if (!d.runtime.empty()) out << "; runtime " << d.runtime;
+        if (!d.driver.empty() && d.driver != "-" && d.runtime.find(d.driver) == std::string::npos)
+            out << "; driver " << d.driver;
+        if (!d.timer.empty()) out << "; timer " << d.timer;
+        out << "\n";
+    }
+}
+
+void write_table(std::ostream& out, const Results& r, const Machine& m, bool wide) {
     out << "accel-bench " << ACCEL_VERSION << " on " << m.hostname << " (" << m.cpu << ", " << m.os << ")\n";
     out << "warm ms: device events around back-to-back runs of the op (median/min/max; rates use the median; ! marks "
            "a spread that shows contention: max >= " << kStallRatio << "x min and " << kStallMs << " ms more); cold ms: "
@@ -260,19 +277,28 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     out << "% ceil: GB/s of the bandwidth ceiling (memory-bound ops) or GFLOP/s of the peak-FMA ceiling in the row's compute type (f64 for f64, f32 otherwise; matmul, "
            "dense); * marks operands within twice the last-level cache (may pass the DRAM ceiling); nmse vs the "
            "float64 oracle\n\n";
-    TextTable dev({"device", "name", "runtime", "timer", "ceiling GB/s", "own add GB/s", "ceiling GFLOP/s",
-                   "own FMA GFLOP/s", "launch us", "add(1) us", "vendor path"},
-                  4);
+    // Compact: the long texts once, in a legend; wide: in every line.
+    std::vector<std::string> dev_header{"device"};
+    if (wide) dev_header.insert(dev_header.end(), {"name", "runtime", "timer"});
+    dev_header.insert(dev_header.end(), {"ceiling GB/s", "own add GB/s", "ceiling GFLOP/s", "own FMA GFLOP/s",
+                                         "launch us", "add(1) us", "vendor path"});
+    TextTable dev(dev_header, wide ? 4 : 1);
+    std::vector<LegendEntry> legend;
     for (const auto& d : r.devices) {
         const bool ok = d.error.empty();
         auto v = [&](double x) { return ok ? num(x) : std::string("error"); };
         // f32 figure, and f64's beside it where measured.
         auto fma = [&](double f32, double f64) { return f64 > 0 && ok ? v(f32) + " (f64 " + num(f64) + ")" : v(f32); };
-        dev.add({d.shown_selector(), d.info.name, d.info.runtime_version,
-                 d.device_timer_ok ? d.info.timer : "host clock (device timer rejected)", v(d.bandwidth_gbps),
-                 v(d.add_gbps), fma(d.peak_gflops, d.peak_gflops_f64), fma(d.probe_gflops, d.probe_gflops_f64), v(d.bare_launch_us), v(d.add1_launch_us),
-                 d.vendor_matmul ? "yes" : "no"});
+        const std::string timer = d.device_timer_ok ? d.info.timer : "host clock (device timer rejected)";
+        std::vector<std::string> line{d.shown_selector()};
+        if (wide) line.insert(line.end(), {d.info.name, d.info.runtime_version, timer});
+        line.insert(line.end(), {v(d.bandwidth_gbps), v(d.add_gbps), fma(d.peak_gflops, d.peak_gflops_f64),
+                                 fma(d.probe_gflops, d.probe_gflops_f64), v(d.bare_launch_us), v(d.add1_launch_us),
+                                 d.vendor_matmul ? "yes" : "no"});
+        dev.add(std::move(line));
+        legend.push_back({d.shown_selector(), d.info.name, d.info.runtime_version, d.info.driver_version, timer});
     }
+    if (!wide) write_device_legend(out, legend);
     dev.write(out);
     for (const auto& d : r.devices) {
         if (!d.error.empty()) out << "ceilings of " << d.selector << " failed: " << d.error << "\n";
@@ -288,12 +314,14 @@ void write_table(std::ostream& out, const Results& r, const Machine& m) {
     for (const auto& u : r.unavailable) out << "not run: " << u << "\n";
     out << "\n";
 
-    TextTable t({"device", "name", "op", "shape", "dtype", "path", "block", "warm ms", "min", "max", "cold ms",
-                 "e2e ms", "GB/s", "GFLOP/s", "% ceil", "nmse", "limit", "ok"},
-                6);
+    std::vector<std::string> header{"device", "name", "op", "shape", "dtype", "path", "block", "warm ms", "min",
+                                    "max", "cold ms", "e2e ms", "GB/s", "GFLOP/s", "% ceil", "nmse", "limit", "ok"};
+    if (!wide) header.erase(header.begin() + 1);  // the legend names the devices
+    TextTable t(header, wide ? 6 : 5);
     for (const auto& row : r.rows) {
         std::vector<std::string> c{row.stable_selector, row.device, row.problem.op_text(),
                                    row.problem.shape(), row.dtype, row.path, row.block};
+        if (!wide) c.erase(c.begin() + 1);
         if (row.error.empty()) {
             for (double v : {row.kernel_ms_median, row.kernel_ms_min, row.kernel_ms_max})
                 c.push_back(num(v));
@@ -334,7 +362,7 @@ void write_csv(std::ostream& out, const Results& r) {
         auto ov = [&](const std::optional<double>& v) { return ok && v ? format("%.6g", *v) : std::string(); };
         out << q(row.backend) << "," << q(row.device) << "," << q(row.selector) << "," << q(row.stable_selector) << ","
             << q(row.runtime) << "," << q(row.timer) << ","
-            << accel::op_name(row.problem.op) << "," << row.problem.activation() << "," << row.problem.shape() << ","
+            << accel::op_name(row.problem.op) << "," << row.problem.activation_text() << "," << row.problem.shape() << ","
             << row.dtype << ","
             << format("%.6g", row.problem.size())
             << "," << row.problem.size_unit() << "," << row.path << "," << row.block << "," << q(row.geometry) << ","

@@ -25,7 +25,7 @@ Machine this_machine();
 /// "devices": [...with ceilings...], "rows": [...], "notes", "unavailable"}.
 /// Row keys: backend, device, selector, stable_selector, runtime (the
 /// implementation and its version), timer, op, activation (dense rows:
-/// "sigmoid"), shape, size, size_unit, path,
+/// "none", "relu" or "sigmoid"), shape, size, size_unit, path,
 /// block, geometry, runs, kernel_ms {median,min,max}, end_to_end_ms, gbps or
 /// gflops, fraction_of_ceiling, cache_resident (memory-bound rows), nmse,
 /// nmse_threshold, oracle, pass, and error when the row could not run.
@@ -36,11 +36,27 @@ nlohmann::json to_json(const Settings& s, const Results& r, const Machine& m);
 /// sigmoid's and read as such, so old and new files pair in `compare`.
 std::string op_text(const nlohmann::json& row);
 
+/// A device as a compact table's legend names it.
+struct LegendEntry {
+    std::string id;       ///< what the table's rows say: the stable selector, e.g. "opencl:pocl:0"
+    std::string name;     ///< DeviceInfo::name
+    std::string runtime;  ///< DeviceInfo::runtime_version (platform and version); "" leaves it out
+    std::string driver;   ///< DeviceInfo::driver_version; left out when "", "-" or part of runtime
+    std::string timer;    ///< the clock its rows were timed with; "" leaves it out
+};
+
+/// "devices:" and one line per device: its id, then its name, runtime,
+/// driver and timer, so that tables can name devices by id alone.
+void write_device_legend(std::ostream& out, const std::vector<LegendEntry>& devices);
+
 /// Aligned table for people: a header (version, machine, devices with
-/// runtime, timer and ceilings, notes) and one line per row, units in the
-/// column headers; then native against vendor, and with two or more devices
-/// a side-by-side table (one rate column per device, ratios to the first).
-void write_table(std::ostream& out, const Results& r, const Machine& m);
+/// ceilings, notes) and one line per row, units in the column headers; then
+/// native against vendor, and with two or more devices a side-by-side table
+/// (one rate column per device, ratios to the first). Compact by default:
+/// rows name their device by stable selector, and a legend gives each one's
+/// name, runtime, driver and timer once; `wide` puts the name in every row
+/// and runtime and timer in the device table instead (no legend).
+void write_table(std::ostream& out, const Results& r, const Machine& m, bool wide = false);
 
 /// CSV with a header line; one line per row (the JSON row keys, flattened).
 void write_csv(std::ostream& out, const Results& r);

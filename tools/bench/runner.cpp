@@ -10,6 +10,7 @@
 #include <fstream>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -451,14 +452,79 @@ std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
     return items;
 }
 
+// "  ~12 s left", or "" when nothing was measured yet (seconds < 0).
+std::string left_text(double seconds) { return seconds < 0 ? "" : format("  ~%.0f s left", seconds); }
+
+// The host seconds rows take, learned from the rows measured so far, for the
+// time left of a run. Per kind of row (op, dtype, path, device) a row takes
+// a + b·work, from the kind's rows but its first (whose time may hold kernel
+// builds): a, the fixed part (warm-up and minimum kernel time, transfers'
+// latency), is the shortest of them; b comes from the largest that took at
+// least twice a (below that a row's time over a is noise), 0 while none
+// did. Until a kind has a second row its rows take its first's time; a
+// kind without a row takes the mean seconds per row of the run.
+class RowTimes {
+public:
+    void add(const std::string& kind, double work, double seconds) {
+        kinds_[kind].emplace_back(work, seconds);
+        total_ += seconds;
+        ++rows_;
+    }
+    // Seconds a row of `kind` and `work` is expected to take; -1 before any row was measured.
+    double estimate(const std::string& kind, double work) const {
+        const auto it = kinds_.find(kind);
+        if (it == kinds_.end()) return rows_ ? total_ / double(rows_) : -1;
+        const auto& rows = it->second;
+        if (rows.size() == 1) return rows[0].second;
+        double a = rows[1].second;
+        for (auto r = rows.begin() + 1; r != rows.end(); ++r) a = std::min(a, r->second);
+        double b = 0, largest = 0;
+        for (auto r = rows.begin() + 1; r != rows.end(); ++r)
+            if (r->second >= 2 * a && r->first > largest) {
+                largest = r->first;
+                b = (r->second - a) / r->first;
+            }
+        return a + b * work;
+    }
+
+private:
+    std::map<std::string, std::vector<std::pair<double, double>>> kinds_;  // (work, seconds) in order, per kind
+    double total_ = 0;
+    std::size_t rows_ = 0;
+};
+
+double work_of(const Problem& p) {
+    double w = 1;
+    for (std::size_t d : p.dims) w *= double(d);
+    return w;
+}
+
+// What one finished row measured, for the progress lines: "0.09876 ms, 12.15 GB/s".
+std::string row_result_text(const Row& row) {
+    if (!row.error.empty()) return "error: " + row.error;
+    std::string text = num(row.kernel_ms_median) + " ms";
+    if (row.gflops) text += ", " + num(*row.gflops) + " GFLOP/s";
+    else if (row.gbps) text += ", " + num(*row.gbps) + " GB/s";
+    if (!row.passed()) text += format(" (nmse %.1e above its limit %.0e)", row.nmse, row.threshold);
+    return text;
+}
+
 }  // namespace
 
-void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, const std::string& what) {
-    const double elapsed = ms_since(t0) / 1000;
-    const double left = done ? elapsed / double(done) * double(total - done) : 0;
-    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  ~%.0f s left", done, total, what.c_str(), left);
+void show_progress(std::size_t done, std::size_t total, double seconds_left, const std::string& what) {
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s%s", done, total, what.c_str(), left_text(seconds_left).c_str());
     if (done == total) std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);
+}
+
+double seconds_left_at_mean(std::size_t done, std::size_t total, Clock::time_point t0) {
+    return done ? ms_since(t0) / 1000 / double(done) * double(total - done) : -1;
+}
+
+accel::Activation parse_activation(const std::string& name) {
+    for (accel::Activation a : {accel::Activation::none, accel::Activation::relu, accel::Activation::sigmoid})
+        if (name == accel::activation_name(a)) return a;
+    throw accel::InvalidArgument("unknown activation '" + name + "'; valid activations: none, relu, sigmoid");
 }
 
 std::vector<Op> benchmarkable_ops() {
@@ -500,12 +566,12 @@ const char* Problem::size_unit() const {
     return op == Op::matmul ? "N" : op == Op::dense ? "MACs" : "elements";
 }
 
-std::string Problem::activation() const {
-    return op == Op::dense ? accel::activation_name(kDenseActivation) : "";
+std::string Problem::activation_text() const {
+    return op == Op::dense ? accel::activation_name(activation) : "";
 }
 
 std::string Problem::op_text() const {
-    const std::string a = activation();
+    const std::string a = activation_text();
     return std::string(accel::op_name(op)) + (a.empty() ? "" : "+" + a);
 }
 
@@ -518,12 +584,13 @@ std::vector<Problem> Settings::problems(Op op) const {
         for (const auto& shape : matmul_shapes) out.push_back({op, shape});
     }
     else if (op == Op::dense)
-        for (const auto& d : dense_shapes) out.push_back({op, d});
+        for (const auto& d : dense_shapes)
+            for (accel::Activation a : dense_activations) out.push_back({op, d, accel::DType::f32, a});
     else if (op == Op::column_sum)
         for (const auto& d : column_sum_shapes) out.push_back({op, d});
     std::vector<Problem> typed;
     for (const Problem& p : out)
-        for (accel::DType t : dtypes) typed.push_back({p.op, p.dims, t});
+        for (accel::DType t : dtypes) typed.push_back({p.op, p.dims, t, p.activation});
     return typed;
 }
 
@@ -545,7 +612,7 @@ Results run(const Settings& s) {
         if (r.info.type == "cpu") r.cache_bytes = host_last_level_cache();
         r.vendor_matmul = d->supports(Op::matmul, OpPath::vendor);
         r.vendor_dense = d->supports(Op::dense, OpPath::vendor);
-        if (s.progress) std::fprintf(stderr, "\r\033[Kmeasuring ceilings of %s ...", r.selector.c_str());
+        if (s.progress) std::fprintf(stderr, "\r\033[Kmeasuring ceilings of %s ...", r.shown_selector().c_str());
         const auto probe_t0 = Clock::now();
         try {
             measure_ceilings(r, d, s);
@@ -553,7 +620,8 @@ Results run(const Settings& s) {
             r.error = e.what();
         }
         if (s.progress_lines)
-            std::fprintf(stderr, "ceilings of %s measured in %.1f s\n", r.selector.c_str(), ms_since(probe_t0) / 1000);
+            std::fprintf(stderr, "ceilings of %s measured in %.1f s\n", r.shown_selector().c_str(),
+                         ms_since(probe_t0) / 1000);
         res.devices.push_back(std::move(r));
         if (s.on_progress) s.on_progress();
     }
@@ -568,12 +636,38 @@ Results run(const Settings& s) {
     std::optional<Workload> w;
     std::optional<Bound> bound;
     std::size_t bound_device = SIZE_MAX;
+    RowTimes row_times;
+    auto kind = [&](const Item& it) {
+        const Problem& p = problems[it.problem];
+        return p.op_text() + " " + accel::dtype_name(p.dtype) + " " + path_name(it.path) + " " +
+               res.devices[it.device].selector;
+    };
+    // The rows from `next` on, estimated; -1 before any row was measured.
+    auto seconds_left = [&](std::size_t next) {
+        double left = 0;
+        for (std::size_t j = next; j < items.size(); ++j) {
+            const double t = row_times.estimate(kind(items[j]), work_of(problems[items[j].problem]));
+            if (t < 0) return -1.0;
+            left += t;
+        }
+        return left;
+    };
     const auto t0 = Clock::now();
     for (std::size_t i = 0; i < items.size(); ++i) {
         const Item& it = items[i];
         const Problem& p = problems[it.problem];
         accel::Device& d = *devices[it.device];
         const DeviceReport& dev = res.devices[it.device];
+        const auto row_t0 = Clock::now();
+        // One line per finished row (or skipped one) when progress_lines.
+        auto finished = [&](const std::string& what, const std::string& result) {
+            row_times.add(kind(it), work_of(p), ms_since(row_t0) / 1000);
+            if (!s.progress_lines) return;
+            std::fprintf(stderr, "[%zu/%zu] %s: %s; %.1f s so far%s\n", i + 1, items.size(), what.c_str(),
+                         result.c_str(), ms_since(t0) / 1000,
+                         i + 1 < items.size() ? left_text(seconds_left(i + 1)).c_str() : "");
+            std::fflush(stderr);
+        };
         Row row;
         row.backend = dev.info.backend;
         row.device = dev.info.name;
@@ -590,9 +684,12 @@ Results run(const Settings& s) {
         const accel::LaunchGeometry g = it.geometry ? *it.geometry : d.default_geometry(p.op, p.dtype, extent.first, extent.second);
         row.block = block_text(g.block);
         row.geometry = g.to_string();
-        if (s.progress) show_progress(i, items.size(), t0, p.shape() + " " + p.op_text() + " on " + row.selector);
+        const std::string what = p.op_text() + " " + p.shape() + " " + row.dtype + " " + row.path + " on " +
+                                 row.stable_selector;
+        if (s.progress) show_progress(i, items.size(), seconds_left(i), what);
         try {
-            if (!w || w->problem.op != p.op || w->problem.dims != p.dims || w->problem.dtype != p.dtype) {
+            if (!w || w->problem.op != p.op || w->problem.dims != p.dims || w->problem.dtype != p.dtype ||
+                w->problem.activation != p.activation) {
                 bound.reset();
                 w.reset();  // free the previous inputs before drawing new ones
                 w = make_workload(p, rng);
@@ -612,20 +709,17 @@ Results run(const Settings& s) {
             bound.reset();
             res.notes.push_back(p.op_text() + " " + p.shape() + " " + row.dtype + " " + row.path + " on " +
                                 row.selector + ": " + e.what() + "; skipped");
+            finished(what, std::string("skipped: ") + e.what());
             continue;
         } catch (const accel::Error& e) {
             bound.reset();
             row.error = e.what();
         }
-        if (s.progress_lines)
-            std::fprintf(stderr, "[%zu/%zu] %s %s %s %s on %s: kernel %.4g ms%s; %.1f s so far\n", i + 1, items.size(),
-                         p.op_text().c_str(), p.shape().c_str(), row.dtype.c_str(), row.path.c_str(),
-                         row.selector.c_str(), row.kernel_ms_median, row.error.empty() ? "" : " (error)",
-                         ms_since(t0) / 1000);
+        finished(what, row_result_text(row));
         res.rows.push_back(std::move(row));
         if (s.on_progress) s.on_progress();
     }
-    if (s.progress) show_progress(items.size(), items.size(), t0, "");
+    if (s.progress) show_progress(items.size(), items.size(), 0, "");
     for (std::size_t i = 0; i < devices.size(); ++i) res.devices[i].memory = devices[i]->memory_info();
     return res;
 }

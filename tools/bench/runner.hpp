@@ -21,10 +21,14 @@ inline double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// "[done/total] what  ~N s left" on stderr, rewritten in place (the time
-/// left extrapolated from the elapsed time since t0); the line is cleared
-/// when done == total. For terminals only (callers check isatty).
-void show_progress(std::size_t done, std::size_t total, Clock::time_point t0, const std::string& what);
+/// "[done/total] what  ~N s left" on stderr, rewritten in place; the line is
+/// cleared when done == total. `seconds_left` < 0 leaves the estimate out
+/// (nothing measured yet). For terminals only (callers check isatty).
+void show_progress(std::size_t done, std::size_t total, double seconds_left, const std::string& what);
+
+/// The seconds left of a run whose items take about equal time: the mean
+/// seconds per item done since t0 times the items left; -1 before the first.
+double seconds_left_at_mean(std::size_t done, std::size_t total, Clock::time_point t0);
 
 /// The ops accel-bench can time, in op-table order: every elementwise op of
 /// the table with an oracle (OpInfo::elementwise_reference; ops a plugin or
@@ -37,8 +41,15 @@ std::vector<accel::Op> benchmarkable_ops();
 /// when it is not one of benchmarkable_ops().
 accel::Op parse_op(const std::string& name);
 
-/// The activation of accel-bench's dense problems: y = sigmoid(x·Wᵀ + b).
+/// The activation of accel-bench's dense problems when --activations is not
+/// given: y = sigmoid(x·Wᵀ + b) (and the activation of dense rows of files
+/// written before rows named theirs).
 constexpr accel::Activation kDenseActivation = accel::Activation::sigmoid;
+
+/// The activation named `name`: "none", "relu" or "sigmoid" (those
+/// accel::ops::dense applies). Throws accel::InvalidArgument naming the
+/// valid names otherwise.
+accel::Activation parse_activation(const std::string& name);
 
 /// One problem size of an op. Elementwise ops use dims {n}; matmul {M, N, K};
 /// dense {batch, in, out}; column_sum {rows, cols}.
@@ -46,6 +57,8 @@ struct Problem {
     accel::Op op;
     std::vector<std::size_t> dims;
     accel::DType dtype = accel::DType::f32;  ///< of every operand
+    /// What dense applies to x·Wᵀ + b; other ops have none (ignored).
+    accel::Activation activation = kDenseActivation;
     /// Join key and table text: "1000000", "1024x1024x1024" (matmul M×N×K,
     /// dense batch×in×out), "4096x1024" (column_sum rows×cols).
     std::string shape() const;
@@ -54,8 +67,8 @@ struct Problem {
     double size() const;
     /// Unit of size(): "elements", "N" or "MACs".
     const char* size_unit() const;
-    /// The activation the op applies: kDenseActivation for dense; "" for ops without one.
-    std::string activation() const;
+    /// The name of the activation the op applies ("sigmoid"); "" for ops without one.
+    std::string activation_text() const;
     /// The op as tables name it: "dense+sigmoid" (the op and its activation), else the op's name.
     std::string op_text() const;
 };
@@ -68,6 +81,7 @@ struct Settings {
     std::vector<std::size_t> matmul_sizes;       ///< N for N×N×N matmul
     std::vector<std::vector<std::size_t>> matmul_shapes;  ///< {M, N, K} matmuls beside the N×N×N ones
     std::vector<std::vector<std::size_t>> dense_shapes;       ///< {batch, in, out}
+    std::vector<accel::Activation> dense_activations{kDenseActivation};  ///< each dense shape with each
     std::vector<std::vector<std::size_t>> column_sum_shapes;  ///< {rows, cols}
     std::vector<accel::OpPath> paths{accel::OpPath::native, accel::OpPath::vendor};
     std::vector<accel::DType> dtypes{accel::DType::f32};  ///< each problem runs in each of these
@@ -79,12 +93,15 @@ struct Settings {
     std::size_t copy_bytes = std::size_t{256} << 20;  ///< buffer size of the copy-bandwidth ceiling
     double fma_target_ms = 20;             ///< kernel time the peak-FMA probe aims for
     bool progress = false;                 ///< rows done / time left on stderr, one line rewritten (a terminal)
-    bool progress_lines = false;           ///< a line per device's ceilings and per row on stderr (logs)
+    /// A line on stderr per device's ceilings and per finished row (its
+    /// time, rate and the time left): logs, pipes, CI.
+    bool progress_lines = false;
     /// Called on the running thread after each device's ceilings and after
     /// each row (fleet runs feed the rank watchdog with it); may be empty.
     std::function<void()> on_progress;
 
-    /// Problems of `op` under these settings, in size order, each size in every dtype.
+    /// Problems of `op` under these settings, in size order, each size (dense:
+    /// with each activation) in every dtype.
     std::vector<Problem> problems(accel::Op op) const;
 };
 

@@ -146,7 +146,7 @@ void make_matmul(Workload& w, std::mt19937_64& rng) {
                               [&](const FVec& a, std::size_t rows) { return ref::matmul(a, b, rows, n, k); });
 }
 
-// y = sigmoid(x·Wᵀ + b) (kDenseActivation), the articles' layer; W drawn as nn.Linear's default init.
+// y = activation(x·Wᵀ + b) (sigmoid by default: the articles' layer); W drawn as nn.Linear's default init.
 void make_dense(Workload& w, std::mt19937_64& rng) {
     const std::size_t batch = w.problem.dims[0], in = w.problem.dims[1], out = w.problem.dims[2];
     const float bound = 1.0f / std::sqrt(float(std::max<std::size_t>(in, 1)));
@@ -154,13 +154,14 @@ void make_dense(Workload& w, std::mt19937_64& rng) {
     w.input_shapes = {accel::Shape{batch, in}, accel::Shape{out, in}, accel::Shape{out}};
     w.output_shape = accel::Shape{batch, out};
     w.row_length = out;
-    w.launch = [](std::vector<accel::Tensor>& t, accel::Tensor& y, const ops::Options& o) {
-        ops::dense(t[0], t[1], t[2], y, kDenseActivation, o);
+    const accel::Activation activation = w.problem.activation;
+    w.launch = [activation](std::vector<accel::Tensor>& t, accel::Tensor& y, const ops::Options& o) {
+        ops::dense(t[0], t[1], t[2], y, activation, o);
     };
     w.sampled_rows = oracle_rows(batch, double(batch) * double(in) * double(out), rng);
     const FVec &weight = w.inputs[1], &bias = w.inputs[2];
     w.oracle = oracle_by_rows(w.inputs[0], batch, in, out, w.sampled_rows, [&](const FVec& x, std::size_t rows) {
-        return ref::dense(x, weight, bias, rows, in, out, kDenseActivation);
+        return ref::dense(x, weight, bias, rows, in, out, activation);
     });
 }
 

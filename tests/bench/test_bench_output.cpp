@@ -1,0 +1,174 @@
+// accel-bench's output for people and for logs: plots of several files, the
+// compact table and its legend, the progress lines on a non-terminal stderr,
+// and dense rows in several activations. Run from the test's working
+// directory, after bench.run wrote x.json (CTest fixture bench_json).
+#include "bench_test.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using nlohmann::json;
+using namespace bench_test;
+
+namespace {
+
+// The lines of `text` that start with `prefix`.
+std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
+    std::vector<std::string> out;
+    std::stringstream s(text);
+    std::string line;
+    while (std::getline(s, line))
+        if (line.rfind(prefix, 0) == 0) out.push_back(line);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("plot_two_files") {
+    // Two runs of one machine (both hold host:0 rows): one line per file,
+    // device, path and dtype, each named with its file; one ceiling per
+    // device of each file on the roofline.
+    if (!on_path("gnuplot")) {
+        MESSAGE("gnuplot is not installed (Debian: gnuplot-nox); skipped");
+        std::exit(77);
+    }
+    json j = load(kResults);
+    std::ofstream("a.json") << j.dump(2);
+    std::set<std::string> dense_paths, roofline_kinds;  // what each file holds
+    for (auto& row : j["rows"]) {
+        if (row["op"] == "dense") dense_paths.insert(row["path"].get<std::string>());
+        roofline_kinds.insert(row["path"].get<std::string>() + " " + row["dtype"].get<std::string>());
+        for (const char* k : {"min", "median", "max"}) row["kernel_ms"][k] = row["kernel_ms"][k].get<double>() * 2;
+    }
+    std::ofstream("b.json") << j.dump(2);
+    REQUIRE(!dense_paths.empty());
+
+    Outcome r = bench("plot a.json b.json -o two.png --op dense");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const std::size_t lines = 2 * dense_paths.size();
+    CHECK_MESSAGE(r.output.find(", " + std::to_string(lines) + " line(s):") != std::string::npos, r.output);
+    for (const char* file : {"a.json", "b.json"}) {
+        CHECK_MESSAGE(lines_starting(r.output, std::string("  ") + file + ": ").size() == dense_paths.size(), r.output);
+        for (const auto& path : dense_paths)
+            CHECK_MESSAGE(r.output.find(std::string("  ") + file + ": " + j["rows"][0]["device"].get<std::string>() +
+                                        " (host:0, " + path + ", f32, sigmoid)") != std::string::npos,
+                          r.output);
+    }
+
+    r = bench("plot a.json b.json -o two-roofline.png --roofline");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(r.output.find(std::to_string(2 * roofline_kinds.size()) + " series, 2 device ceiling(s):") !=
+                      std::string::npos,
+                  r.output);
+    CHECK_MESSAGE(lines_starting(r.output, "  a.json: host:0 ceilings (").size() == 1, r.output);
+    CHECK_MESSAGE(lines_starting(r.output, "  b.json: host:0 ceilings (").size() == 1, r.output);
+}
+
+TEST_CASE("table_compact_and_wide") {
+    // The table names devices by selector, the legend once by name; --wide
+    // puts the name in every row instead, as before.
+    Outcome r = bench("--quick --backends host --ops add --add-sizes 1000,2000 --json compact.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load("compact.json");
+    const std::string name = j["devices"][0]["name"].get<std::string>();
+    const std::string runtime = j["devices"][0]["runtime_version"].get<std::string>();
+    CHECK_MESSAGE(r.output.find("devices:\n  host:0  " + name + "; runtime " + runtime) != std::string::npos,
+                  r.output);
+    const auto rows = lines_starting(r.output, "host:0  add");
+    CHECK_MESSAGE(rows.size() == 2, r.output);
+    for (const auto& row : rows) CHECK_MESSAGE(row.find(name) == std::string::npos, row);
+
+    r = bench("--quick --backends host --ops add --add-sizes 1000,2000 --wide");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(r.output.find("devices:\n") == std::string::npos, r.output);
+    CHECK_MESSAGE(lines_starting(r.output, "host:0  " + name).size() == 3, r.output);  // the device table's and 2 rows
+}
+
+TEST_CASE("progress_lines") {
+    // stderr to a file (not a terminal): one line per finished row, with its
+    // time and rate and the time left, as it finishes; stdout holds the
+    // report alone.
+    const SplitOutcome r =
+        bench_split("--quick --backends host --ops add,matmul --add-sizes 1000,3000 --matmul-sizes 16 --paths "
+                    "native --format json");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const json j = json::parse(r.out);  // stdout: the JSON alone
+    const auto& rows = j["rows"];
+    REQUIRE(rows.size() == 3);
+    const auto lines = lines_starting(r.err, "[");
+    REQUIRE_MESSAGE(lines.size() == rows.size(), r.err);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const json& row = rows[i];
+        const std::string& line = lines[i];
+        const std::string head = "[" + std::to_string(i + 1) + "/3] " + row["op"].get<std::string>() + " " +
+                                 row["shape"].get<std::string>() + " f32 native on host:0: ";
+        CHECK_MESSAGE(line.rfind(head, 0) == 0, line);
+        CHECK_MESSAGE(line.find(" ms, ") != std::string::npos, line);
+        CHECK_MESSAGE(line.find(row.contains("gflops") ? " GFLOP/s" : " GB/s") != std::string::npos, line);
+        CHECK_MESSAGE(line.find(" s so far") != std::string::npos, line);
+        // The time left, from the rows measured so far; none after the last.
+        CHECK_MESSAGE((line.find(" s left") != std::string::npos) == (i + 1 < rows.size()), line);
+    }
+    CHECK_MESSAGE(lines_starting(r.err, "ceilings of host:0 measured in ").size() == 1, r.err);
+    // --no-progress: nothing on stderr.
+    const SplitOutcome quiet = bench_split("--quick --backends host --ops add --add-sizes 1000 --no-progress");
+    REQUIRE_MESSAGE(quiet.code == 0, quiet.err);
+    CHECK_MESSAGE(quiet.err.empty(), quiet.err);
+}
+
+TEST_CASE("activations") {
+    // --activations none,relu: two dense rows per size and path, each naming
+    // its activation and checked against the oracle; compare never pairs
+    // rows of different activations (x.json's dense rows are sigmoid's).
+    Outcome r = bench("--quick --backends host --ops add,dense --add-sizes 1000 --dense-shapes 16x64x32,8x16x4 "
+                      "--activations none,relu --json act.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load("act.json");
+    std::set<std::string> paths;
+    std::multiset<std::string> seen;  // shape, path, activation
+    for (const auto& row : j["rows"]) {
+        if (row["op"] != "dense") continue;
+        INFO(row.dump());
+        paths.insert(row["path"].get<std::string>());
+        seen.insert(row["shape"].get<std::string>() + " " + row["path"].get<std::string>() + " " +
+                    row["activation"].get<std::string>());
+        CHECK(row["pass"].get<bool>());
+        CHECK(row["nmse"].get<double>() <= row["nmse_threshold"].get<double>());
+        CHECK(row["nmse"].get<double>() < 1e-10);
+    }
+    REQUIRE(!paths.empty());
+    CHECK(seen.size() == 2 * 2 * paths.size());  // 2 shapes, 2 activations, each path
+    for (const char* shape : {"16x64x32", "8x16x4"})
+        for (const auto& path : paths)
+            for (const char* act : {"none", "relu"})
+                CHECK_MESSAGE(seen.count(std::string(shape) + " " + path + " " + act) == 1, shape, path, act);
+    CHECK(j["settings"]["dense_activations"] == json({"none", "relu"}));
+    for (const char* op : {"dense+none", "dense+relu"}) {  // the table names each row's activation
+        std::size_t rows = 0;
+        for (const auto& line : lines_starting(r.output, std::string("host:0  ") + op + " "))
+            rows += line.size() > 6 && line.compare(line.size() - 6, 6, "  pass") == 0;
+        CHECK_MESSAGE(rows == 2 * paths.size(), r.output);
+    }
+
+    r = bench("--quick --backends host --ops dense --dense-shapes 8x16x4 --activations relu --paths native --format "
+              "csv -o act.csv");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(read_text("act.csv").find(",dense,relu,8x16x4,") != std::string::npos, read_text("act.csv"));
+
+    r = bench("compare " + kResults + " act.json");
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(r.output.find("over 1 rows") != std::string::npos, r.output);  // add 1000 alone pairs
+    const auto only_new = r.output.find("only in act.json");
+    REQUIRE_MESSAGE(only_new != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("dense+relu 16x64x32 f32", only_new) != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("dense+sigmoid 16x64x32 f32") < only_new, r.output);  // only in x.json
+
+    r = bench("--quick --backends host --activations tanh");
+    CHECK_MESSAGE(r.code == 2, r.output);
+    CHECK_MESSAGE(r.output.find("valid activations: none, relu, sigmoid") != std::string::npos, r.output);
+}
