@@ -5,10 +5,12 @@ Devices come from :func:`device` (a selector such as ``"host"``,
 variable ``ACCEL_BACKEND``, else ``"auto"``) or :func:`devices`. Tensors are
 rank 1 ``(n,)`` or rank 2 ``(rows, cols)``, row-major, of dtype ``"f32"``,
 ``"f64"``, ``"f16"`` or ``"bf16"``; they come from :func:`from_numpy`,
-:func:`from_dlpack`, :func:`empty`, :func:`zeros` or an op of
-:mod:`accel.ops`, and leave through :meth:`Tensor.numpy` (a copy) or DLPack
+:func:`from_dlpack`, :func:`empty`, :func:`zeros`, :func:`ones`, :func:`full`
+or an op of :mod:`accel.ops` (also ``a + b``, ``a * b``, ``a @ b``), and
+leave through :meth:`Tensor.numpy` (a copy), ``numpy.asarray(t)`` or DLPack
 (``numpy.from_dlpack(t)``, ``torch.from_dlpack(t)``: zero-copy on the host
-backend and for CUDA device memory, a host copy elsewhere). Errors are the
+backend and for CUDA device memory, a host copy elsewhere). A dtype is a name
+(``"f32"``) or a NumPy dtype (``numpy.float32``). Errors are the
 classes below :class:`Error`, carrying the C++ message. Streams and events
 time device work (:meth:`Device.create_event`, :meth:`Device.elapsed_ms`);
 :mod:`accel.bench` runs accel-bench.
@@ -39,12 +41,15 @@ from ._accel import (
     empty,
     from_dlpack,
     from_numpy,
+    full,
     nmse_threshold,
+    ones,
     op_names,
     plugin_folders,
     version,
     zeros,
 )
+from . import bench as bench
 from . import ops as ops
 
 for _cls in (Error, BackendUnavailable, InvalidArgument, Unsupported, OutOfMemory, DeviceError):
@@ -67,6 +72,7 @@ __all__ = [
     "Tensor",
     "Unsupported",
     "backends",
+    "bench",
     "default_device",
     "device",
     "devices",
@@ -74,7 +80,9 @@ __all__ = [
     "empty",
     "from_dlpack",
     "from_numpy",
+    "full",
     "nmse_threshold",
+    "ones",
     "op_names",
     "ops",
     "plugin_folders",

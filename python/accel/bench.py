@@ -2,9 +2,12 @@
 
 :func:`run` runs the ``accel-bench`` bundled with the package (``accel/bin``)
 with ``--format json -o FILE`` and reads FILE back: one JSON round trip, the
-same record ``accel-bench --json`` writes (``accel-bench --help`` documents
-the options). Each row becomes a :class:`Row`; every field of the JSON row is
-kept in :attr:`Row.raw`. Times are milliseconds, rates GB/s and GFLOP/s.
+same record ``accel-bench --format json`` writes (``accel-bench --help``
+documents the options). It returns a :class:`Result`, whose ``rows`` are
+:class:`Row` objects; every field of a JSON row is kept in :attr:`Row.raw`.
+Times are milliseconds, rates GB/s and GFLOP/s. ``progress`` is called with
+each line accel-bench writes to stderr while it runs (``--progress``: a line
+per device's ceilings and per finished row), e.g. ``progress=print``.
 
 Example, beside a PyTorch timing in the same script::
 
@@ -19,14 +22,19 @@ threads run independently (their timings then disturb each other).
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import json
 import os
 import subprocess
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence
+import threading
+import typing
 
-from ._accel import Error, InvalidArgument
+from . import _accel
+
+if typing.TYPE_CHECKING:  # names for annotations only: not attributes of the module
+    from typing import Any, Callable, Dict, List, Optional, Sequence
 
 __all__ = ["Row", "Result", "program", "run"]
 
@@ -110,9 +118,50 @@ def program() -> str:
 def _list(option: str, values: Optional[Sequence[Any]]) -> List[str]:
     if values is None:
         return []
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise InvalidArgument(f"accel.bench.run: {option[2:].replace('-', '_')} must be a list, e.g. ['host']")
+    if isinstance(values, (str, bytes)) or not isinstance(values, collections.abc.Sequence):
+        raise _accel.InvalidArgument(f"accel.bench.run: {option[2:].replace('-', '_')} must be a list, e.g. ['host']")
     return [option, ",".join(str(v) for v in values)]
+
+
+def _stream_stderr(args: List[str], stdout_path: str, timeout: Optional[float],
+                   progress: Optional[Callable[[str], None]]) -> tuple[int, List[str]]:
+    """Runs args with stdout into stdout_path, passing each stderr line (without its newline) to
+    progress as it comes; returns (exit status, stderr lines). Stops the process when timeout
+    seconds have passed (subprocess.TimeoutExpired) or when progress raises (re-raised)."""
+    lines: List[str] = []
+    with open(stdout_path, "w", encoding="utf-8") as out:
+        try:
+            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.PIPE, encoding="utf-8", errors="replace",
+                                    bufsize=1)
+        except OSError as e:
+            raise _accel.Error(f"accel.bench.run: cannot start {args[0]}: {e}") from e
+        timed_out = threading.Event()
+
+        def stop() -> None:
+            timed_out.set()
+            proc.kill()
+
+        timer = threading.Timer(timeout, stop) if timeout is not None else None
+        try:
+            if timer is not None:
+                timer.start()
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                lines.append(line.rstrip("\n"))
+                if progress is not None:
+                    progress(lines[-1])
+            returncode = proc.wait()
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if proc.poll() is None:  # progress raised: the run is abandoned
+                proc.kill()
+                proc.wait()
+            if proc.stderr is not None:
+                proc.stderr.close()
+    if timed_out.is_set():
+        raise subprocess.TimeoutExpired(args, timeout if timeout is not None else 0.0, stderr="\n".join(lines))
+    return returncode, lines
 
 
 def run(
@@ -129,8 +178,10 @@ def run(
     quick: bool = False,
     extra_args: Sequence[str] = (),
     timeout: Optional[float] = None,
+    progress: Optional[Callable[[str], None]] = None,
+    program_path: Optional[str] = None,
 ) -> Result:
-    """Runs accel-bench and returns its rows.
+    """Runs accel-bench and returns a :class:`Result` (its ``rows`` a list of :class:`Row`).
 
     backends: selectors (e.g. ["host", "opencl:pocl"]; default: every
     available backend, or ACCEL_BACKEND's); ops: op names (default add,
@@ -139,13 +190,22 @@ def run(
     strings; paths: "native" / "vendor"; dtypes: "f32", "f64", "f16", "bf16";
     warmup, repeats: untimed and timed rounds; quick: tiny sizes (CI);
     extra_args: further accel-bench options, as on its command line;
-    timeout: seconds before the run is stopped (subprocess.TimeoutExpired).
+    timeout: seconds before the run is stopped (subprocess.TimeoutExpired);
+    progress: called in this thread with each line accel-bench writes to
+    stderr, as it writes it (without the newline), e.g. ``progress=print``
+    or a logging call; given, accel-bench runs with ``--progress``: a line
+    as each device's ceilings and each row are measured ("[1/2] add 1000
+    f32 native on host:0: kernel 0.0008 ms; 0.0 s so far"), then "wrote N
+    rows to FILE"; an exception it raises stops the run and propagates;
+    program_path: the accel-bench to run (default: :func:`program`, the
+    bundled one).
 
-    Blocking; the GIL is not held while accel-bench runs. Raises
-    InvalidArgument when accel-bench rejects the options (exit status 2; its
-    message included) and Error when it cannot be started or writes no record.
+    Blocking; the GIL is not held while accel-bench runs (only while
+    progress is called). Raises InvalidArgument when accel-bench rejects
+    the options (exit status 2; its message included) and Error when it
+    cannot be started or writes no record.
     """
-    args = [program(), "--format", "json"]
+    args = [program_path or program(), "--format", "json"]
     args += _list("--backends", backends)
     args += _list("--ops", ops)
     args += _list("--add-sizes", add_sizes)
@@ -159,18 +219,20 @@ def run(
         args += ["--repeats", str(repeats)]
     if quick:
         args.append("--quick")
+    if progress is not None:
+        args.append("--progress")  # a line per device's ceilings and per row, as each is measured
     args += list(extra_args)
     with tempfile.TemporaryDirectory(prefix="accel-bench-") as folder:
         out = os.path.join(folder, "run.json")
-        try:
-            done = subprocess.run(args + ["-o", out], capture_output=True, text=True, timeout=timeout, check=False)
-        except OSError as e:
-            raise Error(f"accel.bench.run: cannot start {args[0]}: {e}") from e
-        if done.returncode == 2 or not os.path.exists(out):
-            message = (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()
+        stdout_path = os.path.join(folder, "stdout.txt")
+        returncode, stderr = _stream_stderr(args + ["-o", out], stdout_path, timeout, progress)
+        if returncode == 2 or not os.path.exists(out):
+            with open(stdout_path, encoding="utf-8", errors="replace") as f:
+                stdout = f.read().strip()
+            message = [line for line in stderr if line.strip()] or stdout.splitlines() or ["no message"]
             text = " / ".join(message[-5:])
-            cls = InvalidArgument if done.returncode == 2 else Error
-            raise cls(f"accel.bench.run: accel-bench exited with status {done.returncode} and wrote no record: {text}")
+            cls = _accel.InvalidArgument if returncode == 2 else _accel.Error
+            raise cls(f"accel.bench.run: accel-bench exited with status {returncode} and wrote no record: {text}")
         with open(out, encoding="utf-8") as f:
             record: Dict[str, Any] = json.load(f)
     return Result(
@@ -178,6 +240,6 @@ def run(
         devices=list(record.get("devices", [])),
         notes=list(record.get("notes", [])),
         unavailable=list(record.get("unavailable", [])),
-        returncode=done.returncode,
+        returncode=returncode,
         record=record,
     )

@@ -12,8 +12,11 @@ while an op runs, so other Python threads go on, except by an op of under
 32768 elements (multiply-adds for matmul, dense and dense_backward), which
 takes about as long as releasing and re-acquiring the GIL (NumPy keeps it
 under 500 elements alike); calls that wait for the device always release it.
-Shapes are row-major.
-Errors: :class:`accel.InvalidArgument` (shapes, dtypes, devices, names),
+Shapes are row-major. The operators of :class:`accel.Tensor` run ops too:
+``a + b`` is :func:`add`, ``a * b`` :func:`mul`, ``a @ b`` :func:`matmul`
+(``a - b`` raises TypeError: the op table has no subtraction).
+Errors: :class:`accel.InvalidArgument` (shapes, dtypes, devices, names; the
+operands named as the Python parameters, the output as ``out``),
 :class:`accel.Unsupported` (no kernel for the op, dtype and path on the
 device), :class:`accel.OutOfMemory`, :class:`accel.DeviceError`.
 
@@ -21,7 +24,9 @@ Thread-safety: as the device's (any thread may call any op); two ops that
 write one tensor from different threads must be ordered by the caller.
 """
 
-from typing import Any, Callable, List, Optional
+from __future__ import annotations
+
+import typing
 
 from . import _accel
 from ._accel import (
@@ -42,6 +47,9 @@ from ._accel import (
     sigmoid,
     sigmoid_backward,
 )
+
+if typing.TYPE_CHECKING:  # names for annotations only: not attributes of the module
+    from typing import Any, Callable, List, Optional
 
 __all__ = [
     "adam_step",

@@ -20,13 +20,21 @@ is measured as mlp_train measures it: the host clock around one epoch,
 including the batch gather and uploads, with the device synchronized at its
 end.
 
-    python examples/mlp_train.py [--backend SELECTOR] [--epochs N] [--seed S] ...
+    python examples/mlp_train.py [--backends LIST] [--epochs N] [--seed S] ...
 
-Prints the loss every 50 epochs (both frameworks side by side), the final
-losses, accuracies and ms per epoch. --json FILE also writes them as JSON.
+--backends takes what mlp_train's does: a comma-separated list of selectors
+(host, opencl:pocl, cuda:0, ...) or "all" (every available backend); each
+device trains the same model. A selector that names no usable device is
+reported in one line (accel's error), exit status 2. (--backend, the older
+name, is kept as an alias.)
+
+Prints the loss every 50 epochs (each run side by side), the final losses,
+accuracies and epoch times: the first epoch apart (it includes one-time
+work: kernel compilation, allocation, caches) and the steady epochs 2..N as
+their median and min..max. --json FILE also writes them as JSON.
 --compare-cpp also runs mlp_train's own C++ loop (accel.mlp.MlpModel) beside
-this one, alternating epochs in one process, and prints both median epoch
-times and whether every epoch's loss is equal.
+this one on each device, alternating epochs in one process, and prints both
+median epoch times and whether every epoch's loss is equal.
 """
 
 from __future__ import annotations
@@ -157,6 +165,18 @@ def accuracy(z: F32, y: F32) -> float:
     return float(np.mean((z > 0).astype(np.float32) == y))
 
 
+def epoch_times(seconds: List[float]) -> Dict[str, Any]:
+    """The epoch times in ms: the first apart (one-time work: kernel compilation, allocations), the
+    steady epochs 2..N as median, min and max (None for a single epoch), and the mean of all."""
+    ms = [1e3 * t for t in seconds]
+    steady = ms[1:]
+    return {"first_epoch_ms": ms[0] if ms else None,
+            "steady_median_ms": statistics.median(steady) if steady else None,
+            "steady_min_ms": min(steady) if steady else None,
+            "steady_max_ms": max(steady) if steady else None,
+            "ms_per_epoch": sum(ms) / max(len(ms), 1)}
+
+
 def train_accel(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, F32, F32],
                 args: argparse.Namespace) -> Dict[str, Any]:
     x, y, xt, yt = split
@@ -168,9 +188,7 @@ def train_accel(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, 
         losses.append(model.train_epoch(x, y, args.seed, e, args.batch))
         dev.synchronize()  # the Adam steps after the last loss read are part of the epoch
         times.append(time.perf_counter() - t0)
-    return {"framework": "accel", "device": f"{dev.selector} ({dev.name})", "loss": losses,
-            "ms_per_epoch": 1e3 * sum(times) / max(len(times), 1),
-            "median_ms_per_epoch": 1e3 * statistics.median(times) if times else 0.0,
+    return {"framework": "accel", "device": f"{dev.selector} ({dev.name})", "loss": losses, **epoch_times(times),
             "train_accuracy": accuracy(model.logits(x), y), "test_accuracy": accuracy(model.logits(xt), yt)}
 
 
@@ -195,7 +213,8 @@ def compare_cpp(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, 
             dev.synchronize()
             (py_ms if which == 0 else cpp_ms).append(1e3 * (time.perf_counter() - t0))
         equal = equal and loss_py == loss_cpp
-    return {"python_median_ms_per_epoch": statistics.median(py_ms), "cpp_median_ms_per_epoch": statistics.median(cpp_ms),
+    return {"device": dev.selector, "python_median_ms_per_epoch": statistics.median(py_ms),
+            "cpp_median_ms_per_epoch": statistics.median(cpp_ms),
             "ratio": statistics.median(py_ms) / statistics.median(cpp_ms), "losses_equal": equal}
 
 
@@ -236,14 +255,32 @@ def train_torch(init: Dict[str, F32], split: Tuple[F32, F32, F32, F32], args: ar
     with torch.no_grad():
         z, zt = model(x).reshape(-1).numpy(), model(xt).reshape(-1).numpy()
     return {"framework": "torch", "device": f"cpu ({torch.get_num_threads()} threads)", "loss": losses,
-            "ms_per_epoch": 1e3 * sum(times) / max(len(times), 1),
-            "median_ms_per_epoch": 1e3 * statistics.median(times) if times else 0.0,
-            "train_accuracy": accuracy(z, split[1]), "test_accuracy": accuracy(zt, split[3])}
+            **epoch_times(times), "train_accuracy": accuracy(z, split[1]), "test_accuracy": accuracy(zt, split[3])}
+
+
+def open_devices(spec: str) -> List[accel.Device]:
+    """The devices --backends names: "all" (each available backend's first device), a comma-separated
+    list of selectors, or "" (accel.default_device(): ACCEL_BACKEND, else auto)."""
+    if spec == "all":
+        return [accel.device(str(b["name"])) for b in accel.backends() if b["available"]]
+    if not spec:
+        return [accel.default_device()]
+    selectors = [s for s in spec.split(",") if s.strip()]
+    if not selectors:
+        raise accel.InvalidArgument("--backends got an empty list")
+    return [accel.device(s.strip()) for s in selectors]
+
+
+def ms(value: Optional[float]) -> str:
+    return f"{value:.3f}" if value is not None else "-"
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--backend", default="", help="accel device selector (default: accel.default_device())")
+    p.add_argument("--backends", default="", metavar="all|LIST",
+                   help="all (every available backend), or a comma-separated list of selectors (host, opencl[:N], "
+                        "kokkos[:N], cuda[:N], auto); default: $ACCEL_BACKEND, else auto")
+    p.add_argument("--backend", dest="backends", help=argparse.SUPPRESS)  # the older name
     p.add_argument("--epochs", type=int, default=500, help="epochs (default 500, as mlp_train)")
     p.add_argument("--hidden", type=int, default=10, help="hidden units (default 10)")
     p.add_argument("--batch", type=int, default=40, help="batch size (default 40)")
@@ -258,35 +295,44 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.epochs < 1 or args.batch < 1 or args.hidden < 1:
         p.error("--epochs, --batch and --hidden must be positive")
 
-    dev = accel.device(args.backend) if args.backend else accel.default_device()
+    try:
+        devices = open_devices(args.backends)
+    except accel.Error as err:  # a selector naming no usable device: accel's reason, in one line
+        print(f"{p.prog}: {str(err).splitlines()[0]}", file=sys.stderr)
+        return 2
     split = accel.mlp.problem(args.seed, args.data)
     init = accel.mlp.init_params(split[0].shape[1], args.hidden, args.seed)
     print(f"{split[0].shape[0]} train / {split[2].shape[0]} test samples, {split[0].shape[1]} features; network "
           f"{split[0].shape[1]}-{args.hidden}-1, {args.epochs} epochs, batch {args.batch}, lr {args.lr:g}, "
           f"seed {args.seed}")
-    runs = [train_accel(dev, init, split, args)]
+    runs = [train_accel(dev, init, split, args) for dev in devices]
     if torch is not None and not args.no_torch:
         runs.append(train_torch(init, split, args))
     elif not args.no_torch:
         print("(PyTorch is not installed: pip install torch for the side-by-side run)", file=sys.stderr)
 
-    print("\nepoch " + "".join(f"{r['framework'] + ' loss':>16}" for r in runs))
+    names = [r["framework"] if r["framework"] != "accel" else r["device"].split(" ")[0] for r in runs]
+    print("\nepoch " + "".join(f"{n[:11] + ' loss':>16}" for n in names))
     for e in range(args.epochs):
         if (e + 1) % 50 == 0 or e + 1 == args.epochs or e == 0:
             print(f"{e + 1:5d} " + "".join(f"{r['loss'][e]:16.6f}" for r in runs))
-    print(f"\n{'framework':<10} {'device':<40} {'final loss':>12} {'train %':>8} {'test %':>8} {'ms/epoch':>9}")
+    print(f"\n{'framework':<10} {'device':<34} {'final loss':>11} {'train %':>8} {'test %':>7} {'1st ms':>8} "
+          f"{'steady ms (median, min..max of epochs 2..N)':>44}")
     for r in runs:
-        print(f"{r['framework']:<10} {r['device'][:40]:<40} {r['loss'][-1]:12.6f} {100 * r['train_accuracy']:8.2f} "
-              f"{100 * r['test_accuracy']:8.2f} {r['ms_per_epoch']:9.3f}")
-    comparison: Optional[Dict[str, Any]] = None
+        steady = f"{ms(r['steady_median_ms'])} ({ms(r['steady_min_ms'])}..{ms(r['steady_max_ms'])})"
+        print(f"{r['framework']:<10} {r['device'][:34]:<34} {r['loss'][-1]:11.6f} {100 * r['train_accuracy']:8.2f} "
+              f"{100 * r['test_accuracy']:7.2f} {ms(r['first_epoch_ms']):>8} {steady:>44}")
+    comparisons: List[Dict[str, Any]] = []
     if args.compare_cpp:
-        comparison = compare_cpp(dev, init, split, args)
-        print(f"\nepoch by epoch on {dev.selector}: this Python loop {comparison['python_median_ms_per_epoch']:.4f} "
-              f"ms, mlp_train's C++ loop {comparison['cpp_median_ms_per_epoch']:.4f} ms (medians), ratio "
-              f"{comparison['ratio']:.3f}; losses equal every epoch: {comparison['losses_equal']}")
+        for dev in devices:
+            c = compare_cpp(dev, init, split, args)
+            comparisons.append(c)
+            print(f"\nepoch by epoch on {dev.selector}: this Python loop {c['python_median_ms_per_epoch']:.4f} ms, "
+                  f"mlp_train's C++ loop {c['cpp_median_ms_per_epoch']:.4f} ms (medians), ratio {c['ratio']:.3f}; "
+                  f"losses equal every epoch: {c['losses_equal']}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"config": vars(args), "results": runs, "compare_cpp": comparison}, f, indent=1)
+            json.dump({"config": vars(args), "results": runs, "compare_cpp": comparisons}, f, indent=1)
     return 0
 
 

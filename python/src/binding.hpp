@@ -46,8 +46,18 @@ bool is_host(const accel::Device& d);
 /// The device a call without one uses: accel::default_device() (ACCEL_BACKEND).
 std::shared_ptr<accel::Device> device_or_default(const std::shared_ptr<accel::Device>& d);
 
-/// A DType from its name as accel::parse_dtype reads it ("f32", "float32", ...).
-accel::DType dtype_from(const std::string& name);
+/// A DType from a Python dtype argument: an accel name as accel::parse_dtype reads it ("f32", "float32", ...)
+/// or a NumPy dtype (numpy.float32, numpy.dtype("float64"), numpy.float16, ml_dtypes.bfloat16). Raises
+/// InvalidArgument naming what was given and the dtypes accel has.
+accel::DType dtype_from(nb::handle dtype);
+
+/// A dtype argument as Python passes it, parsed by dtype_from where it is used (so that a bad one raises
+/// InvalidArgument with accel's message, not nanobind's TypeError); typed `str | numpy.typing.DTypeLike` in
+/// the stub.
+struct DTypeArg {
+    nb::object value;
+    accel::DType get() const { return dtype_from(value); }
+};
 
 /// The live host tensor whose storage starts at `data` and is `bytes` long, or nullptr.
 PyTensor* find_host_tensor(const void* data, std::size_t bytes);
@@ -58,3 +68,17 @@ void bind_ops(nb::module_& m);
 void bind_mlp(nb::module_& m);
 
 }  // namespace accel_python
+
+namespace nanobind::detail {
+template <>
+struct type_caster<accel_python::DTypeArg> {
+    NB_TYPE_CASTER(accel_python::DTypeArg, const_name("str | numpy.typing.DTypeLike"))
+    bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+        value.value = borrow(src);
+        return true;
+    }
+    static handle from_cpp(const accel_python::DTypeArg& d, rv_policy, cleanup_list*) noexcept {
+        return d.value.inc_ref();
+    }
+};
+}  // namespace nanobind::detail

@@ -119,7 +119,26 @@ std::shared_ptr<accel::Device> device_or_default(const std::shared_ptr<accel::De
     return accel::default_device();
 }
 
-accel::DType dtype_from(const std::string& name) { return accel::parse_dtype(name); }
+accel::DType dtype_from(nb::handle dtype) {
+    if (nb::isinstance<nb::str>(dtype)) return accel::parse_dtype(nb::cast<std::string>(dtype));
+    static const char* const kHeld =
+        "; accel tensors hold f32 (numpy.float32), f64 (numpy.float64), f16 (numpy.float16) or bf16 "
+        "(ml_dtypes.bfloat16), also named by those strings";
+    // numpy.dtype(None) is float64: a None here is a mistake, not a choice.
+    const std::string given = nb::cast<std::string>(nb::repr(dtype));
+    if (dtype.is_none()) throw accel::InvalidArgument(std::string("dtype None") + kHeld);
+    std::string name;
+    try {  // a NumPy dtype, or what numpy.dtype() takes (numpy.float32, ml_dtypes.bfloat16): by its name
+        name = nb::cast<std::string>(nb::module_::import_("numpy").attr("dtype")(dtype).attr("name"));
+    } catch (const nb::python_error&) {
+        throw accel::InvalidArgument("dtype " + given + " is neither an accel dtype name nor a NumPy dtype" + kHeld);
+    }
+    if (name == "float32") return accel::DType::f32;
+    if (name == "float64") return accel::DType::f64;
+    if (name == "float16") return accel::DType::f16;
+    if (name == "bfloat16") return accel::DType::bf16;
+    throw accel::InvalidArgument("dtype " + given + " (NumPy " + name + ") is not an accel dtype" + kHeld);
+}
 
 void bind_device(nb::module_& m) {
     bind_exceptions(m);
@@ -275,7 +294,7 @@ void bind_device(nb::module_& m) {
              "Milliseconds (float, >= 0, by the device's timer, info.timer) between two completed, recorded events "
              "of this device; waits for `end`. Raises InvalidArgument if either was not recorded or belongs to "
              "another device, or if `end` was recorded before `start`.")
-        .def("supports", [](const accel::Device& d, const std::string& op, const std::string& dtype,
+        .def("supports", [](const accel::Device& d, const std::string& op, const DTypeArg& dtype,
                             const std::string& path) {
                 const accel::OpInfo* info = accel::find_op(op);
                 if (!info) throw accel::InvalidArgument("Device.supports: no op named '" + op + "'; see accel.op_names()");
@@ -283,11 +302,11 @@ void bind_device(nb::module_& m) {
                 if (path == "vendor") p = accel::OpPath::vendor;
                 else if (path != "native")
                     throw accel::InvalidArgument("Device.supports: path '" + path + "'; expected 'native' or 'vendor'");
-                return d.supports(info->op, dtype_from(dtype), p);
+                return d.supports(info->op, dtype.get(), p);
             },
              nb::arg("op"), nb::arg("dtype") = "f32", nb::arg("path") = "native",
              "Whether op `op` (a name from accel.op_names()) runs on this device in `dtype` ('f32', 'f64', 'f16', "
-             "'bf16') on `path` ('native' or 'vendor'). Raises InvalidArgument for an unknown op, dtype or path.")
+             "'bf16', or a NumPy dtype such as numpy.float32) on `path` ('native' or 'vendor'). Raises InvalidArgument for an unknown op, dtype or path.")
         .def("__repr__", &device_repr)
         .def("__str__", [](const accel::Device& d) { return d.selector() + " (" + d.name() + ")"; });
 
@@ -352,14 +371,14 @@ void bind_device(nb::module_& m) {
             return names;
         },
           "The names of accel's ops (accel.ops has one function each), in op-table order.");
-    m.def("nmse_threshold", [](const std::string& op, const std::string& dtype) {
+    m.def("nmse_threshold", [](const std::string& op, const DTypeArg& dtype) {
             const accel::OpInfo* info = accel::find_op(op);
             if (!info) throw accel::InvalidArgument("nmse_threshold: no op named '" + op + "'; see accel.op_names()");
-            return accel::nmse_threshold(info->op, dtype_from(dtype));
+            return accel::nmse_threshold(info->op, dtype.get());
         },
           nb::arg("op"), nb::arg("dtype"),
           "The op's pass threshold of the normalized mean squared error against a float64 reference given the "
-          "inputs as stored, sum((y - ref)^2) / sum(ref^2), in `dtype` (accel's op table, the conformance "
+          "inputs as stored, sum((y - ref)^2) / sum(ref^2), in `dtype` (a name or a NumPy dtype; accel's op table, the conformance "
           "suite's criterion). Raises InvalidArgument for an unknown op or dtype.");
     m.def("version", []() { return std::string(ACCEL_VERSION); },
           "accel's version and the `git describe` of the build, e.g. '0.1.0 (v0.1.0-12-gabc123)'.");

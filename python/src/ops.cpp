@@ -1,7 +1,9 @@
-// ops.cpp — accel.ops: every op of accel/ops.hpp. Each takes its inputs, an
+// ops.cpp — accel.ops: every op of accel/ops.hpp, and the operators of
+// accel.Tensor (a + b, a * b, a @ b, a - b). Each op takes its inputs, an
 // optional output (allocated like the input when absent, and returned either
-// way), the path ('auto', 'native', 'vendor') and an optional stream, and
-// runs with the GIL released (unless it is small: GilRelease).
+// way), the path ('auto', 'native', 'vendor') and an optional stream, runs
+// with the GIL released (unless it is small: GilRelease), and raises
+// InvalidArgument naming the operands as the Python call does (python_names).
 #include "binding.hpp"
 
 #include <nanobind/stl/shared_ptr.h>
@@ -15,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace accel_python {
 
@@ -98,27 +101,124 @@ void need_rank(const accel::Tensor& t, std::size_t rank, const char* op, const c
                                      t.shape().to_string() + "; it must be rank " + std::to_string(rank));
 }
 
+// accel/ops.hpp names an op's output ('c' of add and matmul, 'y', 'dx', 'l', 'dz') where the Python call
+// has `out`, or nothing when the binding made the output itself. Its InvalidArgument messages are re-raised
+// with the Python names: the output is `out` where the caller gave one, else the input it was made like (the
+// same shape, dtype and device, so a message can only name it as the other side of a mismatch with that
+// input). Both forms the messages use are replaced: 'c' and "output c ".
+struct Rename {
+    const char* cpp;
+    const char* python;
+};
+
+std::string python_names(std::string message, std::initializer_list<Rename> renames) {
+    for (const Rename& r : renames) {
+        const std::pair<std::string, std::string> forms[] = {
+            {std::string("'") + r.cpp + "'", std::string("'") + r.python + "'"},
+            {std::string("output ") + r.cpp + " ", std::string("output '") + r.python + "' "}};
+        for (const auto& [from, to] : forms)
+            for (std::size_t at = message.find(from); at != std::string::npos; at = message.find(from, at + to.size()))
+                message.replace(at, from.size(), to);
+    }
+    return message;
+}
+
+// Runs `f` (an accel::ops call) with its InvalidArgument in the Python call's names (python_names).
 template <class F>
-PyTensor* unary(const char* op, PyTensor& x, PyTensor* out, nb::str path, PyStream* stream, F f) {
+void with_python_names(std::initializer_list<Rename> renames, F&& f) {
+    try {
+        f();
+    } catch (const accel::InvalidArgument& e) {
+        throw accel::InvalidArgument(python_names(e.what(), renames));
+    }
+}
+
+// The Python name of output `cpp_out`: `out` where given, else input `like`, which it was made like.
+Rename output_name(const char* cpp_out, const PyTensor* out, const char* like) {
+    return {cpp_out, out ? "out" : like};
+}
+
+template <class F>
+PyTensor* unary(const char* op, const char* cpp_out, PyTensor& x, PyTensor* out, nb::str path, PyStream* stream,
+                F f) {
     auto o = options(path, stream, x.t, op);
     auto made = output(out, x.t, x.t.shape(), x.t.dtype());
     accel::Tensor& y = out ? out->t : made->t;
     {
         GilRelease gil(double(x.t.elements()));
-        f(x.t, y, o);
+        with_python_names({output_name(cpp_out, out, "x")}, [&] { f(x.t, y, o); });
     }
     return result(out, made);
 }
 
+// A two-input op whose output is made like its first input, named `first` (as in C++).
 template <class F>
-PyTensor* binary(const char* op, PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream,
-                 F f) {
+PyTensor* binary(const char* op, const char* first, const char* cpp_out, PyTensor& a, PyTensor& b, PyTensor* out,
+                 nb::str path, PyStream* stream, F f) {
     auto o = options(path, stream, a.t, op);
     auto made = output(out, a.t, a.t.shape(), a.t.dtype());
     accel::Tensor& c = out ? out->t : made->t;
     {
         GilRelease gil(double(a.t.elements()));
-        f(a.t, b.t, c, o);
+        with_python_names({output_name(cpp_out, out, first)}, [&] { f(a.t, b.t, c, o); });
+    }
+    return result(out, made);
+}
+
+PyTensor* run_op(const std::string& name, const std::vector<PyTensor*>& inputs, PyTensor* out, nb::str path,
+                 PyStream* stream) {
+    const accel::OpInfo* info = accel::find_op(name);
+    if (!info || !info->elementwise_reference)
+        throw accel::InvalidArgument("accel.ops.run: '" + name +
+                                     "' is not an elementwise op; see accel.elementwise_op_names()");
+    if (inputs.size() != info->inputs.size() || std::count(inputs.begin(), inputs.end(), nullptr))
+        throw accel::InvalidArgument("accel.ops." + name + ": " + std::to_string(inputs.size()) +
+                                     " input(s) given; it takes " + std::to_string(info->inputs.size()) +
+                                     " tensor(s)");
+    auto o = options(path, stream, inputs[0]->t, name.c_str());
+    auto made = output(out, inputs[0]->t, inputs[0]->t.shape(), inputs[0]->t.dtype());
+    accel::Tensor& y = out ? out->t : made->t;
+    std::vector<const accel::Tensor*> in;
+    for (PyTensor* t : inputs) in.push_back(&t->t);
+    {
+        GilRelease gil(double(y.elements()));
+        with_python_names({output_name(info->outputs[0].c_str(), out, info->inputs[0].c_str())},
+                          [&] { ops::run(info->op, in, {&y}, o); });
+    }
+    return result(out, made);
+}
+
+PyTensor* add_op(PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
+    return binary("add", "a", "c", a, b, out, path, stream,
+                  [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
+                      ops::add(x, y, z, o);
+                  });
+}
+
+PyTensor* mul_op(PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
+    return binary("mul", "a", "c", a, b, out, path, stream,
+                  [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
+                      ops::mul(x, y, z, o);
+                  });
+}
+
+PyTensor* matmul_op(PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool trans_b, nb::str path,
+                    PyStream* stream) {
+    auto o = options(path, stream, a.t, "matmul");
+    std::unique_ptr<PyTensor> made;
+    if (!out) {
+        need_rank(a.t, 2, "matmul", "a");
+        need_rank(b.t, 2, "matmul", "b");
+        const std::size_t rows = trans_a ? a.t.shape()[1] : a.t.shape()[0];
+        const std::size_t cols = trans_b ? b.t.shape()[0] : b.t.shape()[1];
+        made = output(out, a.t, rank2(rows, cols), a.t.dtype());
+    }
+    accel::Tensor& c = out ? out->t : made->t;
+    {
+        GilRelease gil(product_work(c, a.t, trans_a ? 0 : 1));  // c[m, n] · k
+        // An output made here has the shape the op asks for: only one given as `out` can be named.
+        with_python_names({output_name("c", out, "c")},
+                          [&] { ops::matmul(a.t, b.t, c, ops::Transpose{trans_a, trans_b}, o); });
     }
     return result(out, made);
 }
@@ -134,6 +234,58 @@ const char* kCommon =
 
 std::string doc(const char* what) { return std::string(what) + kCommon; }
 
+// The names of the elementwise ops of the op table (what run() runs), in table order.
+std::vector<std::string> elementwise_names() {
+    std::vector<std::string> names;
+    for (const accel::OpInfo* i : accel::op_table())
+        if (!i->kernel_only && i->elementwise_reference) names.push_back(i->name);
+    return names;
+}
+
+// a - b: the op table's elementwise 'sub' where there is one (a plugin's, or a later table's), else TypeError.
+PyTensor* sub_operator(PyTensor& a, PyTensor& b) {
+    const accel::OpInfo* sub = accel::find_op("sub");
+    if (!sub || sub->kernel_only || !sub->elementwise_reference || sub->inputs.size() != 2) {
+        std::string names;
+        for (const std::string& name : elementwise_names()) names += (names.empty() ? "" : ", ") + name;
+        throw nb::type_error(("accel.Tensor - accel.Tensor: accel has no elementwise op 'sub' (its elementwise "
+                              "ops: " + names + "); subtract on the host (numpy.asarray(a) - numpy.asarray(b)) "
+                              "or add a 'sub' op to the op table")
+                                 .c_str());
+    }
+    return run_op("sub", {&a, &b}, nullptr, nb::str("auto"), nullptr);
+}
+
+// The operators of accel.Tensor, defined here beside the ops they run.
+void bind_operators() {
+    nb::handle tensor = nb::type<PyTensor>();
+    const char* kOperand =
+        " Both operands Tensors of one device (an operand of another type gives NotImplemented: Python then tries "
+        "its operator); a new output, the default path ('auto') and stream. Raises what the op raises.";
+    static const std::string d_add = std::string("a + b: accel.ops.add(a, b), elementwise; one shape and dtype.") +
+                                     kOperand;
+    nb::cpp_function_def([](PyTensor& a, PyTensor& b) { return add_op(a, b, nullptr, nb::str("auto"), nullptr); },
+                         nb::scope(tensor), nb::name("__add__"), nb::is_method(), nb::is_operator(),
+                         nb::arg("other"), owned, d_add.c_str());
+    static const std::string d_mul = std::string("a * b: accel.ops.mul(a, b), elementwise; one shape and dtype.") +
+                                     kOperand;
+    nb::cpp_function_def([](PyTensor& a, PyTensor& b) { return mul_op(a, b, nullptr, nb::str("auto"), nullptr); },
+                         nb::scope(tensor), nb::name("__mul__"), nb::is_method(), nb::is_operator(),
+                         nb::arg("other"), owned, d_mul.c_str());
+    static const std::string d_matmul =
+        std::string("a @ b: accel.ops.matmul(a, b), c[M, N] = a[M, K] @ b[K, N]; both rank 2.") + kOperand;
+    nb::cpp_function_def(
+        [](PyTensor& a, PyTensor& b) { return matmul_op(a, b, nullptr, false, false, nb::str("auto"), nullptr); },
+        nb::scope(tensor), nb::name("__matmul__"), nb::is_method(), nb::is_operator(), nb::arg("other"), owned,
+        d_matmul.c_str());
+    static const std::string d_sub =
+        std::string("a - b: the op table's elementwise op 'sub' where it has one; accel's own table has none, and "
+                    "then this raises TypeError naming the elementwise ops there are.") +
+        kOperand;
+    nb::cpp_function_def(&sub_operator, nb::scope(tensor), nb::name("__sub__"), nb::is_method(), nb::is_operator(),
+                         nb::arg("other"), owned, d_sub.c_str());
+}
+
 }  // namespace
 
 void bind_ops(nb::module_& m) {
@@ -142,72 +294,37 @@ void bind_ops(nb::module_& m) {
         "of one shape and dtype, no scalars) on `inputs`, e.g. run('mul', [a, b]). accel.ops has a function of "
         "the same name for each such op, this one underneath. Raises InvalidArgument for an unknown or "
         "non-elementwise op name and for the wrong number of inputs.");
-    m.def("run", [](const std::string& name, const std::vector<PyTensor*>& inputs, PyTensor* out, nb::str path,
-                    PyStream* stream) {
-            const accel::OpInfo* info = accel::find_op(name);
-            if (!info || !info->elementwise_reference)
-                throw accel::InvalidArgument("accel.ops.run: '" + name +
-                                             "' is not an elementwise op; see accel.elementwise_op_names()");
-            if (inputs.size() != info->inputs.size() || std::count(inputs.begin(), inputs.end(), nullptr))
-                throw accel::InvalidArgument("accel.ops." + name + ": " + std::to_string(inputs.size()) +
-                                             " input(s) given; it takes " + std::to_string(info->inputs.size()) +
-                                             " tensor(s)");
-            auto o = options(path, stream, inputs[0]->t, name.c_str());
-            auto made = output(out, inputs[0]->t, inputs[0]->t.shape(), inputs[0]->t.dtype());
-            accel::Tensor& y = out ? out->t : made->t;
-            std::vector<const accel::Tensor*> in;
-            for (PyTensor* t : inputs) in.push_back(&t->t);
-            {
-                GilRelease gil(double(y.elements()));
-                ops::run(info->op, in, {&y}, o);
-            }
-            return result(out, made);
-        },
+    m.def("run", &run_op,
           nb::arg("op"), nb::arg("inputs"), nb::arg("out").none() = nb::none(), nb::kw_only(),
           nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), owned, d_run.c_str());
-    m.def("elementwise_op_names", []() {
-            std::vector<std::string> names;
-            for (const accel::OpInfo* i : accel::op_table())
-                if (!i->kernel_only && i->elementwise_reference) names.push_back(i->name);
-            return names;
-        },
+    m.def("elementwise_op_names", &elementwise_names,
           "The names of the elementwise ops of the op table (accel.ops.run runs each), in table order.");
 
     static const std::string d_add = doc("c = a + b elementwise. a, b, c: one shape (rank 1 or 2) and dtype; c may be a or b.");
-    m.def("add", [](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
-            return binary("add", a, b, out, path, stream,
-                          [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
-                              ops::add(x, y, z, o);
-                          });
-        },
+    m.def("add", &add_op,
           nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_add.c_str());
     static const std::string d_mul = doc("c = a * b elementwise. a, b, c: one shape and dtype; c may be a or b.");
-    m.def("mul", [](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
-            return binary("mul", a, b, out, path, stream,
-                          [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
-                              ops::mul(x, y, z, o);
-                          });
-        },
+    m.def("mul", &mul_op,
           nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_mul.c_str());
     static const std::string d_sigmoid = doc("y = 1 / (1 + exp(-x)) elementwise (stable for large |x|); y may be x.");
     m.def("sigmoid", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
-            return unary("sigmoid", x, out, path, stream,
+            return unary("sigmoid", "y", x, out, path, stream,
                          [](const accel::Tensor& a, accel::Tensor& b, const ops::Options& o) { ops::sigmoid(a, b, o); });
         },
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_sigmoid.c_str());
     static const std::string d_relu = doc("y = max(x, 0) elementwise (NaN stays NaN); y may be x.");
     m.def("relu", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
-            return unary("relu", x, out, path, stream,
+            return unary("relu", "y", x, out, path, stream,
                          [](const accel::Tensor& a, accel::Tensor& b, const ops::Options& o) { ops::relu(a, b, o); });
         },
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned, d_relu.c_str());
     static const std::string d_relu_b = doc("dx = dy where x > 0, else 0 (ReLU's gradient). dy, x, dx: one shape.");
     m.def("relu_backward", [](PyTensor& dy, PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
-            return binary("relu_backward", dy, x, out, path, stream,
+            return binary("relu_backward", "dy", "dx", dy, x, out, path, stream,
                           [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
                               ops::relu_backward(a, b, c, o);
                           });
@@ -217,7 +334,7 @@ void bind_ops(nb::module_& m) {
     static const std::string d_sig_b =
         doc("dx = dy * y * (1 - y), the sigmoid's gradient given its output y. dy, y, dx: one shape.");
     m.def("sigmoid_backward", [](PyTensor& dy, PyTensor& y, PyTensor* out, nb::str path, PyStream* stream) {
-            return binary("sigmoid_backward", dy, y, out, path, stream,
+            return binary("sigmoid_backward", "dy", "dx", dy, y, out, path, stream,
                           [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
                               ops::sigmoid_backward(a, b, c, o);
                           });
@@ -228,24 +345,7 @@ void bind_ops(nb::module_& m) {
     static const std::string d_matmul =
         doc("c[M, N] = op(a) @ op(b), row-major: op(a) is a [M, K] (a [K, M] with trans_a), op(b) is b [K, N] "
             "(b [N, K] with trans_b). All rank 2; c must not be a or b.");
-    m.def("matmul", [](PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool trans_b, nb::str path,
-                       PyStream* stream) {
-            auto o = options(path, stream, a.t, "matmul");
-            std::unique_ptr<PyTensor> made;
-            if (!out) {
-                need_rank(a.t, 2, "matmul", "a");
-                need_rank(b.t, 2, "matmul", "b");
-                const std::size_t rows = trans_a ? a.t.shape()[1] : a.t.shape()[0];
-                const std::size_t cols = trans_b ? b.t.shape()[0] : b.t.shape()[1];
-                made = output(out, a.t, rank2(rows, cols), a.t.dtype());
-            }
-            accel::Tensor& c = out ? out->t : made->t;
-            {
-                GilRelease gil(product_work(c, a.t, trans_a ? 0 : 1));  // c[m, n] · k
-                ops::matmul(a.t, b.t, c, ops::Transpose{trans_a, trans_b}, o);
-            }
-            return result(out, made);
-        },
+    m.def("matmul", &matmul_op,
           nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("trans_a") = false,
           nb::arg("trans_b") = false, nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), owned,
           d_matmul.c_str());
@@ -270,7 +370,7 @@ void bind_ops(nb::module_& m) {
                 GilRelease gil(product_work(x.t, w.t, 0));  // x[batch, in] · out
                 accel::OptionalTensor b;
                 if (bias) b = std::cref(bias->t);
-                ops::dense(x.t, w.t, b, y, a, o);
+                with_python_names({output_name("y", out, "y")}, [&] { ops::dense(x.t, w.t, b, y, a, o); });
             }
             return result(out, made);
         },
@@ -324,7 +424,7 @@ void bind_ops(nb::module_& m) {
             accel::Tensor& y = out ? out->t : made->t;
             {
                 GilRelease gil(double(x.t.elements()));
-                ops::column_sum(x.t, y, o);
+                with_python_names({output_name("y", out, "y")}, [&] { ops::column_sum(x.t, y, o); });
             }
             return result(out, made);
         },
@@ -335,7 +435,7 @@ void bind_ops(nb::module_& m) {
         doc("l = max(z, 0) - z * t + log1p(exp(-|z|)) elementwise (binary cross-entropy with logits, as "
             "torch.nn.BCEWithLogitsLoss without the mean). z logits, t targets in [0, 1], l: one shape.");
     m.def("bce_with_logits", [](PyTensor& z, PyTensor& t, PyTensor* out, nb::str path, PyStream* stream) {
-            return binary("bce_with_logits", z, t, out, path, stream,
+            return binary("bce_with_logits", "z", "l", z, t, out, path, stream,
                           [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
                               ops::bce_with_logits(a, b, c, o);
                           });
@@ -363,8 +463,10 @@ void bind_ops(nb::module_& m) {
             const float s = scaled ? nb::cast<float>(scale) : 0.0f;
             {
                 GilRelease gil(double(z.t.elements()));
-                if (scaled) ops::bce_with_logits_backward_scaled(z.t, t.t, dz, s, o);
-                else ops::bce_with_logits_backward(z.t, t.t, dz, o);
+                with_python_names({output_name("dz", out, "z")}, [&] {
+                    if (scaled) ops::bce_with_logits_backward_scaled(z.t, t.t, dz, s, o);
+                    else ops::bce_with_logits_backward(z.t, t.t, dz, o);
+                });
             }
             return result(out, made);
         },
@@ -376,21 +478,22 @@ void bind_ops(nb::module_& m) {
 
     static const std::string d_convert =
         doc("y = x converted to y's dtype elementwise (widening exact, narrowing to nearest, ties to even; NaN and "
-            "Inf kept). Give out, or dtype for a new tensor ('f32', 'f64', 'f16', 'bf16').");
+            "Inf kept). Give out, or dtype for a new tensor ('f32', 'f64', 'f16', 'bf16', or a NumPy dtype such as "
+            "numpy.float16).");
     m.def("convert", [](PyTensor& x, PyTensor* out, nb::object dtype, nb::str path, PyStream* stream) {
             auto o = options(path, stream, x.t, "convert");
-            const accel::DType d = dtype.is_none() ? x.t.dtype() : dtype_from(nb::cast<std::string>(dtype));
+            const accel::DType d = dtype.is_none() ? x.t.dtype() : dtype_from(dtype);
             auto made = output(out, x.t, x.t.shape(), d);
             accel::Tensor& y = out ? out->t : made->t;
             {
                 GilRelease gil(double(x.t.elements()));
-                ops::convert(x.t, y, o);
+                with_python_names({output_name("y", out, "x")}, [&] { ops::convert(x.t, y, o); });
             }
             return result(out, made);
         },
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
           nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
-          nb::sig("def convert(x: Tensor, out: Tensor | None = None, *, dtype: str | None = None, "
+          nb::sig("def convert(x: Tensor, out: Tensor | None = None, *, dtype: str | numpy.typing.DTypeLike | None = None, "
                   "path: str = 'auto', stream: Stream | None = None) -> Tensor"),
           owned, d_convert.c_str());
 
@@ -409,7 +512,7 @@ void bind_ops(nb::module_& m) {
             hp.beta2 = static_cast<float>(beta2);
             hp.eps = static_cast<float>(eps);
             GilRelease gil(double(param.t.elements()));
-            ops::adam_step(param.t, grad.t, m_.t, v.t, step, hp, o);
+            with_python_names({{"p", "param"}}, [&] { ops::adam_step(param.t, grad.t, m_.t, v.t, step, hp, o); });
         },
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
           nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
@@ -437,7 +540,8 @@ void bind_ops(nb::module_& m) {
             for (const PyTensor* p : params) elements += double(p->t.elements());
             GilRelease gil(elements);
             for (std::size_t i = 0; i < params.size(); ++i)
-                ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o);
+                with_python_names({{"p", "param"}},
+                                  [&] { ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o); });
         },
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::arg("lr") = 1e-3,
           nb::kw_only(), nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
@@ -445,6 +549,7 @@ void bind_ops(nb::module_& m) {
           "adam_step over lists of tensors (as torch.optim.Adam's foreach form): param[i] updated from grad[i], "
           "m[i], v[i], one after the other on the stream, in one call. The lists must have one length. Errors "
           "as the single-tensor form; a rejected entry leaves the later ones untouched.");
+    bind_operators();
 }
 
 }  // namespace accel_python

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -231,15 +232,32 @@ private:
     nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> nd_;
 };
 
-PyTensor make(const std::vector<std::size_t>& shape, const std::string& dtype,
+PyTensor make(const std::vector<std::size_t>& shape, const DTypeArg& dtype,
               const std::shared_ptr<accel::Device>& device) {
-    return PyTensor(accel::Tensor(device_or_default(device), accel::Shape(shape), dtype_from(dtype)));
+    return PyTensor(accel::Tensor(device_or_default(device), accel::Shape(shape), dtype.get()));
+}
+
+// A new tensor with every element `value` (rounded to the dtype): one element converted on the host, repeated,
+// uploaded (blocking, GIL released).
+PyTensor filled(const std::vector<std::size_t>& shape, double value, const DTypeArg& dtype,
+                const std::shared_ptr<accel::Device>& device) {
+    PyTensor p = make(shape, dtype, device);
+    if (!p.t.bytes()) return p;
+    const std::size_t size = accel::dtype_size(p.t.dtype());
+    std::vector<unsigned char> bytes(p.t.bytes(), 0);
+    if (value != 0.0 || std::signbit(value)) {  // all-zero bytes are 0.0 in every dtype
+        accel::convert_elements(&value, accel::DType::f64, bytes.data(), p.t.dtype(), 1);
+        for (std::size_t at = size; at < bytes.size(); at += size) std::memcpy(&bytes[at], bytes.data(), size);
+    }
+    nb::gil_scoped_release release;
+    p.t.buffer().upload(bytes.data(), bytes.size());
+    return p;
 }
 
 PyTensor from_numpy(nb::handle array, const std::shared_ptr<accel::Device>& device, const nb::object& dtype) {
     HostArray h(array, "from_numpy");
     accel::Shape shape = shape_of(h.ndim, h.dims.data(), "from_numpy");
-    const accel::DType target = dtype.is_none() ? h.dtype : dtype_from(nb::cast<std::string>(dtype));
+    const accel::DType target = dtype.is_none() ? h.dtype : dtype_from(dtype);
     PyTensor out(accel::Tensor(device_or_default(device), shape, target));
     upload(out.t, h.data, h.dtype, shape.elements());
     return out;
@@ -376,6 +394,48 @@ nb::object from_dlpack(nb::handle x, const std::shared_ptr<accel::Device>& devic
     return nb::cast(from_numpy(arr, device, nb::none()));
 }
 
+// The tensor for numpy.asarray / numpy.array (the __array__ protocol of NumPy 1 and 2): on the host backend a
+// view of the tensor's own memory, holding the tensor alive (bf16 as ml_dtypes.bfloat16 where installed), else a
+// copy (to_numpy). copy=True always copies; copy=False raises ValueError where a copy would be needed (NumPy's
+// rule), as does a `dtype` other than the tensor's (a conversion is a copy).
+nb::object as_array(nb::handle self_py, const nb::object& dtype, const nb::object& copy) {
+    const accel::Tensor& t = nb::cast<PyTensor&>(self_py).t;
+    const bool want_copy = !copy.is_none() && nb::cast<bool>(copy);
+    const bool forbid_copy = !copy.is_none() && !want_copy;
+    const bool bf16 = t.dtype() == accel::DType::bf16;
+    nb::object arr;
+    if (!want_copy && native_dl_device(t).first == kDLCPU && (!bf16 || have_ml_dtypes())) {
+        {
+            nb::gil_scoped_release release;  // the view shows what was enqueued before
+            t.device().synchronize();
+        }
+        const std::size_t shape[2] = {t.shape()[0], t.shape().rank() == 2 ? t.shape()[1] : 0};
+        const nb::dlpack::dtype element = bf16 ? nb::dtype<std::uint16_t>() : dl_dtype(t.dtype());
+        nb::ndarray<nb::numpy> a(t.handle(), t.shape().rank(), shape, self_py, nullptr, element);
+        arr = nb::cast(a, nb::rv_policy::reference);
+        if (bf16) arr = arr.attr("view")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
+    } else {
+        if (forbid_copy)
+            throw nb::value_error(("accel.Tensor.__array__: copy=False, but a tensor of " + t.device().selector() +
+                                   " becomes a NumPy array only as a host copy (host-backend memory is shared, "
+                                   "bf16 only with ml_dtypes installed)")
+                                      .c_str());
+        arr = to_numpy(t);
+    }
+    if (!dtype.is_none()) {
+        nb::object want = nb::module_::import_("numpy").attr("dtype")(dtype);
+        if (!want.equal(arr.attr("dtype"))) {
+            if (forbid_copy)
+                throw nb::value_error(("accel.Tensor.__array__: copy=False, but dtype " +
+                                       nb::cast<std::string>(nb::str(want)) + " asks for a conversion of the " +
+                                       accel::dtype_name(t.dtype()) + " tensor, which is a copy")
+                                          .c_str());
+            arr = arr.attr("astype")(want);
+        }
+    }
+    return arr;
+}
+
 std::string tensor_repr(const PyTensor& p) {
     if (!p.t.device_ptr()) return "<accel.Tensor (empty)>";
     return std::string("<accel.Tensor ") + p.t.shape().to_string() + " " + accel::dtype_name(p.t.dtype()) + " on " +
@@ -417,10 +477,12 @@ void bind_tensor(nb::module_& m) {
     nb::class_<PyTensor>(
         m, "Tensor", nb::is_weak_referenceable(),
         "A rank-1 [n] or rank-2 [rows, cols] row-major array of one dtype ('f32', 'f64', 'f16', 'bf16') on one "
-        "device. Made by accel.empty, accel.zeros, accel.from_numpy, accel.from_dlpack, or an op's result. Keeps "
-        "its device alive. Exchange: numpy() (a copy), __dlpack__ / __dlpack_device__ (zero-copy for the host "
-        "backend and CUDA device memory, a host copy for other backends). Thread-safety: as the device's; two ops "
-        "writing one tensor from two threads without ordering race on its contents.")
+        "device. Made by accel.empty, accel.zeros, accel.ones, accel.full, accel.from_numpy, accel.from_dlpack, or "
+        "an op's result (also a + b, a * b, a @ b: accel.ops.add, mul, matmul). Keeps its device alive. Exchange: "
+        "numpy() (a copy), numpy.asarray(t) (__array__: a view on the host backend, a copy elsewhere), "
+        "__dlpack__ / __dlpack_device__ (zero-copy for the host backend and CUDA device memory, a host copy for "
+        "other backends). Thread-safety: as the device's; two ops writing one tensor from two threads without "
+        "ordering race on its contents.")
         .def_prop_ro("shape", [](const PyTensor& p) { return shape_tuple(p.t.shape()); },
                      "The shape: (n,) or (rows, cols), in elements.")
         .def_prop_ro("dtype", [](const PyTensor& p) { return std::string(accel::dtype_name(p.t.dtype())); },
@@ -432,12 +494,38 @@ void bind_tensor(nb::module_& m) {
         .def_prop_ro("data_ptr", [](const PyTensor& p) { return reinterpret_cast<std::uintptr_t>(p.t.handle()); },
                      "The backend's handle of the storage as an int: the address of the data on the host backend "
                      "(and CUDA), an opaque handle (cl_mem, ...) elsewhere; 0 for an empty tensor.")
+        // Before numpy(): in the stub, a `numpy.typing` annotation after the method numpy would name it.
+        .def("to", [](const PyTensor& p, nb::handle target) {
+                accel::Tensor r;
+                if (nb::isinstance<accel::Device>(target)) {
+                    auto dev = nb::cast<std::shared_ptr<accel::Device>>(target);
+                    nb::gil_scoped_release release;
+                    r = p.t.to(dev);
+                } else {
+                    const accel::DType d = dtype_from(target);
+                    nb::gil_scoped_release release;
+                    r = p.t.to(d);
+                }
+                return PyTensor(std::move(r));
+            },
+             nb::arg("target"), nb::sig("def to(self, target: Device | str | numpy.typing.DTypeLike) -> Tensor"),
+             "A copy on another Device (blocking, bit for bit), or converted to a dtype given by name ('f32', "
+             "'f64', 'f16', 'bf16') or as a NumPy dtype (numpy.float64, ...; to nearest, ties to even). Raises "
+             "Unsupported where the device cannot convert to that dtype, InvalidArgument for a dtype accel has not.")
+        .def("__array__", &as_array, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none(),
+             nb::sig("def __array__(self, dtype: numpy.typing.DTypeLike | None = None, copy: bool | None = None) "
+                     "-> numpy.typing.NDArray[typing.Any]"),
+             "The tensor as a NumPy array, for numpy.asarray(t) and numpy.array(t). On the host backend a view of "
+             "the tensor's own memory (no copy: writes through either are seen by the other; the device is "
+             "synchronized first), elsewhere a host copy (blocking), as numpy(). dtype: a NumPy dtype to convert "
+             "to (a copy). copy: None copies where needed, True always, False never (ValueError where a copy "
+             "would be needed, as NumPy 2 asks).")
         .def("numpy", [](const PyTensor& p) { return to_numpy(p.t); },
              nb::sig("def numpy(self) -> numpy.typing.NDArray[typing.Any]"),
              "A NumPy copy of the contents (blocking: waits for the ops enqueued on the default stream; the GIL "
              "is released meanwhile). dtype: float32, float64, float16, and for bf16 ml_dtypes.bfloat16 when "
              "ml_dtypes is installed, else float32 (exact). For a view without a copy on the host backend use "
-             "numpy.from_dlpack(tensor).")
+             "numpy.asarray(tensor) or numpy.from_dlpack(tensor).")
         .def("copy_from", [](PyTensor& p, nb::handle array) {
                 HostArray h(array, "Tensor.copy_from");
                 if (h.count != p.t.elements())
@@ -450,23 +538,6 @@ void bind_tensor(nb::module_& m) {
              "Overwrites the contents with `array` (any shape of the same element count, row-major; float32, "
              "float64, float16 or bfloat16, rounded to the tensor's dtype), a blocking upload. Raises "
              "InvalidArgument for another element count or an element type accel has not.")
-        .def("to", [](const PyTensor& p, nb::handle target) {
-                accel::Tensor r;
-                if (nb::isinstance<nb::str>(target)) {
-                    const accel::DType d = dtype_from(nb::cast<std::string>(target));
-                    nb::gil_scoped_release release;
-                    r = p.t.to(d);
-                } else {
-                    auto dev = nb::cast<std::shared_ptr<accel::Device>>(target);
-                    nb::gil_scoped_release release;
-                    r = p.t.to(dev);
-                }
-                return PyTensor(std::move(r));
-            },
-             nb::arg("target"), nb::sig("def to(self, target: Device | str) -> Tensor"),
-             "A copy on another Device (blocking, bit for bit), or converted to a dtype given by name ('f32', "
-             "'f64', 'f16', 'bf16'; to nearest, ties to even). Raises Unsupported where the device cannot "
-             "convert to that dtype, InvalidArgument for an unknown dtype name.")
         .def("__dlpack__", &dlpack, nb::sig("def __dlpack__(self, *, stream: typing.Any = None, max_version: tuple[int, int] | None = None, "
                      "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> "
                      "typing_extensions.CapsuleType"),
@@ -484,25 +555,27 @@ void bind_tensor(nb::module_& m) {
 
     m.def("empty", &make, nb::arg("shape"), nb::arg("dtype") = "f32", nb::arg("device") = nb::none(),
           "A tensor of `shape` ((n,) or (rows, cols)) and `dtype` ('f32', 'f64', 'f16', 'bf16'; also 'float32', "
-          "...) on `device` (default: accel.default_device()), contents uninitialized. Raises InvalidArgument for a "
-          "rank other than 1 or 2 or an unknown dtype, OutOfMemory.");
-    m.def("zeros", [](const std::vector<std::size_t>& shape, const std::string& dtype,
-                      const std::shared_ptr<accel::Device>& device) {
-            PyTensor p = make(shape, dtype, device);
-            if (p.t.bytes()) {
-                std::vector<unsigned char> z(p.t.bytes(), 0);
-                nb::gil_scoped_release release;
-                p.t.buffer().upload(z.data(), z.size());
-            }
-            return p;
-        },
+          "..., or a NumPy dtype: numpy.float32, numpy.dtype('float64'), numpy.float16, ml_dtypes.bfloat16) on "
+          "`device` (default: accel.default_device()), contents uninitialized. Raises InvalidArgument for a rank "
+          "other than 1 or 2 or a dtype accel has not (the message lists those it has), OutOfMemory.");
+    m.def("zeros", [](const std::vector<std::size_t>& shape, const DTypeArg& dtype,
+                      const std::shared_ptr<accel::Device>& device) { return filled(shape, 0.0, dtype, device); },
           nb::arg("shape"), nb::arg("dtype") = "f32", nb::arg("device") = nb::none(),
-          "As accel.empty, filled with zeros.");
+          "As accel.empty, filled with zeros (a blocking upload).");
+    m.def("ones", [](const std::vector<std::size_t>& shape, const DTypeArg& dtype,
+                     const std::shared_ptr<accel::Device>& device) { return filled(shape, 1.0, dtype, device); },
+          nb::arg("shape"), nb::arg("dtype") = "f32", nb::arg("device") = nb::none(),
+          "As accel.empty, filled with ones (a blocking upload).");
+    m.def("full", &filled, nb::arg("shape"), nb::arg("value"), nb::arg("dtype") = "f32",
+          nb::arg("device") = nb::none(),
+          "As accel.empty, every element `value` (a float, rounded to the dtype: to nearest, ties to even; inf and "
+          "NaN kept), a blocking upload.");
     m.def("from_numpy", &from_numpy, nb::arg("array"), nb::arg("device") = nb::none(), nb::arg("dtype") = nb::none(),
-          nb::sig("def from_numpy(array: object, device: Device | None = None, dtype: str | None = None) -> Tensor"),
+          nb::sig("def from_numpy(array: object, device: Device | None = None, dtype: str | numpy.typing.DTypeLike | None "
+                  "= None) -> Tensor"),
           "A new tensor on `device` (default: accel.default_device()) holding a copy of `array` (anything "
           "numpy.asarray takes; rank 1 or 2, row-major; float32, float64, float16 or ml_dtypes.bfloat16), "
-          "converted to `dtype` when given (default: the array's). Blocking. Raises InvalidArgument for another "
+          "converted to `dtype` when given (a name such as 'f32' or a NumPy dtype; default: the array's). Blocking. Raises InvalidArgument for another "
           "rank or element type, naming it.");
     m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::arg("device") = nb::none(), nb::arg("copy") = nb::none(),
           nb::sig("def from_dlpack(x: object, device: Device | None = None, copy: bool | None = None) -> Tensor"),

@@ -243,3 +243,53 @@ def test_elementwise_ops_run_through_the_table(device: accel.Device) -> None:
         ops.run("matmul", [ta, tb])
     with pytest.raises(accel.InvalidArgument, match="takes 2"):
         ops.run("add", [ta])
+
+
+def test_operators_run_the_ops(host: accel.Device) -> None:
+    """a + b, a * b and a @ b are ops.add, ops.mul and ops.matmul; a - b, with no subtraction in the
+    op table, is a TypeError naming the ops there are; shapes are checked by the ops. (The host
+    only: the operators call the same binding on every device.)"""
+    a = tensor(host, (4, 3), "f32")
+    b = tensor(host, (4, 3), "f32")
+    w = tensor(host, (3, 5), "f32")
+    check("add", "f32", a + b, stored(a) + stored(b))
+    check("mul", "f32", a * b, stored(a) * stored(b))
+    check("matmul", "f32", a @ w, stored(a) @ stored(w))
+    if "sub" not in accel.elementwise_op_names():
+        with pytest.raises(TypeError, match="no elementwise op 'sub'.*add"):
+            a - b
+    with pytest.raises(accel.InvalidArgument, match=r"'b' has shape \[3, 4\] but 'a' has \[4, 3\]"):
+        a + tensor(host, (3, 4), "f32")
+    with pytest.raises(accel.InvalidArgument, match="inner dimensions"):
+        a @ b
+    with pytest.raises(TypeError):
+        a + 1.0  # no scalars: Python's TypeError after NotImplemented
+
+
+def test_errors_name_the_python_arguments(host: accel.Device) -> None:
+    """A message names the operands as the Python call does: the output given as `out`, never the
+    C++ name of an output the binding made ('c', 'y', 'dx', 'l', 'dz', 'p')."""
+    x3, x4 = accel.zeros((3,), device=host), accel.zeros((4,), device=host)
+    m = accel.zeros((2, 3), device=host)
+    cases = [
+        (lambda: ops.add(x3, x4), "'b' has shape [4] but 'a' has [3]"),
+        (lambda: ops.mul(x3, accel.zeros((3,), "f64", host)), "'b' is f64 but 'a' is f32"),
+        (lambda: ops.relu_backward(x3, x4), "'x' has shape [4] but 'dy' has [3]"),
+        (lambda: ops.bce_with_logits(x3, x4), "'t' has shape [4] but 'z' has [3]"),
+        (lambda: ops.bce_with_logits_backward(x3, x4), "'t' has shape [4] but 'z' has [3]"),
+        (lambda: ops.run("mul", [x3, x4]), "'b' has shape [4] but 'a' has [3]"),
+        (lambda: ops.add(x3, x3, out=x4), "'out' has [4]"),
+        (lambda: ops.sigmoid(x3, out=x4), "'out' has [4]"),
+        (lambda: ops.convert(x3, out=x4), "'out' has [4]"),
+        (lambda: ops.matmul(m, accel.zeros((3, 2), device=host), out=x4), "'out' has shape [4]"),
+        (lambda: ops.dense(m, m, out=x4), "'out' has shape [4]"),
+        (lambda: ops.column_sum(m, out=x4), "'out' has shape [4]"),
+        (lambda: ops.adam_step(x3, x3, x3, x4, 1), "'v' has shape [4] but 'param' has [3]"),
+    ]
+    for call, expected in cases:
+        with pytest.raises(accel.InvalidArgument) as e:
+            call()
+        message = str(e.value)
+        assert expected in message, message
+        for cpp_name in ("'c'", "'y'", "'dx'", "'l'", "'dz'", "'p'", "output c ", "output y "):
+            assert cpp_name not in message, message

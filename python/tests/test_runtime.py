@@ -125,9 +125,14 @@ def test_gil_released_during_an_op(host: accel.Device) -> None:
 
 
 def test_bench_rows() -> None:
+    lines: list = []
     result = accel.bench.run(backends=["host"], ops=["add", "matmul"], add_sizes=[1000], matmul_sizes=[32],
-                             paths=["native"], warmup=0, repeats=1, extra_args=["--min-time-ms", "0"])
+                             paths=["native"], warmup=0, repeats=1, extra_args=["--min-time-ms", "0"],
+                             progress=lines.append)
     assert result.returncode == 0
+    # progress: accel-bench's stderr lines as they came, a line per row among them.
+    assert all(isinstance(line, str) and "\n" not in line for line in lines)
+    assert any(" add " in line for line in lines) and any(" matmul " in line for line in lines), lines
     ops_seen = {r.op for r in result.rows}
     assert ops_seen == {"add", "matmul"}
     for r in result.rows:
@@ -135,6 +140,50 @@ def test_bench_rows() -> None:
         assert r.raw["op"] == r.op
     with pytest.raises(accel.InvalidArgument, match="accel-bench"):
         accel.bench.run(backends=["host"], ops=["no_such_op"])
+
+
+FAKE_BENCH = """\
+import json, os, sys, time
+out = sys.argv[sys.argv.index("-o") + 1]
+marker = os.environ["FAKE_BENCH_MARKER"]
+print("[1/2] add on host:0", file=sys.stderr, flush=True)
+deadline = time.time() + 20
+while not os.path.exists(marker):  # the caller's progress callback makes it on the first line
+    if time.time() > deadline:
+        print("the first line never reached progress", file=sys.stderr)
+        sys.exit(1)
+    time.sleep(0.01)
+print("[2/2] matmul on host:0", file=sys.stderr, flush=True)
+with open(out, "w") as f:
+    json.dump({"rows": [{"op": "add", "pass": True}, {"op": "matmul", "pass": True}]}, f)
+print("wrote 2 rows to " + out, file=sys.stderr)
+"""
+
+
+def test_bench_progress_is_called_as_lines_come(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """progress gets each stderr line while accel-bench still runs (a stand-in program waits for the
+    callback to have seen its first line before it goes on), and an exception in it stops the run."""
+    fake = tmp_path / "fake-accel-bench"
+    fake.write_text(f"#!{sys.executable}\n" + FAKE_BENCH)
+    fake.chmod(0o755)
+    marker = tmp_path / "first-line-seen"
+    monkeypatch.setenv("FAKE_BENCH_MARKER", str(marker))
+    lines: list = []
+
+    def progress(line: str) -> None:
+        lines.append(line)
+        marker.touch()
+
+    result = accel.bench.run(backends=["host"], progress=progress, program_path=str(fake), timeout=60)
+    assert [r.op for r in result.rows] == ["add", "matmul"] and result.returncode == 0
+    assert lines[:2] == ["[1/2] add on host:0", "[2/2] matmul on host:0"] and lines[2].startswith("wrote 2 rows")
+    marker.unlink()
+
+    def stop(line: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        accel.bench.run(progress=stop, program_path=str(fake), timeout=60)
 
 
 def test_type_stub_checks() -> None:

@@ -300,3 +300,74 @@ def test_bfloat16_arrays(device: accel.Device) -> None:
     for t in (accel.from_numpy(a, device=device), accel.from_dlpack(a, device=device)):
         assert t.dtype == "bf16" and t.numpy().dtype == ml_dtypes.bfloat16
         assert np.array_equal(t.numpy().astype(np.float32), a.astype(np.float32))
+
+
+def test_asarray_gives_the_values(device: accel.Device) -> None:
+    """numpy.asarray / numpy.array of a tensor are its values (the __array__ protocol, NumPy 1 and 2
+    signatures): a view of the tensor's memory on the host backend, a copy elsewhere."""
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    t = accel.from_numpy(a, device=device)
+    view = np.asarray(t)
+    assert view.dtype == np.float32 and view.shape == (3, 4) and np.array_equal(view, a)
+    copied = np.array(t)  # copy=True: never shared
+    assert copied.ctypes.data != t.data_ptr and np.array_equal(copied, a)
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    assert np.array_equal(t.__array__(np.float64), a.astype(np.float64))  # NumPy 1's call: dtype only
+    if device.backend == "host":
+        assert view.ctypes.data == t.data_ptr  # no copy
+        view[1, 2] = 42.0  # a write through the view is seen by accel
+        assert t.numpy()[1, 2] == 42.0
+        assert np.asarray(t, copy=False).ctypes.data == t.data_ptr
+    else:
+        with pytest.raises(ValueError, match="copy=False"):
+            t.__array__(copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        t.__array__(np.float64, copy=False)  # a conversion is a copy
+
+
+def test_asarray_of_bf16_and_empty(host: accel.Device) -> None:
+    if ml_dtypes is None:
+        pytest.skip("ml_dtypes is not installed: bf16 arrays come back as float32")
+    b = accel.from_numpy(np.array([1.5, -2.0], dtype=ml_dtypes.bfloat16), device=host)
+    view = np.asarray(b)
+    assert view.dtype == ml_dtypes.bfloat16 and view.ctypes.data == b.data_ptr
+    assert np.array_equal(view.astype(np.float32), [1.5, -2.0])
+    assert np.asarray(accel.zeros((0,), device=host)).shape == (0,)
+
+
+@pytest.mark.parametrize("given, name", [(np.float32, "f32"), (np.dtype("float64"), "f64"), (np.float16, "f16"),
+                                         ("bfloat16", "bf16"), ("f32", "f32")])
+def test_numpy_dtypes_are_accepted(host: accel.Device, given: object, name: str) -> None:
+    """Wherever accel takes a dtype name it takes a NumPy dtype too."""
+    assert accel.empty((2,), given, host).dtype == name
+    assert accel.zeros((2,), dtype=given, device=host).dtype == name
+    assert accel.from_numpy(np.ones(2), device=host, dtype=given).dtype == name
+    assert accel.ones((2,), "f64", host).to(given).dtype == name
+    assert ops.convert(accel.ones((2,), "f64", host), dtype=given).dtype == name
+    assert host.supports("add", given) and accel.nmse_threshold("add", given) > 0
+
+
+def test_bfloat16_dtype_of_ml_dtypes(host: accel.Device) -> None:
+    if ml_dtypes is None:
+        pytest.skip("ml_dtypes is not installed")
+    assert accel.zeros((2,), ml_dtypes.bfloat16, host).dtype == "bf16"
+
+
+@pytest.mark.parametrize("given", [np.int8, np.dtype("int32"), "int8", object()])
+def test_unsupported_dtype_lists_the_valid_ones(host: accel.Device, given: object) -> None:
+    with pytest.raises(accel.InvalidArgument, match="f32.*f64.*f16.*bf16"):
+        accel.zeros((2,), given, host)
+    with pytest.raises(accel.InvalidArgument, match="f32.*f64.*f16.*bf16"):
+        accel.ones((2,), device=host).to(given)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+def test_ones_and_full(device: accel.Device, dtype: str) -> None:
+    ones = accel.ones((2, 3), dtype, device)
+    assert ones.shape == (2, 3) and ones.dtype == dtype and ones.device is device
+    assert np.array_equal(np.asarray(ones.numpy(), np.float64), np.ones((2, 3)))
+    full = accel.full((5,), -2.5, dtype, device)  # exact in every dtype
+    assert full.dtype == dtype and np.array_equal(np.asarray(full.numpy(), np.float64), np.full(5, -2.5))
+    assert np.all(np.isnan(np.asarray(accel.full((2,), float("nan"), dtype, device).numpy(), np.float64)))
+    assert np.array_equal(np.asarray(accel.zeros((4,), dtype, device).numpy(), np.float64), np.zeros(4))
+    assert accel.full((0,), 1.0, dtype, device).shape == (0,)

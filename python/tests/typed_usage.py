@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 import accel
 import accel.bench
@@ -29,6 +30,9 @@ def run() -> Tuple[float, List[accel.bench.Row]]:
     ms: float = dev.elapsed_ms(e0, e1)
     loss: float = ops.bce_with_logits_loss(y, y)
     back: accel.Tensor = accel.from_dlpack(np.from_dlpack(y))
-    rows = accel.bench.run(backends=["host"], ops=["add"], quick=True).rows
-    del name, dx, db, shape, loss, back
+    summed: accel.Tensor = x + x * accel.ones((4, 3), np.float32, dev) + accel.full((4, 3), 2.0, "f32", dev)
+    product: accel.Tensor = summed @ accel.zeros((3, 2), dtype=np.dtype("float32"), device=dev)
+    values: npt.NDArray[Any] = np.asarray(product)
+    rows = accel.bench.run(backends=["host"], ops=["add"], quick=True, progress=print).rows
+    del name, dx, db, shape, loss, back, values
     return ms, rows

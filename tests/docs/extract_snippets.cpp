@@ -8,8 +8,9 @@
 // OUT_DIR/programs.txt (the targets, one per line) and OUT_DIR/flags.txt
 // ("TOOL FLAG FILE:LINE" for every --flag on a line that names an installed
 // tool), and checks that every ACCEL_ environment variable the docs set
-// (NAME=value; not the CMake options, -DNAME=... or ACCEL_WITH_*) is a row of
-// docs/environment.md's variables table. Exit status 1 on any error, each printed.
+// (NAME=value; not the CMake options, -DNAME=..., cmake.define.NAME=... or
+// ACCEL_WITH_*) is a row of docs/environment.md's variables table. Exit status
+// 1 on any error, each printed.
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -73,11 +74,16 @@ int main(int argc, char** argv) {
                 } else if (readme && l.rfind("| `ACCEL_", 0) == 0) {
                     table_variables.insert(l.substr(3, l.find('`', 3) - 3));
                 }
-                // NAME=value, not a CMake option (-DNAME=..., ACCEL_WITH_*): an environment variable.
+                // NAME=value, not a CMake option (-DNAME=..., pip's cmake.define.NAME=..., ACCEL_WITH_*):
+                // an environment variable.
                 for (std::sregex_iterator m(l.begin(), l.end(), variable), e; m != e; ++m) {
                     const std::string name = m->str().substr(0, m->length() - 1);
-                    const bool cmake_option = (m->position() >= 2 && l.compare(m->position() - 2, 2, "-D") == 0) ||
-                                              name.rfind("ACCEL_WITH_", 0) == 0;
+                    const auto preceded_by = [&](const std::string& s) {
+                        return m->position() >= static_cast<std::ptrdiff_t>(s.size()) &&
+                               l.compare(m->position() - s.size(), s.size(), s) == 0;
+                    };
+                    const bool cmake_option =
+                        preceded_by("-D") || preceded_by("cmake.define.") || name.rfind("ACCEL_WITH_", 0) == 0;
                     if (!cmake_option) mentioned.emplace_back(name, where);
                 }
                 // The flags after a tool's name, up to the end of its command (&&, ;, a pipe).
