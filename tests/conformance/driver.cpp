@@ -5,6 +5,7 @@
 #include "driver.hpp"
 
 #include "support/check.hpp"
+#include "support/silent_reporter.hpp"
 
 #include <backend_list.hpp>
 #include <tool_cli.hpp>
@@ -100,11 +101,11 @@ accel::Op lookup_op(const std::string& name) {
 
 // A doctest query's answer: the names of the test cases (--list-test-cases)
 // and how many pass the filters (--count); no test case runs.
-struct CaseQuery : doctest::IReporter {
+struct CaseQuery : accel_test::SilentReporter {
     static inline bool answered = false;
     static inline unsigned passing = 0;
     static inline std::vector<std::string> names;
-    explicit CaseQuery(const doctest::ContextOptions&) {}
+    using SilentReporter::SilentReporter;
     void report_query(const doctest::QueryData& in) override {
         if (!in.run_stats) return;  // --help, --version: no test cases asked about
         answered = true;
@@ -112,26 +113,15 @@ struct CaseQuery : doctest::IReporter {
         names.clear();
         for (unsigned i = 0; i < in.num_data; ++i) names.emplace_back(in.data[i]->m_name);
     }
-    void test_run_start() override {}
-    void test_run_end(const doctest::TestRunStats&) override {}
-    void test_case_start(const doctest::TestCaseData&) override {}
-    void test_case_reenter(const doctest::TestCaseData&) override {}
-    void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-    void test_case_exception(const doctest::TestCaseException&) override {}
-    void subcase_start(const doctest::SubcaseSignature&) override {}
-    void subcase_end() override {}
-    void log_assert(const doctest::AssertData&) override {}
-    void log_message(const doctest::MessageData&) override {}
-    void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 REGISTER_REPORTER("accel-case-query", 0, CaseQuery);
 
 // The test cases run, by outcome: failed, passed, or skipped (it checked
 // nothing on this device: e.g. its op is unsupported there, and it said so).
-struct CaseCounts : doctest::IReporter {
+struct CaseCounts : accel_test::SilentReporter {
     static inline int passed = 0, failed = 0, skipped = 0;
     static inline std::vector<std::string> failed_names;
-    explicit CaseCounts(const doctest::ContextOptions&) {}
+    using SilentReporter::SilentReporter;
     void test_case_start(const doctest::TestCaseData& tc) override { name_ = tc.m_name; }
     void test_case_end(const doctest::CurrentTestCaseStats& s) override {
         if (!s.testCaseSuccess) {
@@ -143,16 +133,6 @@ struct CaseCounts : doctest::IReporter {
             ++passed;
         }
     }
-    void report_query(const doctest::QueryData&) override {}
-    void test_run_start() override {}
-    void test_run_end(const doctest::TestRunStats&) override {}
-    void test_case_reenter(const doctest::TestCaseData&) override {}
-    void test_case_exception(const doctest::TestCaseException&) override {}
-    void subcase_start(const doctest::SubcaseSignature&) override {}
-    void subcase_end() override {}
-    void log_assert(const doctest::AssertData&) override {}
-    void log_message(const doctest::MessageData&) override {}
-    void test_case_skipped(const doctest::TestCaseData&) override {}
 
 private:
     std::string name_;

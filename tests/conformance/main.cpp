@@ -17,6 +17,7 @@
 // doctest's options after --) is driver.cpp's.
 #include "driver.hpp"
 #include "support/check.hpp"
+#include "support/silent_reporter.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -36,23 +37,17 @@ accel::mpi::Watchdog* g_watch = nullptr;
 // A doctest listener that tells the watchdog of every test case and subcase
 // started: a rank is judged hung only when one of them runs past the rank
 // timeout.
-struct RankProgress : doctest::IReporter {
-    explicit RankProgress(const doctest::ContextOptions&) {}
+struct RankProgress : accel_test::SilentReporter {
+    using SilentReporter::SilentReporter;
     void tick() {
         if (g_watch) g_watch->progress();
     }
-    void report_query(const doctest::QueryData&) override {}
     void test_run_start() override { tick(); }
     void test_run_end(const doctest::TestRunStats&) override { tick(); }
     void test_case_start(const doctest::TestCaseData&) override { tick(); }
     void test_case_reenter(const doctest::TestCaseData&) override { tick(); }
     void test_case_end(const doctest::CurrentTestCaseStats&) override { tick(); }
-    void test_case_exception(const doctest::TestCaseException&) override {}
     void subcase_start(const doctest::SubcaseSignature&) override { tick(); }
-    void subcase_end() override {}
-    void log_assert(const doctest::AssertData&) override {}
-    void log_message(const doctest::MessageData&) override {}
-    void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 REGISTER_LISTENER("rank-progress", 1, RankProgress);
 
