@@ -130,14 +130,14 @@ struct DeviceRef {
     int within_platform;  ///< index among its platform's devices
 };
 
-// Every device of every platform. A platform whose device list cannot be read
-// adds none (the others stay usable) and its failure is appended to
-// *problems, so that "no device" says why.
 bool is_simulator(cl_platform_id p);
 
 // Every device of every platform, in the loader's platform order, the
 // simulators' devices last: indices 0 .. (count of real devices - 1) name real
 // devices only, and a simulator's index (opened only by name) follows them.
+// A platform whose device list cannot be read adds none (the others stay
+// usable) and its failure is appended to *problems, so that "no device" says
+// why.
 std::vector<DeviceRef> all_devices(std::string* problems = nullptr) {
     cl_uint np = 0;
     check_cl(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
