@@ -1,4 +1,5 @@
-// CUDA backend: Backend + probe, device facts, memory, copies, streams, events.
+// CUDA backend (and, compiled as HIP, the HIP backend): Backend + probe,
+// memory, copies, streams, events.
 #include "cuda_device.hpp"
 
 #include "kernels/kernels.hpp"
@@ -21,123 +22,39 @@ std::string describe(cudaError_t e) {
            cudaGetErrorString(e);
 }
 
-bool is_sticky(cudaError_t e) {
-    // The codes the CUDA Runtime API documents as leaving the process in an
-    // inconsistent state ("the process must be terminated and relaunched").
-    switch (e) {
-        case cudaErrorIllegalAddress:
-        case cudaErrorLaunchTimeout:
-        case cudaErrorAssert:
-        case cudaErrorHardwareStackError:
-        case cudaErrorIllegalInstruction:
-        case cudaErrorMisalignedAddress:
-        case cudaErrorInvalidAddressSpace:
-        case cudaErrorInvalidPc:
-        case cudaErrorLaunchFailure:
-        // Added by CUDA 12/13, documented the same way.
-        case cudaErrorContained:            // 226: an error contained by the hardware (H100 error containment)
-        case cudaErrorTensorMemoryLeak:     // 721
-        case cudaErrorMpsClientTerminated:  // 810
-        case cudaErrorExternalDevice:       // 911
-            return true;
-        default:
-            return false;
-    }
-}
-
 cudaError_t cleared(cudaError_t e) noexcept {
     if (e != cudaSuccess && !is_sticky(e)) cudaGetLastError();
     return e;
 }
 
-namespace {
 std::string call_site(const char* call, const char* file, int line) {
     const char* slash = std::strrchr(file, '/');
     return std::string(call) + " failed at " + (slash ? slash + 1 : file) + ":" + std::to_string(line);
 }
-}  // namespace
 
 void check(cudaError_t e, const char* call, const char* file, int line) {
     if (e == cudaSuccess) return;
     std::string msg = call_site(call, file, line) + ": " + describe(e);
     if (is_sticky(e))
-        msg += "; the CUDA context is now unusable; restart the process";
+        msg += "; the " ACCEL_GPU_RUNTIME " context is now unusable; restart the process";
     else
         cudaGetLastError();  // clear it, so that the next launch check does not report it again
     throw DeviceError(msg, static_cast<long>(e), cudaGetErrorName(e));
-}
-
-void check(cublasStatus_t s, const char* call, const char* file, int line) {
-    if (s == CUBLAS_STATUS_SUCCESS) return;
-    throw DeviceError(call_site(call, file, line) + ": " + cublasGetStatusName(s) + " (" +
-                          std::to_string(static_cast<int>(s)) + "): " + cublasGetStatusString(s),
-                      static_cast<long>(s), cublasGetStatusName(s));
 }
 
 namespace {
 
 cudaStream_t native(Stream& s) { return static_cast<CudaStream&>(s).handle(); }
 
-// 13020 -> "13.2" (the encoding of cudaDriverGetVersion/cudaRuntimeGetVersion).
-std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
-
-int attribute(cudaDeviceAttr a, int index) {
-    int v = 0;
-    ACCEL_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, index));
-    return v;
-}
-
-DeviceInfo cuda_info(int index, int ordinal) {
-    cudaDeviceProp p{};
-    ACCEL_CUDA_CHECK(cudaGetDeviceProperties(&p, ordinal));
-    int driver = 0, runtime = 0;
-    ACCEL_CUDA_CHECK(cudaDriverGetVersion(&driver));
-    ACCEL_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-    // Clocks come from attributes: CUDA 13 removed them from cudaDeviceProp.
-    const int sm_khz = attribute(cudaDevAttrClockRate, ordinal);
-    const int mem_khz = attribute(cudaDevAttrMemoryClockRate, ordinal);
-
-    DeviceInfo i;
-    i.backend = "cuda";
-    i.index = index;
-    i.name = p.name;
-    i.vendor = "NVIDIA Corporation";
-    i.type = "gpu";
-    i.driver_version = "CUDA driver " + version_text(driver);
-    i.runtime_version = "CUDA runtime " + version_text(runtime);
-    i.compute_units = p.multiProcessorCount;
-    i.global_memory_bytes = p.totalGlobalMem;
-    i.limits.max_block_size = static_cast<std::size_t>(p.maxThreadsPerBlock);
-    i.limits.max_block_dims = {static_cast<std::size_t>(p.maxThreadsDim[0]), static_cast<std::size_t>(p.maxThreadsDim[1]),
-                               static_cast<std::size_t>(p.maxThreadsDim[2])};
-    i.limits.max_grid_dims = {static_cast<std::size_t>(p.maxGridSize[0]), static_cast<std::size_t>(p.maxGridSize[1]),
-                              static_cast<std::size_t>(p.maxGridSize[2])};
-    i.timer = "cudaEvent";
-    unsigned char uuid[16];
-    std::memcpy(uuid, p.uuid.bytes, sizeof uuid);
-    i.uuid = format_uuid(uuid);
-    i.pci_bus_id = format_pci_bus_id(static_cast<unsigned>(p.pciDomainID), static_cast<unsigned>(p.pciBusID),
-                                     static_cast<unsigned>(p.pciDeviceID), 0);
-    char buf[96];
-    i.extra.push_back({"CUDA device ordinal", std::to_string(ordinal)});
-    i.extra.push_back({"compute capability", std::to_string(p.major) + "." + std::to_string(p.minor)});
-    i.extra.push_back({"SM clock", std::to_string(sm_khz / 1000) + " MHz"});
-    i.extra.push_back({"memory clock", std::to_string(mem_khz / 1000) + " MHz"});
-    i.extra.push_back({"memory bus width", std::to_string(p.memoryBusWidth) + " bit"});
-    // Double data rate: two transfers per memory clock.
-    std::snprintf(buf, sizeof buf, "%.1f GB/s (2 x memory clock x bus width)",
-                  2.0 * mem_khz * 1e3 * (p.memoryBusWidth / 8.0) / 1e9);
-    i.extra.push_back({"theoretical memory bandwidth", buf});
-    i.extra.push_back({"L2 cache", std::to_string(p.l2CacheSize / 1024) + " KiB"});
-    i.extra.push_back({"shared memory per block", std::to_string(p.sharedMemPerBlock / 1024) + " KiB"});
-    i.extra.push_back({"kernels built for", ACCEL_CUDA_ARCHS});
-    i.extra.push_back({"async host copies", "pinned staging buffers (at most 256 MiB); device-to-host into pinned memory direct"});
-    return i;
+Availability unavailable(std::string why) {
+    Availability a;
+    a.reason = std::move(why);
+    return a;
 }
 
 class CudaBackend final : public Backend {
 public:
-    std::string name() const override { return "cuda"; }
+    std::string name() const override { return ACCEL_GPU_BACKEND; }
 
     /// The first probe that finds devices checks each one (unusable_reason)
     /// and fixes the list of usable ones for the process; later probes
@@ -148,20 +65,24 @@ public:
             int count = 0;
             const cudaError_t e = cleared(cudaGetDeviceCount(&count));
             // No driver: cudaErrorInsufficientDriver; stub libcuda on the path: cudaErrorStubLibrary.
-            if (e != cudaSuccess) return Availability{false, "cudaGetDeviceCount failed: " + describe(e), 0, false};
-            if (count == 0) return Availability{false, "no CUDA device found (cudaGetDeviceCount returned 0)", 0, false};
+            if (e != cudaSuccess) return unavailable(ACCEL_GPU_NAME(cudaGetDeviceCount) " failed: " + describe(e));
+            if (count == 0)
+                return unavailable("no " ACCEL_GPU_RUNTIME " device found (" ACCEL_GPU_NAME(cudaGetDeviceCount) " returned 0)");
             for (int ordinal = 0; ordinal < count; ++ordinal) {
                 const std::string why = unusable_reason(ordinal);
                 if (why.empty())
                     usable_.push_back(ordinal);
                 else
-                    left_out_ += (left_out_.empty() ? "" : "; ") + std::string("CUDA device ") +
+                    left_out_ += (left_out_.empty() ? "" : "; ") + std::string(ACCEL_GPU_RUNTIME " device ") +
                                  std::to_string(ordinal) + ": " + why;
             }
             probed_ = true;
         }
-        if (usable_.empty()) return Availability{false, "no usable CUDA device: " + left_out_, 0, false};
-        return Availability{true, "", static_cast<int>(usable_.size()), true};
+        if (usable_.empty()) return unavailable("no usable " ACCEL_GPU_RUNTIME " device: " + left_out_);
+        Availability a;
+        a.available = a.has_gpu = true;
+        a.device_count = static_cast<int>(usable_.size());
+        return a;
     }
 
     /// Checks the device again (it may have been taken since the probe):
@@ -174,15 +95,15 @@ public:
         }
         const std::string why = unusable_reason(ordinal);
         if (!why.empty())
-            throw BackendUnavailable("cuda:" + std::to_string(index) + " (CUDA device " + std::to_string(ordinal) +
-                                     ") cannot be used: " + why);
+            throw BackendUnavailable(ACCEL_GPU_BACKEND ":" + std::to_string(index) + " (" ACCEL_GPU_RUNTIME " device " +
+                                     std::to_string(ordinal) + ") cannot be used: " + why);
         return std::make_shared<CudaDevice>(index, ordinal);
     }
 
 private:
     std::mutex mutex_;
     bool probed_ = false;
-    std::vector<int> usable_;  // accel index -> CUDA ordinal
+    std::vector<int> usable_;  // accel index -> runtime ordinal
     std::string left_out_;     // the devices left out, and why
 };
 
@@ -198,15 +119,11 @@ void CUDART_CB finish_host_copy(void* p) {
     std::memcpy(job->dst, job->src, job->bytes);
 }
 
-// True when [p, p + bytes) is page-locked host memory CUDA knows (both ends:
-// cudaPointerGetAttributes has no extent), so a DMA may land there directly.
-// Any failure answers false (the staged path is always correct).
+// True when [p, p + bytes) is page-locked host memory the runtime knows (both
+// ends: cudaPointerGetAttributes has no extent), so a DMA may land there
+// directly. Any failure answers false (the staged path is always correct).
 bool pinned(const void* p, std::size_t bytes) noexcept {
-    const auto host = [](const void* q) {
-        cudaPointerAttributes a{};
-        return cleared(cudaPointerGetAttributes(&a, q)) == cudaSuccess && a.type == cudaMemoryTypeHost;
-    };
-    return host(p) && (bytes <= 1 || host(static_cast<const char*>(p) + bytes - 1));
+    return page_locked(p) && (bytes <= 1 || page_locked(static_cast<const char*>(p) + bytes - 1));
 }
 
 // Returns a staging buffer to the pool after the work enqueued so far, on
@@ -236,9 +153,9 @@ CurrentDevice::~CurrentDevice() {
 std::string unusable_reason(int ordinal) {
     int mode = cudaComputeModeDefault;
     cudaError_t e = cleared(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, ordinal));
-    if (e != cudaSuccess) return "cudaDeviceGetAttribute(cudaDevAttrComputeMode) failed: " + describe(e);
+    if (e != cudaSuccess) return ACCEL_GPU_NAME(cudaDeviceGetAttribute) "(" ACCEL_GPU_NAME(cudaDevAttrComputeMode) ") failed: " + describe(e);
     if (mode == cudaComputeModeProhibited)
-        return "its compute mode is Prohibited (no process may use it; nvidia-smi -c DEFAULT allows it)";
+        return "its compute mode is Prohibited (no process may use it; set it to Default to allow accel)";
     int previous = 0;
     cleared(cudaGetDevice(&previous));
     // cudaSetDevice creates the primary context (CUDA 12 and later); cudaFree(0) makes sure.
@@ -251,11 +168,11 @@ std::string unusable_reason(int ordinal) {
                                                        : "it is busy or unavailable: ") +
               describe(e);
     else if (e != cudaSuccess)
-        why = "no CUDA context can be created on it: " + describe(e);
+        why = "no " ACCEL_GPU_RUNTIME " context can be created on it: " + describe(e);
     else if ((e = cleared(elementwise_image_status())) != cudaSuccess ||
              (e = cleared(matmul_image_status())) != cudaSuccess)
         why = "accel's kernels cannot run on it (built for " ACCEL_CUDA_ARCHS "): " + describe(e) +
-              "; rebuild with CMAKE_CUDA_ARCHITECTURES naming its architecture";
+              "; rebuild with " ACCEL_GPU_ARCHS_VARIABLE " naming its architecture";
     if (previous != ordinal) cleared(cudaSetDevice(previous));
     return why;
 }
@@ -438,7 +355,7 @@ void* StagingPool::acquire(std::size_t bytes) {
         const cudaError_t e = cudaMallocHost(&nb.ptr, bytes);
         if (e == cudaErrorMemoryAllocation) {
             cleared(e);
-            throw OutOfMemory("copy staging: cudaMallocHost refused " + std::to_string(bytes) +
+            throw OutOfMemory("copy staging: " ACCEL_GPU_NAME(cudaMallocHost) " refused " + std::to_string(bytes) +
                               " bytes of pinned host memory for an asynchronous copy; use the blocking copy, or "
                               "copy in smaller pieces");
         }
@@ -463,10 +380,17 @@ void StagingPool::release_after(void* p, cudaStream_t stream) noexcept {
 
 // ---- the device -------------------------------------------------------------------
 
-CudaDevice::CudaDevice(int index, int ordinal) : Device(cuda_info(index, ordinal)), ordinal_(ordinal) {
+CudaDevice::CudaDevice(int index, int ordinal) : Device(device_info(index, ordinal)), ordinal_(ordinal) {
     const CurrentDevice current(ordinal_);
-    cublas_start(blas_);
-    mutable_info().extra.push_back({"vendor BLAS", blas_.description});
+    int warp = 0;
+    ACCEL_CUDA_CHECK(cudaDeviceGetAttribute(&warp, cudaDevAttrWarpSize, ordinal_));
+    if (warp < 1 || warp > 1024)
+        throw DeviceError(selector() + ": the runtime reports a warp width of " + std::to_string(warp) +
+                              " threads; expected 1 to 1024 (32 on NVIDIA GPUs, 32 or 64 on AMD ones)",
+                          warp, "warp width out of range");
+    warp_size_ = static_cast<unsigned>(warp);
+    blas_ = vendor_blas_start(blas_description_);
+    mutable_info().extra.push_back({"vendor BLAS", blas_description_});
     register_kernels();
 }
 
@@ -477,7 +401,7 @@ CudaDevice::~CudaDevice() {
         cleared(cudaSetDevice(ordinal_)) == cudaErrorCudartUnloading)
         return;
     cleared(cudaDeviceSynchronize());  // no copy may still use a staging buffer or a cached block
-    cublas_stop(blas_);
+    blas_.reset();
     memory_->release_all(true);
     if (previous != ordinal_) cleared(cudaSetDevice(previous));
 }
@@ -492,8 +416,8 @@ DeviceHandle CudaDevice::do_allocate(std::size_t bytes) {
         const std::string free_text = cleared(cudaMemGetInfo(&free_bytes, &total)) == cudaSuccess
                                           ? std::to_string(free_bytes) + " bytes free"
                                           : std::string("free memory unknown");
-        throw OutOfMemory("allocate: cudaMalloc refused " + std::to_string(bytes) + " bytes on " + selector() + " (" +
-                          info().name + "): cudaErrorMemoryAllocation; " + free_text + " of " +
+        throw OutOfMemory("allocate: " ACCEL_GPU_NAME(cudaMalloc) " refused " + std::to_string(bytes) + " bytes on " + selector() + " (" +
+                          info().name + "): " ACCEL_GPU_NAME(cudaErrorMemoryAllocation) "; " + free_text + " of " +
                           std::to_string(info().global_memory_bytes) + " in total");
     }
     ACCEL_CUDA_CHECK(e);
@@ -605,8 +529,8 @@ std::optional<TileLayout> CudaDevice::do_tile_layout(Op, std::size_t rows, std::
 
 LaunchGeometry CudaDevice::do_default_geometry(Op op, DType, std::size_t rows, std::size_t cols) const {
     const std::size_t block = std::min<std::size_t>(256, info().limits.max_block_size);
-    // column_sum: one block per chunk of kColumnSumWidth columns (its rows split over the block's threads).
-    const std::size_t items = op == Op::column_sum ? ceil_div(cols, kColumnSumWidth) * block : rows * cols;
+    // column_sum: one block per chunk of a warp's width of columns (its rows split over the block's threads).
+    const std::size_t items = op == Op::column_sum ? ceil_div(cols, warp_size_) * block : rows * cols;
     LaunchGeometry g = geometry_1d(items, block, info().limits);
     // Enough blocks to fill every SM several times over; grid-stride loops cover the rest.
     const std::size_t cap = std::max<std::size_t>(1, static_cast<std::size_t>(info().compute_units) * 32);
@@ -617,5 +541,5 @@ LaunchGeometry CudaDevice::do_default_geometry(Op op, DType, std::size_t rows, s
 }  // namespace cuda
 }  // namespace accel
 
-// auto: a CUDA GPU first.
-ACCEL_DEFINE_PLUGIN("cuda", accel::cuda::CudaBackend, "", 40, 0)
+// auto: a CUDA GPU first, then a HIP one (ACCEL_GPU_AUTO_RANK).
+ACCEL_DEFINE_PLUGIN(ACCEL_GPU_BACKEND, accel::cuda::CudaBackend, "", ACCEL_GPU_AUTO_RANK, 0)

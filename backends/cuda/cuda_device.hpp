@@ -3,8 +3,10 @@
 // Files
 //   cuda_device.hpp   this header: error checking, streams, events, pinned
 //                     staging, the device class
-//   cuda_backend.cpp  Backend + probe, device facts, memory, copies, streams,
-//                     events, default geometry
+//   cuda_backend.cpp  Backend + probe, memory, copies, streams, events,
+//                     default geometry
+//   cuda_platform.cpp what is CUDA's own: sticky error codes, device facts,
+//                     page-locked host memory
 //   cuda_ops.cpp      the kernels registered per (op, dtype, path): geometry
 //                     checks, then the launchers
 //   cuda_vendor.cpp   cuBLAS: one handle per device, the gemm of the vendor
@@ -12,6 +14,13 @@
 //   kernels/*.cu      the kernels (elementwise.cu, matmul.cu), templates over
 //                     the storage type; kernels.hpp declares their launchers
 //                     for plain C++
+//
+// The HIP backend (backends/hip) compiles these same sources, except
+// cuda_platform.cpp and cuda_vendor.cpp, as HIP: its cuda_to_hip.h maps each
+// CUDA name to HIP's. So these files name the backend and its runtime only
+// through ACCEL_GPU_BACKEND and ACCEL_GPU_RUNTIME, assume no warp width (the
+// device's is read: 32 on NVIDIA GPUs, 64 or 32 on AMD ones), and keep what
+// differs between the runtimes in the platform and vendor files.
 //
 // Dtypes: every op runs natively in f32, f64, f16 and bf16 (f16/bf16 stored
 // as __half/__nv_bfloat16, computed and accumulated in float, rounded to
@@ -100,7 +109,6 @@
 #include <accel/device.hpp>
 #include <accel/plugin.hpp>
 
-#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -112,6 +120,16 @@
 #include <unordered_map>
 #include <vector>
 
+// The backend's identity in names and messages; the HIP build of these
+// sources defines its own (backends/hip/cuda_to_hip.h, included through
+// cuda_runtime_api.h above).
+#ifndef ACCEL_GPU_BACKEND
+#define ACCEL_GPU_BACKEND "cuda"                                     // selectors cuda:N
+#define ACCEL_GPU_RUNTIME "CUDA"                                     // in messages
+#define ACCEL_GPU_ARCHS_VARIABLE "CMAKE_CUDA_ARCHITECTURES"          // the build setting of the targets
+#define ACCEL_GPU_AUTO_RANK 40                                       // auto's order: first of all
+#endif
+
 namespace accel {
 namespace cuda {
 
@@ -121,8 +139,18 @@ std::string describe(cudaError_t e);
 /// Errors after which the CUDA context is unusable and every later call fails
 /// the same way (illegal address, launch failure, kernel assert, error
 /// containment, tensor-memory leak, MPS client terminated, external device,
-/// ...): the process must be restarted.
+/// ...): the process must be restarted. Defined per runtime (cuda_platform.cpp).
 bool is_sticky(cudaError_t e);
+
+/// The facts of device `ordinal` as accel's <backend>:`index` (name, vendor,
+/// versions, limits, UUID, PCI bus id, warp width, clocks). Defined per
+/// runtime (cuda_platform.cpp). Throws DeviceError when the runtime fails.
+DeviceInfo device_info(int index, int ordinal);
+
+/// Whether `p` is page-locked host memory the runtime knows (so that a DMA
+/// may land there directly). Any failure answers false. Defined per runtime
+/// (cuda_platform.cpp). Never throws.
+bool page_locked(const void* p) noexcept;
 
 /// For a call whose failure is handled without an exception (an event still
 /// pending, a free during shutdown): clears a non-sticky `e` from the calling
@@ -158,12 +186,18 @@ std::string unusable_reason(int ordinal);
 /// the runtime's last-error slot so that they do not resurface later.
 void check(cudaError_t e, const char* call, const char* file, int line);
 
-/// Throws DeviceError when s != CUBLAS_STATUS_SUCCESS, naming `call`, the call
-/// site and cublasGetStatusName/String.
-void check(cublasStatus_t s, const char* call, const char* file, int line);
+/// "CALL failed at FILE:LINE", the start of every error message of a failed call.
+std::string call_site(const char* call, const char* file, int line);
 
-/// Checks one CUDA runtime or cuBLAS call (see check()).
-#define ACCEL_CUDA_CHECK(call) ::accel::cuda::check((call), #call, __FILE__, __LINE__)
+/// The name of runtime function, type or code `x` as this build spells it:
+/// "cudaMalloc", or "hipMalloc" in the HIP build (the argument is expanded
+/// before it is quoted).
+#define ACCEL_GPU_NAME(x) ACCEL_GPU_NAME_QUOTED_(x)
+#define ACCEL_GPU_NAME_QUOTED_(x) #x
+
+/// Checks one runtime call (see check()); the message quotes the call as
+/// this build makes it.
+#define ACCEL_CUDA_CHECK(call) ::accel::cuda::check((call), ACCEL_GPU_NAME(call), __FILE__, __LINE__)
 
 /// Device memory of one CUDA device, kept for reuse when freed, so that a
 /// free never stalls the device (cudaFree waits for all of the device's work,
@@ -311,47 +345,48 @@ private:
     std::size_t held_ = 0;  // bytes of all blocks
 };
 
-/// cuBLAS state of one device: one handle, bound to each call's stream.
-struct Cublas {
-    cublasHandle_t handle = nullptr;  ///< null when cuBLAS could not start
-    bool tf32 = false;                ///< ACCEL_CUDA_TF32=1: TF32 tensor-core math
-    std::mutex mutex;                 ///< guards cublasSetStream + the call that follows
-    std::string description;          ///< version and math mode, or why there is no handle
+/// The vendor BLAS of one device, opaque here: cuBLAS (cuda_vendor.cpp) or,
+/// in the HIP build, rocBLAS loaded at run time (backends/hip/hip_vendor.cpp).
+struct VendorBlas;
+/// Deletes a VendorBlas (its handle destroyed on the current device). Never throws.
+struct VendorBlasDeleter {
+    void operator()(VendorBlas* blas) const noexcept;
 };
+using VendorBlasPtr = std::unique_ptr<VendorBlas, VendorBlasDeleter>;
 
-/// Creates the handle on the current device and sets its math mode: FP32
-/// (CUBLAS_DEFAULT_MATH, which for sgemm never uses TF32) unless
-/// ACCEL_CUDA_TF32=1 asks for CUBLAS_TF32_TENSOR_OP_MATH; either way with
-/// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, so f16/bf16 gemms
-/// reduce in FP32, never in their 16-bit output type. Never throws: on
-/// failure handle stays null and description says why. Throws
-/// InvalidArgument only for an ACCEL_CUDA_TF32 value other than 0 or 1.
-void cublas_start(Cublas& blas);
-/// Destroys the handle. Never throws.
-void cublas_stop(Cublas& blas) noexcept;
-/// C[m,n] = op(A)·op(B) + beta·C (beta 0 or 1) with cuBLAS on `stream`:
-/// op(A) is A[m,k] or, when ta, the transpose of A[k,m]; op(B) is B[k,n] or,
-/// when tb, the transpose of B[n,k]; all row-major, computed through the
-/// column-major identity Cᵀ = op(B)ᵀ·op(A)ᵀ; k > 0 (the front-end handles
-/// K = 0). One overload per dtype: f32 cublasSgemm (FP32, or TF32 under
+/// Starts the vendor BLAS on the current device. Returns it, with
+/// `description` set to its name, version and math mode; or null, with
+/// `description` saying why it could not start (the vendor path is then
+/// unsupported, and says so). Throws InvalidArgument only for a malformed
+/// setting in the environment (ACCEL_CUDA_TF32 other than 0 or 1).
+VendorBlasPtr vendor_blas_start(std::string& description);
+/// C[m,n] = op(A)·op(B) + beta·C (beta 0 or 1) on `stream`: op(A) is A[m,k]
+/// or, when ta, the transpose of A[k,m]; op(B) is B[k,n] or, when tb, the
+/// transpose of B[n,k]; all row-major, computed through the column-major
+/// identity Cᵀ = op(B)ᵀ·op(A)ᵀ; k > 0 (the front-end handles K = 0). One
+/// overload per dtype. cuBLAS: f32 cublasSgemm (FP32, or TF32 under
 /// ACCEL_CUDA_TF32=1), f64 cublasDgemm, f16 (__half) and bf16
 /// (__nv_bfloat16) cublasGemmEx with CUBLAS_COMPUTE_32F: FP32 accumulation,
-/// C rounded once to 16 bits. Throws Unsupported when a dimension exceeds
-/// INT_MAX (cuBLAS's int interface), DeviceError when cuBLAS fails.
-void cublas_gemm(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
-                 bool ta, bool tb, double beta, cudaStream_t stream);
-void cublas_gemm(Cublas& blas, const double* a, const double* b, double* c, std::size_t m, std::size_t n,
+/// C rounded once to 16 bits (rocBLAS: the same with rocblas_sgemm,
+/// rocblas_dgemm and rocblas_gemm_ex). Throws Unsupported when a dimension
+/// exceeds INT_MAX (the libraries' int interface), DeviceError when the
+/// library fails. Calls on one VendorBlas are serialized (its handle is
+/// bound to each call's stream).
+void vendor_gemm(VendorBlas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n,
                  std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream);
-void cublas_gemm(Cublas& blas, const __half* a, const __half* b, __half* c, std::size_t m, std::size_t n,
+void vendor_gemm(VendorBlas& blas, const double* a, const double* b, double* c, std::size_t m, std::size_t n,
                  std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream);
-void cublas_gemm(Cublas& blas, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, std::size_t m,
+void vendor_gemm(VendorBlas& blas, const __half* a, const __half* b, __half* c, std::size_t m, std::size_t n,
+                 std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream);
+void vendor_gemm(VendorBlas& blas, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, std::size_t m,
                  std::size_t n, std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream);
 
 /// One CUDA device (made current around each call that needs it).
 class CudaDevice final : public Device, public Probes {
 public:
     /// Opens CUDA device `ordinal` as accel's cuda:`index`: reads its
-    /// properties, starts cuBLAS, registers the kernels (register_kernels).
+    /// properties and warp width, starts the vendor BLAS, registers the
+    /// kernels (register_kernels).
     /// Throws DeviceError when the runtime fails.
     CudaDevice(int index, int ordinal);
     /// Synchronizes the device, then frees cuBLAS and the staging buffers;
@@ -365,8 +400,8 @@ protected:
     ACCEL_DEVICE_PROBES_OVERRIDES  // cuda_ops.cpp
     /// Elementwise: blocks of 256 threads, grid covering the elements but at
     /// most 32 blocks per SM (grid-stride loops do the rest). column_sum
-    /// (rows ignored): blocks of 256 threads, one per 32-column chunk, with the
-    /// same cap.
+    /// (rows ignored): blocks of 256 threads, one per chunk of a warp's width
+    /// of columns (the device's warp width), with the same cap.
     /// matmul/dense: block (16,16,1), grid (⌈rows/BM⌉, ⌈cols/BN⌉, 1): one
     /// block per BM × BN output tile (rows along x), the tile being
     /// matmul_tile(rows, cols) of kernels/kernels.hpp (128×128, 64×64 or
@@ -388,10 +423,12 @@ private:
     template <class T>
     void register_dtype(DType dtype);
 
-    int ordinal_;  // the CUDA device ordinal (cudaSetDevice)
+    int ordinal_;            // the CUDA device ordinal (cudaSetDevice)
+    unsigned warp_size_ = 32;  // threads per warp (wavefront): read from the device
     std::shared_ptr<DeviceMemory> memory_ = std::make_shared<DeviceMemory>();
     StagingPool staging_;
-    Cublas blas_;
+    std::string blas_description_;  // the vendor BLAS, or why it did not start
+    VendorBlasPtr blas_;
 };
 
 }  // namespace cuda

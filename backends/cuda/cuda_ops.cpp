@@ -60,7 +60,8 @@ void CudaDevice::register_dtype(DType dt) {
         const LaunchGeometry& g = a.geometry;
         const std::size_t threads = g.block.x * g.block.y * g.block.z;
         if (threads > kColumnSumMaxThreads)  // partial sums live in a shared array of that size
-            throw InvalidArgument("column_sum: launch geometry " + g.to_string() + " rejected: the CUDA kernel accepts "
+            throw InvalidArgument("column_sum: launch geometry " + g.to_string() + " rejected: the " ACCEL_GPU_RUNTIME
+                                  " kernel accepts "
                                   "at most " + std::to_string(kColumnSumMaxThreads) + " threads per block");
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_column_sum(in<T>(a.in[0]), out<T>(a.out[0]), a.m, a.n, launch(g, *a.stream)));
@@ -95,20 +96,20 @@ void CudaDevice::register_dtype(DType dt) {
                                           F(h.beta1), F(h.beta2), F(h.eps), F(h.step_size), F(h.bias_correction2_sqrt),
                                           launch(a.geometry, *a.stream)));
     });
-    // The vendor path ignores the geometry: cuBLAS picks its own launches.
-    if (blas_.handle)
+    // The vendor path ignores the geometry: the library picks its own launches.
+    if (blas_)
         register_kernel(Op::gemm, dt, OpPath::vendor, [this](const KernelArgs& a) {
             const CurrentDevice current(ordinal_);
-            cublas_gemm(blas_, in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b,
+            vendor_gemm(*blas_, in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b,
                         a.scalars[0], static_cast<CudaStream&>(*a.stream).handle());
         });
 }
 
 void CudaDevice::register_kernels() {
-    // The kernel table: every op natively in every dtype; vendor gemm (cuBLAS)
-    // in every dtype when cuBLAS started.
+    // The kernel table: every op natively in every dtype; vendor gemm in
+    // every dtype when the vendor BLAS started.
     std::vector<DType> vendor;
-    if (blas_.handle) vendor.assign(std::begin(kAllDTypes), std::end(kAllDTypes));
+    if (blas_) vendor.assign(std::begin(kAllDTypes), std::end(kAllDTypes));
     claim_kernels({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
                    {{Op::gemm}, vendor, OpPath::vendor}});
     register_dtype<float>(DType::f32);
@@ -132,7 +133,8 @@ void CudaDevice::launch_empty(Stream& s) {
 }
 
 std::string CudaDevice::do_unsupported_reason(Op op, DType, OpPath path) const {
-    if (path == OpPath::vendor && op_info(op).has_vendor_path) return "cuBLAS did not start: " + blas_.description;
+    if (path == OpPath::vendor && op_info(op).has_vendor_path)
+        return "the vendor BLAS did not start: " + blas_description_;
     return "";
 }
 

@@ -26,6 +26,8 @@
 //         rounded to a narrower format.
 #include "cuda_device.hpp"
 
+#include <cublas_v2.h>
+
 #include <accel/environment.hpp>
 #include <accel/error.hpp>
 
@@ -36,43 +38,67 @@
 namespace accel {
 namespace cuda {
 
-void cublas_start(Cublas& blas) {
-    blas.tf32 = env::read_flag("ACCEL_CUDA_TF32").value_or(false);
+// cuBLAS state of one device: one handle, bound to each call's stream.
+struct VendorBlas {
+    cublasHandle_t handle = nullptr;
+    std::mutex mutex;  // guards cublasSetStream + the call that follows
+};
 
-    cublasStatus_t st = cublasCreate(&blas.handle);
-    if (st != CUBLAS_STATUS_SUCCESS) {
-        blas.handle = nullptr;
-        blas.description = std::string("none: cublasCreate failed: ") + cublasGetStatusName(st) + ": " +
-                           cublasGetStatusString(st);
-        return;
-    }
-    st = cublasSetMathMode(blas.handle, static_cast<cublasMath_t>(
-                                            (blas.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) |
-                                            CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
-    int version = 0;
-    if (st == CUBLAS_STATUS_SUCCESS) st = cublasGetVersion(blas.handle, &version);
-    if (st != CUBLAS_STATUS_SUCCESS) {
-        blas.description = std::string("none: cuBLAS set-up failed: ") + cublasGetStatusName(st) + ": " +
-                           cublasGetStatusString(st);
-        cublas_stop(blas);
-        return;
-    }
-    // cublasGetVersion encodes major*10000 + minor*100 + patch.
-    blas.description = "cuBLAS " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
-                       std::to_string(version % 100) +
-                       (blas.tf32 ? ", TF32 tensor-core math (ACCEL_CUDA_TF32=1)"
-                                  : ", FP32 math (CUBLAS_DEFAULT_MATH; ACCEL_CUDA_TF32=1 for TF32)") +
-                       "; f64 dgemm; f16/bf16 gemmEx with FP32 compute";
-}
-
-void cublas_stop(Cublas& blas) noexcept {
-    if (blas.handle) cublasDestroy(blas.handle);
-    blas.handle = nullptr;
+void VendorBlasDeleter::operator()(VendorBlas* blas) const noexcept {
+    if (blas->handle) cublasDestroy(blas->handle);
+    delete blas;
 }
 
 namespace {
 
-// The cuBLAS arguments of one row-major gemm (see cublas_gemm in cuda_device.hpp).
+// Throws DeviceError when s != CUBLAS_STATUS_SUCCESS, naming `call`, the call
+// site and cublasGetStatusName/String.
+void check_blas(cublasStatus_t s, const char* call, const char* file, int line) {
+    if (s == CUBLAS_STATUS_SUCCESS) return;
+    throw DeviceError(call_site(call, file, line) + ": " + cublasGetStatusName(s) + " (" +
+                          std::to_string(static_cast<int>(s)) + "): " + cublasGetStatusString(s),
+                      static_cast<long>(s), cublasGetStatusName(s));
+}
+#define ACCEL_CUBLAS_CHECK(call) check_blas((call), #call, __FILE__, __LINE__)
+
+}  // namespace
+
+// FP32 (CUBLAS_DEFAULT_MATH, which for sgemm never uses TF32) unless
+// ACCEL_CUDA_TF32=1 asks for CUBLAS_TF32_TENSOR_OP_MATH; either way with
+// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, so f16/bf16 gemms reduce
+// in FP32, never in their 16-bit output type.
+VendorBlasPtr vendor_blas_start(std::string& description) {
+    const bool tf32 = env::read_flag("ACCEL_CUDA_TF32").value_or(false);
+    VendorBlasPtr blas(new VendorBlas);
+    cublasStatus_t st = cublasCreate(&blas->handle);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        blas->handle = nullptr;
+        description = std::string("none: cublasCreate failed: ") + cublasGetStatusName(st) + ": " +
+                      cublasGetStatusString(st);
+        return nullptr;
+    }
+    st = cublasSetMathMode(blas->handle, static_cast<cublasMath_t>(
+                                             (tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) |
+                                             CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+    int version = 0;
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasGetVersion(blas->handle, &version);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        description = std::string("none: cuBLAS set-up failed: ") + cublasGetStatusName(st) + ": " +
+                      cublasGetStatusString(st);
+        return nullptr;
+    }
+    // cublasGetVersion encodes major*10000 + minor*100 + patch.
+    description = "cuBLAS " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+                  std::to_string(version % 100) +
+                  (tf32 ? ", TF32 tensor-core math (ACCEL_CUDA_TF32=1)"
+                        : ", FP32 math (CUBLAS_DEFAULT_MATH; ACCEL_CUDA_TF32=1 for TF32)") +
+                  "; f64 dgemm; f16/bf16 gemmEx with FP32 compute";
+    return blas;
+}
+
+namespace {
+
+// The cuBLAS arguments of one row-major gemm (see vendor_gemm in cuda_device.hpp).
 struct GemmShape {
     cublasOperation_t op_b, op_a;  // passed in this order: B first
     int n, m, k;                   // column-major Cᵀ[n,m] = op(B)ᵀ[n,k]·op(A)ᵀ[k,m]
@@ -94,44 +120,44 @@ GemmShape gemm_shape(std::size_t m, std::size_t n, std::size_t k, bool ta, bool 
 
 // f16/bf16: cublasGemmEx with `type` for A, B and C and FP32 compute (alpha
 // and beta are then float).
-void gemm_ex(Cublas& blas, const void* a, const void* b, void* c, cudaDataType type, std::size_t m, std::size_t n,
+void gemm_ex(VendorBlas& blas, const void* a, const void* b, void* c, cudaDataType type, std::size_t m, std::size_t n,
              std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
     const GemmShape g = gemm_shape(m, n, k, ta, tb);
     const float one = 1.0f, beta32 = static_cast<float>(beta);
     std::lock_guard<std::mutex> lock(blas.mutex);
-    ACCEL_CUDA_CHECK(cublasSetStream(blas.handle, stream));
-    ACCEL_CUDA_CHECK(cublasGemmEx(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, type, g.ldb, a, type, g.lda,
+    ACCEL_CUBLAS_CHECK(cublasSetStream(blas.handle, stream));
+    ACCEL_CUBLAS_CHECK(cublasGemmEx(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, type, g.ldb, a, type, g.lda,
                                   &beta32, c, type, g.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace
 
-void cublas_gemm(Cublas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
+void vendor_gemm(VendorBlas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
                  bool ta, bool tb, double beta, cudaStream_t stream) {
     const GemmShape g = gemm_shape(m, n, k, ta, tb);
     const float one = 1.0f, beta32 = static_cast<float>(beta);
     std::lock_guard<std::mutex> lock(blas.mutex);
-    ACCEL_CUDA_CHECK(cublasSetStream(blas.handle, stream));
-    ACCEL_CUDA_CHECK(
+    ACCEL_CUBLAS_CHECK(cublasSetStream(blas.handle, stream));
+    ACCEL_CUBLAS_CHECK(
         cublasSgemm(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, g.ldb, a, g.lda, &beta32, c, g.ldc));
 }
 
-void cublas_gemm(Cublas& blas, const double* a, const double* b, double* c, std::size_t m, std::size_t n,
+void vendor_gemm(VendorBlas& blas, const double* a, const double* b, double* c, std::size_t m, std::size_t n,
                  std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
     const GemmShape g = gemm_shape(m, n, k, ta, tb);
     const double one = 1.0;
     std::lock_guard<std::mutex> lock(blas.mutex);
-    ACCEL_CUDA_CHECK(cublasSetStream(blas.handle, stream));
-    ACCEL_CUDA_CHECK(
+    ACCEL_CUBLAS_CHECK(cublasSetStream(blas.handle, stream));
+    ACCEL_CUBLAS_CHECK(
         cublasDgemm(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, g.ldb, a, g.lda, &beta, c, g.ldc));
 }
 
-void cublas_gemm(Cublas& blas, const __half* a, const __half* b, __half* c, std::size_t m, std::size_t n,
+void vendor_gemm(VendorBlas& blas, const __half* a, const __half* b, __half* c, std::size_t m, std::size_t n,
                  std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
     gemm_ex(blas, a, b, c, CUDA_R_16F, m, n, k, ta, tb, beta, stream);
 }
 
-void cublas_gemm(Cublas& blas, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, std::size_t m,
+void vendor_gemm(VendorBlas& blas, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, std::size_t m,
                  std::size_t n, std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
     gemm_ex(blas, a, b, c, CUDA_R_16BF, m, n, k, ta, tb, beta, stream);
 }

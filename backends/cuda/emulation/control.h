@@ -43,6 +43,10 @@ extern "C" {
 ///                      code `value` without doing anything
 ///   "compute_mode"     cudaDevAttrComputeMode of the device (0 default,
 ///                      2 prohibited, 3 exclusive-process)
+///   "warp_size"        the device's warp width, 32 or 64 (default 32; the HIP
+///                      emulation's default 64): warpSize in kernels,
+///                      cudaDevAttrWarpSize, cudaDeviceProp::warpSize; set
+///                      before the plugin opens the device
 ///   "busy"             1: another process holds the device (exclusive mode):
 ///                      creating a context there fails with
 ///                      cudaErrorDevicesUnavailable

@@ -54,6 +54,7 @@ thread_local uint3 threadIdx;
 thread_local uint3 blockIdx;
 thread_local dim3 blockDim;
 thread_local dim3 gridDim;
+thread_local int warpSize = 32;
 
 struct CUstream_st;
 struct CUevent_st;
@@ -63,6 +64,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxDevices = 8;
+
+// The build may name its own fault variable and default warp width (the HIP
+// emulation: ACCEL_HIP_EMULATION_FAULTS, 64).
+#ifndef ACCEL_EMULATION_FAULTS_VARIABLE
+#define ACCEL_EMULATION_FAULTS_VARIABLE "ACCEL_CUDA_EMULATION_FAULTS"
+#endif
+#ifndef ACCEL_EMULATION_WARP_SIZE
+#define ACCEL_EMULATION_WARP_SIZE 32
+#endif
 constexpr std::size_t kDeviceMemory = std::size_t{4} << 30;  // bytes per emulated device
 
 bool is_sticky_code(int e) {
@@ -87,6 +97,7 @@ struct Device {
     std::atomic<long> hang{0};          // launches until the one that never finishes (0: none)
     std::atomic<long> kill_process{0};  // launches until the one that kills the process (0: none)
     std::atomic<int> compute_mode{cudaComputeModeDefault};
+    std::atomic<int> warp_size{ACCEL_EMULATION_WARP_SIZE};
     std::atomic<bool> busy{false};
     std::atomic<bool> no_kernel_image{false};
     std::atomic<long> event_time_percent{100};
@@ -126,6 +137,10 @@ int set_fault(State& st, const char* name, int device, long value) {
         (n == "hang" ? v.hang : v.kill_process) = value;
     }
     else if (n == "compute_mode") v.compute_mode = static_cast<int>(value);
+    else if (n == "warp_size") {
+        if (value != 32 && value != 64) return -1;
+        v.warp_size = static_cast<int>(value);
+    }
     else if (n == "busy") v.busy = value != 0;
     else if (n == "no_kernel_image") v.no_kernel_image = value != 0;
     else if (n == "event_time_percent") {
@@ -144,7 +159,7 @@ int set_fault(State& st, const char* name, int device, long value) {
 // entry is reported on stderr and ends the process: a test must not run
 // without the fault it asked for.
 void apply_env_faults(State& st) {
-    const char* env = std::getenv("ACCEL_CUDA_EMULATION_FAULTS");
+    const char* env = std::getenv(ACCEL_EMULATION_FAULTS_VARIABLE);
     if (!env || !*env) return;
     std::string text = env;
     std::size_t start = 0;
@@ -168,7 +183,7 @@ void apply_env_faults(State& st) {
         const long value = ok ? std::strtol(item.c_str() + eq + 1, &stop, 10) : 0;
         ok = ok && *stop == '\0' && eq + 1 < item.size();
         if (!ok || set_fault(st, name.c_str(), device, value) != 0) {
-            std::fprintf(stderr, "ACCEL_CUDA_EMULATION_FAULTS: bad entry '%s'; expected NAME[@DEVICE]=VALUE;... "
+            std::fprintf(stderr, ACCEL_EMULATION_FAULTS_VARIABLE ": bad entry '%s'; expected NAME[@DEVICE]=VALUE;... "
                                  "with a fault name of control.h\n", item.c_str());
             std::exit(2);
         }
@@ -390,6 +405,11 @@ struct BlockRun {
 thread_local BlockRun* tl_block = nullptr;
 
 struct DivergentBarrier {};
+struct ShuffleOutOfBlock {};
+
+// The values the threads of the running block publish in a shuffle (every
+// thread of a block runs on this OS thread).
+thread_local std::uint64_t tl_shuffle[1024];
 
 [[noreturn]] void fiber_main() {
     for (;;) {
@@ -485,6 +505,7 @@ void run_block(const std::function<void()>& body, std::size_t threads) {
 void run_grid(CUstream_st* s, dim3 grid, dim3 block, const std::function<void()>& body) {
     gridDim = grid;
     blockDim = block;
+    warpSize = dev(s->device).warp_size.load();
     const std::size_t threads = static_cast<std::size_t>(block.x) * block.y * block.z;
     try {
         for (unsigned z = 0; z < grid.z; ++z)
@@ -497,6 +518,12 @@ void run_grid(CUstream_st* s, dim3 grid, dim3 block, const std::function<void()>
         tl_block = nullptr;
         std::fprintf(stderr, "accel CUDA emulation: __syncthreads() reached by only some threads of block "
                              "(%u,%u,%u): the launch fails with cudaErrorIllegalInstruction\n",
+                     blockIdx.x, blockIdx.y, blockIdx.z);
+        s->fail(cudaErrorIllegalInstruction);
+    } catch (const ShuffleOutOfBlock&) {
+        tl_block = nullptr;
+        std::fprintf(stderr, "accel CUDA emulation: a shuffle in block (%u,%u,%u) read a lane past the block's last "
+                             "thread: the launch fails with cudaErrorIllegalInstruction\n",
                      blockIdx.x, blockIdx.y, blockIdx.z);
         s->fail(cudaErrorIllegalInstruction);
     }
@@ -516,6 +543,17 @@ void __syncthreads() {
 namespace accel {
 namespace cuda {
 namespace emulation {
+
+void shuffle(const void* value, void* out, std::size_t bytes, unsigned source) {
+    BlockRun* r = tl_block;
+    const std::size_t threads = r ? r->threads : 1;
+    const std::size_t t = threadIdx.x + static_cast<std::size_t>(blockDim.x) * (threadIdx.y + static_cast<std::size_t>(blockDim.y) * threadIdx.z);
+    if (source >= threads) throw ShuffleOutOfBlock{};
+    std::memcpy(&tl_shuffle[t], value, bytes);
+    __syncthreads();
+    std::memcpy(out, &tl_shuffle[source], bytes);
+    __syncthreads();
+}
 
 cudaError_t launch(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> body) {
     const int d = tl_current;
@@ -654,6 +692,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
     p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
     p->major = 9, p->minor = 0;
     p->multiProcessorCount = 2;
+    p->warpSize = dev(d).warp_size.load();
     // A fixed UUID per emulated device ("accel-emu" + index) and no PCI
     // address (zeros: unknown), so that identity code sees what it would on
     // a real GPU without claiming a slot on the bus.
@@ -666,6 +705,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr a, int d) {
     if (!valid_device(d)) return ret(cudaErrorInvalidDevice);
     switch (a) {
         case cudaDevAttrComputeMode: *value = dev(d).compute_mode.load(); return cudaSuccess;
+        case cudaDevAttrWarpSize: *value = dev(d).warp_size.load(); return cudaSuccess;
         case cudaDevAttrClockRate:
         case cudaDevAttrMemoryClockRate: *value = 0; return cudaSuccess;
     }

@@ -160,36 +160,52 @@ __global__ void __launch_bounds__(1024) add_vec4(const float4* a, const float4* 
     for (std::size_t i = 4 * n4 + first; i < n; i += stride) cs[i] = as[i] + bs[i];
 }
 
-// column_sum: each block owns chunks of `width` adjacent columns (grid-stride
-// over chunks) and splits the rows of a chunk over its threads: thread t is
-// column lane t % width and row lane t / width, and sums rows lane, lane +
-// lanes, ... of its column. When width == cols a warp reads consecutive
-// addresses, otherwise runs of `width` values. The row lanes' partial sums
-// meet in shared memory and one thread per column adds them in lane order, so
-// a given launch geometry always gives the same bits, and no atomics are
-// needed (one block writes each column). Sums are kept in F = Compute<T>;
-// each column's total is rounded once to T.
+// column_sum (kernels.hpp): each block owns chunks of `width` adjacent
+// columns (grid-stride over chunks) and splits the rows of a chunk over its
+// threads: thread t is column lane t % width and row lane t / width, and sums
+// rows lane, lane + lanes, ... of its column. The row lanes' partial sums
+// then meet: in whole warps, width divides the warp width, so the lanes of
+// one column within a warp are `width` apart and shuffles down by
+// warp/2, ..., width add them into the warp's first `width` lanes; those
+// warp sums meet in shared memory and one thread per column adds them in
+// warp order. A block of partial warps (which shuffles must not read) adds
+// every row lane's sum in shared memory instead. Either way a given geometry
+// and warp width always give the same bits, and no atomics are needed (one
+// block writes each column). Sums are kept in F = Compute<T>; each column's
+// total is rounded once to T.
 template <class T>
 __global__ void __launch_bounds__(1024) column_sum_kernel(const T* __restrict__ x, T* __restrict__ y,
                                                           std::size_t rows, std::size_t cols) {
     using F = Compute<T>;
     __shared__ F partial[kColumnSumMaxThreads];
     const unsigned threads = block_thread_count(), t = block_thread_index();
-    unsigned width = threads < kColumnSumWidth ? threads : kColumnSumWidth;
-    if (cols < width) width = static_cast<unsigned>(cols);
+    const unsigned warp = warpSize;  // the device's: 32 or 64
+    const bool whole_warps = threads % warp == 0;
+    unsigned width = 1;
+    if (whole_warps)
+        while (width * 2 <= warp && width * 2 <= cols) width *= 2;
+    else
+        width = static_cast<unsigned>(cols < warp ? (cols < threads ? cols : threads) : (warp < threads ? warp : threads));
     const unsigned lanes = threads / width, col_lane = t % width, row_lane = t / width;
     const std::size_t chunks = (cols + width - 1) / width;
-    // The trip count is the same for every thread of a block: the barriers are uniform.
+    // The trip count is the same for every thread of a block: the barriers and shuffles are uniform.
     for (std::size_t chunk = flat_block_index(); chunk < chunks; chunk += flat_block_count()) {
         const std::size_t c = chunk * width + col_lane;
         F s = F(0);
         if (row_lane < lanes && c < cols)
             for (std::size_t r = row_lane; r < rows; r += lanes) s += to_compute(x[r * cols + c]);
-        partial[t] = s;
+        unsigned sums = lanes;  // partial sums per column in shared memory
+        if (whole_warps) {
+            for (unsigned d = warp / 2; d >= width; d /= 2) s += __shfl_down_sync(0xffffffffu, s, d);
+            sums = threads / warp;
+            if (t % warp < width) partial[(t / warp) * width + col_lane] = s;
+        } else {
+            partial[t] = s;
+        }
         __syncthreads();
         if (row_lane == 0 && c < cols) {
             F total = F(0);
-            for (unsigned l = 0; l < lanes; ++l) total += partial[l * width + col_lane];
+            for (unsigned l = 0; l < sums; ++l) total += partial[l * width + col_lane];
             y[c] = from_compute<T>(total);
         }
         __syncthreads();  // the next chunk overwrites partial[]

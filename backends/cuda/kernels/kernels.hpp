@@ -95,19 +95,22 @@ cudaError_t launch_empty(cudaStream_t stream);
 /// y[n]; item i is the element index.
 cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iterations, const Launch& l);
 cudaError_t launch_fma_throughput(double* y, std::size_t n, std::size_t iterations, const Launch& l);
-/// Columns one block of column_sum covers at a time (a warp's width).
-constexpr unsigned kColumnSumWidth = 32;
 /// The largest block column_sum is written for (its shared array): every
 /// device's limit.
 constexpr unsigned kColumnSumMaxThreads = 1024;
-/// y[c] = Σ_r x[r,c] for x[rows,cols] (cols ≥ 1), accumulated in Compute<T>. Any
-/// grid and block within the device limits (≤ 1024 threads per block): a
-/// block of B threads takes chunks of w = min(32, B, cols) adjacent columns
-/// (grid-stride over the ⌈cols/w⌉ chunks) and splits each chunk's rows over
-/// L = ⌊B/w⌋ row lanes; lane l sums rows l, l+L, ... in order, and the L
-/// partial sums of a column are added in lane order by one thread. Rounding
-/// error thus grows with rows/L + L, not rows; the result is the same bits
-/// for the same geometry (no atomics).
+/// y[c] = Σ_r x[r,c] for x[rows,cols] (cols ≥ 1), accumulated in
+/// Compute<T>. Any grid and block within the device limits (≤ 1024 threads
+/// per block). With W the device's warp width (warpSize: 32 on NVIDIA GPUs,
+/// 64 or 32 on AMD ones, read in the kernel, never assumed), a block of B
+/// threads takes chunks of w adjacent columns (grid-stride over the ⌈cols/w⌉
+/// chunks) and splits each chunk's rows over L = ⌊B/w⌋ row lanes; lane l sums
+/// rows l, l+L, ... in order. When B is a multiple of W, w is the largest
+/// power of two ≤ min(W, cols), and the row lanes of a warp are added by
+/// warp shuffles (a tree over the warp), then the B/W warps' sums in warp
+/// order; otherwise w = min(W, B, cols) and one thread adds the L partial
+/// sums in lane order. Rounding error thus grows with rows/L + log W + B/W
+/// (or + L), not rows; the result is the same bits for the same geometry and
+/// warp width (no atomics).
 template <class T>
 cudaError_t launch_column_sum(const T* x, T* y, std::size_t rows, std::size_t cols, const Launch& l);
 /// In place: y[r,c] = act((read_y ? y[r,c] : 0) + bias[c]) for y[rows,cols];

@@ -43,10 +43,11 @@
 #include <cstdint>
 #include <type_traits>
 
-// cp.async exists from sm_80 on: device code for older targets stages every
-// operand through registers. (The host side and the CUDA emulation, where
-// __CUDA_ARCH__ is not defined, may take either path: see kMediumAsync.)
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+// cp.async exists from sm_80 on: device code for older targets, and the HIP
+// build (AMD GPUs have no cp.async), stage every operand through registers.
+// (The host side and the CUDA emulation, where __CUDA_ARCH__ is not defined,
+// may take either path: see kMediumAsync.)
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800) || defined(ACCEL_HIP)
 #define ACCEL_CUDA_MATMUL_ASYNC 0
 #else
 #define ACCEL_CUDA_MATMUL_ASYNC 1

@@ -11,6 +11,12 @@
 //       emulation before it resumes each emulated thread
 //   __syncthreads()                                      a barrier of the block's
 //       threads (runtime.cpp)
+//   warpSize                                             thread_local, the device's
+//       warp width (the "warp_size" setting of control.h: 32 by default)
+//   __shfl_down_sync()                                   an exchange through the
+//       block between two barriers, so every thread of the block must reach
+//       it (as the kernels' uniform reductions do); reaching it from only
+//       some threads fails the launch as a divergent __syncthreads does
 //   kernel launches                                      emulation::launch(), reached
 //       through accel::cuda::launch_kernel (kernels/launch.cuh)
 #pragma once
@@ -37,6 +43,7 @@ extern thread_local uint3 threadIdx;  ///< index of the running thread in its bl
 extern thread_local uint3 blockIdx;   ///< index of the running block in the grid
 extern thread_local dim3 blockDim;    ///< threads per block of the running launch
 extern thread_local dim3 gridDim;     ///< blocks of the running launch
+extern thread_local int warpSize;     ///< threads per warp of the running launch's device
 
 /// Waits until every thread of the block still running has reached it.
 /// Reached by only some threads of a block (a divergent barrier, undefined in
@@ -64,6 +71,13 @@ namespace emulation {
 /// the threads of a block as fibers on that thread.
 cudaError_t launch(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> body);
 
+/// One shuffle of the calling emulated thread: publishes its `bytes` (at
+/// most 8) at `value`, waits for the whole block, copies what thread
+/// `source` (its index in the block) published into `out`, and waits again.
+/// A source past the block's last thread fails the launch with
+/// cudaErrorIllegalInstruction (on a GPU the value would be undefined).
+void shuffle(const void* value, void* out, std::size_t bytes, unsigned source);
+
 /// cudaFuncGetAttributes of any kernel: cudaErrorNoKernelImageForDevice on a
 /// device with that fault (see control.h), else fixed attributes.
 cudaError_t func_attributes(cudaFuncAttributes* attr);
@@ -71,6 +85,20 @@ cudaError_t func_attributes(cudaFuncAttributes* attr);
 }  // namespace emulation
 }  // namespace cuda
 }  // namespace accel
+
+/// As CUDA's: the value of lane (this lane + delta) of this thread's
+/// `width`-lane segment of its warp, or its own when that lane is past the
+/// segment. The mask is not checked: every lane of the warp takes part.
+template <class V>
+V __shfl_down_sync(unsigned /*mask*/, V value, unsigned delta, int width = warpSize) {
+    static_assert(sizeof(V) <= 8, "a shuffle moves at most 8 bytes");
+    const unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned lane = t % static_cast<unsigned>(width);
+    V out;
+    accel::cuda::emulation::shuffle(&value, &out, sizeof value,
+                                    lane + delta < static_cast<unsigned>(width) ? t + delta : t);
+    return out;
+}
 
 /// As CUDA's template overload: attributes of `kernel` on the current device.
 template <class F>

@@ -58,6 +58,7 @@ enum cudaMemcpyKind {
 
 /// Device attributes read by the plugin (values of CUDA 13).
 enum cudaDeviceAttr {
+    cudaDevAttrWarpSize = 10,
     cudaDevAttrClockRate = 13,
     cudaDevAttrComputeMode = 20,
     cudaDevAttrMemoryClockRate = 36,
@@ -119,6 +120,7 @@ struct cudaDeviceProp {
     int maxGridSize[3];
     int major, minor;
     int multiProcessorCount;
+    int warpSize;
     int memoryBusWidth;
     int l2CacheSize;
     cudaUUID_t uuid;
