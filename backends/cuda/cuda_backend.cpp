@@ -23,7 +23,7 @@ std::string describe(cudaError_t e) {
 }
 
 cudaError_t cleared(cudaError_t e) noexcept {
-    if (e != cudaSuccess && !is_sticky(e)) cudaGetLastError();
+    if (e != cudaSuccess && !is_sticky(e)) (void)cudaGetLastError();
     return e;
 }
 
@@ -38,7 +38,7 @@ void check(cudaError_t e, const char* call, const char* file, int line) {
     if (is_sticky(e))
         msg += "; the " ACCEL_GPU_RUNTIME " context is now unusable; restart the process";
     else
-        cudaGetLastError();  // clear it, so that the next launch check does not report it again
+        (void)cudaGetLastError();  // clear it, so that the next launch check does not report it again
     throw DeviceError(msg, static_cast<long>(e), cudaGetErrorName(e));
 }
 
@@ -147,7 +147,7 @@ CurrentDevice::CurrentDevice(int ordinal) {
 }
 
 CurrentDevice::~CurrentDevice() {
-    if (changed_) cleared(cudaSetDevice(previous_));
+    if (changed_) (void)cleared(cudaSetDevice(previous_));
 }
 
 std::string unusable_reason(int ordinal) {
@@ -157,7 +157,7 @@ std::string unusable_reason(int ordinal) {
     if (mode == cudaComputeModeProhibited)
         return "its compute mode is Prohibited (no process may use it; set it to Default to allow accel)";
     int previous = 0;
-    cleared(cudaGetDevice(&previous));
+    (void)cleared(cudaGetDevice(&previous));
     // cudaSetDevice creates the primary context (CUDA 12 and later); cudaFree(0) makes sure.
     e = cleared(cudaSetDevice(ordinal));
     if (e == cudaSuccess) e = cleared(cudaFree(nullptr));
@@ -171,9 +171,9 @@ std::string unusable_reason(int ordinal) {
         why = "no " ACCEL_GPU_RUNTIME " context can be created on it: " + describe(e);
     else if ((e = cleared(elementwise_image_status())) != cudaSuccess ||
              (e = cleared(matmul_image_status())) != cudaSuccess)
-        why = "accel's kernels cannot run on it (built for " ACCEL_CUDA_ARCHS "): " + describe(e) +
+        why = "accel's kernels cannot run on it (built for " ACCEL_GPU_ARCHS "): " + describe(e) +
               "; rebuild with " ACCEL_GPU_ARCHS_VARIABLE " naming its architecture";
-    if (previous != ordinal) cleared(cudaSetDevice(previous));
+    if (previous != ordinal) (void)cleared(cudaSetDevice(previous));
     return why;
 }
 
@@ -184,14 +184,14 @@ CudaStream::CudaStream(Device& d, std::shared_ptr<DeviceMemory> memory) : Stream
     memory_->add_stream(stream_);
 }
 CudaStream::~CudaStream() {
-    cleared(cudaStreamSynchronize(stream_));  // no block freed later may still be in use here
+    (void)cleared(cudaStreamSynchronize(stream_));  // no block freed later may still be in use here
     memory_->remove_stream(stream_);
-    cleared(cudaStreamDestroy(stream_));
+    (void)cleared(cudaStreamDestroy(stream_));
 }
 void CudaStream::do_synchronize() { ACCEL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
 CudaEvent::CudaEvent(Device& d) : Event(d) { ACCEL_CUDA_CHECK(cudaEventCreate(&event_)); }
-CudaEvent::~CudaEvent() { cudaEventDestroy(event_); }
+CudaEvent::~CudaEvent() { (void)cudaEventDestroy(event_); }
 void CudaEvent::do_record(Stream& stream) { ACCEL_CUDA_CHECK(cudaEventRecord(event_, native(stream))); }
 void CudaEvent::do_synchronize() { ACCEL_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
@@ -226,7 +226,7 @@ cudaError_t DeviceMemory::allocate(void** p, std::size_t bytes) noexcept {
     cudaError_t e = cudaMalloc(p, size);
     // Refused: cached blocks may be what fills the device. Free them (cudaFree waits) and try once more.
     if (e == cudaErrorMemoryAllocation && !idle_.empty()) {
-        cleared(e);
+        (void)cleared(e);
         release_idle();
         e = cudaMalloc(p, size);
     }
@@ -265,7 +265,7 @@ void DeviceMemory::free(void* p) noexcept {
     }
     // Without an event per stream reuse could not be proven safe: free now (cudaFree waits).
     spare_events_.insert(spare_events_.end(), c.pending.begin(), c.pending.end());
-    cleared(cudaFree(p));
+    (void)cleared(cudaFree(p));
 }
 
 void DeviceMemory::add_stream(cudaStream_t s) noexcept {
@@ -281,7 +281,7 @@ void DeviceMemory::remove_stream(cudaStream_t s) noexcept {
 std::size_t DeviceMemory::release_idle() noexcept {
     std::size_t freed = 0;
     for (auto& kv : idle_) {
-        cleared(cudaFree(kv.second.ptr));
+        (void)cleared(cudaFree(kv.second.ptr));
         freed += kv.first;
         spare_events_.insert(spare_events_.end(), kv.second.pending.begin(), kv.second.pending.end());
     }
@@ -292,7 +292,7 @@ std::size_t DeviceMemory::release_idle() noexcept {
 std::size_t DeviceMemory::release_all(bool everything) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     std::size_t freed = release_idle();
-    for (cudaEvent_t e : spare_events_) cleared(cudaEventDestroy(e));
+    for (cudaEvent_t e : spare_events_) (void)cleared(cudaEventDestroy(e));
     spare_events_.clear();
     if (everything) in_use_.clear();
     return freed;
@@ -309,16 +309,16 @@ std::size_t DeviceMemory::cached_bytes() noexcept {
 
 StagingPool::~StagingPool() {
     for (auto& b : blocks_) {
-        cudaEventDestroy(b.done);
-        cudaFreeHost(b.ptr);
+        (void)cudaEventDestroy(b.done);
+        (void)cudaFreeHost(b.ptr);
     }
 }
 
 void StagingPool::free_idle() {
     auto idle = std::stable_partition(blocks_.begin(), blocks_.end(), [](const Block& b) { return b.busy; });
     for (auto it = idle; it != blocks_.end(); ++it) {
-        cleared(cudaEventDestroy(it->done));
-        cleared(cudaFreeHost(it->ptr));
+        (void)cleared(cudaEventDestroy(it->done));
+        (void)cleared(cudaFreeHost(it->ptr));
         held_ -= it->bytes;
     }
     blocks_.erase(idle, blocks_.end());
@@ -335,7 +335,7 @@ void* StagingPool::acquire(std::size_t bytes) {
                 if (q == cudaSuccess)
                     b.busy = false;
                 else if (q == cudaErrorNotReady)
-                    cleared(q);  // still in use: not an error
+                    (void)cleared(q);  // still in use: not an error
                 else
                     ACCEL_CUDA_CHECK(q);
             }
@@ -354,14 +354,14 @@ void* StagingPool::acquire(std::size_t bytes) {
         Block nb{nullptr, bytes, nullptr, false, false};
         const cudaError_t e = cudaMallocHost(&nb.ptr, bytes);
         if (e == cudaErrorMemoryAllocation) {
-            cleared(e);
+            (void)cleared(e);
             throw OutOfMemory("copy staging: " ACCEL_GPU_NAME(cudaMallocHost) " refused " + std::to_string(bytes) +
                               " bytes of pinned host memory for an asynchronous copy; use the blocking copy, or "
                               "copy in smaller pieces");
         }
         ACCEL_CUDA_CHECK(e);
         const cudaError_t ev = cudaEventCreateWithFlags(&nb.done, cudaEventDisableTiming);
-        if (ev != cudaSuccess) cleared(cudaFreeHost(nb.ptr));
+        if (ev != cudaSuccess) (void)cleared(cudaFreeHost(nb.ptr));
         ACCEL_CUDA_CHECK(ev);
         blocks_.push_back(nb);
         held_ += bytes;
@@ -400,10 +400,10 @@ CudaDevice::~CudaDevice() {
     if (cleared(cudaGetDevice(&previous)) == cudaErrorCudartUnloading ||
         cleared(cudaSetDevice(ordinal_)) == cudaErrorCudartUnloading)
         return;
-    cleared(cudaDeviceSynchronize());  // no copy may still use a staging buffer or a cached block
+    (void)cleared(cudaDeviceSynchronize());  // no copy may still use a staging buffer or a cached block
     blas_.reset();
     memory_->release_all(true);
-    if (previous != ordinal_) cleared(cudaSetDevice(previous));
+    if (previous != ordinal_) (void)cleared(cudaSetDevice(previous));
 }
 
 DeviceHandle CudaDevice::do_allocate(std::size_t bytes) {
@@ -411,7 +411,7 @@ DeviceHandle CudaDevice::do_allocate(std::size_t bytes) {
     void* p = nullptr;
     const cudaError_t e = memory_->allocate(&p, bytes);
     if (e == cudaErrorMemoryAllocation) {
-        cleared(e);
+        (void)cleared(e);
         std::size_t free_bytes = 0, total = 0;
         const std::string free_text = cleared(cudaMemGetInfo(&free_bytes, &total)) == cudaSuccess
                                           ? std::to_string(free_bytes) + " bytes free"
@@ -430,7 +430,7 @@ std::uint64_t CudaDevice::do_release_cached() noexcept {
     int previous = 0;
     if (cleared(cudaGetDevice(&previous)) != cudaSuccess || cleared(cudaSetDevice(ordinal_)) != cudaSuccess) return 0;
     const std::size_t freed = memory_->release_all(false);
-    if (previous != ordinal_) cleared(cudaSetDevice(previous));
+    if (previous != ordinal_) (void)cleared(cudaSetDevice(previous));
     return freed;
 }
 
@@ -438,7 +438,7 @@ void CudaDevice::do_deallocate(DeviceHandle h) noexcept {
     int previous = 0;
     if (cleared(cudaGetDevice(&previous)) != cudaSuccess || cleared(cudaSetDevice(ordinal_)) != cudaSuccess) return;
     memory_->free(h);  // cached for reuse; never stalls the device
-    if (previous != ordinal_) cleared(cudaSetDevice(previous));
+    if (previous != ordinal_) (void)cleared(cudaSetDevice(previous));
 }
 
 void CudaDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,

@@ -92,7 +92,7 @@ DeviceInfo device_info(int index, int ordinal) {
     i.extra.push_back({"theoretical memory bandwidth", buf});
     i.extra.push_back({"L2 cache", std::to_string(p.l2CacheSize / 1024) + " KiB"});
     i.extra.push_back({"shared memory per block", std::to_string(p.sharedMemPerBlock / 1024) + " KiB"});
-    i.extra.push_back({"kernels built for", ACCEL_CUDA_ARCHS});
+    i.extra.push_back({"kernels built for", ACCEL_GPU_ARCHS});
     i.extra.push_back({"async host copies", "pinned staging buffers (at most 256 MiB); device-to-host into pinned memory direct"});
     return i;
 }

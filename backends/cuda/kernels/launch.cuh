@@ -17,7 +17,7 @@ namespace cuda {
 /// event query, say) is not this launch's. Never throws.
 template <class... Params, class... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), const Launch& l, Args... args) {
-    cudaGetLastError();
+    (void)cudaGetLastError();  // an earlier call's code, already handled
 #ifdef ACCEL_CUDA_EMULATION
     emulation::launch(l.grid, l.block, l.stream, [=] { kernel(args...); });
 #else

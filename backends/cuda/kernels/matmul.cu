@@ -222,7 +222,7 @@ constexpr int min_blocks() {
 }
 
 template <class T, bool TA, bool TB, unsigned BM, unsigned BN, bool Async>
-__global__ void __launch_bounds__(kBlock, min_blocks<T, BM>())
+__global__ void __launch_bounds__(kBlock, (min_blocks<T, BM>()))
     matmul_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, std::size_t m, std::size_t n,
                  std::size_t k, const T* __restrict__ bias, Epilogue act) {
     using F = Compute<T>;
