@@ -55,6 +55,8 @@
 #define cudaErrorDevicesUnavailable hipErrorContextAlreadyInUse
 
 // ---- enumerators and flags ------------------------------------------------------
+#undef cudaStreamNonBlocking  // the emulated runtime's CUDA headers define these too
+#undef cudaEventDisableTiming
 #define cudaStreamNonBlocking hipStreamNonBlocking
 #define cudaEventDisableTiming hipEventDisableTiming
 #define cudaMemcpyHostToDevice hipMemcpyHostToDevice

@@ -63,6 +63,9 @@ const std::vector<Variable>& variables() noexcept {
          "whether the process is an MPI rank (default: detected from mpirun/srun's variables)"},
         {"ACCEL_CUDA_EMULATION_FAULTS", "NAME[@DEVICE]=VALUE entries separated by ; (backends/cuda/emulation/control.h)",
          "faults the CUDA emulation injects, for accel's own tests (default: none)"},
+        {"ACCEL_HIP_EMULATION_FAULTS", "NAME[@DEVICE]=VALUE entries separated by ; (backends/cuda/emulation/control.h)",
+         "faults and the wavefront width (warp_size=32|64) of the emulated HIP runtime, for accel's own tests "
+         "(default: none, wavefront 64)"},
         {"ACCEL_ENV_ALLOW", "comma-separated name prefixes, each starting with ACCEL_",
          "ACCEL_ variables of your own that accel leaves alone; any other ACCEL_ variable accel does not know is an "
          "error naming the closest known one (default: none)"},
