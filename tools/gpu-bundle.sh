@@ -72,9 +72,13 @@ mkdir -p "$stage"/{bin,lib/emulated,lib/fallback,share,python}
 cp -a "${programs[@]/#/$from_build/bin/}" "$stage/bin/"
 cp -a "$from_build"/lib/libaccel.so* "$stage/lib/"
 # Every backend plugin built but Kokkos (Debian's is Serial: no GPU; its
-# libraries would double the bundle).
+# libraries would double the bundle) and HIP (the bundle is for NVIDIA
+# machines; the HIP runtime alone would add 17 MiB).
 for plugin in "$from_build"/lib/libaccel-backend-*.so; do
-  [ "$(basename "$plugin")" = libaccel-backend-kokkos.so ] || cp -a "$plugin" "$stage/lib/"
+  case "$(basename "$plugin")" in
+    libaccel-backend-kokkos.so|libaccel-backend-hip.so) ;;
+    *) cp -a "$plugin" "$stage/lib/" ;;
+  esac
 done
 [ -e "$from_build/emulated-plugins/libaccel-backend-cuda.so" ] &&
   cp -a "$from_build/emulated-plugins/libaccel-backend-cuda.so" "$stage/lib/emulated/"

@@ -6,7 +6,9 @@
 # serve the `fuzz` and `tsan` presets. Open MPI (libopenmpi-dev, openmpi-bin)
 # builds accel_mpi and the tools' MPI mode, and runs the `mpi` tests.
 # patchelf sets the RPATHs of the GPU bundle (tools/gpu-bundle.sh); ccache
-# serves CI's rebuilds (.ci/run).
+# serves CI's rebuilds (.ci/run). hipcc and libamdhip64-dev (ROCm 5.2) build
+# the HIP backend for AMD GPUs (gfx908, gfx90a, gfx1030); its emulated HIP
+# runtime, which the tests run, needs neither.
 #
 #   --opencl-runtimes  also install the OpenCL implementations the tests
 #                      compare beside PoCL: Oclgrind (Debian; a simulator that
@@ -47,6 +49,7 @@ $SUDO apt-get install -y -qq \
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev \
   libopenblas-dev libopenblas0-openmp libblis-dev \
   gnuplot-nox patchelf ccache \
+  hipcc libamdhip64-dev \
   libopenmpi-dev openmpi-bin \
   clang libclang-rt-14-dev libomp-14-dev \
   python3-venv python3-dev

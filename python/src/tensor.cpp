@@ -32,9 +32,10 @@ namespace accel_python {
 
 namespace {
 
-// DLPack device types (dlpack.h: kDLCPU, kDLCUDA).
+// DLPack device types (dlpack.h: kDLCPU, kDLCUDA, kDLROCM).
 constexpr int kDLCPU = 1;
 constexpr int kDLCUDA = 2;
+constexpr int kDLROCM = 10;
 
 std::mutex host_tensors_mutex;
 std::unordered_map<const void*, PyTensor*> host_tensors;  // live host tensors by data pointer
@@ -44,7 +45,9 @@ std::pair<int, int> native_dl_device(const accel::Tensor& t) {
     if (!t.device_ptr()) return {0, 0};
     const accel::DeviceInfo& i = t.device().info();
     if (i.backend == "host") return {kDLCPU, 0};
-    if (i.backend == "cuda" && i.name.find("emulation") == std::string::npos) return {kDLCUDA, i.index};
+    const bool emulated = i.name.find("emulation") != std::string::npos;  // host memory behind a GPU's API
+    if (i.backend == "cuda" && !emulated) return {kDLCUDA, i.index};
+    if (i.backend == "hip" && !emulated) return {kDLROCM, i.index};
     return {0, 0};
 }
 

@@ -1,12 +1,13 @@
 """pytest set-up: the devices every test runs on, one parameter each.
 
-Devices: host, opencl:pocl, opencl:intel, kokkos, cuda and vulkan. A device that
+Devices: host, opencl:pocl, opencl:intel, kokkos, cuda, hip and vulkan. A device that
 cannot be opened here is skipped with the reason accel gives (never passed).
 
 A build tree of the repository (default build/release; PYTEST_ACCEL_BUILD
 names another, "" none) adds what the package does not bundle: the CUDA
-emulation plugin (emulated-plugins/, put first on ACCEL_PLUGIN_PATH, so the
-"cuda" parameter is the emulated runtime, reported as cuda-emulated) and the
+and HIP emulation plugins (emulated-plugins/, put first on ACCEL_PLUGIN_PATH,
+so the "cuda" and "hip" parameters are the emulated runtimes, reported as
+cuda-emulated and hip-emulated) and the
 private OpenCL vendors folder listing PoCL, Intel's runtime and Oclgrind
 (opencl-vendors/, as OCL_ICD_VENDORS). Both are set in this process's
 environment only, before accel is imported, and only where not set already.
@@ -37,11 +38,11 @@ if BUILD is not None and BUILD.is_dir():
 
 import accel  # noqa: E402  (after the environment above)
 
-SELECTORS: List[str] = ["host", "opencl:pocl", "opencl:intel", "kokkos", "cuda", "vulkan"]
+SELECTORS: List[str] = ["host", "opencl:pocl", "opencl:intel", "kokkos", "cuda", "hip", "vulkan"]
 
 
 def _label(selector: str) -> str:
-    return "cuda-emulated" if selector == "cuda" and CUDA_EMULATED else selector
+    return f"{selector}-emulated" if selector in ("cuda", "hip") and CUDA_EMULATED else selector
 
 
 @pytest.fixture(scope="session", params=SELECTORS, ids=[_label(s) for s in SELECTORS])
