@@ -100,6 +100,18 @@ public:
         return std::make_shared<CudaDevice>(index, ordinal);
     }
 
+    /// "gpu": the first usable device (every device here is a GPU).
+    /// BackendUnavailable when there is none, InvalidArgument for any
+    /// other name.
+    int find_device(const std::string& spec) override {
+        if (spec != "gpu")
+            throw InvalidArgument("'" ACCEL_GPU_BACKEND ":" + spec + "' names no device: " ACCEL_GPU_BACKEND
+                                  " devices are " ACCEL_GPU_BACKEND ":N (an index) or " ACCEL_GPU_BACKEND ":gpu");
+        const Availability a = probe();
+        if (!a.available) throw BackendUnavailable(ACCEL_GPU_BACKEND ":gpu: " + a.reason);
+        return 0;
+    }
+
 private:
     std::mutex mutex_;
     bool probed_ = false;
@@ -542,4 +554,5 @@ LaunchGeometry CudaDevice::do_default_geometry(Op op, DType, std::size_t rows, s
 }  // namespace accel
 
 // auto: a CUDA GPU first, then a HIP one (ACCEL_GPU_AUTO_RANK).
-ACCEL_DEFINE_PLUGIN(ACCEL_GPU_BACKEND, accel::cuda::CudaBackend, "", ACCEL_GPU_AUTO_RANK, 0)
+ACCEL_DEFINE_PLUGIN(ACCEL_GPU_BACKEND, accel::cuda::CudaBackend, ACCEL_GPU_BACKEND ":gpu (its first device)",
+                    ACCEL_GPU_AUTO_RANK, 0)

@@ -83,7 +83,7 @@ TEST_CASE("busy: a device another process holds leaves hip unavailable, naming w
 }
 
 // ACCEL_HIP_EMULATION_FAULTS=warp_size=64
-TEST_CASE("identity: the device says it is HIP, its wavefront width and its vendor BLAS") {
+TEST_CASE("identity: the device says it is HIP, its wavefront width and its vendor BLAS; hip:gpu opens it") {
     auto dev = open_device("hip");
     const DeviceInfo& i = dev->info();
     CHECK(i.backend == "hip");
@@ -100,4 +100,6 @@ TEST_CASE("identity: the device says it is HIP, its wavefront width and its vend
     CHECK(contains(blas, "rocBLAS"));
     CHECK(dev->supports(Op::gemm, DType::bf16, OpPath::vendor));
     add_works(dev);
+    CHECK(open_device("hip:gpu")->selector() == "hip:0");  // selectors hip:N and hip:gpu
+    CHECK_THROWS_AS(open_device("hip:npu"), InvalidArgument);
 }
