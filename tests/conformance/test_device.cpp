@@ -191,8 +191,15 @@ TEST_CASE("devices named by their backend's selector forms resolve, or say what 
         CHECK_THROWS_AS(open_device(backend + ":gpu"), InvalidArgument);
         return;
     }
-    // BACKEND:PIECE[:I] (a platform or driver name piece) and BACKEND:gpu|cpu.
     INFO(backend << " takes " << forms << "; stable selector " << d->info().stable_selector);
+    if (d->info().type == "gpu" && forms.find(backend + ":gpu") != std::string::npos)
+        CHECK(open_device(backend + ":gpu")->info().type == "gpu");
+    if (d->info().stable_selector.empty()) {
+        // Forms but no device names (cuda:gpu, hip:gpu): any other name is refused.
+        CHECK_THROWS_AS(open_device(backend + ":no-such-device"), Error);
+        return;
+    }
+    // BACKEND:PIECE[:I] (a platform or driver name piece) and BACKEND:gpu|cpu.
     const Selector stable = parse_selector(d->info().stable_selector);
     const std::string piece = stable.device.substr(0, stable.device.find(':'));
     const std::string first = backend + ":" + piece + ":0";
