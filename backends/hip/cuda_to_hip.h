@@ -14,6 +14,13 @@
 // device facts, pointer attributes, the vendor BLAS) is in hip_platform.cpp
 // and hip_vendor.cpp, the twins of the CUDA backend's platform and vendor
 // files.
+//
+// Verification status: compiled by hipcc 5.2.3 (Debian 12) for gfx908,
+// gfx90a and gfx1030, device and host code free of warnings under -Werror;
+// without an AMD GPU the plugin loads and reports hipErrorNoDevice (100).
+// The same sources pass the conformance, training and reliability suites on
+// the emulated HIP runtime at wavefront 64 and 32 (tests *.hip-emulated*).
+// Not yet run on an AMD GPU.
 #pragma once
 
 #include <hip/hip_bfloat16.h>
