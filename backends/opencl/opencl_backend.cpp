@@ -717,7 +717,7 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t, std::size_t tile
         }
     }
     // Every set is leased: make another, outside the lock (clCreateKernel is thread-safe).
-    auto set = std::make_unique<KernelSet>(static_cast<std::size_t>(Kernel::count_) + elementwise_ops_of_every_backend().size(), nullptr);
+    auto set = std::make_unique<KernelSet>(static_cast<std::size_t>(ProgramKernel::count_) + elementwise_ops_of_every_backend().size(), nullptr);
     auto create = [&](std::size_t slot, const char* name) {
         cl_int err = CL_SUCCESS;
         (*set)[slot] = clCreateKernel(prog.program, name, &err);
@@ -727,13 +727,13 @@ OpenclDevice::KernelSet* OpenclDevice::acquire_kernels(DType t, std::size_t tile
             check_cl(err, std::string("clCreateKernel(\"") + name + "\", " + dtype_name(t) + ")");
         }
     };
-    for (std::size_t i = 0; i < static_cast<std::size_t>(Kernel::count_); ++i) {
-        const Kernel k = static_cast<Kernel>(i);
-        if (k == Kernel::convert_f64 && !fp64_) continue;  // not in the program: no double
-        if ((k == Kernel::gemm_dot && !has_gemm_dot(tile)) || (k == Kernel::gemm_rows && !has_gemm_rows(tile)))
+    for (std::size_t i = 0; i < static_cast<std::size_t>(ProgramKernel::count_); ++i) {
+        const ProgramKernel k = static_cast<ProgramKernel>(i);
+        if (k == ProgramKernel::convert_f64 && !fp64_) continue;  // not in the program: no double
+        if ((k == ProgramKernel::gemm_dot && !has_gemm_dot(tile)) || (k == ProgramKernel::gemm_rows && !has_gemm_rows(tile)))
             continue;  // not in the program
         const bool gemm =
-            k == Kernel::gemm || k == Kernel::gemm_direct || k == Kernel::gemm_dot || k == Kernel::gemm_rows;
+            k == ProgramKernel::gemm || k == ProgramKernel::gemm_direct || k == ProgramKernel::gemm_dot || k == ProgramKernel::gemm_rows;
         if (tile != GemmTiles::general && !gemm) continue;  // a program of the gemm kernels only
         create(i, kKernelNames[i]);
     }

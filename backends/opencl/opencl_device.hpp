@@ -93,7 +93,9 @@ constexpr std::size_t kShortDotK = 64;
     X(convert_f16)                                                                                          \
     X(convert_bf16)
 
-enum class Kernel {
+/// A kernel of the device's built programs, by its name in kernels/*.cl (not
+/// accel::Kernel, a registered callable of the kernel table).
+enum class ProgramKernel {
 #define ACCEL_OPENCL_KERNEL_ENUM(name) name,
     ACCEL_OPENCL_KERNELS(ACCEL_OPENCL_KERNEL_ENUM)
 #undef ACCEL_OPENCL_KERNEL_ENUM
@@ -319,7 +321,7 @@ protected:
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
 
 private:
-    /// One cl_kernel per Kernel, then one per op of elementwise_ops_of_every_backend(),
+    /// One cl_kernel per ProgramKernel, then one per op of elementwise_ops_of_every_backend(),
     /// created from one dtype's program.
     using KernelSet = std::vector<cl_kernel>;
     /// One program — of a dtype and a gemm tile — and its pool of kernel
@@ -350,7 +352,7 @@ private:
     /// enqueues it on `s` with local size = g.block and global size =
     /// g.grid × g.block.
     template <class... Args>
-    void launch_tile(DType t, std::size_t tile, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {
+    void launch_tile(DType t, std::size_t tile, ProgramKernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {
         launch_slot(t, tile, static_cast<std::size_t>(k), g, s, args...);
     }
     /// launch_tile for the kernel at `slot` of a KernelSet.
@@ -360,7 +362,7 @@ private:
     /// The GEMM kernel of tile `tile`'s program for C[m,n] = op(A)·op(B) with
     /// inner dimension k (ta, tb: A, B transposed): gemm, gemm_direct or
     /// gemm_dot (see the definition for the measurements behind it).
-    Kernel gemm_kernel(std::size_t tile, std::size_t m, std::size_t k, bool ta, bool tb) const noexcept;
+    ProgramKernel gemm_kernel(std::size_t tile, std::size_t m, std::size_t k, bool ta, bool tb) const noexcept;
     /// A buffer of `bytes` for one launch's rearranged operand (do_allocate's
     /// errors), released when it goes out of scope, after the commands that
     /// use it are enqueued: OpenCL keeps a buffer until they have finished.
@@ -393,7 +395,7 @@ private:
     }
     /// launch_tile() in the general program (tile 0).
     template <class... Args>
-    void launch(DType t, Kernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {
+    void launch(DType t, ProgramKernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {
         launch_tile(t, GemmTiles::general, k, g, s, args...);
     }
 

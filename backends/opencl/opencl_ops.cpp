@@ -68,8 +68,8 @@ void OpenclDevice::register_kernels() {
     const std::vector<Op>& elementwise_ops = elementwise_ops_of_every_backend();
     elementwise_.assign(op_table().size(), {});
     for (std::size_t i = 0; i < elementwise_ops.size(); ++i)
-        elementwise_[static_cast<std::size_t>(elementwise_ops[i])] = {static_cast<std::size_t>(Kernel::count_) + i,
-                                                                      op_info(elementwise_ops[i]).inputs.size()};
+        elementwise_[static_cast<std::size_t>(elementwise_ops[i])] = {
+            static_cast<std::size_t>(ProgramKernel::count_) + i, op_info(elementwise_ops[i]).inputs.size()};
     const OpPath nat = OpPath::native;
     for (DType t : native_dtypes()) {
         for (Op op : elementwise_ops)
@@ -141,26 +141,21 @@ void OpenclDevice::launch_elementwise(Op op, const KernelArgs& a) {
 
 // Which of matmul.cl's GEMM kernels computes op(A)[m,k]·op(B)[k,n] (all
 // share the tile `tile`'s geometry). On CPU devices (and Oclgrind, which then
-// checks them), measured with PoCL and Intel's runtime on an AVX2 EPYC, ms,
-// staged gemm → the kernel taken:
-//   K ≤ 16, gemm_direct (the staged kernel pads a 64-deep K slice with
-//     zeros): outer product 256×1024×1 1.1 → 0.31 and 1.5 → 0.47;
-//   A·Bᵀ (dense), gemm_dot: dense 1024³ 69 → 34 and 43 → 30 (faster than
-//     the staged square matmul), 256×1024 by K 1024 to 1 output 0.38 → 0.06,
-//     4096×30 to 10 1.6 → 0.43;
-//   M ≤ 4, gemm_direct (the staged kernel fills a 64-row tile for one row):
-//     1×1024×256 1.3 → 0.14 and 1.0 → 0.13;
-//   Aᵀ·B (weight gradients), gemm_rows: dW 1024×30 over a batch of 256
-//     1.3 → 0.7 (PoCL);
-//   elsewhere the staged gemm (gemm_direct lost at N = 30 and N = 1).
-// GPUs keep the staged gemm: local memory is what makes it fast there.
-Kernel OpenclDevice::gemm_kernel(std::size_t tile, std::size_t m, std::size_t k, bool ta, bool tb) const noexcept {
-    if (!direct_gemm_) return Kernel::gemm;
-    if (k <= kDirectGemmMaxK) return Kernel::gemm_direct;
-    if (tb && !ta && has_gemm_dot(tile)) return Kernel::gemm_dot;
-    if (m <= kDirectGemmMaxM) return Kernel::gemm_direct;
-    if (ta && !tb && has_gemm_rows(tile)) return Kernel::gemm_rows;
-    return Kernel::gemm;
+// checks them), where staging in local memory is waste: K ≤ 16 gemm_direct
+// (the staged kernel would pad a K slice with zeros); A·Bᵀ (dense)
+// gemm_dot; M ≤ 4 gemm_direct (the staged kernel would fill a whole row
+// tile for one row); Aᵀ·B (weight gradients) gemm_rows; elsewhere the
+// staged gemm. The measurements behind each rule are in
+// docs/results/opencl-cpu-gemm-kernels.md. GPUs keep the staged gemm: local
+// memory is what makes it fast there.
+ProgramKernel OpenclDevice::gemm_kernel(std::size_t tile, std::size_t m, std::size_t k, bool ta,
+                                        bool tb) const noexcept {
+    if (!direct_gemm_) return ProgramKernel::gemm;
+    if (k <= kDirectGemmMaxK) return ProgramKernel::gemm_direct;
+    if (tb && !ta && has_gemm_dot(tile)) return ProgramKernel::gemm_dot;
+    if (m <= kDirectGemmMaxM) return ProgramKernel::gemm_direct;
+    if (ta && !tb && has_gemm_rows(tile)) return ProgramKernel::gemm_rows;
+    return ProgramKernel::gemm;
 }
 
 // Two layouts of a training step's products run faster rearranged on CPU
@@ -181,7 +176,7 @@ Kernel OpenclDevice::gemm_kernel(std::size_t tile, std::size_t m, std::size_t k,
 void OpenclDevice::transpose_into(DType t, cl_mem src, cl_mem dst, std::size_t rows, std::size_t cols, Stream& s) {
     // Runs of 64 elements per work-item: the kernel's per-run division is then rare.
     constexpr std::size_t run = 64;
-    launch(t, Kernel::transpose, do_default_geometry(Op::add, t, 1, ceil_div(rows * cols, run)), s, src, dst,
+    launch(t, ProgramKernel::transpose, do_default_geometry(Op::add, t, 1, ceil_div(rows * cols, run)), s, src, dst,
            ul(rows), ul(cols), ul(run));
 }
 
@@ -200,7 +195,7 @@ void OpenclDevice::launch_gemm(DType t, std::size_t tile, const LaunchGeometry& 
         // A·Bᵀ as A·(B transposed into a scratch buffer).
         Scratch bt(*this, n * k * sizeof(float));
         transpose_into(t, b, bt.buffer, n, k, s);
-        launch_tile(t, tile, Kernel::gemm_direct, g, s, a, bt.buffer, c, bias, flag(bias != nullptr),
+        launch_tile(t, tile, ProgramKernel::gemm_direct, g, s, a, bt.buffer, c, bias, flag(bias != nullptr),
                     activation_code(act), ul(m), ul(n), ul(k), cl_int{0}, cl_int{0});
         return;
     }
@@ -214,7 +209,7 @@ void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandl
         same_geometry(g, default_geometry(Op::matmul, t, m, n))) {
         // Cᵀ [n, m] = op(B)ᵀ·op(A)ᵀ: B stored [k, n] transposed, times A stored [k, m].
         Scratch ct(*this, m * n * sizeof(float));
-        launch_tile(t, tiles_.choose(n, m), Kernel::gemm_direct, default_geometry(Op::matmul, t, n, m), s, mem(b),
+        launch_tile(t, tiles_.choose(n, m), ProgramKernel::gemm_direct, default_geometry(Op::matmul, t, n, m), s, mem(b),
                     mem(a), ct.buffer, cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(n), ul(m), ul(k), cl_int{1},
                     cl_int{0});
         transpose_into(t, ct.buffer, mem(c), n, m, s);
@@ -233,34 +228,34 @@ void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle
 
 void OpenclDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
                                      bool read_y, Activation act, const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::bias_activation, g, s, mem(bias), mem(y), flag(bias != nullptr), flag(read_y),
+    launch(t, ProgramKernel::bias_activation, g, s, mem(bias), mem(y), flag(bias != nullptr), flag(read_y),
            activation_code(act), ul(rows), ul(cols));
 }
 
 void OpenclDevice::k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
                                 const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::column_sum, g, s, mem(x), mem(y), ul(rows), ul(cols));
+    launch(t, ProgramKernel::column_sum, g, s, mem(x), mem(y), ul(rows), ul(cols));
 }
 
 void OpenclDevice::k_bce_with_logits_backward(DType t, DeviceHandle z, DeviceHandle tg, DeviceHandle dz,
                                               std::size_t n, double scale, const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::bce_with_logits_backward, g, s, mem(z), mem(tg), mem(dz), ul(n), scalar(t, scale));
+    launch(t, ProgramKernel::bce_with_logits_backward, g, s, mem(z), mem(tg), mem(dz), ul(n), scalar(t, scale));
 }
 
 void OpenclDevice::k_convert(DType from, DType t, DeviceHandle x, DeviceHandle y, std::size_t n,
                              const LaunchGeometry& g, Stream& s) {
-    Kernel k = Kernel::convert_f32;
+    ProgramKernel k = ProgramKernel::convert_f32;
     switch (from) {
-        case DType::f32: k = Kernel::convert_f32; break;
-        case DType::f16: k = Kernel::convert_f16; break;
-        case DType::bf16: k = Kernel::convert_bf16; break;
+        case DType::f32: k = ProgramKernel::convert_f32; break;
+        case DType::f16: k = ProgramKernel::convert_f16; break;
+        case DType::bf16: k = ProgramKernel::convert_bf16; break;
         case DType::f64:
             if (!fp64_)
                 throw Unsupported(std::string("convert (f64 to ") + dtype_name(t) + ", " + selector() + " (" +
                                   info().name + ")): the device has no double precision (no cl_khr_fp64), so f64 "
                                   "is not one of its dtypes; convert from f32, f16 or bf16 here, or use a device "
                                   "with fp64");
-            k = Kernel::convert_f64;
+            k = ProgramKernel::convert_f64;
             break;
     }
     launch(t, k, g, s, mem(x), mem(y), ul(n));
@@ -269,7 +264,7 @@ void OpenclDevice::k_convert(DType from, DType t, DeviceHandle x, DeviceHandle y
 void OpenclDevice::k_adam_step(DType t, DeviceHandle p, DeviceHandle grad, DeviceHandle m, DeviceHandle v,
                                std::size_t n, double beta1, double beta2, double eps, double step_size,
                                double bc2_sqrt, const LaunchGeometry& g, Stream& s) {
-    launch(t, Kernel::adam_step, g, s, mem(p), mem(grad), mem(m), mem(v), ul(n), scalar(t, beta1), scalar(t, beta2),
+    launch(t, ProgramKernel::adam_step, g, s, mem(p), mem(grad), mem(m), mem(v), ul(n), scalar(t, beta1), scalar(t, beta2),
            scalar(t, eps), scalar(t, step_size), scalar(t, bc2_sqrt));
 }
 
@@ -277,11 +272,11 @@ void OpenclDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, st
                                   const LaunchGeometry& g, Stream& s) {
     if (dtype == DType::f64 && !fp64_)
         throw Unsupported("fma_throughput: " + selector() + " has no f64 probe (the device lacks cl_khr_fp64)");
-    launch(dtype, Kernel::fma_throughput, g, s, mem(y), ul(n), ul(iterations));
+    launch(dtype, ProgramKernel::fma_throughput, g, s, mem(y), ul(n), ul(iterations));
 }
 
 void OpenclDevice::launch_empty(Stream& s) {
-    launch(DType::f32, Kernel::empty, LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s);
+    launch(DType::f32, ProgramKernel::empty, LaunchGeometry{{1, 1, 1}, {1, 1, 1}}, s);
 }
 
 std::string OpenclDevice::do_unsupported_reason(Op op, DType t, OpPath path) const {

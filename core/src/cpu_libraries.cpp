@@ -15,7 +15,7 @@
 #include <accel/environment.hpp>
 #include <accel/registry.hpp>
 
-#include "text.hpp"
+#include <accel_internal/text.hpp>
 
 #include <dlfcn.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
 #include <accel/error.hpp>
 #include <accel/tensor.hpp>
 
-#include "instrument.hpp"
+#include <accel_internal/instrument.hpp>
 
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
 #include <accel/round_to_odd.hpp>
 #include <accel/error.hpp>
 
-#include "text.hpp"
+#include <accel_internal/text.hpp>
 
 #include <Eigen/Core>
 

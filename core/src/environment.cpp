@@ -1,7 +1,7 @@
 #include <accel/environment.hpp>
 #include <accel/error.hpp>
 
-#include "text.hpp"
+#include <accel_internal/text.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>

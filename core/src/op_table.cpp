@@ -1,7 +1,7 @@
 // The op table (see accel/op_table.hpp): every op's facts, written once.
 #include <accel/error.hpp>
 #include <accel/op_table.hpp>
-#include <accel/reference.hpp>
+#include <accel/elementwise_math.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -141,7 +141,7 @@ std::deque<OpInfo> builtin_ops() {
         t[static_cast<std::size_t>(op)].elementwise_reference = ref;
         t[static_cast<std::size_t>(op)].input_ranges = std::move(ranges);
     };
-    namespace el = reference::element;
+    namespace el = elementwise_math;
     elementwise(Op::add, el::add, {{-4, 4}, {-4, 4}});
     elementwise(Op::sigmoid, el::sigmoid, {{-20, 20}});  // both tails of the stable form
     elementwise(Op::relu, el::relu, {{-4, 4}});

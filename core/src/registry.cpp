@@ -6,8 +6,8 @@
 #include <accel/registry.hpp>
 
 #include "cpu_libraries.hpp"
-#include "instrument.hpp"
-#include "text.hpp"
+#include <accel_internal/instrument.hpp>
+#include <accel_internal/text.hpp>
 
 #include <dirent.h>
 #include <dlfcn.h>

@@ -5,7 +5,7 @@
 #include <accel/error.hpp>
 #include <accel/trace.hpp>
 
-#include "instrument.hpp"
+#include <accel_internal/instrument.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -6,9 +6,9 @@
 #include <accel/registry.hpp>
 #include <accel/tensor.hpp>
 
-#include "instrument.hpp"
+#include <accel_internal/instrument.hpp>
 #include "kernel_access.hpp"
-#include "text.hpp"
+#include <accel_internal/text.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -5,9 +5,9 @@
 #include <accel/ops.hpp>
 
 #include "auto_path.hpp"
-#include "instrument.hpp"
+#include <accel_internal/instrument.hpp>
 #include "kernel_access.hpp"
-#include "text.hpp"
+#include <accel_internal/text.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -10,31 +10,6 @@
 namespace accel {
 namespace reference {
 
-namespace element {
-
-double add(double a, double b) { return a + b; }
-
-double mul(double a, double b) { return a * b; }
-
-// max(x, 0) keeping NaN, as PyTorch.
-double relu(double x, double) { return x <= 0 ? 0.0 : x; }
-
-// The stable form: exp of a non-positive number only.
-double sigmoid(double x, double) {
-    if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
-    const double e = std::exp(x);
-    return e / (1.0 + e);
-}
-
-double relu_backward(double dy, double x) { return x > 0 ? dy : 0.0; }
-
-double sigmoid_backward(double dy, double y) { return dy * y * (1.0 - y); }
-
-// PyTorch's BCEWithLogitsLoss (reduction none): max(z,0) − z·t + log(1 + exp(−|z|)).
-double bce_with_logits(double z, double t) { return std::max(z, 0.0) - z * t + std::log1p(std::exp(-std::fabs(z))); }
-
-}  // namespace element
-
 namespace {
 double relu1(double x) { return element::relu(x, 0); }
 double sigmoid1(double x) { return element::sigmoid(x, 0); }

@@ -371,11 +371,7 @@ void write_mlp_table(std::ostream& out, const MlpSettings& s, const MlpResults& 
 }
 
 void write_mlp_csv(std::ostream& out, const MlpResults& r) {
-    auto q = [](const std::string& s) {
-        std::string o = "\"";
-        for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        return o + "\"";
-    };
+    const auto q = csv_field;
     out << "backend,device,selector,stable_selector,runtime,in,hidden,batch,dtype,train_samples,warmup_epochs,epochs,"
            "first_epoch_ms,ms_per_epoch_median,ms_per_epoch_min,ms_per_epoch_max,samples_per_s,final_loss,reference,loss_rel_diff,"
            "loss_tolerance,steps,steps_per_epoch,pass,error\n";

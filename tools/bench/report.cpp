@@ -346,13 +346,15 @@ void write_table(std::ostream& out, const Results& r, const Machine& m, bool wid
     for (const auto& n : r.notes) out << "note: " << n << "\n";
 }
 
+std::string csv_field(const std::string& s) {
+    std::string o = "\"";
+    for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return o + "\"";
+}
+
 void write_csv(std::ostream& out, const Results& r) {
     // Device names and errors may hold commas: quote every text field.
-    auto q = [](std::string s) {
-        std::string o = "\"";
-        for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        return o + "\"";
-    };
+    const auto q = csv_field;
     out << "backend,device,selector,stable_selector,runtime,timer,op,activation,shape,dtype,size,size_unit,path,block,geometry,runs,"
            "kernel_ms_median,kernel_ms_min,kernel_ms_max,kernel_ms_cold,stalled,end_to_end_ms,gbps,gflops,fraction_of_ceiling,cache_resident,"
            "nmse,nmse_threshold,pass,error\n";

@@ -91,4 +91,8 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 /// A time or rate for a table: 4 significant digits, no exponent from 1e4 up.
 std::string num(double x);
 
+/// `s` as one CSV text field (RFC 4180): in double quotes, each quote
+/// doubled, so that device names and errors may hold commas and quotes.
+std::string csv_field(const std::string& s);
+
 }  // namespace bench

@@ -1,6 +1,7 @@
 // Elementwise kernels: grid-stride loops (see FOR_EACH in common.cl), so any
-// launch geometry is correct. The math is exactly that of the k_* docstrings
-// in accel/device.hpp. Elements are read with LOAD, computed in acc and
+// launch geometry is correct. The math is the op table's (each op's formula
+// in accel/elementwise_math.hpp; adam_step and the backward ops as
+// accel/ops.hpp documents them). Elements are read with LOAD, computed in acc and
 // written with STORE (common.cl), so every dtype runs these same kernels.
 //
 // add: ADD_VW elements per work-item and loop step (a build option of every

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <accel/device.hpp>
+#include <accel/elementwise_math.hpp>
 
 #include <cstddef>
 #include <vector>
@@ -13,22 +14,9 @@ namespace reference {
 using Vec = std::vector<double>;
 using FVec = std::vector<float>;
 
-/// One element of each elementwise op, in float64: what OpInfo::elementwise_reference
-/// points to. Unary ops ignore their second argument.
-namespace element {
-double add(double a, double b);
-double mul(double a, double b);
-/// max(x, 0), NaN kept (PyTorch's relu).
-double relu(double x, double unused);
-/// 1/(1+exp(-x)) in the stable form (exp of a non-positive number only).
-double sigmoid(double x, double unused);
-/// dy where x > 0, else 0.
-double relu_backward(double dy, double x);
-/// dy·y·(1 − y), y = sigmoid(z).
-double sigmoid_backward(double dy, double y);
-/// PyTorch's BCEWithLogitsLoss per element: max(z,0) − z·t + log(1 + exp(−|z|)).
-double bce_with_logits(double z, double t);
-}  // namespace element
+/// One element of each elementwise op, in float64: the op table's math
+/// (accel/elementwise_math.hpp), what OpInfo::elementwise_reference points to.
+namespace element = ::accel::elementwise_math;
 
 /// Any elementwise op of the table with an oracle (OpInfo::elementwise_reference),
 /// applied to `inputs` (as many as the op takes, of one length). Throws

@@ -1,0 +1,65 @@
+# layers: the line between libaccel's two layers, core (core/: the device
+# interface, tensors, the op table, the registry) below ops (ops/: the op
+# front-end, the float64 oracle, the shadow check). Fails, naming the file
+# and line, on:
+#   1. a file of core/ that includes a header of ops/include (core knows
+#      nothing of ops; accel/accel.hpp, the users' one include, lives in ops/);
+#   2. any file that includes another folder's src/ ("core/src/...",
+#      "../src/...", "ops/src/...");
+#   3. a header of internal/ (what core/src and ops/src share, never
+#      installed) included from anywhere but core/src, ops/src and internal/;
+#   4. a friend declared in core/include whose class is defined in ops/,
+#      unless named in ALLOWED_FRIENDS.
+# cmake -DSOURCE_DIR=<repository> [-DALLOWED_FRIENDS=A;B] -P check.cmake
+cmake_minimum_required(VERSION 3.20)
+file(GLOB ops_headers RELATIVE ${SOURCE_DIR}/ops/include/accel ${SOURCE_DIR}/ops/include/accel/*.hpp)
+file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR}
+     ${SOURCE_DIR}/core/* ${SOURCE_DIR}/ops/* ${SOURCE_DIR}/internal/* ${SOURCE_DIR}/backends/*
+     ${SOURCE_DIR}/tools/* ${SOURCE_DIR}/python/src/* ${SOURCE_DIR}/mpi/* ${SOURCE_DIR}/examples/*)
+list(FILTER sources INCLUDE REGEX "\\.(cpp|hpp|h|cu|cuh|cl|comp)$")
+set(problems "")
+foreach(rel IN LISTS sources)
+  file(STRINGS ${SOURCE_DIR}/${rel} lines REGEX "^[ \t]*#[ \t]*include")
+  foreach(line IN LISTS lines)
+    if(NOT line MATCHES "#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]")
+      continue()
+    endif()
+    set(target ${CMAKE_MATCH_1})
+    if(rel MATCHES "^core/")
+      foreach(h IN LISTS ops_headers)
+        if(target STREQUAL "accel/${h}")
+          string(APPEND problems "\n  ${rel}: includes <${target}>, a header of ops/ (core knows nothing of ops)")
+        endif()
+      endforeach()
+    endif()
+    if(target MATCHES "(^|/)(core|ops)/src/" OR target MATCHES "^\\.\\./src/")
+      string(APPEND problems "\n  ${rel}: includes \"${target}\", another folder's src/")
+    endif()
+    if(target MATCHES "^accel_internal/" AND NOT rel MATCHES "^(core/src|ops/src|internal)/")
+      string(APPEND problems "\n  ${rel}: includes <${target}>, internal to libaccel (core/src, ops/src only)")
+    endif()
+  endforeach()
+endforeach()
+file(GLOB core_headers ${SOURCE_DIR}/core/include/accel/*.hpp)
+file(GLOB_RECURSE ops_files ${SOURCE_DIR}/ops/*.hpp ${SOURCE_DIR}/ops/*.cpp)
+foreach(h IN LISTS core_headers)
+  file(STRINGS ${h} friends REGEX "friend[ \t]+(struct|class)[ \t]+[A-Za-z_][A-Za-z0-9_]*")
+  foreach(f IN LISTS friends)
+    string(REGEX MATCH "friend[ \t]+(struct|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)" _ "${f}")
+    set(name ${CMAKE_MATCH_2})
+    if(name IN_LIST ALLOWED_FRIENDS)
+      continue()
+    endif()
+    foreach(o IN LISTS ops_files)
+      file(STRINGS ${o} defined REGEX "(struct|class)[ \t]+${name}[ \t]*[{:]")
+      if(defined)
+        string(APPEND problems "\n  ${h}: befriends ${name}, a class of ops/ (${o})")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(problems)
+  message(FATAL_ERROR "the layer line is crossed:${problems}")
+endif()
+list(LENGTH sources n)
+message(STATUS "layers: ${n} files, no include across the line")
