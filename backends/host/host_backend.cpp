@@ -72,7 +72,7 @@ DeviceInfo host_info() {
 class HostBackend final : public Backend {
 public:
     std::string name() const override { return "host"; }
-    Availability probe() override { return Availability{true, "", 1, false}; }
+    Availability probe() override { return Availability{true, "", 1, false, 0, {}}; }
     std::shared_ptr<Device> create_device(int) override { return std::make_shared<HostDevice>(); }
 };
 

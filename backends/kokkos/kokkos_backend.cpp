@@ -297,7 +297,7 @@ DeviceInfo kokkos_info() {
 // (SYCL, OpenMPTarget, OpenACC) are reported present and fail in
 // create_device if Kokkos cannot initialize on them.
 Availability devices_without_init() {
-    if (host_space()) return Availability{true, "", 1, false};
+    if (host_space()) return Availability{true, "", 1, false, 0, {}};
 #if defined(KOKKOS_ENABLE_CUDA)
     if (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
         int n = 0;
@@ -305,9 +305,9 @@ Availability devices_without_init() {
         if (e != cudaSuccess)
             return Availability{false, std::string("kokkos (Kokkos::Cuda): cudaGetDeviceCount failed: ") +
                                            cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")",
-                                0, false};
-        if (n < 1) return Availability{false, "kokkos (Kokkos::Cuda): no CUDA device", 0, false};
-        return Availability{true, "", 1, true};
+                                0, false, 0, {}};
+        if (n < 1) return Availability{false, "kokkos (Kokkos::Cuda): no CUDA device", 0, false, 0, {}};
+        return Availability{true, "", 1, true, 0, {}};
     }
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
@@ -317,12 +317,12 @@ Availability devices_without_init() {
         if (e != hipSuccess)
             return Availability{false, std::string("kokkos (Kokkos::HIP): hipGetDeviceCount failed: ") +
                                            hipGetErrorName(e) + " (" + hipGetErrorString(e) + ")",
-                                0, false};
-        if (n < 1) return Availability{false, "kokkos (Kokkos::HIP): no HIP device", 0, false};
-        return Availability{true, "", 1, true};
+                                0, false, 0, {}};
+        if (n < 1) return Availability{false, "kokkos (Kokkos::HIP): no HIP device", 0, false, 0, {}};
+        return Availability{true, "", 1, true, 0, {}};
     }
 #endif
-    return Availability{true, "", 1, true};
+    return Availability{true, "", 1, true, 0, {}};
 }
 
 class KokkosBackend final : public Backend {
@@ -332,12 +332,13 @@ public:
     /// Kokkos was finalized or failed to initialize in create_device.
     Availability probe() override {
         try {
-            if (g_finalized || kokkos_says_finalized()) return Availability{false, finalized_message(), 0, false};
+            if (g_finalized || kokkos_says_finalized())
+                return Availability{false, finalized_message(), 0, false, 0, {}};
             if (g_runtime_made && !runtime().error().empty())
-                return Availability{false, "kokkos: " + runtime().error(), 0, false};
+                return Availability{false, "kokkos: " + runtime().error(), 0, false, 0, {}};
             return devices_without_init();
         } catch (const std::exception& e) {
-            return Availability{false, std::string("kokkos: ") + e.what(), 0, false};
+            return Availability{false, std::string("kokkos: ") + e.what(), 0, false, 0, {}};
         }
     }
     /// Initializes Kokkos unless the application has (ensure_runtime).
