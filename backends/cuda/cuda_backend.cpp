@@ -149,6 +149,37 @@ struct StagingLease {
 
 }  // namespace
 
+// ---- device facts ------------------------------------------------------------------
+
+DeviceInfo common_device_info(const cudaDeviceProp& p, int index) {
+    DeviceInfo i;
+    i.backend = ACCEL_GPU_BACKEND;
+    i.index = index;
+    i.name = p.name;
+    i.type = "gpu";
+    i.compute_units = p.multiProcessorCount;
+    i.global_memory_bytes = p.totalGlobalMem;
+    i.limits.max_block_size = static_cast<std::size_t>(p.maxThreadsPerBlock);
+    const auto dims = [](const int (&d)[3]) {
+        return Dim3{static_cast<std::size_t>(d[0]), static_cast<std::size_t>(d[1]), static_cast<std::size_t>(d[2])};
+    };
+    i.limits.max_block_dims = dims(p.maxThreadsDim);
+    i.limits.max_grid_dims = dims(p.maxGridSize);
+    i.pci_bus_id = format_pci_bus_id(static_cast<unsigned>(p.pciDomainID), static_cast<unsigned>(p.pciBusID),
+                                     static_cast<unsigned>(p.pciDeviceID), 0);
+    return i;
+}
+
+void add_memory_facts(DeviceInfo& info, int memory_khz, int bus_bits, int l2_bytes) {
+    char buf[96];
+    info.extra.push_back({"memory clock", std::to_string(memory_khz / 1000) + " MHz"});
+    info.extra.push_back({"memory bus width", std::to_string(bus_bits) + " bit"});
+    std::snprintf(buf, sizeof buf, "%.1f GB/s (2 x memory clock x bus width)",
+                  2.0 * memory_khz * 1e3 * (bus_bits / 8.0) / 1e9);
+    info.extra.push_back({"theoretical memory bandwidth", buf});
+    info.extra.push_back({"L2 cache", std::to_string(l2_bytes / 1024) + " KiB"});
+}
+
 // ---- devices: current, usable -----------------------------------------------------
 
 CurrentDevice::CurrentDevice(int ordinal) {
@@ -402,6 +433,9 @@ CudaDevice::CudaDevice(int index, int ordinal) : Device(device_info(index, ordin
                           warp, "warp width out of range");
     warp_size_ = static_cast<unsigned>(warp);
     blas_ = vendor_blas_start(blas_description_);
+    mutable_info().extra.push_back({"kernels built for", ACCEL_GPU_ARCHS});
+    mutable_info().extra.push_back(
+        {"async host copies", "pinned staging buffers (at most 256 MiB); device-to-host into pinned memory direct"});
     mutable_info().extra.push_back({"vendor BLAS", blas_description_});
     register_kernels();
 }

@@ -147,6 +147,17 @@ bool is_sticky(cudaError_t e);
 /// runtime (cuda_platform.cpp). Throws DeviceError when the runtime fails.
 DeviceInfo device_info(int index, int ordinal);
 
+/// The facts of a device both runtimes' properties give alike (the HIP
+/// build's cudaDeviceProp is hipDeviceProp_t): backend, index, name, type
+/// "gpu", compute units, global memory, block and grid limits, PCI bus id.
+/// device_info() adds the rest. Never throws but std::bad_alloc.
+DeviceInfo common_device_info(const cudaDeviceProp& p, int index);
+
+/// Appends the memory facts to `info.extra`: the memory clock (`memory_khz`,
+/// kHz), the bus width (`bus_bits`), the theoretical bandwidth they give
+/// (double data rate: 2 x clock x width, GB/s) and the L2 cache (`l2_bytes`).
+void add_memory_facts(DeviceInfo& info, int memory_khz, int bus_bits, int l2_bytes);
+
 /// Whether `p` is page-locked host memory the runtime knows (so that a DMA
 /// may land there directly). Any failure answers false. Defined per runtime
 /// (cuda_platform.cpp). Never throws.
