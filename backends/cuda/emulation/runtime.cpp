@@ -404,8 +404,13 @@ struct BlockRun {
 
 thread_local BlockRun* tl_block = nullptr;
 
-struct DivergentBarrier {};
-struct ShuffleOutOfBlock {};
+// What makes a block's run fail with cudaErrorIllegalInstruction (undefined
+// behaviour on a GPU), as "... in block (x,y,z)<what>".
+struct IllegalInBlock {
+    const char* what;
+};
+constexpr IllegalInBlock kDivergentBarrier{": __syncthreads() reached by only some of its threads"};
+constexpr IllegalInBlock kShuffleOutOfBlock{": a shuffle read a lane past its last thread"};
 
 // The values the threads of the running block publish in a shuffle (every
 // thread of a block runs on this OS thread).
@@ -514,17 +519,11 @@ void run_grid(CUstream_st* s, dim3 grid, dim3 block, const std::function<void()>
                     blockIdx = uint3{x, y, z};
                     run_block(body, threads);
                 }
-    } catch (const DivergentBarrier&) {
+    } catch (const IllegalInBlock& e) {
         tl_block = nullptr;
-        std::fprintf(stderr, "accel CUDA emulation: __syncthreads() reached by only some threads of block "
-                             "(%u,%u,%u): the launch fails with cudaErrorIllegalInstruction\n",
-                     blockIdx.x, blockIdx.y, blockIdx.z);
-        s->fail(cudaErrorIllegalInstruction);
-    } catch (const ShuffleOutOfBlock&) {
-        tl_block = nullptr;
-        std::fprintf(stderr, "accel CUDA emulation: a shuffle in block (%u,%u,%u) read a lane past the block's last "
-                             "thread: the launch fails with cudaErrorIllegalInstruction\n",
-                     blockIdx.x, blockIdx.y, blockIdx.z);
+        std::fprintf(stderr, "accel CUDA emulation: block (%u,%u,%u)%s: the launch fails with "
+                             "cudaErrorIllegalInstruction\n",
+                     blockIdx.x, blockIdx.y, blockIdx.z, e.what);
         s->fail(cudaErrorIllegalInstruction);
     }
 }
@@ -534,7 +533,7 @@ void run_grid(CUstream_st* s, dim3 grid, dim3 block, const std::function<void()>
 void __syncthreads() {
     BlockRun* r = tl_block;
     if (!r || r->threads == 1) return;
-    if (r->direct) throw DivergentBarrier{};
+    if (r->direct) throw kDivergentBarrier;
     Fiber& f = (*r->fibers)[r->current];
     f.state = Fiber::waiting;
     accel_emulation_switch(&f.sp, r->scheduler);
@@ -548,7 +547,7 @@ void shuffle(const void* value, void* out, std::size_t bytes, unsigned source) {
     BlockRun* r = tl_block;
     const std::size_t threads = r ? r->threads : 1;
     const std::size_t t = threadIdx.x + static_cast<std::size_t>(blockDim.x) * (threadIdx.y + static_cast<std::size_t>(blockDim.y) * threadIdx.z);
-    if (source >= threads) throw ShuffleOutOfBlock{};
+    if (source >= threads) throw kShuffleOutOfBlock;
     std::memcpy(&tl_shuffle[t], value, bytes);
     __syncthreads();
     std::memcpy(out, &tl_shuffle[source], bytes);
