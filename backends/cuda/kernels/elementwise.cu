@@ -182,10 +182,12 @@ __global__ void __launch_bounds__(1024) column_sum_kernel(const T* __restrict__ 
     const unsigned warp = warpSize;  // the device's: 32 or 64
     const bool whole_warps = threads % warp == 0;
     unsigned width = 1;
-    if (whole_warps)
+    if (whole_warps) {
         while (width * 2 <= warp && width * 2 <= cols) width *= 2;
-    else
-        width = static_cast<unsigned>(cols < warp ? (cols < threads ? cols : threads) : (warp < threads ? warp : threads));
+    } else {  // min(warp, threads, cols)
+        width = warp < threads ? warp : threads;
+        if (cols < width) width = static_cast<unsigned>(cols);
+    }
     const unsigned lanes = threads / width, col_lane = t % width, row_lane = t / width;
     const std::size_t chunks = (cols + width - 1) / width;
     // The trip count is the same for every thread of a block: the barriers and shuffles are uniform.
