@@ -69,22 +69,6 @@ long counter(const char* name, int device) {
 
 constexpr long kInvalidValue = 1;  // cudaErrorInvalidValue: what the injected failures return
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// c = a + b on `dev` (on `stream` when given), checked against the oracle.
-void add_works(const std::shared_ptr<Device>& dev, Stream* stream = nullptr) {
-    auto g = rng(5);
-    const std::size_t n = 5000;
-    const auto a = uniform(g, n), b = uniform(g, n);
-    auto ta = Tensor::from_host(dev, {n}, a), tb = Tensor::from_host(dev, {n}, b);
-    auto tc = poisoned(dev, {n});
-    ops::Options o;
-    o.stream = stream;
-    ops::add(ta, tb, tc, o);
-    if (stream) stream->synchronize();  // download() runs on the default stream
-    expect_close(tc.download(), reference::add(a, b), threshold(Op::add), "add on " + dev->selector());
-}
-
 // The "faults" group: 8 healthy devices, set up before accel's first probe.
 std::shared_ptr<Device> faults_device(int index) {
     static const bool once = (fault("devices", 0, 8), true);

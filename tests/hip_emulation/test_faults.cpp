@@ -12,23 +12,6 @@
 using namespace accel;
 using namespace accel_test;
 
-namespace {
-
-// An add on `dev` against the float64 oracle.
-void add_works(const std::shared_ptr<Device>& dev) {
-    auto g = rng(5);
-    const std::size_t n = 5000;
-    const auto a = uniform(g, n), b = uniform(g, n);
-    auto ta = Tensor::from_host(dev, {n}, a), tb = Tensor::from_host(dev, {n}, b);
-    auto tc = poisoned(dev, {n});
-    ops::add(ta, tb, tc);
-    expect_close(tc.download(), reference::add(a, b), threshold(Op::add), "add on " + dev->selector());
-}
-
-bool contains(const std::string& text, const std::string& piece) { return text.find(piece) != std::string::npos; }
-
-}  // namespace
-
 // ACCEL_HIP_EMULATION_FAULTS=malloc_fail=1
 TEST_CASE("malloc: a refused hipMalloc is an OutOfMemory naming hipMalloc and HIP's code, and the device carries on") {
     auto dev = open_device("hip");

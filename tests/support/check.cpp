@@ -236,4 +236,17 @@ std::vector<accel::DType> dtypes(std::initializer_list<accel::DType> among) {
     return out;
 }
 
+void add_works(const std::shared_ptr<accel::Device>& dev, accel::Stream* stream) {
+    auto g = rng(5);
+    const std::size_t n = 5000;
+    const auto a = uniform(g, n), b = uniform(g, n);
+    auto ta = accel::Tensor::from_host(dev, {n}, a), tb = accel::Tensor::from_host(dev, {n}, b);
+    auto tc = poisoned(dev, {n});
+    accel::ops::Options o;
+    o.stream = stream;
+    accel::ops::add(ta, tb, tc, o);
+    if (stream) stream->synchronize();  // download() runs on the default stream
+    expect_close(tc.download(), accel::reference::add(a, b), threshold(accel::Op::add), "add on " + dev->selector());
+}
+
 }  // namespace accel_test

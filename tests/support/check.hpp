@@ -48,6 +48,14 @@ std::vector<float> uniform(std::mt19937_64& g, std::size_t n, float lo = -1.0f, 
 /// write makes the comparison fail.
 accel::Tensor poisoned(const std::shared_ptr<accel::Device>& d, accel::Shape s);
 
+/// c = a + b of 5000 fresh random floats on `dev` (on `stream` when given,
+/// synchronized before the download), checked against the oracle: the
+/// device still works (after a fault, beside a broken one).
+void add_works(const std::shared_ptr<accel::Device>& dev, accel::Stream* stream = nullptr);
+
+/// Whether `text` holds `part` (an error message, a tool's output).
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 /// Asserts got matches ref: finite, NMSE ≤ threshold. Prints the seed, the
 /// NMSE and the largest error when it fails.
 void expect_close(const std::vector<float>& got, const std::vector<double>& ref, double threshold,
