@@ -28,7 +28,7 @@ void print_op_support(const accel::Device& d) {
         for (accel::OpPath path : {accel::OpPath::native, accel::OpPath::vendor}) {
             std::string dtypes;
             for (accel::DType t : accel::kAllDTypes)
-                if (d.supports(op->op, t, path)) dtypes += std::string(dtypes.empty() ? "" : " ") + accel::dtype_name(t);
+                if (d.kernel_table().supports(op->op, t, path)) dtypes += std::string(dtypes.empty() ? "" : " ") + accel::dtype_name(t);
             line += (path == accel::OpPath::vendor ? " | " : "") + (dtypes.empty() ? std::string("-") : dtypes);
         }
         std::printf("        %-26s %s\n", op->name.c_str(), line.c_str());
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
                             info.limits.max_grid_dims.z);
                 std::printf("      timer %s\n", info.timer.c_str());
                 print_op_support(*d);
-                if (d->supports(accel::Op::matmul, accel::OpPath::vendor)) {
+                if (d->kernel_table().supports(accel::Op::matmul, accel::OpPath::vendor)) {
                     // Reads the record only, unless asked to measure.
                     if (measure_paths) accel::ops::path_evidence(*d);
                     if (const auto ev = accel::ops::recorded_path_evidence(*d))

@@ -1,6 +1,6 @@
 // What the in-tree backends' kernel registrations share: the ops they run
 // with their own kernels (native path), for their kernel tables
-// (Device::claim_kernels), and typed access to KernelArgs' operands. A backend states what it
+// (KernelTable::claim), and typed access to KernelArgs' operands. A backend states what it
 // runs; the conformance suite fails a claimed kernel that is not registered,
 // so an op listed here must get a kernel on every in-tree backend, and a
 // backend that lacks one lists its own ops instead.

@@ -26,6 +26,11 @@ Launch launch(const LaunchGeometry& g, Stream& s) {
 
 Epilogue epilogue(Activation a) { return static_cast<Epilogue>(a); }  // the same codes
 
+// The matmul tile the front-end chose (do_tile_layout); launch_matmul rejects any other.
+MatmulTile tile_of(const KernelArgs& a) {
+    return {static_cast<unsigned>(a.tile.tile_rows), static_cast<unsigned>(a.tile.tile_cols)};
+}
+
 }  // namespace
 
 template <class T>
@@ -34,29 +39,32 @@ void CudaDevice::register_dtype(DType dt) {
     const OpPath nat = OpPath::native;
     // The elementwise ops of the table, through one launcher (kernels/elementwise.cu).
     for (Op op : elementwise_ops_of_every_backend())
-        register_kernel(op, dt, nat, [this, op](const KernelArgs& a) {
+        kernel_table().add(op, dt, nat, [this, op](const KernelArgs& a) {
             const CurrentDevice current(ordinal_);
             ACCEL_CUDA_CHECK(launch_elementwise(op, in<T>(a.in[0]), in<T>(a.in[1]),
                                                 out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
         });
-    register_kernel(Op::matmul, dt, nat, [this](const KernelArgs& a) {
+    kernel_table().add(Op::matmul, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a,
-                                       a.trans_b, static_cast<const T*>(nullptr), Epilogue::none,
+        const GemmArgs p = GemmArgs::of(a);
+        ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), p.m, p.n, p.k, p.trans_a,
+                                       p.trans_b, static_cast<const T*>(nullptr), Epilogue::none, tile_of(a),
                                        launch(a.geometry, *a.stream)));
     });
-    // dense: y[batch, out] = act(x[batch, in]·W[out, in]ᵀ + bias); m = batch, n = out, k = in.
-    register_kernel(Op::dense, dt, nat, [this](const KernelArgs& a) {
+    kernel_table().add(Op::dense, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, false, true,
-                                       in<T>(a.in[2]), epilogue(a.act), launch(a.geometry, *a.stream)));
+        const GemmArgs p = DenseArgs::of(a).gemm();  // x·Wᵀ
+        ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), p.m, p.n, p.k, p.trans_a,
+                                       p.trans_b, in<T>(a.in[2]), epilogue(a.act), tile_of(a),
+                                       launch(a.geometry, *a.stream)));
     });
-    register_kernel(Op::bias_activation, dt, nat, [this](const KernelArgs& a) {
+    kernel_table().add(Op::bias_activation, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_bias_activation(out<T>(a.out[0]), in<T>(a.in[0]), a.m, a.n, a.scalars[0] != 0,
-                                                epilogue(a.act), launch(a.geometry, *a.stream)));
+        const MatrixArgs p = MatrixArgs::of(a);
+        ACCEL_CUDA_CHECK(launch_bias_activation(out<T>(a.out[0]), in<T>(a.in[0]), p.rows, p.cols, a.scalars[0] != 0,
+                                                epilogue(p.act), launch(a.geometry, *a.stream)));
     });
-    register_kernel(Op::column_sum, dt, nat, [this](const KernelArgs& a) {
+    kernel_table().add(Op::column_sum, dt, nat, [this](const KernelArgs& a) {
         const LaunchGeometry& g = a.geometry;
         const std::size_t threads = g.block.x * g.block.y * g.block.z;
         if (threads > kColumnSumMaxThreads)  // partial sums live in a shared array of that size
@@ -64,15 +72,16 @@ void CudaDevice::register_dtype(DType dt) {
                                   " kernel accepts "
                                   "at most " + std::to_string(kColumnSumMaxThreads) + " threads per block");
         const CurrentDevice current(ordinal_);
-        ACCEL_CUDA_CHECK(launch_column_sum(in<T>(a.in[0]), out<T>(a.out[0]), a.m, a.n, launch(g, *a.stream)));
+        const MatrixArgs p = MatrixArgs::of(a);
+        ACCEL_CUDA_CHECK(launch_column_sum(in<T>(a.in[0]), out<T>(a.out[0]), p.rows, p.cols, launch(g, *a.stream)));
     });
-    register_kernel(Op::bce_with_logits_backward, dt, nat, [this](const KernelArgs& a) {
+    kernel_table().add(Op::bce_with_logits_backward, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_bce_with_logits_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
                                                          static_cast<F>(a.scalars[0]), launch(a.geometry, *a.stream)));
     });
     // convert: y (dtype dt) = x (a.src_dtype) rounded once to dt.
-    register_kernel(Op::convert, dt, nat, [this](const KernelArgs& a) {
+    kernel_table().add(Op::convert, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);
         const Launch l = launch(a.geometry, *a.stream);
         const auto run = [&](auto source) {
@@ -89,7 +98,7 @@ void CudaDevice::register_dtype(DType dt) {
                               " is not one of f32, f64, f16, bf16");
     });
     // adam_step: in[1] = grad; out = p, m, v (updated in place).
-    register_kernel(Op::adam_step, dt, nat, [this](const KernelArgs& a) {
+    kernel_table().add(Op::adam_step, dt, nat, [this](const KernelArgs& a) {
         const auto h = AdamScalarArgs::of(a);
         const CurrentDevice current(ordinal_);
         ACCEL_CUDA_CHECK(launch_adam_step(out<T>(a.out[0]), in<T>(a.in[1]), out<T>(a.out[1]), out<T>(a.out[2]), a.n,
@@ -98,9 +107,10 @@ void CudaDevice::register_dtype(DType dt) {
     });
     // The vendor path ignores the geometry: the library picks its own launches.
     if (blas_)
-        register_kernel(Op::gemm, dt, OpPath::vendor, [this](const KernelArgs& a) {
+        kernel_table().add(Op::gemm, dt, OpPath::vendor, [this](const KernelArgs& a) {
             const CurrentDevice current(ordinal_);
-            vendor_gemm(*blas_, in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b,
+            const GemmArgs p = GemmArgs::of(a);
+            vendor_gemm(*blas_, in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), p.m, p.n, p.k, p.trans_a, p.trans_b,
                         a.scalars[0], static_cast<CudaStream&>(*a.stream).handle());
         });
 }
@@ -110,7 +120,7 @@ void CudaDevice::register_kernels() {
     // every dtype when the vendor BLAS started.
     std::vector<DType> vendor;
     if (blas_) vendor.assign(std::begin(kAllDTypes), std::end(kAllDTypes));
-    claim_kernels({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
+    kernel_table().claim({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
                    {{Op::gemm}, vendor, OpPath::vendor}});
     register_dtype<float>(DType::f32);
     register_dtype<double>(DType::f64);

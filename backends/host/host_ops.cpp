@@ -141,8 +141,8 @@ void register_dtype(HostDevice& d, DType dt) {
     using F = Compute<T>;
     const OpPath native = OpPath::native;
     for (const cpu::ElementwiseOp& e : cpu::kElementwiseOps)
-        d.register_kernel(e.op, dt, native, [loop = e.loop](const KernelArgs& a) { elementwise<T>(loop, a); });
-    d.register_kernel(Op::sigmoid, dt, native, [](const KernelArgs& a) {
+        d.kernel_table().add(e.op, dt, native, [loop = e.loop](const KernelArgs& a) { elementwise<T>(loop, a); });
+    d.kernel_table().add(Op::sigmoid, dt, native, [](const KernelArgs& a) {
         const T* x = in<T>(a.in[0]);
         T* y = out<T>(a.out[0]);
         if constexpr (std::is_same<T, float>::value)
@@ -150,21 +150,25 @@ void register_dtype(HostDevice& d, DType dt) {
         else
             each(a.n, a.geometry, [=](std::size_t i) { st(y, i, sigmoid1(ld(x, i))); });
     });
-    d.register_kernel(Op::matmul, dt, native, [](const KernelArgs& a) {
-        matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b);
+    d.kernel_table().add(Op::matmul, dt, native, [](const KernelArgs& a) {
+        const GemmArgs p = GemmArgs::of(a);
+        matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), p.m, p.n, p.k, p.trans_a, p.trans_b);
     });
-    d.register_kernel(Op::dense, dt, native, [](const KernelArgs& a) {
+    d.kernel_table().add(Op::dense, dt, native, [](const KernelArgs& a) {
+        const DenseArgs p = DenseArgs::of(a);
+        const GemmArgs xw = p.gemm();  // x·Wᵀ, W [out, in]
         T* y = out<T>(a.out[0]);
-        matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), y, a.m, a.n, a.k, false, true);  // x·Wᵀ, W [out, in]
-        if (a.in[2] || a.act != Activation::none) bias_activation(in<T>(a.in[2]), y, a.m, a.n, true, a.act);
+        matmul_native_t(in<T>(a.in[0]), in<T>(a.in[1]), y, xw.m, xw.n, xw.k, xw.trans_a, xw.trans_b);
+        if (a.in[2] || p.act != Activation::none) bias_activation(in<T>(a.in[2]), y, p.batch, p.out, true, p.act);
     });
-    d.register_kernel(Op::bias_activation, dt, native, [](const KernelArgs& a) {
-        bias_activation(in<T>(a.in[0]), out<T>(a.out[0]), a.m, a.n, a.scalars[0] != 0, a.act);
+    d.kernel_table().add(Op::bias_activation, dt, native, [](const KernelArgs& a) {
+        const MatrixArgs p = MatrixArgs::of(a);
+        bias_activation(in<T>(a.in[0]), out<T>(a.out[0]), p.rows, p.cols, a.scalars[0] != 0, p.act);
     });
-    d.register_kernel(Op::column_sum, dt, native, [](const KernelArgs& a) {
+    d.kernel_table().add(Op::column_sum, dt, native, [](const KernelArgs& a) {
         const T* x = in<T>(a.in[0]);
         T* y = out<T>(a.out[0]);
-        const std::size_t rows = a.m, cols = a.n;
+        const std::size_t rows = MatrixArgs::of(a).rows, cols = MatrixArgs::of(a).cols;
         // Columns split across threads; each column summed in row order, in F.
         if constexpr (std::is_same<T, F>::value) {
             parallel_for(cols, cpu::kColumnSumWidth,
@@ -178,15 +182,15 @@ void register_dtype(HostDevice& d, DType dt) {
             for (std::size_t c = c0; c < c1; ++c) st(y, c, acc[c - c0]);
         });
     });
-    d.register_kernel(Op::bce_with_logits, dt, native, [](const KernelArgs& a) {
+    d.kernel_table().add(Op::bce_with_logits, dt, native, [](const KernelArgs& a) {
         const T *z = in<T>(a.in[0]), *t = in<T>(a.in[1]);
         T* l = out<T>(a.out[0]);
         each(a.n, a.geometry, [=](std::size_t i) { st(l, i, bce1(ld(z, i), ld(t, i))); });
     });
-    d.register_kernel(Op::convert, dt, native, [](const KernelArgs& a) {
+    d.kernel_table().add(Op::convert, dt, native, [](const KernelArgs& a) {
         with_storage(a.src_dtype, [&](auto s) { convert_range<decltype(s), T>(a.in[0], a.out[0], a.n, a.geometry); });
     });
-    d.register_kernel(Op::adam_step, dt, native, [](const KernelArgs& a) {
+    d.kernel_table().add(Op::adam_step, dt, native, [](const KernelArgs& a) {
         T *p = out<T>(a.out[0]), *m = out<T>(a.out[1]), *v = out<T>(a.out[2]);
         const T* g = in<T>(a.in[1]);
         const auto h = AdamScalarArgs::of(a);
@@ -220,7 +224,7 @@ static std::vector<DType> vendor_gemm_dtypes(const Cblas& blas) {
 void HostDevice::register_kernels() {
     // The kernel table: every op in every dtype natively; vendor gemm where the CBLAS has the dtype.
     const Cblas& blas = cblas();
-    claim_kernels({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
+    kernel_table().claim({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
                    {{Op::gemm}, vendor_gemm_dtypes(blas), OpPath::vendor}});
     register_dtype<float>(*this, DType::f32);
     register_dtype<double>(*this, DType::f64);
@@ -230,9 +234,10 @@ void HostDevice::register_kernels() {
         with_storage(t, [&](auto storage) {
             using T = decltype(storage);
             if constexpr (!std::is_same<T, Eigen::half>::value)  // no CBLAS has an f16 gemm
-                register_kernel(Op::gemm, t, OpPath::vendor, [&blas](const KernelArgs& a) {
-                    gemm_vendor(blas, in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.m, a.n, a.k, a.trans_a,
-                                a.trans_b, a.scalars[0]);
+                kernel_table().add(Op::gemm, t, OpPath::vendor, [&blas](const KernelArgs& a) {
+                    const GemmArgs p = GemmArgs::of(a);
+                    gemm_vendor(blas, in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), p.m, p.n, p.k, p.trans_a,
+                                p.trans_b, a.scalars[0]);
                 });
         });
 }

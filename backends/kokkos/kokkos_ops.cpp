@@ -114,15 +114,21 @@ TypedView<T> view(DeviceHandle h, std::size_t n) {
     return TypedView<T>(static_cast<T*>(h), n);
 }
 
+// The product a matmul (dense = false) or dense (x·Wᵀ) call computes.
+GemmArgs product_of(const KernelArgs& a, bool dense) {
+    return dense ? DenseArgs::of(a).gemm() : GemmArgs::of(a);
+}
+
 // matmul (dense = false) or dense (x·Wᵀ + bias, activation) of the kernel
 // arguments on the tiled kernel in V, over operands already of type V.
 template <class V>
 void tiled_product(const char* label, const KernelArgs& a, bool dense, DeviceHandle x, DeviceHandle w,
                    DeviceHandle bias, DeviceHandle y) {
-    TiledMatmulFn<V> f = matmul_fn<V>(x, w, y, a.m, a.n, a.k, dense ? false : a.trans_a, dense ? true : a.trans_b);
+    const GemmArgs p = product_of(a, dense);
+    TiledMatmulFn<V> f = matmul_fn<V>(x, w, y, p.m, p.n, p.k, p.trans_a, p.trans_b);
     if (dense) {
-        f.bias = cview<V>(bias, a.n);
-        f.act = act_code(a.act);
+        f.bias = cview<V>(bias, p.n);
+        f.act = act_code(DenseArgs::of(a).act);
     }
     tiled(label, f, a.geometry, *a.stream);
 }
@@ -136,7 +142,8 @@ void product(const char* label, const KernelArgs& a, bool dense) {
     if constexpr (std::is_same<T, Compute<T>>::value) {
         tiled_product<T>(label, a, dense, a.in[0], a.in[1], dense ? a.in[2] : nullptr, a.out[0]);
     } else {
-        const std::size_t m = a.m, n = a.n, k = a.k;
+        const GemmArgs p = product_of(a, dense);
+        const std::size_t m = p.m, n = p.n, k = p.k;
         LaunchGeometry g;
         g.block = {256, 1, 1};
         const auto widen = [&](DeviceHandle h, std::size_t count) {
@@ -164,7 +171,7 @@ void register_dtype(Device& d, DType dt) {
     // The elementwise ops of the table: their functors (with_elementwise_fn,
     // kernels/elementwise.hpp) over a range of n; ops of one input get b = a.
     for (Op op : elementwise_ops_of_every_backend())
-        d.register_kernel(op, dt, nat, [op, label = std::string("accel::") + op_name(op)](const KernelArgs& a) {
+        d.kernel_table().add(op, dt, nat, [op, label = std::string("accel::") + op_name(op)](const KernelArgs& a) {
             const bool known = with_elementwise_fn<T>(
                 op, cview<T>(a.in[0], a.n), cview<T>(a.in[1] ? a.in[1] : a.in[0], a.n), view<T>(a.out[0], a.n),
                 [&](const auto& fn) { range(label.c_str(), a.n, a.geometry, *a.stream, fn); });
@@ -173,40 +180,43 @@ void register_dtype(Device& d, DType dt) {
     if constexpr (std::is_same<T, float>::value && kHostSpace) {
         // Host spaces: blocks of kSigmoidBlock elements as one vector loop;
         // the chunk is block.x elements' worth of blocks (at least one).
-        d.register_kernel(Op::sigmoid, dt, nat, [](const KernelArgs& a) {
+        d.kernel_table().add(Op::sigmoid, dt, nat, [](const KernelArgs& a) {
             range("accel::sigmoid", host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
                   SigmoidHostFn{cv(a.in[0], a.n), fv(a.out[0], a.n), static_cast<Index>(a.n)});
         });
     }
-    d.register_kernel(Op::bias_activation, dt, nat, [](const KernelArgs& a) {
-        const std::size_t total = a.m * a.n;
+    d.kernel_table().add(Op::bias_activation, dt, nat, [](const KernelArgs& a) {
+        const MatrixArgs p = MatrixArgs::of(a);
+        const std::size_t total = p.rows * p.cols;
         range("accel::bias_activation", total, a.geometry, *a.stream,
-              BiasActivationFn<T>{cview<T>(a.in[0], a.n), view<T>(a.out[0], total), static_cast<Index>(a.n),
-                                  a.scalars[0] != 0, act_code(a.act)});
+              BiasActivationFn<T>{cview<T>(a.in[0], p.cols), view<T>(a.out[0], total), static_cast<Index>(p.cols),
+                                  a.scalars[0] != 0, act_code(p.act)});
     });
     if constexpr (std::is_same<T, float>::value && kHostSpace) {
         // Host spaces: kEpilogueRows rows per index, each a vector loop.
-        d.register_kernel(Op::bias_activation, dt, nat, [](const KernelArgs& a) {
+        d.kernel_table().add(Op::bias_activation, dt, nat, [](const KernelArgs& a) {
             LaunchGeometry blocks = a.geometry;
             blocks.block.x = 1;
-            const std::size_t count = (a.m + kEpilogueRows - 1) / kEpilogueRows;
+            const MatrixArgs p = MatrixArgs::of(a);
+            const std::size_t count = (p.rows + kEpilogueRows - 1) / kEpilogueRows;
             range("accel::bias_activation", count, blocks, *a.stream,
                   BiasActivationHostFn{static_cast<const float*>(a.in[0]), static_cast<float*>(a.out[0]),
-                                       static_cast<Index>(a.m), static_cast<Index>(a.n), a.scalars[0] != 0,
-                                       act_code(a.act)});
+                                       static_cast<Index>(p.rows), static_cast<Index>(p.cols), a.scalars[0] != 0,
+                                       act_code(p.act)});
         });
     }
-    d.register_kernel(Op::column_sum, dt, nat, [](const KernelArgs& a) {
-        range("accel::column_sum", a.n, a.geometry, *a.stream,
-              ColumnSumFn<T>{cview<T>(a.in[0], a.m * a.n), view<T>(a.out[0], a.n), static_cast<Index>(a.m),
-                             static_cast<Index>(a.n)});
+    d.kernel_table().add(Op::column_sum, dt, nat, [](const KernelArgs& a) {
+        const MatrixArgs p = MatrixArgs::of(a);
+        range("accel::column_sum", p.cols, a.geometry, *a.stream,
+              ColumnSumFn<T>{cview<T>(a.in[0], p.rows * p.cols), view<T>(a.out[0], p.cols), static_cast<Index>(p.rows),
+                             static_cast<Index>(p.cols)});
     });
-    d.register_kernel(Op::bce_with_logits_backward, dt, nat, [](const KernelArgs& a) {
+    d.kernel_table().add(Op::bce_with_logits_backward, dt, nat, [](const KernelArgs& a) {
         range("accel::bce_with_logits_backward", a.n, a.geometry, *a.stream,
               BceBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n),
                                static_cast<F>(a.scalars[0])});
     });
-    d.register_kernel(Op::convert, dt, nat, [](const KernelArgs& a) {
+    d.kernel_table().add(Op::convert, dt, nat, [](const KernelArgs& a) {
         const auto run = [&a](auto source) {
             using S = decltype(source);
             range("accel::convert", a.n, a.geometry, *a.stream,
@@ -219,7 +229,7 @@ void register_dtype(Device& d, DType dt) {
             case DType::bf16: return run(Eigen::bfloat16{});
         }
     });
-    d.register_kernel(Op::adam_step, dt, nat, [](const KernelArgs& a) {
+    d.kernel_table().add(Op::adam_step, dt, nat, [](const KernelArgs& a) {
         const auto h = AdamScalarArgs::of(a);
         range("accel::adam_step", a.n, a.geometry, *a.stream,
               AdamFn<T>{view<T>(a.out[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[1], a.n),
@@ -230,21 +240,22 @@ void register_dtype(Device& d, DType dt) {
         // Host spaces, f32/f64: blocks of kSigmoidBlock elements as one
         // vector loop (the chunk is block.x elements' worth of blocks).
         for (const cpu::ElementwiseOp& e : cpu::kElementwiseOps)
-            d.register_kernel(e.op, dt, nat, [e, label = std::string("accel::") + op_name(e.op)](const KernelArgs& a) {
+            d.kernel_table().add(e.op, dt, nat, [e, label = std::string("accel::") + op_name(e.op)](const KernelArgs& a) {
                 const F scale = cpu::takes_scale(e.loop) ? static_cast<F>(a.scalars[0]) : F(0);
                 const F* x0 = static_cast<const F*>(a.in[0]);
                 range(label.c_str(), host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
                       ElementwiseHostFn<F>{e.loop, x0, a.in[1] ? static_cast<const F*>(a.in[1]) : x0,
                                            static_cast<F*>(a.out[0]), static_cast<Index>(a.n), scale});
             });
-        d.register_kernel(Op::column_sum, dt, nat, [](const KernelArgs& a) {
+        d.kernel_table().add(Op::column_sum, dt, nat, [](const KernelArgs& a) {
             LaunchGeometry one = a.geometry;
             one.block.x = 1;
-            range("accel::column_sum", (a.n + kColumnSumBlock - 1) / kColumnSumBlock, one, *a.stream,
+            const MatrixArgs p = MatrixArgs::of(a);
+            range("accel::column_sum", (p.cols + kColumnSumBlock - 1) / kColumnSumBlock, one, *a.stream,
                   ColumnSumHostFn<F>{static_cast<const F*>(a.in[0]), static_cast<F*>(a.out[0]),
-                                     static_cast<Index>(a.m), static_cast<Index>(a.n)});
+                                     static_cast<Index>(p.rows), static_cast<Index>(p.cols)});
         });
-        d.register_kernel(Op::adam_step, dt, nat, [](const KernelArgs& a) {
+        d.kernel_table().add(Op::adam_step, dt, nat, [](const KernelArgs& a) {
             const auto h = AdamScalarArgs::of(a);
             range("accel::adam_step", host_blocks(a.n), host_block_geometry(a.geometry), *a.stream,
                   AdamHostFn<F>{static_cast<F*>(a.out[0]), static_cast<F*>(a.out[1]), static_cast<F*>(a.out[2]),
@@ -254,12 +265,13 @@ void register_dtype(Device& d, DType dt) {
     }
     // matmul / dense: the tiled kernel in V = Compute<T> (float or double);
     // the 16-bit types through f32 copies (widened_product).
-    d.register_kernel(Op::matmul, dt, nat, [](const KernelArgs& a) { product<T>("accel::matmul", a, false); });
-    d.register_kernel(Op::dense, dt, nat, [](const KernelArgs& a) { product<T>("accel::dense", a, true); });
+    d.kernel_table().add(Op::matmul, dt, nat, [](const KernelArgs& a) { product<T>("accel::matmul", a, false); });
+    d.kernel_table().add(Op::dense, dt, nat, [](const KernelArgs& a) { product<T>("accel::dense", a, true); });
     if (have_vendor_blas() && (std::is_same<T, float>::value || std::is_same<T, double>::value))
-        d.register_kernel(Op::gemm, dt, OpPath::vendor, [](const KernelArgs& a) {
+        d.kernel_table().add(Op::gemm, dt, OpPath::vendor, [](const KernelArgs& a) {
+            const GemmArgs p = GemmArgs::of(a);
             gemm_vendor(instance_of(*a.stream), static_cast<const T*>(a.in[0]), static_cast<const T*>(a.in[1]),
-                        static_cast<T*>(a.out[0]), a.m, a.n, a.k, a.trans_a, a.trans_b, a.scalars[0]);
+                        static_cast<T*>(a.out[0]), p.m, p.n, p.k, p.trans_a, p.trans_b, a.scalars[0]);
         });
 }
 
@@ -270,7 +282,7 @@ void KokkosDevice::register_kernels() {
     // Kernels) in f32 and f64 when the build has it.
     std::vector<DType> vendor;
     if (have_vendor_blas()) vendor = {DType::f32, DType::f64};
-    claim_kernels({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
+    kernel_table().claim({{native_ops_of_every_backend(), {std::begin(kAllDTypes), std::end(kAllDTypes)}, OpPath::native},
                    {{Op::gemm}, vendor, OpPath::vendor}});
     register_dtype<float>(*this, DType::f32);
     register_dtype<double>(*this, DType::f64);

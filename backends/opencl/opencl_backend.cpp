@@ -837,8 +837,9 @@ void OpenclDevice::do_synchronize() {
 // One work-group per TM × TN tile of C, column tiles along x (the NDRange's
 // x is the column index); the tile depends on the output's shape.
 std::optional<TileLayout> OpenclDevice::do_tile_layout(Op, std::size_t rows, std::size_t cols) const {
-    const GemmParams& p = gemm_params(rows, cols);
     TileLayout t;
+    t.variant = tiles_.choose(rows, cols);
+    const GemmParams& p = tiles_.tiles[t.variant];
     t.block = Dim3{p.bx, p.by, 1};
     t.tile_rows = p.tile_rows();
     t.tile_cols = p.tile_cols();
@@ -872,10 +873,6 @@ std::size_t GemmTiles::choose(std::size_t m, std::size_t n) const noexcept {
     if (count == 1) return general;
     (void)m;
     return n <= tiles[narrow].tile_cols() ? narrow : general;
-}
-
-const GemmParams& OpenclDevice::gemm_params(std::size_t m, std::size_t n) const noexcept {
-    return tiles_.tiles[tiles_.choose(m, n)];
 }
 
 bool OpenclDevice::has_vendor_gemm(DType t) const noexcept {

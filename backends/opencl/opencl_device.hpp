@@ -234,7 +234,7 @@ struct GemmTiles {
 ///    one work-item per element in work-groups of min(4096,
 ///    CL_DEVICE_MAX_WORK_GROUP_SIZE); the others one work-item per element.
 ///  - matmul and dense, native path: for C[M,N] (dense: M = batch, N = out)
-///    let P = gemm_params(M, N) (the tile depends on M and N only;
+///    let P = the tile of GemmTiles::choose(M, N) (it depends on M and N only;
 ///    see GemmTiles::choose): block must be (P.bx, P.by, 1) and grid.z 1;
 ///    each work-group computes a TM × TN output tile (P.tile_rows() ×
 ///    P.tile_cols()), so the grid must be at least (ceil(N / TN),
@@ -258,16 +258,8 @@ public:
     ~OpenclDevice() override;
 
     /// The compile-time parameters of the general gemm tile on this device
-    /// (what accel-info shows; gemm_params(m, n) gives the one a shape uses).
+    /// (what accel-info shows; do_tile_layout gives the one a shape uses).
     const GemmParams& gemm_params() const noexcept { return tiles_.tiles[GemmTiles::general]; }
-    /// The gemm parameters the native matmul/dense of C[m,n] runs with in
-    /// every dtype, and so its tile (block (bx, by, 1), tile_rows() ×
-    /// tile_cols() of C per work-group; do_tile_layout): tiles of
-    /// GemmTiles::choose(m, n); neither K nor the dtype changes the tile
-    /// (the f64 program may stage a shorter K slice than tk shows). Never
-    /// throws; thread-safe (the tiles are fixed when the device is opened).
-    const GemmParams& gemm_params(std::size_t m, std::size_t n) const noexcept;
-
     /// Whether f64 kernels are registered: the device reports double
     /// precision (CL_DEVICE_DOUBLE_FP_CONFIG or cl_khr_fp64).
     bool has_fp64() const noexcept { return fp64_; }
@@ -281,13 +273,15 @@ public:
 
     // The other kernels, one member per op, for tensors of dtype `t` (opencl_ops.cpp;
     // register_kernels() registers them). Arguments as unpacked from
-    // KernelArgs: handles of this device, sizes in elements, a checked
-    // geometry, the stream; op scalars are passed to the kernels in the
-    // dtype's compute type. Semantics are the op table's (accel/op_table.hpp).
-    void k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                  std::size_t k, bool trans_a, bool trans_b, const LaunchGeometry& g, Stream& s);
-    void k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, std::size_t batch,
-                 std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g, Stream& s);
+    // KernelArgs: handles of this device, sizes in elements (the op family's
+    // view), a checked geometry, the stream; op scalars are passed to the
+    // kernels in the dtype's compute type. Semantics are the op table's
+    // (accel/op_table.hpp). matmul and dense launch the tile the front-end
+    // chose (`tile`, from do_tile_layout), never another.
+    void k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, const GemmArgs& p, const TileLayout& tile,
+                  const LaunchGeometry& g, Stream& s);
+    void k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y, const DenseArgs& p,
+                 const TileLayout& tile, const LaunchGeometry& g, Stream& s);
     void k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,
                            bool read_y, Activation act, const LaunchGeometry& g, Stream& s);
     void k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,

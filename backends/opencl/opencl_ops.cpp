@@ -62,7 +62,7 @@ void OpenclDevice::register_kernels() {
     std::vector<DType> vendor;
     for (DType t : kAllDTypes)
         if (has_vendor_gemm(t)) vendor.push_back(t);
-    claim_kernels({{native_ops_of_every_backend(), native_dtypes(), OpPath::native}, {{Op::gemm}, vendor, OpPath::vendor}});
+    kernel_table().claim({{native_ops_of_every_backend(), native_dtypes(), OpPath::native}, {{Op::gemm}, vendor, OpPath::vendor}});
     // The elementwise ops with an oracle run through one launch path: the
     // kernel named after the op, given (inputs..., output, n).
     const std::vector<Op>& elementwise_ops = elementwise_ops_of_every_backend();
@@ -73,33 +73,36 @@ void OpenclDevice::register_kernels() {
     const OpPath nat = OpPath::native;
     for (DType t : native_dtypes()) {
         for (Op op : elementwise_ops)
-            register_kernel(op, t, nat, [this, op](const KernelArgs& a) { launch_elementwise(op, a); });
-        register_kernel(Op::matmul, t, nat, [this, t](const KernelArgs& a) {
-            k_matmul(t, a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b, a.geometry, *a.stream);
+            kernel_table().add(op, t, nat, [this, op](const KernelArgs& a) { launch_elementwise(op, a); });
+        kernel_table().add(Op::matmul, t, nat, [this, t](const KernelArgs& a) {
+            k_matmul(t, a.in[0], a.in[1], a.out[0], GemmArgs::of(a), a.tile, a.geometry, *a.stream);
         });
-        register_kernel(Op::dense, t, nat, [this, t](const KernelArgs& a) {
-            k_dense(t, a.in[0], a.in[1], a.in[2], a.out[0], a.m, a.k, a.n, a.act, a.geometry, *a.stream);
+        kernel_table().add(Op::dense, t, nat, [this, t](const KernelArgs& a) {
+            k_dense(t, a.in[0], a.in[1], a.in[2], a.out[0], DenseArgs::of(a), a.tile, a.geometry, *a.stream);
         });
-        register_kernel(Op::bias_activation, t, nat, [this, t](const KernelArgs& a) {
-            k_bias_activation(t, a.in[0], a.out[0], a.m, a.n, a.scalars[0] != 0, a.act, a.geometry, *a.stream);
+        kernel_table().add(Op::bias_activation, t, nat, [this, t](const KernelArgs& a) {
+            const MatrixArgs p = MatrixArgs::of(a);
+            k_bias_activation(t, a.in[0], a.out[0], p.rows, p.cols, a.scalars[0] != 0, p.act, a.geometry, *a.stream);
         });
-        register_kernel(Op::column_sum, t, nat, [this, t](const KernelArgs& a) {
-            k_column_sum(t, a.in[0], a.out[0], a.m, a.n, a.geometry, *a.stream);
+        kernel_table().add(Op::column_sum, t, nat, [this, t](const KernelArgs& a) {
+            const MatrixArgs p = MatrixArgs::of(a);
+            k_column_sum(t, a.in[0], a.out[0], p.rows, p.cols, a.geometry, *a.stream);
         });
-        register_kernel(Op::bce_with_logits_backward, t, nat, [this, t](const KernelArgs& a) {
+        kernel_table().add(Op::bce_with_logits_backward, t, nat, [this, t](const KernelArgs& a) {
             k_bce_with_logits_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.scalars[0], a.geometry, *a.stream);
         });
-        register_kernel(Op::adam_step, t, nat, [this, t](const KernelArgs& a) {
+        kernel_table().add(Op::adam_step, t, nat, [this, t](const KernelArgs& a) {
             const auto h = AdamScalarArgs::of(a);
             k_adam_step(t, a.out[0], a.in[1], a.out[1], a.out[2], a.n, h.beta1, h.beta2, h.eps, h.step_size,
                         h.bias_correction2_sqrt, a.geometry, *a.stream);
         });
-        register_kernel(Op::convert, t, nat, [this, t](const KernelArgs& a) {
+        kernel_table().add(Op::convert, t, nat, [this, t](const KernelArgs& a) {
             k_convert(a.src_dtype, t, a.in[0], a.out[0], a.n, a.geometry, *a.stream);
         });
         if (has_vendor_gemm(t))
-            register_kernel(Op::gemm, t, OpPath::vendor, [this, t](const KernelArgs& a) {
-                k_gemm_vendor(t, a.in[0], a.in[1], a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b, a.scalars[0],
+            kernel_table().add(Op::gemm, t, OpPath::vendor, [this, t](const KernelArgs& a) {
+                const GemmArgs p = GemmArgs::of(a);
+                k_gemm_vendor(t, a.in[0], a.in[1], a.out[0], p.m, p.n, p.k, p.trans_a, p.trans_b, a.scalars[0],
                               *a.stream);
             });
     }
@@ -203,27 +206,30 @@ void OpenclDevice::launch_gemm(DType t, std::size_t tile, const LaunchGeometry& 
                 activation_code(act), ul(m), ul(n), ul(k), flag(ta), flag(tb));
 }
 
-void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, std::size_t m, std::size_t n,
-                            std::size_t k, bool ta, bool tb, const LaunchGeometry& g, Stream& s) {
-    if (direct_gemm_ && t == DType::f32 && ta && !tb && k > kDirectGemmMaxK && n < kShortDotK && m > n &&
-        same_geometry(g, default_geometry(Op::matmul, t, m, n))) {
-        // Cᵀ [n, m] = op(B)ᵀ·op(A)ᵀ: B stored [k, n] transposed, times A stored [k, m].
+void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle c, const GemmArgs& p,
+                            const TileLayout& tile, const LaunchGeometry& g, Stream& s) {
+    const std::size_t m = p.m, n = p.n, k = p.k;
+    if (direct_gemm_ && t == DType::f32 && p.trans_a && !p.trans_b && k > kDirectGemmMaxK && n < kShortDotK && m > n &&
+        same_geometry(g, tiled_geometry(tile, m, n, info().limits, "matmul"))) {
+        // Cᵀ [n, m] = op(B)ᵀ·op(A)ᵀ: B stored [k, n] transposed, times A stored
+        // [k, m]; a launch of its own over Cᵀ, with Cᵀ's tile.
+        const TileLayout ct_tile = *do_tile_layout(Op::matmul, n, m);
         Scratch ct(*this, m * n * sizeof(float));
-        launch_tile(t, tiles_.choose(n, m), ProgramKernel::gemm_direct, default_geometry(Op::matmul, t, n, m), s, mem(b),
-                    mem(a), ct.buffer, cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(n), ul(m), ul(k), cl_int{1},
-                    cl_int{0});
+        launch_tile(t, ct_tile.variant, ProgramKernel::gemm_direct, tiled_geometry(ct_tile, n, m, info().limits, "matmul"),
+                    s, mem(b), mem(a), ct.buffer, cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(n), ul(m), ul(k),
+                    cl_int{1}, cl_int{0});
         transpose_into(t, ct.buffer, mem(c), n, m, s);
         return;
     }
-    // The geometry was checked against the tile (do_tile_layout).
-    launch_gemm(t, tiles_.choose(m, n), g, s, mem(a), mem(b), mem(c), nullptr, Activation::none, m, n, k, ta, tb);
+    launch_gemm(t, tile.variant, g, s, mem(a), mem(b), mem(c), nullptr, Activation::none, m, n, k, p.trans_a,
+                p.trans_b);
 }
 
 void OpenclDevice::k_dense(DType t, DeviceHandle x, DeviceHandle w, DeviceHandle bias, DeviceHandle y,
-                           std::size_t batch, std::size_t in, std::size_t out, Activation act, const LaunchGeometry& g,
-                           Stream& s) {
-    launch_gemm(t, tiles_.choose(batch, out), g, s, mem(x), mem(w), mem(y), mem(bias), act, batch, out, in, false,
-                true);  // x·Wᵀ
+                           const DenseArgs& p, const TileLayout& tile, const LaunchGeometry& g, Stream& s) {
+    const GemmArgs xw = p.gemm();  // x·Wᵀ
+    launch_gemm(t, tile.variant, g, s, mem(x), mem(w), mem(y), mem(bias), p.act, xw.m, xw.n, xw.k, xw.trans_a,
+                xw.trans_b);
 }
 
 void OpenclDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y, std::size_t rows, std::size_t cols,

@@ -440,8 +440,8 @@ public:
     /// A block of (16, 16, 1) (the default) runs the shared-memory kernel
     /// (shaders/gemm_tiled.comp, 16 × 16 output tiles taken grid-stride by
     /// work-group); any other geometry the plain one (shaders/gemm.comp).
-    void k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, std::size_t m,
-                std::size_t n, std::size_t k, bool ta, bool tb, Activation act, const LaunchGeometry& g, Stream& s);
+    void k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, const GemmArgs& p,
+                Activation act, const LaunchGeometry& g, Stream& s);
     /// y[cols] = column sums of x[rows, cols].
     void k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
                       const LaunchGeometry& g, Stream& s);

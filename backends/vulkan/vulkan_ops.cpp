@@ -142,7 +142,7 @@ void VulkanDevice::register_kernels() {
             for (const std::string& m : modules_of(op, t)) all = all && find_module(m) != nullptr;
         if (all) ops.push_back(op);
     }
-    claim_kernels({{ops, dtypes, OpPath::native}});
+    kernel_table().claim({{ops, dtypes, OpPath::native}});
     const auto& elementwise = elementwise_ops_of_every_backend();
     for (DType t : dtypes)
         for (Op op : ops) {
@@ -153,24 +153,27 @@ void VulkanDevice::register_kernels() {
                 switch (op) {
                     case Op::matmul:
                         k = [this](const KernelArgs& a) {
-                            k_gemm(a.dtype, a.in[0], a.in[1], nullptr, a.out[0], a.m, a.n, a.k, a.trans_a, a.trans_b,
-                                   Activation::none, a.geometry, *a.stream);
+                            k_gemm(a.dtype, a.in[0], a.in[1], nullptr, a.out[0], GemmArgs::of(a), Activation::none,
+                                   a.geometry, *a.stream);
                         };
                         break;
                     case Op::dense:  // y[batch,out] = act(x[batch,in] · w[out,in]ᵀ + bias)
                         k = [this](const KernelArgs& a) {
-                            k_gemm(a.dtype, a.in[0], a.in[1], a.in[2], a.out[0], a.m, a.n, a.k, false, true, a.act,
-                                   a.geometry, *a.stream);
+                            const DenseArgs p = DenseArgs::of(a);
+                            k_gemm(a.dtype, a.in[0], a.in[1], a.in[2], a.out[0], p.gemm(), p.act, a.geometry,
+                                   *a.stream);
                         };
                         break;
                     case Op::column_sum:
                         k = [this](const KernelArgs& a) {
-                            k_column_sum(a.dtype, a.in[0], a.out[0], a.m, a.n, a.geometry, *a.stream);
+                            const MatrixArgs p = MatrixArgs::of(a);
+                            k_column_sum(a.dtype, a.in[0], a.out[0], p.rows, p.cols, a.geometry, *a.stream);
                         };
                         break;
                     case Op::bias_activation:
                         k = [this](const KernelArgs& a) {
-                            k_bias_activation(a.dtype, a.in[0], a.out[0], a.m, a.n, a.scalars[0] != 0, a.act,
+                            const MatrixArgs p = MatrixArgs::of(a);
+                            k_bias_activation(a.dtype, a.in[0], a.out[0], p.rows, p.cols, a.scalars[0] != 0, p.act,
                                               a.geometry, *a.stream);
                         };
                         break;
@@ -197,7 +200,7 @@ void VulkanDevice::register_kernels() {
                     default: continue;  // not claimed: no shader
                 }
             }
-            register_kernel(op, t, OpPath::native, std::move(k));
+            kernel_table().add(op, t, OpPath::native, std::move(k));
         }
 }
 
@@ -428,9 +431,10 @@ std::size_t VulkanDevice::per_invocation(std::size_t inner, const std::string& w
 
 VulkanBuffer* VulkanDevice::operand(DeviceHandle h) const noexcept { return h ? vb(h) : scratch_; }
 
-void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, std::size_t m,
-                          std::size_t n, std::size_t k, bool ta, bool tb, Activation act, const LaunchGeometry& g,
-                          Stream& s) {
+void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c,
+                          const GemmArgs& p, Activation act, const LaunchGeometry& g, Stream& s) {
+    const std::size_t m = p.m, n = p.n, k = p.k;
+    const bool ta = p.trans_a, tb = p.trans_b;
     const char* what = bias || act != Activation::none ? "dense" : "matmul";
     check_elements(m * n, t, what);
     check_elements(m * k, t, what);

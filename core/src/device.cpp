@@ -89,7 +89,10 @@ bool same_physical_device(const DeviceInfo& a, const DeviceInfo& b) noexcept {
     return (!a.uuid.empty() && a.uuid == b.uuid) || (!a.pci_bus_id.empty() && a.pci_bus_id == b.pci_bus_id);
 }
 
-Device::Device(DeviceInfo info) : info_(std::move(info)) {
+Device::Device(DeviceInfo info)
+    : info_(std::move(info)),
+      kernel_table_(info_.backend + ":" + std::to_string(info_.index), info_.backend,
+                    [this](Op op, DType dtype, OpPath path) { return do_unsupported_reason(op, dtype, path); }) {
     if (info_.host.empty()) info_.host = host_name();
 }
 
@@ -178,11 +181,21 @@ DeviceHandle Device::map_host_memory(void* data, std::size_t bytes) {
     if (!data)
         throw InvalidArgument("map_host_memory: null host pointer for " + std::to_string(bytes) + " bytes on " +
                               selector() + "; pass the address of the memory to map");
-    return do_map_host_memory(data, bytes);
+    const DeviceHandle h = do_map_host_memory(data, bytes);
+    if (h) {
+        std::lock_guard<std::mutex> lock(memory_mutex_);
+        mapped_[h] = bytes;
+    }
+    return h;
 }
 
 void Device::unmap_host_memory(DeviceHandle h) noexcept {
-    if (h) do_unmap_host_memory(h);
+    if (!h) return;
+    {
+        std::lock_guard<std::mutex> lock(memory_mutex_);
+        mapped_.erase(h);
+    }
+    do_unmap_host_memory(h);
 }
 
 DeviceHandle Device::do_map_host_memory(void*, std::size_t) { return nullptr; }
@@ -253,6 +266,26 @@ void Device::copy_device_to_host(void* dst, const Buffer& src, std::size_t off, 
     Stream& s = default_stream();
     traced_copy("copy_device_to_host", bytes, s, true, [&] { do_copy_d2h(dst, src.handle(), off, bytes, s, true); });
 }
+void Device::read_handle(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s) {
+    check_stream("read_handle", s, *this);
+    check_host_ptr("read_handle", dst, bytes);
+    std::size_t size = 0;
+    {
+        std::lock_guard<std::mutex> lock(memory_mutex_);
+        const auto allocated = allocations_.find(src);
+        const auto mapped = mapped_.find(src);
+        if (!src || (allocated == allocations_.end() && mapped == mapped_.end()))
+            throw InvalidArgument("read_handle: the handle is not memory " + selector() +
+                                  " handed out (allocate, map_host_memory) and still holds; pass a Buffer's or a "
+                                  "Tensor's handle() of this device");
+        size = allocated != allocations_.end() ? allocated->second : mapped->second;
+    }
+    if (off > size || bytes > size - off)
+        throw InvalidArgument("read_handle: range [" + std::to_string(off) + ", " + std::to_string(off) + " + " +
+                              std::to_string(bytes) + ") bytes lies past the end of a " + std::to_string(size) +
+                              "-byte allocation");
+    traced_copy("copy_device_to_host", bytes, s, true, [&] { do_copy_d2h(dst, src, off, bytes, s, true); });
+}
 void Device::copy_device_to_device(Buffer& dst, std::size_t doff, const Buffer& src, std::size_t soff,
                                    std::size_t bytes) {
     check_range("copy_device_to_device (destination)", dst, *this, doff, bytes);
@@ -322,103 +355,6 @@ void Device::synchronize() {
     instrument::synchronized(*this, nullptr);
 }
 
-void Device::register_kernel(Op op, DType dtype, OpPath path, Kernel kernel) {
-    if (!kernel)
-        throw InvalidArgument(std::string("register_kernel: the kernel of ") + op_name(op) + " (" + dtype_name(dtype) +
-                              ", " + path_name(path) + ") on " + selector() + " is null; pass a callable");
-    const auto index = static_cast<std::size_t>(op);
-    if (static_cast<int>(op) < 0 || index >= op_table().size()) return;  // an op of a newer accel
-    std::unique_lock<std::shared_mutex> lock(kernels_mutex_);
-    if (kernels_.size() <= index) kernels_.resize(index + 1);
-    kernels_[index][static_cast<std::size_t>(dtype) * 2 + static_cast<std::size_t>(path)] = std::move(kernel);
-}
-
-void Device::register_kernel(const std::string& op, DType dtype, OpPath path, Kernel kernel) {
-    const OpInfo* info = find_op(op);
-    if (!info) {
-        std::string names;
-        for (const OpInfo* i : op_table()) names += (names.empty() ? "" : ", ") + i->name;
-        throw InvalidArgument("register_kernel: the op table has no op named '" + op.substr(0, 64) +
-                              "' (for a kernel on " + selector() + "); ops: " + names +
-                              "; define an op first with accel::define_op");
-    }
-    register_kernel(info->op, dtype, path, std::move(kernel));
-}
-
-void Device::claim_kernels(const std::vector<KernelClaim>& table) {
-    std::vector<KernelKey> all;
-    for (const KernelClaim& row : table)
-        for (Op op : row.ops)
-            for (DType t : row.dtypes) all.push_back({op, t, row.path});
-    std::sort(all.begin(), all.end(), [](const KernelKey& a, const KernelKey& b) {
-        return std::make_tuple(int(a.op), int(a.dtype), int(a.path)) < std::make_tuple(int(b.op), int(b.dtype), int(b.path));
-    });
-    all.erase(std::unique(all.begin(), all.end(), [](const KernelKey& a, const KernelKey& b) {
-                  return a.op == b.op && a.dtype == b.dtype && a.path == b.path;
-              }),
-              all.end());
-    std::unique_lock<std::shared_mutex> lock(kernels_mutex_);
-    claimed_ = std::move(all);
-}
-
-std::vector<KernelKey> Device::claimed_kernels() const {
-    std::shared_lock<std::shared_mutex> lock(kernels_mutex_);
-    return claimed_;
-}
-
-std::string Device::unsupported_reason(Op op, DType dtype, OpPath path) const {
-    if (supports(op, dtype, path)) return "";
-    if (path == OpPath::vendor && !op_info(op).has_vendor_path)
-        return std::string("no backend has a vendor path for ") + op_name(op);
-    {
-        std::shared_lock<std::shared_mutex> lock(kernels_mutex_);
-        for (const KernelKey& k : claimed_)
-            if (k.op == op && k.dtype == dtype && k.path == path)
-                return std::string(op_name(op)) + " in " + dtype_name(dtype) + " on the " + path_name(path) +
-                       " path is in the " + info_.backend + " backend's kernel table but has no kernel: a defect of "
-                       "the backend";
-    }
-    const std::string own = do_unsupported_reason(op, dtype, path);
-    if (!own.empty()) return own;
-    return std::string(op_name(op)) + " in " + dtype_name(dtype) + " on the " + path_name(path) +
-           " path is not in the " + info_.backend + " backend's kernel table";
-}
-
-const Kernel* Device::find_kernel(Op op, DType dtype, OpPath path) const {
-    const auto index = static_cast<std::size_t>(op);
-    if (static_cast<int>(op) < 0 || index >= kernels_.size()) return nullptr;
-    const Kernel& k = kernels_[index][static_cast<std::size_t>(dtype) * 2 + static_cast<std::size_t>(path)];
-    return k ? &k : nullptr;
-}
-
-bool Device::supports(Op op, DType dtype, OpPath path) const {
-    const OpInfo* info = nullptr;
-    try {
-        info = &op_info(op);
-    } catch (const InvalidArgument&) {
-        return false;
-    }
-    if (path == OpPath::vendor && !info->has_vendor_path) return false;
-    std::shared_lock<std::shared_mutex> lock(kernels_mutex_);
-    if (path == OpPath::vendor && !info->vendor_composition.empty()) {
-        // gemm runs on the vendor path; the epilogue kernels are native.
-        for (Op part : info->vendor_composition)
-            if (!find_kernel(part, dtype, op_info(part).has_vendor_path ? OpPath::vendor : OpPath::native)) return false;
-        return true;
-    }
-    return find_kernel(op, dtype, path) != nullptr;
-}
-
-std::vector<KernelKey> Device::kernels() const {
-    std::vector<KernelKey> all;
-    std::shared_lock<std::shared_mutex> lock(kernels_mutex_);
-    for (std::size_t op = 0; op < kernels_.size(); ++op)
-        for (DType t : kAllDTypes)
-            for (OpPath p : {OpPath::native, OpPath::vendor})
-                if (find_kernel(static_cast<Op>(op), t, p)) all.push_back({static_cast<Op>(op), t, p});
-    return all;
-}
-
 LaunchGeometry Device::default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
     if (const auto layout = tile_layout(op, rows, cols))
         return tiled_geometry(*layout, rows, cols, info_.limits, std::string("default geometry of ") + op_name(op));
@@ -443,11 +379,16 @@ std::vector<std::vector<std::size_t>> operand_shapes(Op op, const KernelArgs& a)
     using S = std::vector<std::size_t>;
     switch (op) {
         case Op::matmul:
-        case Op::gemm:
-            return {a.trans_a ? S{a.k, a.m} : S{a.m, a.k}, a.trans_b ? S{a.n, a.k} : S{a.k, a.n}, S{a.m, a.n}};
-        case Op::dense: return {S{a.m, a.k}, S{a.n, a.k}, S{a.n}, S{a.m, a.n}};
-        case Op::column_sum: return {S{a.m, a.n}, S{a.n}};
-        case Op::bias_activation: return {S{a.n}, S{a.m, a.n}};
+        case Op::gemm: {
+            const GemmArgs g = GemmArgs::of(a);
+            return {g.trans_a ? S{g.k, g.m} : S{g.m, g.k}, g.trans_b ? S{g.n, g.k} : S{g.k, g.n}, S{g.m, g.n}};
+        }
+        case Op::dense: {
+            const DenseArgs d = DenseArgs::of(a);
+            return {S{d.batch, d.in}, S{d.out, d.in}, S{d.out}, S{d.batch, d.out}};
+        }
+        case Op::column_sum: return {S{MatrixArgs::of(a).rows, MatrixArgs::of(a).cols}, S{MatrixArgs::of(a).cols}};
+        case Op::bias_activation: return {S{MatrixArgs::of(a).cols}, S{MatrixArgs::of(a).rows, MatrixArgs::of(a).cols}};
         default: break;  // elementwise, convert, adam_step and ops a program defined
     }
     return std::vector<S>(info.inputs.size() + info.outputs.size(), S{a.n});

@@ -153,7 +153,7 @@ Tensor Tensor::from_host(std::shared_ptr<Device> device, Shape shape, const std:
     return t;
 }
 
-void Tensor::upload_bytes(const void* data, std::size_t count, DType given, const char* what) {
+void Tensor::upload_bytes(const void* data, std::size_t count, DType given, const char* what, Stream* stream) {
     if (given != dtype_)
         throw InvalidArgument(std::string(what) + ": " + dtype_name(given) + " values given for a " +
                               dtype_name(dtype_) + " tensor; give " + dtype_name(dtype_) +
@@ -161,10 +161,13 @@ void Tensor::upload_bytes(const void* data, std::size_t count, DType given, cons
     if (count != elements())
         throw InvalidArgument(std::string(what) + ": " + std::to_string(count) + " values given for a tensor of shape " +
                               shape_.to_string() + " (" + std::to_string(elements()) + " elements)");
-    buffer_.upload(data, count * dtype_size(dtype_));
+    if (stream)
+        device().copy_host_to_device_async(buffer_, 0, data, count * dtype_size(dtype_), *stream);
+    else
+        buffer_.upload(data, count * dtype_size(dtype_));
 }
 
-void Tensor::download_bytes(void* out, std::size_t count, DType wanted, const char* what) const {
+void Tensor::download_bytes(void* out, std::size_t count, DType wanted, const char* what, Stream* stream) const {
     if (wanted != dtype_)
         throw InvalidArgument(std::string(what) + ": the tensor holds " + dtype_name(dtype_) + " but " +
                               dtype_name(wanted) + " values were asked for; use download_as<T>() to convert");
@@ -172,7 +175,10 @@ void Tensor::download_bytes(void* out, std::size_t count, DType wanted, const ch
         throw InvalidArgument(std::string(what) + ": room for " + std::to_string(count) +
                               " values given for a tensor of shape " + shape_.to_string() + " (" +
                               std::to_string(elements()) + " elements)");
-    buffer_.download(out, count * dtype_size(dtype_));
+    if (stream)
+        device().copy_device_to_host_async(out, buffer_, 0, count * dtype_size(dtype_), *stream);
+    else
+        buffer_.download(out, count * dtype_size(dtype_));
 }
 
 std::vector<float> Tensor::download() const {
@@ -196,30 +202,6 @@ Tensor Tensor::to(const std::shared_ptr<Device>& device) const {
         out.buffer_.upload(staging.data(), staging.size());
     }
     return out;
-}
-
-// The Tensor forms of Device's copies: the Buffer forms on the tensor's storage.
-void Device::copy_host_to_device(Tensor& dst, std::size_t dst_offset, const void* src, std::size_t bytes) {
-    copy_host_to_device(dst.buffer(), dst_offset, src, bytes);
-}
-void Device::copy_device_to_host(void* dst, const Tensor& src, std::size_t src_offset, std::size_t bytes) {
-    copy_device_to_host(dst, src.buffer(), src_offset, bytes);
-}
-void Device::copy_device_to_device(Tensor& dst, std::size_t dst_offset, const Tensor& src, std::size_t src_offset,
-                                   std::size_t bytes) {
-    copy_device_to_device(dst.buffer(), dst_offset, src.buffer(), src_offset, bytes);
-}
-void Device::copy_host_to_device_async(Tensor& dst, std::size_t dst_offset, const void* src, std::size_t bytes,
-                                       Stream& stream) {
-    copy_host_to_device_async(dst.buffer(), dst_offset, src, bytes, stream);
-}
-void Device::copy_device_to_host_async(void* dst, const Tensor& src, std::size_t src_offset, std::size_t bytes,
-                                       Stream& stream) {
-    copy_device_to_host_async(dst, src.buffer(), src_offset, bytes, stream);
-}
-void Device::copy_device_to_device_async(Tensor& dst, std::size_t dst_offset, const Tensor& src,
-                                         std::size_t src_offset, std::size_t bytes, Stream& stream) {
-    copy_device_to_device_async(dst.buffer(), dst_offset, src.buffer(), src_offset, bytes, stream);
 }
 
 }  // namespace accel

@@ -52,7 +52,7 @@ int main(int argc, char** argv) try {
             auto B = accel::Tensor::from_host(d, {l.out}, b);
             accel::Tensor Y(d, {l.batch, l.out});
             for (accel::OpPath p : {accel::OpPath::native, accel::OpPath::vendor}) {
-                if (!d->supports(accel::Op::dense, p)) continue;
+                if (!d->kernel_table().supports(accel::Op::dense, p)) continue;
                 accel::ops::Options o;
                 o.path = p == accel::OpPath::vendor ? accel::ops::PathChoice::vendor : accel::ops::PathChoice::native;
                 auto run = [&] { accel::ops::dense(X, W, B, Y, accel::Activation::sigmoid, o); };

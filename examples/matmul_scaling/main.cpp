@@ -42,7 +42,7 @@ int main(int argc, char** argv) try {
     std::vector<Column> columns;
     for (const auto& d : devices)
         for (accel::OpPath p : {accel::OpPath::native, accel::OpPath::vendor})
-            if (d->supports(accel::Op::matmul, p))
+            if (d->kernel_table().supports(accel::Op::matmul, p))
                 columns.push_back({d, p, d->selector() + " " + accel::path_name(p)});
 
     std::printf("matmul_scaling: C[N,N] = A[N,N]·B[N,N], float32, GFLOP/s = 2·N^3 / kernel time (device events, "

@@ -252,7 +252,7 @@ std::optional<PathEvidence> recorded_path_evidence(const Device& device, GemmSha
 
 PathEvidence path_evidence(const Device& device, GemmShape shape) {
     const GemmShape cls = path_class(shape);
-    if (!device.supports(Op::matmul, OpPath::vendor))
+    if (!device.kernel_table().supports(Op::matmul, OpPath::vendor))
         return {OpPath::native, 0, 0, {0, 0, 0}, device_key(device, cls), device.selector() + " has no vendor path"};
     if (auto ev = recorded_path_evidence(device, shape)) return *ev;
     const std::string file = cache_file(), key = device_key(device, cls);

@@ -7,7 +7,7 @@
 #include <accel/tensor.hpp>
 
 #include <accel_internal/instrument.hpp>
-#include "kernel_access.hpp"
+#include "kernel_call.hpp"
 #include <accel_internal/text.hpp>
 
 #include <nlohmann/json.hpp>
@@ -218,10 +218,10 @@ std::vector<std::vector<double>> rerun(const OpRecord& r, Device& device, OpPath
     if (!info) throw InvalidArgument("check::rerun: the op table has no op named '" + r.op + "'");
     const Op op = info->op;
     KernelArgs a = check::kernel_args(r);
-    if (!device.supports(op, r.dtype, a.path)) a.path = OpPath::native;
-    if (!device.supports(op, r.dtype, a.path))
+    if (!device.kernel_table().supports(op, r.dtype, a.path)) a.path = OpPath::native;
+    if (!device.kernel_table().supports(op, r.dtype, a.path))
         throw Unsupported(std::string(op_name(op)) + " cannot run on " + device.selector() + ": " +
-                          device.unsupported_reason(op, r.dtype, r.path));
+                          device.kernel_table().unsupported_reason(op, r.dtype, r.path));
     instrument::Quiet quiet;
     std::shared_ptr<Device> owner = device.shared_from_this();
     std::vector<Buffer> ins, outs;
@@ -244,8 +244,8 @@ std::vector<std::vector<double>> rerun(const OpRecord& r, Device& device, OpPath
     Stream& s = device.default_stream();
     a.stream = &s;
     const auto [rows, cols] = launch_extent(op, a);
-    if (op != Op::gemm) a.geometry = device.default_geometry(op, r.dtype, rows, cols);
-    KernelAccess::run(device, op, a);
+    if (op != Op::gemm) detail::default_launch(device, op, a, rows, cols);
+    detail::run_kernel(device, op, a);
     s.synchronize();
     std::vector<std::vector<double>> got;
     for (std::size_t o = 0; o < outs.size(); ++o) {
@@ -576,13 +576,14 @@ void start_check_from_environment() {
 
 }  // namespace instrument
 
-std::vector<unsigned char> KernelAccess::read(Device& d, DeviceHandle h, std::size_t bytes, Stream& s) {
+namespace {
+
+// `bytes` of the operand behind handle h (a null optional operand reads as nothing).
+std::vector<unsigned char> read_operand(Device& d, DeviceHandle h, std::size_t bytes, Stream& s) {
     std::vector<unsigned char> out(bytes);
-    if (bytes && h) d.do_copy_d2h(out.data(), h, 0, bytes, s, true);
+    if (bytes && h) d.read_handle(out.data(), h, 0, bytes, s);
     return out;
 }
-
-namespace {
 
 // The operands of a call, read before it runs.
 check::OpRecord snapshot(Device& d, Op op, const KernelArgs& a) {
@@ -592,10 +593,10 @@ check::OpRecord snapshot(Device& d, Op op, const KernelArgs& a) {
     a.stream->synchronize();
     const DType in_type = input_dtype(op, a.dtype, a.src_dtype);
     for (std::size_t i = 0; i < info.inputs.size(); ++i)
-        r.inputs.push_back(KernelAccess::read(d, a.in[i], elements_of(shapes[i]) * dtype_size(in_type), *a.stream));
+        r.inputs.push_back(read_operand(d, a.in[i], elements_of(shapes[i]) * dtype_size(in_type), *a.stream));
     for (std::size_t o = 0; o < info.outputs.size(); ++o)
         r.outputs_before.push_back(
-            KernelAccess::read(d, a.out[o], elements_of(shapes[info.inputs.size() + o]) * dtype_size(a.dtype), *a.stream));
+            read_operand(d, a.out[o], elements_of(shapes[info.inputs.size() + o]) * dtype_size(a.dtype), *a.stream));
     return r;
 }
 
@@ -626,12 +627,12 @@ void verify(Device& d, Op op, const KernelArgs& a, check::OpRecord r, instrument
     std::vector<std::vector<double>> got;
     for (std::size_t o = 0; o < info.outputs.size(); ++o) {
         r.outputs_got.push_back(
-            KernelAccess::read(d, a.out[o], elements_of(shapes[info.inputs.size() + o]) * dtype_size(a.dtype), *a.stream));
+            read_operand(d, a.out[o], elements_of(shapes[info.inputs.size() + o]) * dtype_size(a.dtype), *a.stream));
         got.push_back(check::widen(r.outputs_got.back(), a.dtype));
     }
     std::vector<std::vector<double>> want;
     std::string reference;
-    if (!oracle && (other->supports(op, a.dtype, a.path) || other->supports(op, a.dtype, OpPath::native))) {
+    if (!oracle && (other->kernel_table().supports(op, a.dtype, a.path) || other->kernel_table().supports(op, a.dtype, OpPath::native))) {
         want = check::rerun(r, *other);
         reference = other->selector() + " (" + other->info().name + ")";
     } else {
@@ -697,7 +698,7 @@ void verify(Device& d, Op op, const KernelArgs& a, check::OpRecord r, instrument
 
 }  // namespace
 
-void KernelAccess::run_observed(Device& d, Op op, const KernelArgs& a, const Kernel& kernel) {
+void detail::run_observed(Device& d, Op op, const KernelArgs& a, const Kernel& kernel) {
     const instrument::CallNumber call = instrument::next_call(d, op);
     const bool checking = instrument::g_active.load() & instrument::kChecking;
     check::OpRecord before;

@@ -6,33 +6,38 @@
 
 #include "auto_path.hpp"
 #include <accel_internal/instrument.hpp>
-#include "kernel_access.hpp"
+#include "kernel_call.hpp"
 #include <accel_internal/text.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <shared_mutex>
 #include <sstream>
 
 namespace accel {
 
-void KernelAccess::run(Device& d, Op op, const KernelArgs& a) {
-    std::shared_lock<std::shared_mutex> lock(d.kernels_mutex_);
-    const Kernel* k = d.find_kernel(op, a.dtype, a.path);
+void detail::run_kernel(Device& d, Op op, const KernelArgs& a) {
+    const std::shared_ptr<const Kernel> k = d.kernel_table().find(op, a.dtype, a.path);
     if (!k) {
-        lock.unlock();
         std::string have;
-        for (const KernelKey& key : d.kernels())
+        for (const KernelKey& key : d.kernel_table().registered())
             if (key.op == op) have += std::string(have.empty() ? "" : ", ") + dtype_name(key.dtype) + " " + path_name(key.path);
         throw Unsupported(std::string(op_name(op)) + ": " + d.selector() + " (" + d.info().name + ") has no " +
                           dtype_name(a.dtype) + " kernel on the " + path_name(a.path) + " path; it runs " +
                           op_name(op) + " in " + (have.empty() ? std::string("no dtype") : have));
     }
     if (!instrument::active()) return (*k)(a);  // the one branch a trace or check costs when off
-    const Kernel kernel = *k;
-    lock.unlock();  // the check may run this device's kernels again
-    run_observed(d, op, a, kernel);
+    run_observed(d, op, a, *k);
+}
+
+void detail::default_launch(Device& d, Op op, KernelArgs& a, std::size_t rows, std::size_t cols) {
+    const std::optional<TileLayout> layout = d.tile_layout(op, rows, cols);
+    if (!layout) {
+        a.geometry = d.default_geometry(op, a.dtype, rows, cols);
+        return;
+    }
+    a.tile = *layout;
+    a.geometry = tiled_geometry(*layout, rows, cols, d.info().limits, std::string("default geometry of ") + op_name(op));
 }
 
 namespace ops {
@@ -99,11 +104,10 @@ Stream& stream_of(Op op, Device& d, const Options& o) {
     return *o.stream;
 }
 
+// The geometry of an op that is not tiled: the caller's (checked) or the device's default.
 LaunchGeometry geometry_of(Op op, Device& d, DType dtype, const Options& o, std::size_t rows, std::size_t cols) {
     if (!o.geometry) return d.default_geometry(op, dtype, rows, cols);
     check_geometry(*o.geometry, d.info().limits, op_name(op));
-    if (const auto layout = d.tile_layout(op, rows, cols))
-        check_tiled_geometry(*o.geometry, *layout, rows, cols, std::string(op_name(op)) + " (native, " + d.selector() + ")");
     return *o.geometry;
 }
 
@@ -117,6 +121,26 @@ KernelArgs args_for(DType dtype, OpPath path, const LaunchGeometry& g, Stream& s
     a.path = path;
     a.geometry = g;
     a.stream = &s;
+    return a;
+}
+
+// The arguments of a tiled op (matmul, dense) on the native path over a
+// rows × cols output: the device's tile layout for it, asked once and handed
+// to the kernel (KernelArgs::tile), and the caller's geometry checked against
+// it, or the default built from it.
+KernelArgs tiled_args(Op op, Device& d, DType dtype, OpPath path, const Options& o, std::size_t rows,
+                      std::size_t cols, Stream& s) {
+    KernelArgs a = args_for(dtype, path, LaunchGeometry{}, s);
+    if (!o.geometry) {
+        detail::default_launch(d, op, a, rows, cols);
+        return a;
+    }
+    check_geometry(*o.geometry, d.info().limits, op_name(op));
+    if (const std::optional<TileLayout> layout = d.tile_layout(op, rows, cols)) {
+        check_tiled_geometry(*o.geometry, *layout, rows, cols, std::string(op_name(op)) + " (native, " + d.selector() + ")");
+        a.tile = *layout;
+    }
+    a.geometry = *o.geometry;
     return a;
 }
 
@@ -148,7 +172,7 @@ void elementwise(Op op, std::initializer_list<Named> ins, std::initializer_list<
     for (const Named& out : outs) a.out[i++] = handle_of(out.t);
     a.n = n;
     fill(a);
-    KernelAccess::run(d, op, a);
+    detail::run_kernel(d, op, a);
 }
 
 // y[r,c] = act(alpha·y[r,c] + bias[c]) over y[rows, cols] (alpha 0: y not read).
@@ -157,11 +181,9 @@ void bias_activation(Device& d, DType dtype, DeviceHandle bias, DeviceHandle y, 
     KernelArgs a = args_for(dtype, OpPath::native, d.default_geometry(Op::bias_activation, dtype, 1, rows * cols), s);
     a.in[0] = bias;
     a.out[0] = y;
-    a.m = rows;
-    a.n = cols;
-    a.act = act;
+    MatrixArgs{rows, cols, act}.store(a);
     a.scalars[0] = alpha;
-    KernelAccess::run(d, Op::bias_activation, a);
+    detail::run_kernel(d, Op::bias_activation, a);
 }
 
 // matmul and dense on the vendor path, composed the same way on every backend:
@@ -173,13 +195,9 @@ void vendor_linear(Device& d, DType dtype, DeviceHandle a, DeviceHandle b, Devic
     KernelArgs g = args_for(dtype, OpPath::vendor, LaunchGeometry{}, s);
     g.in = {a, b};
     g.out[0] = c;
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.trans_a = ta;
-    g.trans_b = tb;
+    GemmArgs{m, n, k, ta, tb}.store(g);
     g.scalars[0] = 0.0;  // beta
-    KernelAccess::run(d, Op::gemm, g);
+    detail::run_kernel(d, Op::gemm, g);
     if (bias || act != Activation::none) bias_activation(d, dtype, bias, c, m, n, 1.0, act, s);
 }
 
@@ -213,7 +231,7 @@ OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, 
         }
     }
     if (choice == PathChoice::native) return OpPath::native;
-    const bool vendor = device.supports(op, dtype, OpPath::vendor);
+    const bool vendor = device.kernel_table().supports(op, dtype, OpPath::vendor);
     if (choice == PathChoice::vendor && !vendor)
         throw Unsupported(std::string(op_name(op)) + ": the vendor path was asked for (" +
                           (from_env ? "ACCEL_OP_PATH=" + detail::echo(*from_env) : std::string("Options::path")) +
@@ -282,17 +300,12 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
                                   Activation::none, s);
         return;
     }
-    const LaunchGeometry g = geometry_of(op, d, dtype, o, m, n);
+    KernelArgs args = tiled_args(op, d, dtype, path, o, m, n, s);
     if (!m || !n) return;
-    KernelArgs args = args_for(dtype, path, g, s);
     args.in = {a.handle(), b.handle()};
     args.out[0] = c.handle();
-    args.m = m;
-    args.n = n;
-    args.k = ka;
-    args.trans_a = t.a;
-    args.trans_b = t.b;
-    KernelAccess::run(d, op, args);
+    GemmArgs{m, n, ka, t.a, t.b}.store(args);
+    detail::run_kernel(d, op, args);
 }
 
 void dense(const Tensor& x, const Tensor& w, OptionalTensor bias_operand, Tensor& y, Activation act,
@@ -327,16 +340,12 @@ void dense(const Tensor& x, const Tensor& w, OptionalTensor bias_operand, Tensor
                           act, s);
         return;
     }
-    const LaunchGeometry g = geometry_of(op, d, dtype, o, batch, out);
+    KernelArgs args = tiled_args(op, d, dtype, path, o, batch, out, s);
     if (!batch || !out) return;
-    KernelArgs args = args_for(dtype, path, g, s);
     args.in = {x.handle(), w.handle(), handle_of(bias)};
     args.out[0] = y.handle();
-    args.m = batch;
-    args.n = out;
-    args.k = in;
-    args.act = act;
-    KernelAccess::run(d, op, args);
+    DenseArgs{batch, in, out, act}.store(args);
+    detail::run_kernel(d, op, args);
 }
 
 void column_sum(const Tensor& x, Tensor& y, const Options& o) {
@@ -353,9 +362,8 @@ void column_sum(const Tensor& x, Tensor& y, const Options& o) {
     KernelArgs args = args_for(x.dtype(), resolve_path(d, op, o, x.dtype()), g, s);
     args.in[0] = x.handle();
     args.out[0] = y.handle();
-    args.m = x.shape()[0];
-    args.n = x.shape()[1];
-    KernelAccess::run(d, op, args);
+    MatrixArgs{x.shape()[0], x.shape()[1]}.store(args);
+    detail::run_kernel(d, op, args);
 }
 
 void bce_with_logits(const Tensor& z, const Tensor& t, Tensor& l, const Options& o) {
@@ -385,13 +393,12 @@ float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
     a.in = {z.handle(), t.handle()};
     a.out[0] = l.handle();
     a.n = n;
-    KernelAccess::run(d, op, a);
+    detail::run_kernel(d, op, a);
     KernelArgs sum = args_for(dtype, OpPath::native, d.default_geometry(Op::column_sum, dtype, 1, cols), s);
     sum.in[0] = l.handle();
     sum.out[0] = partial.handle();
-    sum.m = rows;
-    sum.n = cols;
-    KernelAccess::run(d, Op::column_sum, sum);
+    MatrixArgs{rows, cols}.store(sum);
+    detail::run_kernel(d, Op::column_sum, sum);
     s.synchronize();
     double total = 0;
     for (double v : partial.download_as<double>()) total += v;
@@ -426,7 +433,7 @@ void convert(const Tensor& x, Tensor& y, const Options& o) {
     a.in[0] = x.handle();
     a.out[0] = y.handle();
     a.n = n;
-    KernelAccess::run(d, op, a);
+    detail::run_kernel(d, op, a);
 }
 
 void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& dy, Activation act, Tensor* dx,
@@ -514,7 +521,7 @@ void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tens
     for (std::size_t i = 0; i < inputs.size(); ++i) a.in[i] = inputs[i]->handle();
     for (std::size_t i = 0; i < outputs.size(); ++i) a.out[i] = outputs[i]->handle();
     a.n = n;
-    if (n) KernelAccess::run(d, op, a);
+    if (n) detail::run_kernel(d, op, a);
 }
 
 }  // namespace ops

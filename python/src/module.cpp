@@ -302,7 +302,7 @@ void bind_device(nb::module_& m) {
                 if (path == "vendor") p = accel::OpPath::vendor;
                 else if (path != "native")
                     throw accel::InvalidArgument("Device.supports: path '" + path + "'; expected 'native' or 'vendor'");
-                return d.supports(info->op, dtype.get(), p);
+                return d.kernel_table().supports(info->op, dtype.get(), p);
             },
              nb::arg("op"), nb::arg("dtype") = "f32", nb::arg("path") = "native",
              "Whether op `op` (a name from accel.op_names()) runs on this device in `dtype` ('f32', 'f64', 'f16', "

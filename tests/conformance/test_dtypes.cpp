@@ -203,19 +203,19 @@ TEST_CASE("convert rounds f64 once to f16 and bf16") {
 }
 
 TEST_CASE("the device's kernel table and its kernels agree") {
-    // A kernel the backend claims (Device::claim_kernels) but did not
+    // A kernel the backend claims (KernelTable::claim) but did not
     // register is a defect, not an unsupported op: it fails here instead of
     // being skipped below. A registered kernel missing from the table is one
     // too (the table is what the backend says it runs).
-    const auto claimed = device()->claimed_kernels();
-    CHECK_MESSAGE(!claimed.empty(), device()->selector() << " states no kernel table (Device::claim_kernels)");
+    const auto claimed = device()->kernel_table().claimed();
+    CHECK_MESSAGE(!claimed.empty(), device()->selector() << " states no kernel table (KernelTable::claim)");
     auto same = [](const KernelKey& a, const KernelKey& b) { return a.op == b.op && a.dtype == b.dtype && a.path == b.path; };
     for (const KernelKey& k : claimed)
-        CHECK_MESSAGE(device()->supports(k.op, k.dtype, k.path),
+        CHECK_MESSAGE(device()->kernel_table().supports(k.op, k.dtype, k.path),
                       device()->selector() << " claims " << std::string(op_name(k.op)) << " in "
                                            << std::string(dtype_name(k.dtype)) << " on the "
                                            << std::string(path_name(k.path)) << " path but registered no kernel for it");
-    for (const KernelKey& k : device()->kernels())
+    for (const KernelKey& k : device()->kernel_table().registered())
         CHECK_MESSAGE(std::any_of(claimed.begin(), claimed.end(), [&](const KernelKey& c) { return same(c, k); }),
                       device()->selector() << " registered " << std::string(op_name(k.op)) << " in "
                                            << std::string(dtype_name(k.dtype)) << " on the "
@@ -239,7 +239,7 @@ TEST_CASE("every op in every dtype and path passes the op table's threshold, or 
                 CAPTURE(what);
                 ops::Options o;
                 o.path = path == OpPath::vendor ? ops::PathChoice::vendor : ops::PathChoice::native;
-                if (!device()->supports(op, t, path)) {
+                if (!device()->kernel_table().supports(op, t, path)) {
                     // The front-end must refuse it, naming op, dtype and device.
                     std::string reason;
                     try {
@@ -250,7 +250,7 @@ TEST_CASE("every op in every dtype and path passes the op table's threshold, or 
                     CHECK(reason.find(op_name(op)) != std::string::npos);
                     CHECK(reason.find(dtype_name(t)) != std::string::npos);
                     CHECK(reason.find(device()->selector()) != std::string::npos);
-                    const std::string why = device()->unsupported_reason(op, t, path);
+                    const std::string why = device()->kernel_table().unsupported_reason(op, t, path);
                     CHECK_FALSE(why.empty());
                     skipped.push_back(what + ": " + why);
                     continue;
@@ -280,7 +280,7 @@ TEST_CASE("results in every dtype are rounded to nearest even, not truncated: ad
     const std::size_t n = 4099;
     for (DType t : dtypes()) {
         CAPTURE(dtype_name(t));
-        if (!device()->supports(Op::add, t, OpPath::native)) continue;
+        if (!device()->kernel_table().supports(Op::add, t, OpPath::native)) continue;
         const auto a = stored(uniform(g, n, 1.0f, 2.0f), t), b = stored(uniform(g, n, 1.0f, 2.0f), t);
         auto ta = put(a, {n}, t), tb = put(b, {n}, t);
         auto tc = nan_tensor({n}, t);

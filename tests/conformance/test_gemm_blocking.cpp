@@ -111,7 +111,7 @@ TEST_CASE("matmul and dense in every dtype match the reference at GPU tile sizes
     auto g = rng(63);
     const std::vector<MNK> shapes{{2049, 1151, 13}, {1087, 577, 19}, {1024, 576, 16}};
     for (DType t : dtypes()) {
-        if (!device()->supports(Op::matmul, t, OpPath::native)) continue;
+        if (!device()->kernel_table().supports(Op::matmul, t, OpPath::native)) continue;
         for (const auto& s : within_work_cap(shapes, [](const MNK& x) { return x.m * x.n * x.k; }, "gemm dtypes"))
             for (int tr = 0; tr < 4; ++tr) {
                 const bool ta = tr & 1, tb = tr & 2;

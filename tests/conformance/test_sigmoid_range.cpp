@@ -105,7 +105,7 @@ TEST_CASE("sigmoid over its whole range in every dtype: within 1e-6 relative or 
     auto g = rng(21);
     const auto x = range_inputs(g);
     for (DType t : dtypes()) {
-        if (!device()->supports(Op::sigmoid, t, OpPath::native)) {
+        if (!device()->kernel_table().supports(Op::sigmoid, t, OpPath::native)) {
             MESSAGE("sigmoid in " << std::string(dtype_name(t)) << " skipped: unsupported on " << device()->selector());
             continue;
         }
@@ -126,7 +126,7 @@ TEST_CASE("sigmoid gives an element the same bits at every position and tensor l
     for (std::size_t n = 1; n <= 40; ++n) lengths.push_back(n);
     for (std::size_t n : {63, 64, 65, 127, 128, 129, 1000, 1001}) lengths.push_back(n);
     for (DType t : dtypes()) {
-        if (!device()->supports(Op::sigmoid, t, OpPath::native)) continue;
+        if (!device()->kernel_table().supports(Op::sigmoid, t, OpPath::native)) continue;
         CAPTURE(std::string(dtype_name(t)));
         std::vector<float> long_x;
         for (std::size_t i = 0; i < 4099; ++i) long_x.push_back(pool[i % P]);
@@ -161,7 +161,7 @@ TEST_CASE("ops built on sigmoid's exp hold the same bound over the whole range i
         CAPTURE(std::string(dtype_name(t)));
         const auto xs = stored(x, t);
         auto tz = Tensor::from_host(device(), {n}, xs, t);
-        if (device()->supports(Op::bce_with_logits_backward, t, OpPath::native)) {
+        if (device()->kernel_table().supports(Op::bce_with_logits_backward, t, OpPath::native)) {
             // Targets 0 and weight 1: dz = sigmoid(z).
             auto tt = Tensor::from_host(device(), {n}, std::vector<float>(n, 0.0f), t);
             auto tdz = Tensor::from_host(device(), {n}, std::vector<float>(n, 7.0f), t);
@@ -175,7 +175,7 @@ TEST_CASE("ops built on sigmoid's exp hold the same bound over the whole range i
         for (auto path : paths(Op::dense)) {
             ops::Options o;
             o.path = path;
-            if (!device()->supports(Op::dense, t, path == ops::PathChoice::vendor ? OpPath::vendor : OpPath::native)) {
+            if (!device()->kernel_table().supports(Op::dense, t, path == ops::PathChoice::vendor ? OpPath::vendor : OpPath::native)) {
                 MESSAGE("dense in " << std::string(dtype_name(t)) << " on the " << std::string(name(path)) << " path skipped: unsupported");
                 continue;
             }

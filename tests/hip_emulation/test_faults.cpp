@@ -81,7 +81,7 @@ TEST_CASE("identity: the device says it is HIP, its wavefront width and its vend
     }
     CHECK(wavefront == "64 threads");
     CHECK(contains(blas, "rocBLAS"));
-    CHECK(dev->supports(Op::gemm, DType::bf16, OpPath::vendor));
+    CHECK(dev->kernel_table().supports(Op::gemm, DType::bf16, OpPath::vendor));
     add_works(dev);
     CHECK(open_device("hip:gpu")->selector() == "hip:0");  // selectors hip:N and hip:gpu
     CHECK_THROWS_AS(open_device("hip:npu"), InvalidArgument);

@@ -60,7 +60,7 @@ void check_ops(const std::shared_ptr<accel::Device>& d, accel::Stream* stream = 
     auto A = Tensor::from_host(d, {m, k}, a), B = Tensor::from_host(d, {k, n}, b);
     Tensor C(d, {m, n});
     std::vector<ops::PathChoice> paths{ops::PathChoice::native};
-    if (d->supports(accel::Op::matmul, accel::OpPath::vendor)) paths.push_back(ops::PathChoice::vendor);
+    if (d->kernel_table().supports(accel::Op::matmul, accel::OpPath::vendor)) paths.push_back(ops::PathChoice::vendor);
     for (auto p : paths) {
         ops::Options o;
         o.path = p;
@@ -205,7 +205,7 @@ TEST_CASE("application-finalizes-early: every entry point raises BackendUnavaila
         o.path = ops::PathChoice::native;
         ops::matmul(A, B, C, {}, o);
     });
-    if (d->supports(accel::Op::matmul, accel::OpPath::vendor))
+    if (d->kernel_table().supports(accel::Op::matmul, accel::OpPath::vendor))
         expect_finalized_error("matmul vendor", [&] {
             ops::Options o;
             o.path = ops::PathChoice::vendor;

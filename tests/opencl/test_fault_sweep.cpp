@@ -118,7 +118,7 @@ void workload(std::mt19937_64& g, bool* correct) {
     Tensor ta = Tensor::from_host(d, {n}, a), tb = Tensor::from_host(d, {n}, b), tc(d, {n});
     auto ok = [&](double nmse, Op op) { *correct = *correct && nmse <= threshold(op); };
     for (const OpInfo* info : op_table())
-        if (info->elementwise_reference && d->supports(info->op, DType::f32, OpPath::native)) {
+        if (info->elementwise_reference && d->kernel_table().supports(info->op, DType::f32, OpPath::native)) {
             std::vector<const Tensor*> ins{&ta};
             std::vector<reference::FVec> xs{a};
             if (info->inputs.size() == 2) {
@@ -132,7 +132,7 @@ void workload(std::mt19937_64& g, bool* correct) {
     Tensor tx = Tensor::from_host(d, {m, k}, x), tw = Tensor::from_host(d, {cols, k}, w),
            tbias = Tensor::from_host(d, {cols}, bias), ty(d, {m, cols}), tcol(d, {cols});
     std::vector<ops::PathChoice> choices{ops::PathChoice::native};
-    if (d->supports(Op::matmul, OpPath::vendor)) choices.push_back(ops::PathChoice::vendor);
+    if (d->kernel_table().supports(Op::matmul, OpPath::vendor)) choices.push_back(ops::PathChoice::vendor);
     for (auto path : choices) {
         ops::Options o;
         o.path = path;
@@ -143,12 +143,12 @@ void workload(std::mt19937_64& g, bool* correct) {
     }
     ops::column_sum(ty, tcol);
     (void)tcol.download();
-    d->copy_device_to_device(tc, 0, ta, 0, n * sizeof(float));
+    d->copy_device_to_device(tc.buffer(), 0, ta.buffer(), 0, n * sizeof(float));
     ok(reference::nmse(tc.download(), reference::Vec(a.begin(), a.end())), Op::add);
     Tensor m0 = Tensor::from_host(d, {n}, std::vector<float>(n, 0.0f)), v0 = Tensor::from_host(d, {n}, std::vector<float>(n, 0.0f));
     ops::adam_step(ta, tb, m0, v0, 1, ops::AdamParams{});
     (void)ta.download();
-    if (d->supports(Op::convert, DType::f16, OpPath::native)) (void)tc.to(DType::f16).download_as<float>();
+    if (d->kernel_table().supports(Op::convert, DType::f16, OpPath::native)) (void)tc.to(DType::f16).download_as<float>();
     auto s = d->create_stream();
     auto e0 = d->create_event(), e1 = d->create_event();
     e0->record(*s);

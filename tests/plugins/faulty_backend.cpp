@@ -72,10 +72,10 @@ public:
                                   Op::relu_backward, Op::sigmoid_backward, Op::matmul, Op::dense,
                                   Op::column_sum,  Op::bce_with_logits, Op::bce_with_logits_backward,
                                   Op::adam_step,   Op::convert,  Op::bias_activation};
-        claim_kernels({{ops, {DType::f32, DType::f64}, OpPath::native}});
+        kernel_table().claim({{ops, {DType::f32, DType::f64}, OpPath::native}});
         for (Op op : ops)
             for (DType t : {DType::f32, DType::f64})
-                register_kernel(op, t, OpPath::native, [this, op](const KernelArgs& a) { run(op, a); });
+                kernel_table().add(op, t, OpPath::native, [this, op](const KernelArgs& a) { run(op, a); });
     }
 
 protected:

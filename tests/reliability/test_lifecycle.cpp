@@ -57,7 +57,7 @@ void use_and_release(std::mt19937_64& g) {
            tbias = Tensor::from_host(dev, {cols}, bias), ty(dev, {m, cols});
     // Not accel_test::paths(): it holds the suite's device for good.
     std::vector<ops::PathChoice> path_choices{ops::PathChoice::native};
-    if (dev->supports(Op::matmul, OpPath::vendor)) path_choices.push_back(ops::PathChoice::vendor);
+    if (dev->kernel_table().supports(Op::matmul, OpPath::vendor)) path_choices.push_back(ops::PathChoice::vendor);
     for (auto path : path_choices) {
         ops::Options o;
         o.path = path;

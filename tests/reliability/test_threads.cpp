@@ -44,7 +44,7 @@ struct Outcome {
 
 // One op of kind `kind` on fresh inputs, enqueued on `s`, checked against the oracle.
 void one_op(const std::shared_ptr<Device>& dev, Stream& s, std::mt19937_64& g, unsigned kind, Outcome& out) {
-    const bool vendor_ok = dev->supports(Op::matmul, OpPath::vendor);
+    const bool vendor_ok = dev->kernel_table().supports(Op::matmul, OpPath::vendor);
     ops::Options o;
     o.stream = &s;
     std::uniform_int_distribution<std::size_t> small(1, 40), large(1, 4000);

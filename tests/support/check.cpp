@@ -198,7 +198,7 @@ const std::shared_ptr<accel::Device>& device() {
 
 bool runs(std::initializer_list<accel::Op> ops) {
     for (accel::Op op : ops) {
-        const std::string why = device()->unsupported_reason(op, accel::DType::f32, accel::OpPath::native);
+        const std::string why = device()->kernel_table().unsupported_reason(op, accel::DType::f32, accel::OpPath::native);
         if (!why.empty()) {
             MESSAGE("skipped: " << accel::op_name(op) << " does not run on " << device()->selector() << ": " << why);
             return false;
@@ -209,7 +209,7 @@ bool runs(std::initializer_list<accel::Op> ops) {
 
 std::vector<accel::ops::PathChoice> paths(accel::Op op) {
     std::vector<accel::ops::PathChoice> p{accel::ops::PathChoice::native};
-    if (device()->supports(op, accel::OpPath::vendor)) p.push_back(accel::ops::PathChoice::vendor);
+    if (device()->kernel_table().supports(op, accel::OpPath::vendor)) p.push_back(accel::ops::PathChoice::vendor);
     return p;
 }
 

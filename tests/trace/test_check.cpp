@@ -28,7 +28,7 @@ struct Checking {
 
 // A short training-like sequence of ops on `d` (those it runs), fresh data.
 void run_ops(const std::shared_ptr<Device>& d, std::mt19937_64& g) {
-    const bool f16 = d->supports(Op::convert, DType::f16, OpPath::native);
+    const bool f16 = d->kernel_table().supports(Op::convert, DType::f16, OpPath::native);
     Tensor x = Tensor::from_host(d, Shape{16, 12}, accel_test::uniform(g, 192));
     Tensor w = Tensor::from_host(d, Shape{8, 12}, accel_test::uniform(g, 96));
     Tensor b = Tensor::from_host(d, Shape{8}, accel_test::uniform(g, 8));
@@ -95,7 +95,7 @@ TEST_CASE("a wrong result is caught, named, recorded, and replays") {
         return define_op(info);
     }();
     auto host = open_device("host");
-    host->register_kernel(scale2, DType::f32, OpPath::native, [](const KernelArgs& a) {
+    host->kernel_table().add(scale2, DType::f32, OpPath::native, [](const KernelArgs& a) {
         const float* x = static_cast<const float*>(a.in[0]);
         float* y = static_cast<float*>(a.out[0]);
         for (std::size_t i = 0; i < a.n; ++i) y[i] = 2 * x[i] * (i == 42 ? 1.01f : 1.0f);

@@ -120,7 +120,7 @@ TEST_CASE("tensor.to(dtype) converts as convert_elements does, every dtype pair,
             for (DType to : kDTypes) {
                 CAPTURE(d.selector);
                 CAPTURE(std::string(dtype_name(from)) + " -> " + dtype_name(to));
-                if (!d.device->supports(Op::convert, to, OpPath::native)) {
+                if (!d.device->kernel_table().supports(Op::convert, to, OpPath::native)) {
                     MESSAGE(d.selector << ": convert to " << dtype_name(to) << " skipped: unsupported");
                     continue;
                 }

@@ -195,7 +195,7 @@ TEST_CASE("ACCEL_OP_PATH: a bad value names the variable, the value and the acce
 
 TEST_CASE("ACCEL_CACHE_DIR naming a file is an error when the auto path reads it") {
     auto d = open_device("host");
-    if (!d->supports(Op::matmul, OpPath::vendor)) {
+    if (!d->kernel_table().supports(Op::matmul, OpPath::vendor)) {
         MESSAGE("host has no vendor BLAS in this build: the auto path reads no cache");
         return;
     }

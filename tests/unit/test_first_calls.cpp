@@ -42,16 +42,45 @@ TEST_CASE("streams and events as create_stream / create_event return them; an op
     CHECK_THROWS_AS(dev->elapsed_ms(start, no_event), InvalidArgument);
 }
 
-TEST_CASE("asynchronous copies take tensors") {
+TEST_CASE("tensors copy asynchronously on a stream, checked as the blocking copies") {
     auto dev = open_device("host");
     auto stream = dev->create_stream();
     Tensor t(dev, {4});
-    const std::vector<float> in{1, 2, 3, 4};
+    const std::vector<float> in{1.5f, -2.25f, 3e-3f, -0.0f};
     std::vector<float> out(4);
-    dev->copy_host_to_device_async(t, 0, in.data(), t.bytes(), *stream);
-    dev->copy_device_to_host_async(out.data(), t, 0, t.bytes(), *stream);
+    t.upload_async(in.data(), in.size(), *stream);
+    t.download_async(out.data(), out.size(), *stream);
     stream->synchronize();
     CHECK(out == in);
+    const std::vector<double> wrong_type(4);
+    CHECK_THROWS_AS(t.upload_async(wrong_type.data(), wrong_type.size(), *stream), InvalidArgument);
+    CHECK_THROWS_AS(t.upload_async(in.data(), 3, *stream), InvalidArgument);
+    std::shared_ptr<Device> other = get_backend("host").create_device(0);  // a second host device
+    auto foreign = other->create_stream();
+    CHECK_THROWS_AS(t.download_async(out.data(), out.size(), *foreign), InvalidArgument);
+}
+
+TEST_CASE("read_handle reads a live handle of the device and nothing else") {
+    auto dev = open_device("host");
+    const std::vector<float> in{1, -2, 3.5f, 4, -5.25f, 6, 7e-5f, 8};
+    Tensor t = Tensor::from_host(dev, {8}, in);
+    std::vector<float> out(3);
+    dev->read_handle(out.data(), t.handle(), 2 * sizeof(float), 3 * sizeof(float), dev->default_stream());
+    CHECK(out == std::vector<float>(in.begin() + 2, in.begin() + 5));
+    CHECK_THROWS_AS(dev->read_handle(out.data(), t.handle(), 6 * sizeof(float), 3 * sizeof(float),
+                                     dev->default_stream()),
+                    InvalidArgument);  // past the end
+    float local = 0;
+    CHECK_THROWS_AS(dev->read_handle(out.data(), &local, 0, sizeof(float), dev->default_stream()),
+                    InvalidArgument);  // not handed out by the device
+    std::shared_ptr<Device> other = get_backend("host").create_device(0);  // a second host device
+    Tensor elsewhere = Tensor::from_host(other, {8}, in);
+    CHECK_THROWS_AS(dev->read_handle(out.data(), elsewhere.handle(), 0, sizeof(float), dev->default_stream()),
+                    InvalidArgument);  // another device's memory
+    std::vector<float> shared = in;
+    Tensor mapped = Tensor::over_host_memory(dev, shared.data(), {8}, DType::f32);
+    dev->read_handle(out.data(), mapped.handle(), 0, 3 * sizeof(float), dev->default_stream());
+    CHECK(out == std::vector<float>(in.begin(), in.begin() + 3));
 }
 
 TEST_CASE("dense takes its bias as a tensor or std::nullopt") {

@@ -83,14 +83,14 @@ TEST_CASE("define_op rejects a taken name, no output, or a threshold that is not
 TEST_CASE("an op added to the table and to the host backend only runs there and is unsupported elsewhere") {
     const Op op = scale_shift_op();
     auto host = open_device("host");
-    CHECK_FALSE(host->supports(op, DType::f32, OpPath::native));
-    host->register_kernel("test_scale_shift", DType::f32, OpPath::native, [](const KernelArgs& a) {
+    CHECK_FALSE(host->kernel_table().supports(op, DType::f32, OpPath::native));
+    host->kernel_table().add("test_scale_shift", DType::f32, OpPath::native, [](const KernelArgs& a) {
         const float* x = static_cast<const float*>(a.in[0]);
         float* y = static_cast<float*>(a.out[0]);
         for (std::size_t i = 0; i < a.n; ++i) y[i] = 2.0f * x[i] + 1.0f;
     });
-    CHECK(host->supports(op, DType::f32, OpPath::native));
-    CHECK_FALSE(host->supports(op, DType::f16, OpPath::native));
+    CHECK(host->kernel_table().supports(op, DType::f32, OpPath::native));
+    CHECK_FALSE(host->kernel_table().supports(op, DType::f16, OpPath::native));
 
     std::mt19937_64 g(std::random_device{}());
     std::uniform_real_distribution<float> u(-10, 10);
@@ -121,8 +121,8 @@ TEST_CASE("an op added to the table and to the host backend only runs there and 
     for (const auto& d : other_backend_devices()) {
         CAPTURE(d->selector());
         ++others;
-        CHECK(d->supports(Op::add, DType::f32, OpPath::native));
-        CHECK_FALSE(d->supports(op, DType::f32, OpPath::native));
+        CHECK(d->kernel_table().supports(Op::add, DType::f32, OpPath::native));
+        CHECK_FALSE(d->kernel_table().supports(op, DType::f32, OpPath::native));
         auto dx = Tensor::from_host(d, {3}, std::vector<float>{1, 2, 3});
         Tensor dy(d, {3});
         try {
@@ -138,19 +138,19 @@ TEST_CASE("an op added to the table and to the host backend only runs there and 
 
 TEST_CASE("a kernel registered under a name the op table lacks is refused, naming it; a null kernel too") {
     auto host = open_device("host");
-    const auto kernels_before = host->kernels().size();
+    const auto kernels_before = host->kernel_table().registered().size();
     const Kernel k = [](const KernelArgs&) {};
     try {
-        host->register_kernel("relu_bakward", DType::f32, OpPath::native, k);
+        host->kernel_table().add("relu_bakward", DType::f32, OpPath::native, k);
         FAIL("a kernel for a misspelled op was accepted");
     } catch (const InvalidArgument& e) {
         CHECK(contains(e.what(), "'relu_bakward'"));
         CHECK(contains(e.what(), "relu_backward"));  // the ops there are, listed
     }
-    CHECK_THROWS_AS(host->register_kernel(Op::relu, DType::f32, OpPath::native, Kernel{}), InvalidArgument);
-    CHECK_THROWS_AS(host->register_kernel("relu", DType::f32, OpPath::native, Kernel{}), InvalidArgument);
-    CHECK(host->kernels().size() == kernels_before);  // nothing registered or replaced
-    CHECK(host->supports(Op::relu, DType::f32, OpPath::native));
+    CHECK_THROWS_AS(host->kernel_table().add(Op::relu, DType::f32, OpPath::native, Kernel{}), InvalidArgument);
+    CHECK_THROWS_AS(host->kernel_table().add("relu", DType::f32, OpPath::native, Kernel{}), InvalidArgument);
+    CHECK(host->kernel_table().registered().size() == kernels_before);  // nothing registered or replaced
+    CHECK(host->kernel_table().supports(Op::relu, DType::f32, OpPath::native));
 }
 
 TEST_CASE("a device's kernel table: the claimed kernels are the registered ones, and the rest say why") {
@@ -164,16 +164,16 @@ TEST_CASE("a device's kernel table: the claimed kernels are the registered ones,
             MESSAGE("skipped " << st.name << ": " << e.what());
             continue;
         }
-        const auto claimed = d->claimed_kernels();
+        const auto claimed = d->kernel_table().claimed();
         CHECK_FALSE(claimed.empty());
         for (const KernelKey& key : claimed) {
             CAPTURE(op_name(key.op));
             CAPTURE(dtype_name(key.dtype));
-            CHECK(d->supports(key.op, key.dtype, key.path));
-            CHECK(d->unsupported_reason(key.op, key.dtype, key.path).empty());
+            CHECK(d->kernel_table().supports(key.op, key.dtype, key.path));
+            CHECK(d->kernel_table().unsupported_reason(key.op, key.dtype, key.path).empty());
         }
         // A vendor path no op but matmul, dense and gemm has: the reason says so.
-        CHECK(contains(d->unsupported_reason(Op::add, DType::f32, OpPath::vendor), "no backend has a vendor path"));
+        CHECK(contains(d->kernel_table().unsupported_reason(Op::add, DType::f32, OpPath::vendor), "no backend has a vendor path"));
     }
 }
 

@@ -202,7 +202,7 @@ void forge_record(const std::string& name, const std::string& key, const char* p
 TEST_CASE("automatic path: the faster path by measurement, recorded once, a record followed") {
     unsetenv("ACCEL_OP_PATH");
     auto d = host();
-    if (!d->supports(Op::matmul, OpPath::vendor)) {
+    if (!d->kernel_table().supports(Op::matmul, OpPath::vendor)) {
         MESSAGE("host has no vendor BLAS in this build: automatic is native, nothing to measure");
         CHECK(ops::resolve_path(*d, Op::matmul) == OpPath::native);
         return;

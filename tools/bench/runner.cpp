@@ -430,7 +430,7 @@ std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
                         note(what + ": this op has only the native path; skipped");
                     continue;
                 }
-                if (!devices[d]->supports(op, dtype, path)) {
+                if (!devices[d]->kernel_table().supports(op, dtype, path)) {
                     note(what + ": not supported by this device; skipped");
                     continue;
                 }
@@ -610,8 +610,8 @@ Results run(const Settings& s) {
         r.selector = d->selector();
         r.info = d->info();
         if (r.info.type == "cpu") r.cache_bytes = host_last_level_cache();
-        r.vendor_matmul = d->supports(Op::matmul, OpPath::vendor);
-        r.vendor_dense = d->supports(Op::dense, OpPath::vendor);
+        r.vendor_matmul = d->kernel_table().supports(Op::matmul, OpPath::vendor);
+        r.vendor_dense = d->kernel_table().supports(Op::dense, OpPath::vendor);
         if (s.progress) std::fprintf(stderr, "\r\033[Kmeasuring ceilings of %s ...", r.shown_selector().c_str());
         const auto probe_t0 = Clock::now();
         try {

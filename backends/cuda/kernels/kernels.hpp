@@ -189,13 +189,16 @@ constexpr MatmulTile matmul_tile(std::size_t m, std::size_t n) {
 /// memory (f16/bf16 to float, f32 float, f64 double), the products are summed
 /// in Compute<T> (fused multiply-adds, in k order per element), and each
 /// element of C is rounded once to T.
-/// The tile is matmul_tile(m, n) = BM × BN. Needs block (16,16,1) and a grid
-/// with grid.x·BM ≥ m (row tiles along x), grid.y·BN ≥ n, grid.z == 1
-/// (checked by the caller, check_tiled in cuda_ops.cpp); extra blocks exit at
-/// once. Returns the launch error (cudaSuccess when enqueued); never throws.
+/// The tile is `tile` = BM × BN, one of kMatmulLarge, kMatmulMedium and
+/// kMatmulSmall: what matmul_tile(m, n) chose for the op front-end
+/// (CudaDevice::do_tile_layout, handed back in KernelArgs::tile). Needs
+/// block (16,16,1) and a grid with grid.x·BM ≥ m (row tiles along x),
+/// grid.y·BN ≥ n, grid.z == 1 (checked by the front-end); extra blocks exit
+/// at once. Returns the launch error (cudaSuccess when enqueued;
+/// cudaErrorInvalidValue for a tile that is none of the three); never throws.
 template <class T>
 cudaError_t launch_matmul(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
-                          bool tb, const T* bias, Epilogue act, const Launch& l);
+                          bool tb, const T* bias, Epilogue act, MatmulTile tile, const Launch& l);
 
 /// Calls X(T) for each storage type the launchers are defined for (the
 /// explicit instantiations in kernels/*.cu).

@@ -316,14 +316,15 @@ constexpr bool kMediumAsync = true;
 
 template <class T, bool TA, bool TB>
 cudaError_t run(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, const T* bias, Epilogue act,
-                const Launch& l) {
-    const MatmulTile tile = matmul_tile(m, n);
+                MatmulTile tile, const Launch& l) {
+    if (tile.rows != tile.cols) return cudaErrorInvalidValue;
     if (tile.rows == kMatmulLarge.rows)
         return launch_kernel(matmul_tiled<T, TA, TB, kMatmulLarge.rows, kMatmulLarge.cols, true>, l, a, b, c, m, n, k,
                              bias, act);
     if (tile.rows == kMatmulMedium.rows)
         return launch_kernel(matmul_tiled<T, TA, TB, kMatmulMedium.rows, kMatmulMedium.cols, kMediumAsync>, l, a, b, c, m, n, k,
                              bias, act);
+    if (tile.rows != kMatmulSmall.rows) return cudaErrorInvalidValue;
     return launch_kernel(matmul_tiled<T, TA, TB, kMatmulSmall.rows, kMatmulSmall.cols, true>, l, a, b, c, m, n, k, bias,
                          act);
 }
@@ -337,18 +338,18 @@ cudaError_t matmul_image_status() {
 
 template <class T>
 cudaError_t launch_matmul(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
-                          bool tb, const T* bias, Epilogue act, const Launch& l) {
+                          bool tb, const T* bias, Epilogue act, MatmulTile tile, const Launch& l) {
     if (ta) {
-        return tb ? run<T, true, true>(a, b, c, m, n, k, bias, act, l)
-                  : run<T, true, false>(a, b, c, m, n, k, bias, act, l);
+        return tb ? run<T, true, true>(a, b, c, m, n, k, bias, act, tile, l)
+                  : run<T, true, false>(a, b, c, m, n, k, bias, act, tile, l);
     }
-    return tb ? run<T, false, true>(a, b, c, m, n, k, bias, act, l)
-              : run<T, false, false>(a, b, c, m, n, k, bias, act, l);
+    return tb ? run<T, false, true>(a, b, c, m, n, k, bias, act, tile, l)
+              : run<T, false, false>(a, b, c, m, n, k, bias, act, tile, l);
 }
 
 #define ACCEL_CUDA_MATMUL(T)                                                                                   \
     template cudaError_t launch_matmul<T>(const T*, const T*, T*, std::size_t, std::size_t, std::size_t, bool, \
-                                          bool, const T*, Epilogue, const Launch&);
+                                          bool, const T*, Epilogue, MatmulTile, const Launch&);
 ACCEL_CUDA_FOR_EACH_STORAGE(ACCEL_CUDA_MATMUL)
 #undef ACCEL_CUDA_MATMUL
 

@@ -3,19 +3,18 @@
 // Design (after ggml-backend and TVM's DeviceAPI): public methods are
 // non-virtual and validate their arguments (bounds, sizes, same device), then
 // call protected do_* virtuals that backends implement and that trust their
-// inputs. Kernels are data, as ggml's backends register theirs: a backend
-// registers one function per (op, dtype, path) it runs (register_kernel),
-// keyed by the op's name, and answers supports(); the op front-end
-// (accel/ops.hpp) validates shapes once and calls them. Adding an op adds an
-// entry to the op table (accel/op_table.hpp) and kernels where they exist;
-// no interface changes, and a plugin built before the op existed reports it
-// unsupported.
+// inputs. A Device has three concerns: its memory and copies, its streams
+// and events (with launch geometry), and its kernels, which are an object of
+// their own (KernelTable, accel/kernel_table.hpp) that the op front-end
+// (accel/ops.hpp) reads. Adding an op adds an entry to the op table
+// (accel/op_table.hpp) and kernels where they exist; no interface changes,
+// and a plugin built before the op existed reports it unsupported.
 #pragma once
-
-#include <accel/activation_codes.h>
 
 #include <accel/dtype.hpp>
 #include <accel/geometry.hpp>
+#include <accel/kernel_args.hpp>
+#include <accel/kernel_table.hpp>
 #include <accel/op_table.hpp>
 
 #include <cstddef>
@@ -36,101 +35,6 @@ namespace accel {
 class Device;
 class Buffer;
 class Stream;
-class Tensor;
-
-/// Opaque device-memory handle: a device pointer (CUDA, Kokkos, host) or a
-/// cl_mem (OpenCL). Only the backend that produced it may interpret it.
-using DeviceHandle = void*;
-
-/// Which implementation of an op runs: accel's own kernel (the same
-/// algorithm on every backend) or the platform's library (CPU BLAS, CLBlast,
-/// cuBLAS, Kokkos Kernels).
-enum class OpPath { native, vendor };
-
-/// "native" or "vendor".
-const char* path_name(OpPath p) noexcept;
-
-/// Activation fused into `dense`. The numeric values are part of the plugin
-/// ABI (KernelArgs::act) and are what kernels receive: accel/activation_codes.h
-/// defines them for kernel languages, and backends pass
-/// static_cast<int>(act) on unchanged.
-enum class Activation : int {
-    none = ACCEL_ACTIVATION_NONE,
-    sigmoid = ACCEL_ACTIVATION_SIGMOID,
-    relu = ACCEL_ACTIVATION_RELU
-};
-
-/// "none", "sigmoid" or "relu".
-const char* activation_name(Activation a) noexcept;
-
-/// Everything one kernel call gets: what the op front-end (accel/ops.hpp)
-/// validated and resolved. Its layout is the plugin ABI (ACCEL_PLUGIN_ABI);
-/// the list of ops is not. Which fields an op uses is in its op-table entry
-/// (OpInfo: inputs, outputs, sizes as OpSize, scalars below).
-struct KernelArgs {
-    DType dtype = DType::f32;           ///< of every operand (convert: of the output)
-    DType src_dtype = DType::f32;       ///< convert: of the input; else equal to dtype
-    OpPath path = OpPath::native;
-    /// Operands in OpInfo::inputs / outputs order: handles of this device;
-    /// null for an absent optional operand (dense's bias). An in-place
-    /// operand (adam_step's p, m, v) appears in both lists.
-    std::array<DeviceHandle, 4> in{};
-    std::array<DeviceHandle, 4> out{};
-    /// Sizes in elements, as OpSize: elementwise n; matmul/gemm m, n, k;
-    /// dense m = batch, n = out, k = in; column_sum, bias_activation m rows, n cols.
-    std::size_t m = 1, n = 0, k = 0;
-    bool trans_a = false;               ///< matmul/gemm: A given as [k, m]
-    bool trans_b = false;               ///< matmul/gemm: B given as [n, k]
-    Activation act = Activation::none;  ///< dense, bias_activation
-    /// Op-specific numbers: bce_with_logits_backward {scale};
-    /// adam_step: AdamScalarArgs (read and write them through it); gemm
-    /// {beta}; bias_activation {alpha}.
-    std::array<double, 8> scalars{};
-    LaunchGeometry geometry;            ///< checked against the device's limits
-    Stream* stream = nullptr;           ///< of this device; never null when called
-};
-
-/// adam_step's numbers by name, as KernelArgs::scalars carries them (slots
-/// 0..4; see ops::adam_step): m ← β1·m + (1−β1)·g, v ← β2·v + (1−β2)·g²,
-/// p ← p − step_size·m / (√v / bias_correction2_sqrt + eps), where
-/// step_size = lr / (1 − β1^t) and bias_correction2_sqrt = √(1 − β2^t).
-struct AdamScalarArgs {
-    double beta1 = 0, beta2 = 0, eps = 0, step_size = 0, bias_correction2_sqrt = 1;
-    /// Read from a.scalars.
-    static AdamScalarArgs of(const KernelArgs& a) noexcept {
-        return {a.scalars[0], a.scalars[1], a.scalars[2], a.scalars[3], a.scalars[4]};
-    }
-    /// Written to a.scalars.
-    void store(KernelArgs& a) const noexcept {
-        a.scalars[0] = beta1;
-        a.scalars[1] = beta2;
-        a.scalars[2] = eps;
-        a.scalars[3] = step_size;
-        a.scalars[4] = bias_correction2_sqrt;
-    }
-};
-
-/// The shapes of one kernel call's operands, inputs then outputs in
-/// OpInfo::inputs / outputs order, row-major, in elements: elementwise ops
-/// (and ops a program defined) [n] each; matmul/gemm A [m, k] ([k, m] when
-/// trans_a), B [k, n] ([n, k] when trans_b), C [m, n]; dense x [m, k], w
-/// [n, k], bias [n], y [m, n]; column_sum x [m, n], y [n]; bias_activation
-/// bias [n], y [m, n]. An absent optional operand (a null handle) still has
-/// its shape here. What the trace prints and the shadow check copies.
-/// Throws InvalidArgument for an Op value that names no op. Thread-safe.
-std::vector<std::vector<std::size_t>> operand_shapes(Op op, const KernelArgs& args);
-
-/// A kernel: enqueues one op call on *args.stream. Called only by the op
-/// front-end, with validated arguments; may throw DeviceError (runtime
-/// failure) or InvalidArgument (a geometry the kernel cannot run).
-using Kernel = std::function<void(const KernelArgs& args)>;
-
-/// One registered kernel: what Device::kernels() lists.
-struct KernelKey {
-    Op op;
-    DType dtype;
-    OpPath path;
-};
 
 /// Benchmark probes of a device (accel/diagnostics.hpp calls them, after
 /// validation): not ops, and not part of the op interface. Implemented by
@@ -210,7 +114,7 @@ private:
 
 /// What a device is, as reported by its runtime.
 struct DeviceInfo {
-    std::string backend;          ///< "host", "opencl", "kokkos", "cuda"
+    std::string backend;          ///< the backend's name, e.g. "host", "opencl", "cuda", "hip", "vulkan"
     int index = 0;                ///< index within the backend
     std::string name;             ///< e.g. "NVIDIA H100 80GB HBM3"
     std::string vendor;           ///< e.g. "NVIDIA Corporation"
@@ -345,18 +249,14 @@ public:
                                    std::size_t bytes, Stream& stream);
     void copy_device_to_device_async(Buffer& dst, std::size_t dst_offset, const Buffer& src,
                                      std::size_t src_offset, std::size_t bytes, Stream& stream);
-    /// The same six copies on a tensor's storage (Tensor::buffer()); offsets
-    /// and sizes still in bytes. Throws as the Buffer forms.
-    void copy_host_to_device(Tensor& dst, std::size_t dst_offset, const void* src, std::size_t bytes);
-    void copy_device_to_host(void* dst, const Tensor& src, std::size_t src_offset, std::size_t bytes);
-    void copy_device_to_device(Tensor& dst, std::size_t dst_offset, const Tensor& src, std::size_t src_offset,
-                               std::size_t bytes);
-    void copy_host_to_device_async(Tensor& dst, std::size_t dst_offset, const void* src, std::size_t bytes,
-                                   Stream& stream);
-    void copy_device_to_host_async(void* dst, const Tensor& src, std::size_t src_offset, std::size_t bytes,
-                                   Stream& stream);
-    void copy_device_to_device_async(Tensor& dst, std::size_t dst_offset, const Tensor& src,
-                                     std::size_t src_offset, std::size_t bytes, Stream& stream);
+    /// Blocking copy of `bytes` at byte `offset` of the memory behind
+    /// `src` into host memory at `dst`, on `stream` after its earlier work
+    /// (the others' work is not waited for). `src` is a handle this device
+    /// handed out and has not freed (allocate, map_host_memory), e.g. an
+    /// operand of a KernelArgs. Throws InvalidArgument when it is not, when
+    /// the range runs past its end, for a null `dst` with bytes > 0, or for
+    /// a stream of another device. Thread-safe.
+    void read_handle(void* dst, DeviceHandle src, std::size_t offset, std::size_t bytes, Stream& stream);
 
     // ---- streams, events, synchronization ---------------------------------
     /// The stream used when an op or copy is given none. Created on first use
@@ -395,41 +295,12 @@ public:
     std::optional<TileLayout> tile_layout(Op op, std::size_t rows, std::size_t cols) const;
 
     // ---- kernels ------------------------------------------------------------
-    /// Registers `kernel` as this device's implementation of `op` in
-    /// `dtype` on `path`, replacing an earlier one. Backends register theirs
-    /// by Op when the device is created, so that a misspelled op does not
-    /// compile; an Op value this libaccel's table does not have (a plugin
-    /// built against a newer accel) is ignored. Throws InvalidArgument for a
-    /// null kernel. Thread-safe.
-    void register_kernel(Op op, DType dtype, OpPath path, Kernel kernel);
-    /// The same for the op named `op` (an op-table name, e.g. "matmul"): how
-    /// a program gives a kernel to an op it defined (define_op). Throws
-    /// InvalidArgument naming `op` when the table has no op of that name, or
-    /// for a null kernel. Thread-safe.
-    void register_kernel(const std::string& op, DType dtype, OpPath path, Kernel kernel);
-
-    /// Whether `op` runs on this device in `dtype` on `path`: a kernel is
-    /// registered for it, or, for an op the front-end composes on the vendor
-    /// path (OpInfo::vendor_composition), for every part. Thread-safe.
-    bool supports(Op op, DType dtype, OpPath path) const;
-    /// supports(op, DType::f32, path).
-    bool supports(Op op, OpPath path) const { return supports(op, DType::f32, path); }
-
-    /// Every registered kernel, in op-table order. Thread-safe.
-    std::vector<KernelKey> kernels() const;
-
-    /// The kernels this device states it has: its backend's kernel table,
-    /// as given to claim_kernels() when the device was created, in op-table
-    /// order. A claimed kernel that is not registered is a defect of the
-    /// backend, which the conformance suite reports as a failure (not as
-    /// unsupported). Thread-safe.
-    std::vector<KernelKey> claimed_kernels() const;
-
-    /// Why (op, dtype, path) does not run here, for messages: "" when a
-    /// kernel is registered for it; else the backend's reason (e.g. "the
-    /// device has no cl_khr_fp64"), or "not in <backend>'s kernel table".
-    /// Thread-safe.
-    std::string unsupported_reason(Op op, DType dtype, OpPath path) const;
+    /// The kernels this device runs and the ones its backend claims
+    /// (KernelTable): where a program registers a kernel of an op it defined
+    /// (define_op) and where tools ask supports(). Lives as long as the
+    /// device. Thread-safe (see KernelTable).
+    KernelTable& kernel_table() noexcept { return kernel_table_; }
+    const KernelTable& kernel_table() const noexcept { return kernel_table_; }
 
     /// The device's benchmark probes, or nullptr where the backend has none.
     Probes* probes() noexcept { return do_probes(); }
@@ -471,37 +342,23 @@ protected:
     /// bytes released. Default: nothing cached. Thread-safe, never throws.
     virtual std::uint64_t do_release_cached() noexcept { return 0; }
     /// Why (op, dtype, path), which this device does not claim, is not run
-    /// here, e.g. "the device has no cl_khr_fp16"; "" for the default text.
+    /// here, e.g. "the device has no cl_khr_fp16"; "" for the default text
+    /// (KernelTable::unsupported_reason asks it).
     virtual std::string do_unsupported_reason(Op, DType, OpPath) const { return ""; }
 
-    /// States the kernels this device has (claimed_kernels()): each row runs
-    /// its ops in each of its dtypes on its path. Called once, by the
-    /// backend's device constructor, from the one table it keeps per backend
-    /// (<name>_ops.cpp). Thread-safe.
-    struct KernelClaim {
-        std::vector<Op> ops;
-        std::vector<DType> dtypes;
-        OpPath path = OpPath::native;
-    };
-    void claim_kernels(const std::vector<KernelClaim>& table);
-
 private:
-    friend struct KernelAccess;  // the op front-end's way to the kernels
     template <class Copy>
     void traced_copy(const char* name, std::size_t bytes, Stream& s, bool blocking, Copy copy);
-    /// The kernel for (op, dtype, path), or nullptr (caller holds kernels_mutex_).
-    const Kernel* find_kernel(Op op, DType dtype, OpPath path) const;
 
-    mutable std::shared_mutex kernels_mutex_;
-    /// Per op (Op value): kDTypeCount × 2 slots, index dtype * 2 + path.
-    std::vector<std::array<Kernel, kDTypeCount * 2>> kernels_;
-    std::vector<KernelKey> claimed_;  ///< claim_kernels(), in op-table order
     DeviceInfo info_;
+    KernelTable kernel_table_;
     /// memory_info(); the caller holds memory_mutex_.
     MemoryInfo memory_info_locked() const noexcept;
     /// What allocate() handed out and not freed yet (memory_info, the cap).
     mutable std::mutex memory_mutex_;
     std::unordered_map<DeviceHandle, std::size_t> allocations_;
+    /// What map_host_memory handed out and not released yet: handle → bytes.
+    std::unordered_map<DeviceHandle, std::size_t> mapped_;
     std::uint64_t in_use_ = 0, peak_in_use_ = 0, limit_ = 0;
     std::once_flag default_stream_once_;
     std::unique_ptr<Stream> default_stream_;
@@ -522,11 +379,11 @@ struct Availability {
     std::vector<std::string> named_only;
 };
 
-/// One backend (host, opencl, kokkos, cuda), implemented by a plugin.
+/// One backend (host, opencl, kokkos, cuda, hip, vulkan, ...), implemented by a plugin.
 class Backend {
 public:
     virtual ~Backend() = default;
-    /// "host", "opencl", "kokkos" or "cuda".
+    /// The backend's name as selectors write it, e.g. "host", "opencl", "cuda".
     virtual std::string name() const = 0;
     /// Probes the runtime: never throws; failures become Availability::reason.
     virtual Availability probe() = 0;

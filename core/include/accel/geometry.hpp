@@ -88,6 +88,12 @@ struct TileLayout {
     std::size_t tile_rows = 1;  ///< rows of C per block (elements)
     std::size_t tile_cols = 1;  ///< columns of C per block (elements)
     bool rows_along_x = false;
+    /// Which of the backend's compiled kernels has this tile, in the
+    /// backend's own numbering, where block and tile extents do not tell
+    /// them apart (OpenCL's general and narrow tiles); 0 elsewhere. The
+    /// backend launches the kernel of the layout it gets back in
+    /// KernelArgs::tile.
+    std::size_t variant = 0;
 };
 
 /// The smallest geometry of layout `t` covering a rows × cols output (at

@@ -20,7 +20,7 @@ namespace accel {
 /// Identifies an op: an index into the op table. The named values are the
 /// built-in ops (see accel/ops.hpp for their semantics); define_op() hands
 /// out further values for ops defined by a program. Kernels cross the plugin
-/// boundary keyed by op *name* (Device::register_kernel), never by this
+/// boundary keyed by op *name* (KernelTable::add), never by this
 /// number, so adding an op changes no plugin.
 enum class Op : int {
     add,

@@ -3,9 +3,9 @@
 
 #include <accel/device.hpp>
 
-/// Bumped whenever Device/Backend/Stream/Event/DeviceInfo/KernelArgs or
-/// accel_plugin_info change layout or virtuals — not when an op is added:
-/// kernels are registered by op (Device::register_kernel), and built-in op
+/// Bumped whenever Device/Backend/Stream/Event/DeviceInfo/KernelArgs/
+/// KernelTable or accel_plugin_info change layout or virtuals — not when an
+/// op is added: kernels are registered by op (KernelTable::add), and built-in op
 /// values only grow, so a plugin built before an op existed loads and
 /// reports that op unsupported. 3: DeviceInfo gained uuid, pci_bus_id and
 /// host; Device's constructor moved into libaccel. 4: kernels are data
@@ -13,13 +13,16 @@
 /// Device::do_tile_layout; Probes::fma_throughput takes a dtype. 6: plugins
 /// are found by scanning their folders and describe themselves
 /// (selector_forms, auto_rank, auto_cpu_fallback); kernels are registered by
-/// Op and a device states the kernels it claims (Device::claim_kernels).
+/// Op and a device states the kernels it claims (now KernelTable::claim).
 /// 7: Stream::synchronize is non-virtual (traced); backends implement
 /// Stream::do_synchronize; Device tracks its allocations (memory_info,
 /// set_memory_limit) and asks do_cached_bytes / do_release_cached.
 /// 8: Device::do_map_host_memory / do_unmap_host_memory (tensors over host
-/// memory without a copy); Buffer may wrap host memory.
-#define ACCEL_PLUGIN_ABI 9
+/// memory without a copy); Buffer may wrap host memory. 10: a device's
+/// kernels are a KernelTable of their own (Device::kernel_table(): add,
+/// claim); KernelArgs gained `tile` (TileLayout::variant), which the
+/// front-end chooses once for tiled ops; Device lost the Tensor copy forms.
+#define ACCEL_PLUGIN_ABI 10
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check

@@ -166,6 +166,19 @@ public:
     /// elements of the tensor's type T. Throws InvalidArgument otherwise.
     template <class T>
     void download(T* out, std::size_t count) const;
+    /// Enqueues an upload of `count` == elements() elements of the tensor's
+    /// type T from `data` on `stream` (a stream of the tensor's device) and
+    /// may return before it ran: `data` must stay valid and unchanged until
+    /// the stream is synchronized. Throws InvalidArgument as upload(), or for
+    /// a stream of another device.
+    template <class T>
+    void upload_async(const T* data, std::size_t count, Stream& stream);
+    /// Enqueues a download of all elements into `out` (room for `count` ==
+    /// elements() elements of the tensor's type T) on `stream`; `out` holds
+    /// them once the stream is synchronized. Throws as download(), or for a
+    /// stream of another device.
+    template <class T>
+    void download_async(T* out, std::size_t count, Stream& stream) const;
     /// Blocking download of all elements converted to T (float, double,
     /// Half, BFloat16); widening is exact, narrowing rounds to nearest even.
     template <class T>
@@ -189,8 +202,10 @@ public:
     Tensor to(DType dtype) const;
 
 private:
-    void upload_bytes(const void* data, std::size_t count, DType given, const char* what);
-    void download_bytes(void* out, std::size_t count, DType wanted, const char* what) const;
+    /// Checked copies; blocking when `stream` is null, else enqueued on it.
+    void upload_bytes(const void* data, std::size_t count, DType given, const char* what, Stream* stream = nullptr);
+    void download_bytes(void* out, std::size_t count, DType wanted, const char* what,
+                        Stream* stream = nullptr) const;
     Shape shape_;
     DType dtype_ = DType::f32;
     Buffer buffer_;
@@ -231,6 +246,16 @@ Tensor Tensor::from_host(std::shared_ptr<Device> device, Shape shape, const std:
 template <class T>
 void Tensor::upload(const T* data, std::size_t count) {
     upload_bytes(data, count, dtype_of<T>(), "Tensor::upload");
+}
+
+template <class T>
+void Tensor::upload_async(const T* data, std::size_t count, Stream& stream) {
+    upload_bytes(data, count, dtype_of<T>(), "Tensor::upload_async", &stream);
+}
+
+template <class T>
+void Tensor::download_async(T* out, std::size_t count, Stream& stream) const {
+    download_bytes(out, count, dtype_of<T>(), "Tensor::download_async", &stream);
 }
 
 template <class T>

@@ -233,7 +233,7 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::siz
 /// Runs an op a program defined (accel::define_op) whose operands all have
 /// one shape and dtype (elementwise form): `inputs` and `outputs` in the
 /// order of its OpInfo, on the device's kernel registered for it
-/// (Device::register_kernel; KernelArgs::n = elements). Throws
+/// (KernelTable::add; KernelArgs::n = elements). Throws
 /// InvalidArgument for a wrong operand count, a null operand, mixed devices,
 /// dtypes or shapes, and Unsupported where the device has no kernel for it
 /// (naming op, dtype, path and device).

@@ -95,17 +95,17 @@ class ToyDevice final : public Device {
 public:
     ToyDevice() : Device(toy_info()) {
         // The kernel table, then the kernels it names.
-        std::vector<KernelClaim> table{{{Op::add, Op::relu, square_op()}, {DType::f32, DType::f64}, OpPath::native}};
+        std::vector<KernelTable::Claim> table{{{Op::add, Op::relu, square_op()}, {DType::f32, DType::f64}, OpPath::native}};
 #ifdef TOY_CLAIM_MISSING
         table.push_back({{Op::relu_backward}, {DType::f32}, OpPath::native});
 #endif
-        claim_kernels(table);
-        register_kernel(Op::add, DType::f32, OpPath::native, add<float>);
-        register_kernel(Op::add, DType::f64, OpPath::native, add<double>);
-        register_kernel(Op::relu, DType::f32, OpPath::native, relu<float>);
-        register_kernel(Op::relu, DType::f64, OpPath::native, relu<double>);
-        register_kernel(square_op(), DType::f32, OpPath::native, square<float>);
-        register_kernel(square_op(), DType::f64, OpPath::native, square<double>);
+        kernel_table().claim(table);
+        kernel_table().add(Op::add, DType::f32, OpPath::native, add<float>);
+        kernel_table().add(Op::add, DType::f64, OpPath::native, add<double>);
+        kernel_table().add(Op::relu, DType::f32, OpPath::native, relu<float>);
+        kernel_table().add(Op::relu, DType::f64, OpPath::native, relu<double>);
+        kernel_table().add(square_op(), DType::f32, OpPath::native, square<float>);
+        kernel_table().add(square_op(), DType::f64, OpPath::native, square<double>);
     }
 
 protected:
