@@ -370,6 +370,10 @@ struct PhysicalDevice {
     bool nan_preserve32 = false, nan_preserve64 = false;
 };
 
+/// The DeviceInfo of `d` opened as vulkan:`index`, `stable` its stable
+/// selector (vulkan_backend.cpp, for the VulkanDevice constructor).
+DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stable);
+
 /// One Vulkan device (VkDevice) with its queue, pipelines and kernels.
 ///
 /// Kernels: every op of native_ops_of_every_backend(), in f32; matmul and

@@ -1,0 +1,237 @@
+// Vulkan backend: the device (VkDevice, layouts, teardown), its copies, streams, events and synchronization.
+#include "vulkan_device.hpp"
+
+#include <accel/error.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace accel {
+namespace vulkan {
+
+// ---- the device -------------------------------------------------------------
+
+VulkanDevice::VulkanDevice(int index, VkInstance instance, const PhysicalDevice& pd, const std::string& stable)
+    : Device(make_info(index, pd, stable)), instance_(instance), pd_(pd) {
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo qi{};
+    qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    qi.queueFamilyIndex = pd.queue_family;
+    qi.queueCount = 1;
+    qi.pQueuePriorities = &priority;
+    VkPhysicalDevice16BitStorageFeatures s16{};
+    s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+    s16.storageBuffer16BitAccess = pd.storage16 ? VK_TRUE : VK_FALSE;
+    VkPhysicalDeviceFeatures2 f2{};
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &s16;
+    f2.features.shaderFloat64 = pd.fp64 ? VK_TRUE : VK_FALSE;
+    f2.features.shaderInt64 = pd.fp64 ? VK_TRUE : VK_FALSE;
+    VkDeviceCreateInfo ci{};
+    ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    ci.pNext = &f2;
+    ci.queueCreateInfoCount = 1;
+    ci.pQueueCreateInfos = &qi;
+    core_ = std::make_shared<DeviceCore>();
+    core_->queue_family = pd.queue_family;
+    check_vk(vkCreateDevice(pd.handle, &ci, nullptr, &core_->device),
+             "opening " + selector() + " (" + info().name + "): vkCreateDevice");
+    device_ = core_->device;
+    vkGetDeviceQueue(device_, pd.queue_family, 0, &core_->queue);
+
+    VkPhysicalDeviceMemoryProperties mem{};
+    vkGetPhysicalDeviceMemoryProperties(pd.handle, &mem);
+    VkDeviceSize largest_heap = 0;
+    for (std::uint32_t h = 0; h < mem.memoryHeapCount; ++h) largest_heap = std::max(largest_heap, mem.memoryHeaps[h].size);
+    for (std::uint32_t t = 0; t < mem.memoryTypeCount; ++t) {
+        const auto f = mem.memoryTypes[t].propertyFlags;
+        if (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) device_local_types_ |= 1u << t;
+        if ((f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
+            host_types_ |= 1u << t;
+    }
+    VkPhysicalDeviceMaintenance3Properties m3{};
+    m3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
+    VkPhysicalDeviceProperties2 p2{};
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = &m3;
+    vkGetPhysicalDeviceProperties2(pd.handle, &p2);
+    max_allocation_ = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : largest_heap;
+
+    try {
+        for (std::uint32_t b = 1; b <= 4; ++b) {
+            std::vector<VkDescriptorSetLayoutBinding> bindings(b);
+            for (std::uint32_t i = 0; i < b; ++i) {
+                bindings[i].binding = i;
+                bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+                bindings[i].descriptorCount = 1;
+                bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+            }
+            VkDescriptorSetLayoutCreateInfo li{};
+            li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+            li.bindingCount = b;
+            li.pBindings = bindings.data();
+            check_vk(vkCreateDescriptorSetLayout(device_, &li, nullptr, &set_layouts_[b - 1]),
+                     "vkCreateDescriptorSetLayout");
+            VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 128};
+            VkPipelineLayoutCreateInfo pi{};
+            pi.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+            pi.setLayoutCount = 1;
+            pi.pSetLayouts = &set_layouts_[b - 1];
+            pi.pushConstantRangeCount = 1;
+            pi.pPushConstantRanges = &range;
+            check_vk(vkCreatePipelineLayout(device_, &pi, nullptr, &pipeline_layouts_[b - 1]),
+                     "vkCreatePipelineLayout");
+        }
+        open_pipeline_cache();
+        scratch_ = create_buffer(4, false, nullptr);
+        register_kernels();
+    } catch (...) {
+        if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+        destroy_buffer(scratch_);
+        for (auto& m : blocks_) vkFreeMemory(device_, m->memory, nullptr);
+        for (auto l : pipeline_layouts_)
+            if (l) vkDestroyPipelineLayout(device_, l, nullptr);
+        for (auto l : set_layouts_)
+            if (l) vkDestroyDescriptorSetLayout(device_, l, nullptr);
+        throw;  // core_ destroys the VkDevice
+    }
+}
+
+VulkanDevice::~VulkanDevice() {
+    // Streams other than the default one must not outlive the device (the
+    // contract); the default stream is destroyed after this body, so wait for
+    // it through the list first.
+    try {
+        do_synchronize();
+    } catch (...) {
+    }
+    vkDeviceWaitIdle(device_);
+    for (const Deferred& d : graveyard_) destroy_buffer(d.buffer);  // every stream is idle now
+    graveyard_.clear();
+    save_pipeline_cache();
+    for (auto& p : pipelines_) vkDestroyPipeline(device_, p.second, nullptr);
+    for (auto& m : modules_) vkDestroyShaderModule(device_, m.second, nullptr);
+    for (auto p : pools_) vkDestroyDescriptorPool(device_, p, nullptr);
+    destroy_buffer(scratch_);
+    for (auto& m : blocks_) vkFreeMemory(device_, m->memory, nullptr);  // every buffer is gone by now
+    blocks_.clear();
+    for (auto l : pipeline_layouts_)
+        if (l) vkDestroyPipelineLayout(device_, l, nullptr);
+    for (auto l : set_layouts_)
+        if (l) vkDestroyDescriptorSetLayout(device_, l, nullptr);
+    // core_ (the VkDevice) goes with the last stream state still holding it:
+    // the default stream is destroyed after this body.
+}
+
+void VulkanDevice::add_stream(const std::shared_ptr<StreamState>& s) {
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    streams_.erase(std::remove_if(streams_.begin(), streams_.end(), [](const auto& w) { return w.expired(); }),
+                   streams_.end());
+    streams_.push_back(s);
+}
+
+// ---- copies -----------------------------------------------------------------
+
+namespace {
+VulkanBuffer* vb(DeviceHandle h) { return static_cast<VulkanBuffer*>(h); }
+}  // namespace
+
+void VulkanDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
+                               bool blocking) {
+    void* mapped = nullptr;
+    VulkanBuffer* staging = create_buffer(bytes, true, &mapped);
+    std::memcpy(mapped, src, bytes);  // the host data is taken now: async copies need not keep it
+    const VkBuffer to = vb(dst)->buffer;
+    const VkBuffer from = staging->buffer;
+    const std::uint64_t seq = state_of(s).submit(
+        [=](VkCommandBuffer cb) {
+            VkBufferCopy region{0, off, bytes};
+            vkCmdCopyBuffer(cb, from, to, 1, &region);
+        },
+        [this, staging] { destroy_buffer(staging); });
+    if (blocking) state_of(s).wait(seq);
+}
+
+void VulkanDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
+                               bool blocking) {
+    void* mapped = nullptr;
+    VulkanBuffer* staging = create_buffer(bytes, true, &mapped);
+    const VkBuffer from = vb(src)->buffer;
+    const VkBuffer to = staging->buffer;
+    const std::uint64_t seq = state_of(s).submit(
+        [=](VkCommandBuffer cb) {
+            VkBufferCopy region{off, 0, bytes};
+            vkCmdCopyBuffer(cb, from, to, 1, &region);
+        },
+        [this, staging, mapped, dst, bytes] {
+            std::memcpy(dst, mapped, bytes);  // the copy reaches the caller's memory once complete
+            destroy_buffer(staging);
+        });
+    if (blocking) state_of(s).wait(seq);
+}
+
+// vkCmdCopyBuffer forbids overlapping regions: a copy within one buffer whose
+// ranges overlap goes through a temporary device buffer.
+void VulkanDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff,
+                               std::size_t bytes, Stream& s, bool blocking) {
+    const bool overlap = dst == src && doff < soff + bytes && soff < doff + bytes;
+    const VkBuffer to = vb(dst)->buffer, from = vb(src)->buffer;
+    std::uint64_t seq = 0;
+    if (!overlap) {
+        seq = state_of(s).submit([=](VkCommandBuffer cb) {
+            VkBufferCopy region{soff, doff, bytes};
+            vkCmdCopyBuffer(cb, from, to, 1, &region);
+        });
+    } else {
+        VulkanBuffer* tmp = create_buffer(bytes, false, nullptr);
+        const VkBuffer mid = tmp->buffer;
+        seq = state_of(s).submit(
+            [=](VkCommandBuffer cb) {
+                VkBufferCopy in{soff, 0, bytes};
+                vkCmdCopyBuffer(cb, from, mid, 1, &in);
+                VkMemoryBarrier mb{};
+                mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+                mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+                mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+                vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb,
+                                     0, nullptr, 0, nullptr);
+                VkBufferCopy out{0, doff, bytes};
+                vkCmdCopyBuffer(cb, mid, to, 1, &out);
+            },
+            [this, tmp] { destroy_buffer(tmp); });
+    }
+    if (blocking) state_of(s).wait(seq);
+}
+
+// ---- streams, events, synchronization ------------------------------------------
+
+std::unique_ptr<Stream> VulkanDevice::do_create_stream() { return std::make_unique<VulkanStream>(*this); }
+
+std::unique_ptr<Event> VulkanDevice::do_create_event() { return std::make_unique<VulkanEvent>(*this); }
+
+double VulkanDevice::do_elapsed_ms(Event& start, Event& end) {
+    auto& s = static_cast<VulkanEvent&>(start);
+    auto& e = static_cast<VulkanEvent&>(end);
+    if (e.order() < s.order())
+        throw InvalidArgument("elapsed_ms on " + selector() +
+                              ": the end event was recorded before the start event (events swapped?); pass the "
+                              "event recorded first as `start`");
+    const double a = s.time_ns(), b = e.time_ns();
+    return std::max(0.0, (b - a) * 1e-6);  // one queue, in order: b >= a up to the clock's jitter
+}
+
+std::uint64_t VulkanDevice::next_record_order() noexcept { return record_order_.fetch_add(1) + 1; }
+
+void VulkanDevice::do_synchronize() {
+    std::vector<std::shared_ptr<StreamState>> live;
+    {
+        std::lock_guard<std::mutex> lock(streams_mutex_);
+        for (const auto& w : streams_)
+            if (auto s = w.lock()) live.push_back(std::move(s));
+    }
+    for (const auto& s : live) s->wait_all();
+    reap_graveyard();
+}
+
+}  // namespace vulkan
+}  // namespace accel
