@@ -96,6 +96,17 @@ void no_alias(Op op, const Named& out, std::initializer_list<Named> ins) {
                            "'; give a separate output tensor");
 }
 
+// In place (an output that is an input) is fine elementwise; memory shared in
+// part is not. `all`: the op's first `outputs` operands are its outputs, the
+// rest its inputs.
+void no_partial_overlap(Op op, const std::vector<Named>& all, std::size_t outputs) {
+    for (std::size_t o = 0; o < outputs; ++o)
+        for (std::size_t i = outputs; i < all.size(); ++i)
+            if (all[o].t->handle() != all[i].t->handle() && all[o].t->buffer().overlaps(all[i].t->buffer()))
+                reject(op, std::string("output '") + all[o].name + "' overlaps input '" + all[i].name +
+                               "' in part (tensors over shared host memory); give a separate output, or the input itself");
+}
+
 Stream& stream_of(Op op, Device& d, const Options& o) {
     if (!o.stream) return d.default_stream();
     if (&o.stream->device() != &d)
@@ -153,12 +164,7 @@ void elementwise(Op op, std::initializer_list<Named> ins, std::initializer_list<
     all.insert(all.end(), ins.begin(), ins.end());
     Device& d = same_device(op, all);
     same_shape(op, all);
-    // In place (an output that is an input) is fine elementwise; memory shared in part is not.
-    for (const Named& out : outs)
-        for (const Named& in : ins)
-            if (out.t->handle() != in.t->handle() && out.t->buffer().overlaps(in.t->buffer()))
-                reject(op, std::string("output '") + out.name + "' overlaps input '" + in.name +
-                               "' in part (tensors over shared host memory); give a separate output, or the input itself");
+    no_partial_overlap(op, all, outs.size());
     const DType dtype = all.front().t->dtype();
     const OpPath path = resolve_path(d, op, o, dtype);  // rejects an explicit vendor request: these ops have none
     Stream& s = stream_of(op, d, o);
@@ -209,6 +215,12 @@ PathChoice parse_path_choice(const std::string& text) {
     if (t == "native") return PathChoice::native;
     if (t == "vendor") return PathChoice::vendor;
     throw InvalidArgument("op path '" + detail::echo(text) + "' is not one of native, vendor or auto");
+}
+
+Activation parse_activation(const std::string& text) {
+    for (Activation a : {Activation::none, Activation::relu, Activation::sigmoid})
+        if (text == activation_name(a)) return a;
+    throw InvalidArgument("unknown activation '" + detail::echo(text) + "'; valid activations: none, relu, sigmoid");
 }
 
 OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, GemmShape shape) {
@@ -514,6 +526,7 @@ void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tens
     }
     Device& d = same_device(op, all);
     same_shape(op, all);
+    no_partial_overlap(op, all, outputs.size());
     const DType dtype = all.front().t->dtype();
     Stream& s = stream_of(op, d, o);
     const std::size_t n = all.front().t->elements();

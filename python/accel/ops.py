@@ -20,6 +20,13 @@ operands named as the Python parameters, the output as ``out``),
 :class:`accel.Unsupported` (no kernel for the op, dtype and path on the
 device), :class:`accel.OutOfMemory`, :class:`accel.DeviceError`.
 
+The functions of the op table's elementwise ops (:func:`add`, :func:`mul`,
+:func:`sigmoid`, :func:`relu`, ...; :func:`accel.elementwise_op_names`) are
+made from their table entries: ``NAME(inputs..., out=None, *, path, stream)``,
+the inputs named as in the table; an elementwise op defined later (by a
+backend plugin loaded since) is found too. The other ops' calls have forms of
+their own.
+
 Thread-safety: as the device's (any thread may call any op); two ops that
 write one tensor from different threads must be ordered by the caller.
 """
@@ -31,8 +38,6 @@ import typing
 from . import _accel
 from ._accel import (
     adam_step,
-    add,
-    bce_with_logits,
     bce_with_logits_backward,
     bce_with_logits_loss,
     column_sum,
@@ -40,21 +45,22 @@ from ._accel import (
     dense,
     dense_backward,
     matmul,
-    mul,
-    relu,
-    relu_backward,
     run,
-    sigmoid,
-    sigmoid_backward,
 )
 
 if typing.TYPE_CHECKING:  # names for annotations only: not attributes of the module
-    from typing import Any, Callable, List, Optional
+    from typing import List, Optional, Protocol
+
+    class _ElementwiseOp(Protocol):
+        """An elementwise op's function: its input tensors (by position, or by their op-table names), out, path
+        and stream; returns the output."""
+
+        def __call__(self, *inputs: _accel.Tensor, out: Optional[_accel.Tensor] = None, path: str = "auto",
+                     stream: Optional[_accel.Stream] = None, **named_inputs: _accel.Tensor) -> _accel.Tensor: ...
+
 
 __all__ = [
     "adam_step",
-    "add",
-    "bce_with_logits",
     "bce_with_logits_backward",
     "bce_with_logits_loss",
     "column_sum",
@@ -62,30 +68,20 @@ __all__ = [
     "dense",
     "dense_backward",
     "matmul",
-    "mul",
-    "relu",
-    "relu_backward",
     "run",
-    "sigmoid",
-    "sigmoid_backward",
 ]
 
-
-def _elementwise(name: str) -> Callable[..., Any]:
-    def op(*inputs: _accel.Tensor, out: Optional[_accel.Tensor] = None, path: str = "auto",
-           stream: Optional[_accel.Stream] = None) -> _accel.Tensor:
-        return run(name, list(inputs), out, path=path, stream=stream)
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"Elementwise op {name!r} of the op table: run({name!r}, inputs, out, path=, stream=)."
-    return op
+# The elementwise ops of the op table, each a function made from its entry.
+_table_ops: List[str] = list(_accel.elementwise_op_names())
+for _name in _table_ops:
+    globals()[_name] = _accel.elementwise_function(_name)
+__all__ += _table_ops
+__all__.sort()
 
 
-# Every elementwise op of the op table without a function above (one added
-# to the C++ table, or defined by a plugin) gets one here, through run().
-_added: List[str] = []
-for _name in _accel.elementwise_op_names():
-    if _name not in globals():
-        globals()[_name] = _elementwise(_name)
-        _added.append(_name)
-__all__ += _added
+def __getattr__(name: str) -> _ElementwiseOp:
+    """An elementwise op defined after this module was imported (by a backend plugin loaded since): its
+    function, made from its table entry. Raises AttributeError for any other name."""
+    if name in _accel.elementwise_op_names():
+        return typing.cast("_ElementwiseOp", _accel.elementwise_function(name))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

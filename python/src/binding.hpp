@@ -62,8 +62,15 @@ struct DTypeArg {
 /// The live host tensor whose storage starts at `data` and is `bytes` long, or nullptr.
 PyTensor* find_host_tensor(const void* data, std::size_t bytes);
 
+/// The parts of the module, bound in this order (extension.cpp): accel's exceptions and their translation
+/// from C++ (extension.cpp); Device, DeviceInfo, MemoryInfo, Stream, Event and the registry's functions
+/// (device.cpp); Tensor, its NumPy exchange and the factories (tensor.cpp); DLPack both ways (dlpack.cpp,
+/// after Tensor, whose methods it adds); the ops, the op table's queries and Tensor's operators (ops.cpp); the
+/// MLP example's data (mlp.cpp).
+void bind_exceptions(nb::module_& m);
 void bind_device(nb::module_& m);
 void bind_tensor(nb::module_& m);
+void bind_dlpack(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_mlp(nb::module_& m);
 

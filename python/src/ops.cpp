@@ -4,6 +4,15 @@
 // way), the path ('auto', 'native', 'vendor') and an optional stream, runs
 // with the GIL released (unless it is small: GilRelease), and raises
 // InvalidArgument naming the operands as the Python call does (python_names).
+//
+// The elementwise ops of the op table (accel/op_table.hpp: one or two inputs
+// and one output of one shape, OpInfo::elementwise_reference) are bound from
+// their table entries, all alike (bind_table_ops): a new one needs no binding.
+// The ops whose call differs from that form are bound by hand below it:
+// matmul (transposes, an output of another shape), dense and dense_backward
+// (activation, optional bias, several outputs), column_sum (a [cols] output
+// of a [rows, cols] input), the losses (a value returned, a scale), convert
+// (the output's dtype) and adam_step (hyper-parameters, in place, lists).
 #include "binding.hpp"
 
 #include <nanobind/stl/shared_ptr.h>
@@ -84,13 +93,7 @@ std::unique_ptr<PyTensor> output(PyTensor* out, const accel::Tensor& like, const
 // The result: the caller's `out`, else the new tensor (ownership to Python).
 PyTensor* result(PyTensor* out, std::unique_ptr<PyTensor>& made) { return out ? out : made.release(); }
 
-accel::Activation activation(nb::handle name) {
-    if (is(name, "none")) return accel::Activation::none;
-    if (is(name, "relu")) return accel::Activation::relu;
-    if (is(name, "sigmoid")) return accel::Activation::sigmoid;
-    throw accel::InvalidArgument("activation '" + nb::cast<std::string>(name) +
-                                 "'; expected 'none', 'relu' or 'sigmoid'");
-}
+accel::Activation activation(nb::handle name) { return ops::parse_activation(nb::cast<std::string>(name)); }
 
 accel::Shape rank2(std::size_t r, std::size_t c) { return accel::Shape{r, c}; }
 
@@ -138,69 +141,167 @@ Rename output_name(const char* cpp_out, const PyTensor* out, const char* like) {
     return {cpp_out, out ? "out" : like};
 }
 
+// An op of one output: `run(y)` (an accel::ops call) writes y, which is `out` where given, else a new tensor of
+// `shape` and `dtype` on `like`'s device; the GIL released for `work` (GilRelease), the output named as `name`
+// says (python_names). Returns y.
 template <class F>
-PyTensor* unary(const char* op, const char* cpp_out, PyTensor& x, PyTensor* out, nb::str path, PyStream* stream,
-                F f) {
-    auto o = options(path, stream, x.t, op);
-    auto made = output(out, x.t, x.t.shape(), x.t.dtype());
+PyTensor* one_output(PyTensor* out, const accel::Tensor& like, const accel::Shape& shape, accel::DType dtype,
+                     double work, Rename name, F&& run) {
+    auto made = output(out, like, shape, dtype);
     accel::Tensor& y = out ? out->t : made->t;
     {
-        GilRelease gil(double(x.t.elements()));
-        with_python_names({output_name(cpp_out, out, "x")}, [&] { f(x.t, y, o); });
+        GilRelease gil(work);
+        with_python_names({name}, [&] { run(y); });
     }
     return result(out, made);
 }
 
-// A two-input op whose output is made like its first input, named `first` (as in C++).
-template <class F>
-PyTensor* binary(const char* op, const char* first, const char* cpp_out, PyTensor& a, PyTensor& b, PyTensor* out,
-                 nb::str path, PyStream* stream, F f) {
-    auto o = options(path, stream, a.t, op);
-    auto made = output(out, a.t, a.t.shape(), a.t.dtype());
-    accel::Tensor& c = out ? out->t : made->t;
-    {
-        GilRelease gil(double(a.t.elements()));
-        with_python_names({output_name(cpp_out, out, first)}, [&] { f(a.t, b.t, c, o); });
-    }
-    return result(out, made);
+const char* kCommon =
+    " Options: out (a Tensor to write, else a new one like the first input is made and returned), path ('auto', "
+    "'native', 'vendor': accel's kernel or the platform's library; 'auto' follows ACCEL_OP_PATH, else the faster "
+    "measured), stream (a Stream of the tensors' device; default its default stream). Enqueued on the stream: "
+    "may return before the work ran (numpy() and synchronize() wait). GIL released while it runs (kept by an "
+    "op under 32768 elements or multiply-adds, which takes about as long as releasing it). Raises "
+    "InvalidArgument for mismatched shapes, dtypes or devices (naming them), Unsupported where the device has "
+    "no kernel for the op, dtype and path.";
+
+std::string doc(const std::string& what) { return what + kCommon; }
+
+// ---- The op table's elementwise ops: bound from their entries -------------------------------------------
+
+// Whether accel.ops has a function of `info`'s generic form: inputs..., out, path, stream.
+bool is_elementwise(const accel::OpInfo& info) { return !info.kernel_only && info.elementwise_reference; }
+
+// The names of the elementwise ops of the op table (what run() runs), in table order.
+std::vector<std::string> elementwise_names() {
+    std::vector<std::string> names;
+    for (const accel::OpInfo* i : accel::op_table())
+        if (is_elementwise(*i)) names.push_back(i->name);
+    return names;
+}
+
+// Runs elementwise op `info` on `inputs` (as many as it takes, none null) into `out`, or into a new tensor like
+// the first input.
+PyTensor* run_elementwise(const accel::OpInfo& info, const std::vector<const accel::Tensor*>& inputs, PyTensor* out,
+                          nb::handle path, PyStream* stream) {
+    const accel::Tensor& first = *inputs[0];
+    auto o = options(path, stream, first, info.name.c_str());
+    return one_output(out, first, first.shape(), first.dtype(), double(first.elements()),
+                      output_name(info.outputs[0].c_str(), out, info.inputs[0].c_str()),
+                      [&](accel::Tensor& y) { ops::run(info.op, inputs, {&y}, o); });
+}
+
+// The elementwise op named `name`; InvalidArgument naming the call `what` and where the names are, for another.
+const accel::OpInfo& elementwise_op(const std::string& name, const char* what) {
+    const accel::OpInfo* info = accel::find_op(name);
+    if (!info || !is_elementwise(*info))
+        throw accel::InvalidArgument(std::string(what) + ": '" + name +
+                                     "' is not an elementwise op; see accel.elementwise_op_names()");
+    return *info;
 }
 
 PyTensor* run_op(const std::string& name, const std::vector<PyTensor*>& inputs, PyTensor* out, nb::str path,
                  PyStream* stream) {
-    const accel::OpInfo* info = accel::find_op(name);
-    if (!info || !info->elementwise_reference)
-        throw accel::InvalidArgument("accel.ops.run: '" + name +
-                                     "' is not an elementwise op; see accel.elementwise_op_names()");
-    if (inputs.size() != info->inputs.size() || std::count(inputs.begin(), inputs.end(), nullptr))
+    const accel::OpInfo& info = elementwise_op(name, "accel.ops.run");
+    if (inputs.size() != info.inputs.size() || std::count(inputs.begin(), inputs.end(), nullptr))
         throw accel::InvalidArgument("accel.ops." + name + ": " + std::to_string(inputs.size()) +
-                                     " input(s) given; it takes " + std::to_string(info->inputs.size()) +
+                                     " input(s) given; it takes " + std::to_string(info.inputs.size()) +
                                      " tensor(s)");
-    auto o = options(path, stream, inputs[0]->t, name.c_str());
-    auto made = output(out, inputs[0]->t, inputs[0]->t.shape(), inputs[0]->t.dtype());
-    accel::Tensor& y = out ? out->t : made->t;
-    std::vector<const accel::Tensor*> in;
-    for (PyTensor* t : inputs) in.push_back(&t->t);
-    {
-        GilRelease gil(double(y.elements()));
-        with_python_names({output_name(info->outputs[0].c_str(), out, info->inputs[0].c_str())},
-                          [&] { ops::run(info->op, in, {&y}, o); });
-    }
-    return result(out, made);
+    std::vector<const accel::Tensor*> tensors;
+    for (PyTensor* t : inputs) tensors.push_back(&t->t);
+    return run_elementwise(info, tensors, out, path, stream);
 }
 
-PyTensor* add_op(PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
-    return binary("add", "a", "c", a, b, out, path, stream,
-                  [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
-                      ops::add(x, y, z, o);
-                  });
+// "a, b" or "a or b": the names joined.
+std::string joined(const std::vector<std::string>& names, const char* last_separator) {
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? last_separator : ", ") + names[i];
+    return text;
 }
 
-PyTensor* mul_op(PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
-    return binary("mul", "a", "c", a, b, out, path, stream,
-                  [](const accel::Tensor& x, const accel::Tensor& y, accel::Tensor& z, const ops::Options& o) {
-                      ops::mul(x, y, z, o);
-                  });
+// The docstring of an elementwise op's function, from its table entry.
+std::string table_doc(const accel::OpInfo& info) {
+    const std::string& y = info.outputs[0];
+    return doc(info.math + ", elementwise (made from the op table's entry '" + info.name + "'). Inputs " +
+               joined(info.inputs, " and ") + ", output " + y + ": one shape (rank 1 or 2) and dtype; " + y +
+               " may be " + joined(info.inputs, " or ") + " (in place), not part of one.");
 }
+
+// The function of elementwise op `info`: NAME(inputs..., out=None, *, path='auto', stream=None), its inputs named
+// as in the table.
+template <class F, class... Inputs>
+nb::object table_function(nb::handle scope, const accel::OpInfo& info, F&& f, Inputs... inputs) {
+    return nb::cpp_function(std::forward<F>(f), nb::scope(scope), nb::name(info.name.c_str()), inputs...,
+                            nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+                            nb::arg("stream").none() = nb::none(), owned, table_doc(info).c_str());
+}
+
+// `scope`: a module that gives the function its __module__ and holds nothing else. nanobind sets a function
+// made in a scope as the scope's attribute, and joins a later one of the same name to it as an overload (which
+// empties the first); the attribute is removed again, so that each function stands alone.
+nb::object table_function(nb::handle scope, const accel::OpInfo& info) {
+    const accel::OpInfo* op = &info;  // table entries live as long as the process
+    nb::object function =
+        info.inputs.size() == 1
+            ? table_function(
+                  scope, info,
+                  [op](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
+                      return run_elementwise(*op, {&x.t}, out, path, stream);
+                  },
+                  nb::arg(info.inputs[0].c_str()))
+            : table_function(
+                  scope, info,
+                  [op](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
+                      return run_elementwise(*op, {&a.t, &b.t}, out, path, stream);
+                  },
+                  nb::arg(info.inputs[0].c_str()), nb::arg(info.inputs[1].c_str()));
+    nb::delattr(scope, info.name.c_str());
+    return function;
+}
+
+void bind_table_ops(nb::module_& m) {
+    m.def("op_names", []() {
+            std::vector<std::string> names;
+            for (const accel::OpInfo* i : accel::op_table())
+                if (!i->kernel_only) names.push_back(i->name);
+            return names;
+        },
+          "The names of accel's ops (accel.ops has one function each), in op-table order.");
+    m.def("nmse_threshold", [](const std::string& op, const DTypeArg& dtype) {
+            const accel::OpInfo* info = accel::find_op(op);
+            if (!info) throw accel::InvalidArgument("nmse_threshold: no op named '" + op + "'; see accel.op_names()");
+            return accel::nmse_threshold(info->op, dtype.get());
+        },
+          nb::arg("op"), nb::arg("dtype"),
+          "The op's pass threshold of the normalized mean squared error against a float64 reference given the "
+          "inputs as stored, sum((y - ref)^2) / sum(ref^2), in `dtype` (a name or a NumPy dtype; accel's op table, the conformance "
+          "suite's criterion). Raises InvalidArgument for an unknown op or dtype.");
+    m.def("run", &run_op,
+          nb::arg("op"), nb::arg("inputs"), nb::arg("out").none() = nb::none(), nb::kw_only(),
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), owned,
+          doc("Runs elementwise op `op` (a name of accel.elementwise_op_names(): one or two inputs and one output, "
+              "all of one shape and dtype, no scalars) on `inputs`, e.g. run('mul', [a, b]). accel.ops has a "
+              "function of the same name for each such op, this one underneath. Raises InvalidArgument for an "
+              "unknown or non-elementwise op name and for the wrong number of inputs.")
+              .c_str());
+    m.def("elementwise_op_names", &elementwise_names,
+          "The names of the elementwise ops of the op table (accel.ops.run runs each), in table order.");
+    // The functions' scope (table_function): an empty module of this one's name, their __module__; not this
+    // module, whose functions an op's name may match.
+    nb::object scope = nb::steal(PyModule_NewObject(m.attr("__name__").ptr()));
+    if (!scope.is_valid()) throw nb::python_error();
+    m.def("elementwise_function", [scope](const std::string& op) {
+            return table_function(scope, elementwise_op(op, "elementwise_function"));
+        },
+          nb::arg("op"), nb::sig("def elementwise_function(op: str) -> typing.Callable[..., Tensor]"),
+          "A new function of elementwise op `op` (a name of accel.elementwise_op_names()), made from its op-table "
+          "entry: op(inputs..., out=None, *, path='auto', stream=None), the inputs named and the docstring "
+          "written from the entry; accel.ops holds one of each. Raises InvalidArgument for a name that is no "
+          "elementwise op.");
+}
+
+// ---- Ops whose call has a form of its own -----------------------------------------------------------------
 
 PyTensor* matmul_op(PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool trans_b, nb::str path,
                     PyStream* stream) {
@@ -223,189 +324,79 @@ PyTensor* matmul_op(PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool 
     return result(out, made);
 }
 
-const char* kCommon =
-    " Options: out (a Tensor to write, else a new one like the first input is made and returned), path ('auto', "
-    "'native', 'vendor': accel's kernel or the platform's library; 'auto' follows ACCEL_OP_PATH, else the faster "
-    "measured), stream (a Stream of the tensors' device; default its default stream). Enqueued on the stream: "
-    "may return before the work ran (numpy() and synchronize() wait). GIL released while it runs (kept by an "
-    "op under 32768 elements or multiply-adds, which takes about as long as releasing it). Raises "
-    "InvalidArgument for mismatched shapes, dtypes or devices (naming them), Unsupported where the device has "
-    "no kernel for the op, dtype and path.";
-
-std::string doc(const char* what) { return std::string(what) + kCommon; }
-
-// The names of the elementwise ops of the op table (what run() runs), in table order.
-std::vector<std::string> elementwise_names() {
-    std::vector<std::string> names;
-    for (const accel::OpInfo* i : accel::op_table())
-        if (!i->kernel_only && i->elementwise_reference) names.push_back(i->name);
-    return names;
-}
-
-// a - b: the op table's elementwise 'sub' where there is one (a plugin's, or a later table's), else TypeError.
-PyTensor* sub_operator(PyTensor& a, PyTensor& b) {
-    const accel::OpInfo* sub = accel::find_op("sub");
-    if (!sub || sub->kernel_only || !sub->elementwise_reference || sub->inputs.size() != 2) {
-        std::string names;
-        for (const std::string& name : elementwise_names()) names += (names.empty() ? "" : ", ") + name;
-        throw nb::type_error(("accel.Tensor - accel.Tensor: accel has no elementwise op 'sub' (its elementwise "
-                              "ops: " + names + "); subtract on the host (numpy.asarray(a) - numpy.asarray(b)) "
-                              "or add a 'sub' op to the op table")
-                                 .c_str());
+PyTensor* dense_op(PyTensor& x, PyTensor& w, PyTensor* bias, PyTensor* out, nb::str act, nb::str path,
+                   PyStream* stream) {
+    auto o = options(path, stream, x.t, "dense");
+    const accel::Activation a = activation(act);
+    std::unique_ptr<PyTensor> made;
+    if (!out) {
+        need_rank(w.t, 2, "dense", "w");
+        const std::size_t n = w.t.shape()[0];
+        made = output(out, x.t, x.t.shape().rank() == 2 ? rank2(x.t.shape()[0], n) : accel::Shape{n}, x.t.dtype());
     }
-    return run_op("sub", {&a, &b}, nullptr, nb::str("auto"), nullptr);
+    accel::Tensor& y = out ? out->t : made->t;
+    {
+        GilRelease gil(product_work(x.t, w.t, 0));  // x[batch, in] · out
+        accel::OptionalTensor b;
+        if (bias) b = std::cref(bias->t);
+        with_python_names({output_name("y", out, "y")}, [&] { ops::dense(x.t, w.t, b, y, a, o); });
+    }
+    return result(out, made);
 }
 
-// The operators of accel.Tensor, defined here beside the ops they run.
-void bind_operators() {
-    nb::handle tensor = nb::type<PyTensor>();
-    const char* kOperand =
-        " Both operands Tensors of one device (an operand of another type gives NotImplemented: Python then tries "
-        "its operator); a new output, the default path ('auto') and stream. Raises what the op raises.";
-    static const std::string d_add = std::string("a + b: accel.ops.add(a, b), elementwise; one shape and dtype.") +
-                                     kOperand;
-    nb::cpp_function_def([](PyTensor& a, PyTensor& b) { return add_op(a, b, nullptr, nb::str("auto"), nullptr); },
-                         nb::scope(tensor), nb::name("__add__"), nb::is_method(), nb::is_operator(),
-                         nb::arg("other"), owned, d_add.c_str());
-    static const std::string d_mul = std::string("a * b: accel.ops.mul(a, b), elementwise; one shape and dtype.") +
-                                     kOperand;
-    nb::cpp_function_def([](PyTensor& a, PyTensor& b) { return mul_op(a, b, nullptr, nb::str("auto"), nullptr); },
-                         nb::scope(tensor), nb::name("__mul__"), nb::is_method(), nb::is_operator(),
-                         nb::arg("other"), owned, d_mul.c_str());
-    static const std::string d_matmul =
-        std::string("a @ b: accel.ops.matmul(a, b), c[M, N] = a[M, K] @ b[K, N]; both rank 2.") + kOperand;
-    nb::cpp_function_def(
-        [](PyTensor& a, PyTensor& b) { return matmul_op(a, b, nullptr, false, false, nb::str("auto"), nullptr); },
-        nb::scope(tensor), nb::name("__matmul__"), nb::is_method(), nb::is_operator(), nb::arg("other"), owned,
-        d_matmul.c_str());
-    static const std::string d_sub =
-        std::string("a - b: the op table's elementwise op 'sub' where it has one; accel's own table has none, and "
-                    "then this raises TypeError naming the elementwise ops there are.") +
-        kOperand;
-    nb::cpp_function_def(&sub_operator, nb::scope(tensor), nb::name("__sub__"), nb::is_method(), nb::is_operator(),
-                         nb::arg("other"), owned, d_sub.c_str());
+// The gradients dense_backward was asked for: a tensor given, or one made here, or None where not wanted.
+struct Gradient {
+    PyTensor* given = nullptr;
+    std::unique_ptr<PyTensor> made;
+    bool wanted = true;
+
+    accel::Tensor* tensor() { return wanted ? (given ? &given->t : &made->t) : nullptr; }
+    nb::object python() {
+        if (!wanted) return nb::none();
+        if (given) return nb::borrow(nb::find(given));
+        return nb::cast(made.release(), nb::rv_policy::take_ownership);
+    }
+};
+
+nb::tuple dense_backward_op(PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy, nb::str act, PyTensor* dx,
+                            PyTensor* dw, PyTensor* db, bool with_dx, bool with_db, nb::str path, PyStream* stream) {
+    auto o = options(path, stream, x.t, "dense_backward");
+    const accel::Activation a = activation(act);
+    need_rank(w.t, 2, "dense_backward", "w");
+    Gradient gx{dx, nullptr, with_dx}, gw{dw, nullptr, true}, gb{db, nullptr, with_db};
+    if (with_dx && !dx) gx.made = output(nullptr, x.t, x.t.shape(), x.t.dtype());
+    if (!dw) gw.made = output(nullptr, x.t, w.t.shape(), w.t.dtype());
+    if (with_db && !db) gb.made = output(nullptr, x.t, accel::Shape{w.t.shape()[0]}, w.t.dtype());
+    {
+        GilRelease gil(product_work(x.t, w.t, 0));
+        ops::dense_backward(x.t, w.t, y.t, dy.t, a, gx.tensor(), *gw.tensor(), gb.tensor(), o);
+    }
+    return nb::make_tuple(gx.python(), gw.python(), gb.python());
 }
 
-}  // namespace
+PyTensor* column_sum_op(PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
+    auto o = options(path, stream, x.t, "column_sum");
+    need_rank(x.t, 2, "column_sum", "x");
+    return one_output(out, x.t, accel::Shape{x.t.shape()[1]}, x.t.dtype(), double(x.t.elements()),
+                      output_name("y", out, "y"), [&](accel::Tensor& y) { ops::column_sum(x.t, y, o); });
+}
 
-void bind_ops(nb::module_& m) {
-    static const std::string d_run = doc(
-        "Runs elementwise op `op` (a name of accel.elementwise_op_names(): one or two inputs and one output, all "
-        "of one shape and dtype, no scalars) on `inputs`, e.g. run('mul', [a, b]). accel.ops has a function of "
-        "the same name for each such op, this one underneath. Raises InvalidArgument for an unknown or "
-        "non-elementwise op name and for the wrong number of inputs.");
-    m.def("run", &run_op,
-          nb::arg("op"), nb::arg("inputs"), nb::arg("out").none() = nb::none(), nb::kw_only(),
-          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), owned, d_run.c_str());
-    m.def("elementwise_op_names", &elementwise_names,
-          "The names of the elementwise ops of the op table (accel.ops.run runs each), in table order.");
-
-    static const std::string d_add = doc("c = a + b elementwise. a, b, c: one shape (rank 1 or 2) and dtype; c may be a or b.");
-    m.def("add", &add_op,
-          nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned, d_add.c_str());
-    static const std::string d_mul = doc("c = a * b elementwise. a, b, c: one shape and dtype; c may be a or b.");
-    m.def("mul", &mul_op,
-          nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned, d_mul.c_str());
-    static const std::string d_sigmoid = doc("y = 1 / (1 + exp(-x)) elementwise (stable for large |x|); y may be x.");
-    m.def("sigmoid", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
-            return unary("sigmoid", "y", x, out, path, stream,
-                         [](const accel::Tensor& a, accel::Tensor& b, const ops::Options& o) { ops::sigmoid(a, b, o); });
-        },
-          nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned, d_sigmoid.c_str());
-    static const std::string d_relu = doc("y = max(x, 0) elementwise (NaN stays NaN); y may be x.");
-    m.def("relu", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
-            return unary("relu", "y", x, out, path, stream,
-                         [](const accel::Tensor& a, accel::Tensor& b, const ops::Options& o) { ops::relu(a, b, o); });
-        },
-          nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned, d_relu.c_str());
-    static const std::string d_relu_b = doc("dx = dy where x > 0, else 0 (ReLU's gradient). dy, x, dx: one shape.");
-    m.def("relu_backward", [](PyTensor& dy, PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
-            return binary("relu_backward", "dy", "dx", dy, x, out, path, stream,
-                          [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
-                              ops::relu_backward(a, b, c, o);
-                          });
-        },
-          nb::arg("dy"), nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned, d_relu_b.c_str());
-    static const std::string d_sig_b =
-        doc("dx = dy * y * (1 - y), the sigmoid's gradient given its output y. dy, y, dx: one shape.");
-    m.def("sigmoid_backward", [](PyTensor& dy, PyTensor& y, PyTensor* out, nb::str path, PyStream* stream) {
-            return binary("sigmoid_backward", "dy", "dx", dy, y, out, path, stream,
-                          [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
-                              ops::sigmoid_backward(a, b, c, o);
-                          });
-        },
-          nb::arg("dy"), nb::arg("y"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned, d_sig_b.c_str());
-
-    static const std::string d_matmul =
-        doc("c[M, N] = op(a) @ op(b), row-major: op(a) is a [M, K] (a [K, M] with trans_a), op(b) is b [K, N] "
-            "(b [N, K] with trans_b). All rank 2; c must not be a or b.");
+void bind_linear_ops(nb::module_& m) {
     m.def("matmul", &matmul_op,
           nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("trans_a") = false,
           nb::arg("trans_b") = false, nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), owned,
-          d_matmul.c_str());
-
-    static const std::string d_dense =
-        doc("y[batch, out] = act(x[batch, in] @ w[out, in].T + bias[out]) (w laid out as torch.nn.Linear.weight); "
-            "bias optional (None: no bias); x may be rank 1 [in] (y then [out]); activation 'none', 'relu' or "
-            "'sigmoid'. y must not be x, w or bias.");
-    m.def("dense", [](PyTensor& x, PyTensor& w, PyTensor* bias, PyTensor* out, nb::str act,
-                      nb::str path, PyStream* stream) {
-            auto o = options(path, stream, x.t, "dense");
-            const accel::Activation a = activation(act);
-            std::unique_ptr<PyTensor> made;
-            if (!out) {
-                need_rank(w.t, 2, "dense", "w");
-                const std::size_t n = w.t.shape()[0];
-                made = output(out, x.t, x.t.shape().rank() == 2 ? rank2(x.t.shape()[0], n) : accel::Shape{n},
-                              x.t.dtype());
-            }
-            accel::Tensor& y = out ? out->t : made->t;
-            {
-                GilRelease gil(product_work(x.t, w.t, 0));  // x[batch, in] · out
-                accel::OptionalTensor b;
-                if (bias) b = std::cref(bias->t);
-                with_python_names({output_name("y", out, "y")}, [&] { ops::dense(x.t, w.t, b, y, a, o); });
-            }
-            return result(out, made);
-        },
+          doc("c[M, N] = op(a) @ op(b), row-major: op(a) is a [M, K] (a [K, M] with trans_a), op(b) is b [K, N] "
+              "(b [N, K] with trans_b). All rank 2; c must not be a or b.")
+              .c_str());
+    m.def("dense", &dense_op,
           nb::arg("x"), nb::arg("w"), nb::arg("bias").none() = nb::none(), nb::arg("out").none() = nb::none(),
           nb::arg("activation") = "none", nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned, d_dense.c_str());
-
-    static const std::string d_dense_b = doc(
-        "Gradients of dense given dy (dL/dy) and the forward's x, w and output y (read for 'relu' and 'sigmoid'): "
-        "returns (dx [batch, in] or None, dw [out, in], db [out] or None). dx, dw, db: tensors to write, or None "
-        "for new ones; with_dx / with_db False skips that gradient (None returned). The `out` option is dw.");
-    m.def("dense_backward", [](PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy, nb::str act,
-                               PyTensor* dx, PyTensor* dw, PyTensor* db, bool with_dx, bool with_db,
-                               nb::str path, PyStream* stream) {
-            auto o = options(path, stream, x.t, "dense_backward");
-            const accel::Activation a = activation(act);
-            need_rank(w.t, 2, "dense_backward", "w");
-            std::unique_ptr<PyTensor> mdx, mdw, mdb;
-            if (with_dx && !dx) mdx = output(nullptr, x.t, x.t.shape(), x.t.dtype());
-            if (!dw) mdw = output(nullptr, x.t, w.t.shape(), w.t.dtype());
-            if (with_db && !db) mdb = output(nullptr, x.t, accel::Shape{w.t.shape()[0]}, w.t.dtype());
-            accel::Tensor* pdx = with_dx ? (dx ? &dx->t : &mdx->t) : nullptr;
-            accel::Tensor& pdw = dw ? dw->t : mdw->t;
-            accel::Tensor* pdb = with_db ? (db ? &db->t : &mdb->t) : nullptr;
-            {
-                GilRelease gil(product_work(x.t, w.t, 0));
-                ops::dense_backward(x.t, w.t, y.t, dy.t, a, pdx, pdw, pdb, o);
-            }
-            auto put = [](PyTensor* given, std::unique_ptr<PyTensor>& made, bool wanted) -> nb::object {
-                if (!wanted) return nb::none();
-                if (given) return nb::borrow(nb::find(given));
-                return nb::cast(made.release(), nb::rv_policy::take_ownership);
-            };
-            return nb::make_tuple(put(dx, mdx, with_dx), put(dw, mdw, true), put(db, mdb, with_db));
-        },
+          nb::arg("stream").none() = nb::none(), owned,
+          doc("y[batch, out] = act(x[batch, in] @ w[out, in].T + bias[out]) (w laid out as torch.nn.Linear.weight); "
+              "bias optional (None: no bias); x may be rank 1 [in] (y then [out]); activation 'none', 'relu' or "
+              "'sigmoid'. y must not be x, w or bias.")
+              .c_str());
+    m.def("dense_backward", &dense_backward_op,
           nb::arg("x"), nb::arg("w"), nb::arg("y"), nb::arg("dy"), nb::arg("activation") = "none",
           nb::arg("dx").none() = nb::none(), nb::arg("dw").none() = nb::none(), nb::arg("db").none() = nb::none(),
           nb::arg("with_dx") = true, nb::arg("with_db") = true, nb::kw_only(), nb::arg("path") = "auto",
@@ -414,141 +405,178 @@ void bind_ops(nb::module_& m) {
                   "dx: Tensor | None = None, dw: Tensor | None = None, db: Tensor | None = None, "
                   "with_dx: bool = True, with_db: bool = True, *, path: str = 'auto', stream: Stream | None = None) "
                   "-> tuple[Tensor | None, Tensor, Tensor | None]"),
-          d_dense_b.c_str());
-
-    static const std::string d_colsum = doc("y[c] = sum over r of x[r, c]: x rank 2 [rows, cols], y rank 1 [cols].");
-    m.def("column_sum", [](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
-            auto o = options(path, stream, x.t, "column_sum");
-            need_rank(x.t, 2, "column_sum", "x");
-            auto made = output(out, x.t, accel::Shape{x.t.shape()[1]}, x.t.dtype());
-            accel::Tensor& y = out ? out->t : made->t;
-            {
-                GilRelease gil(double(x.t.elements()));
-                with_python_names({output_name("y", out, "y")}, [&] { ops::column_sum(x.t, y, o); });
-            }
-            return result(out, made);
-        },
+          doc("Gradients of dense given dy (dL/dy) and the forward's x, w and output y (read for 'relu' and "
+              "'sigmoid'): returns (dx [batch, in] or None, dw [out, in], db [out] or None). dx, dw, db: tensors "
+              "to write, or None for new ones; with_dx / with_db False skips that gradient (None returned). The "
+              "`out` option is dw.")
+              .c_str());
+    m.def("column_sum", &column_sum_op,
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned, d_colsum.c_str());
+          nb::arg("stream").none() = nb::none(), owned,
+          doc("y[c] = sum over r of x[r, c]: x rank 2 [rows, cols], y rank 1 [cols].").c_str());
+}
 
-    static const std::string d_bce =
-        doc("l = max(z, 0) - z * t + log1p(exp(-|z|)) elementwise (binary cross-entropy with logits, as "
-            "torch.nn.BCEWithLogitsLoss without the mean). z logits, t targets in [0, 1], l: one shape.");
-    m.def("bce_with_logits", [](PyTensor& z, PyTensor& t, PyTensor* out, nb::str path, PyStream* stream) {
-            return binary("bce_with_logits", "z", "l", z, t, out, path, stream,
-                          [](const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c, const ops::Options& o) {
-                              ops::bce_with_logits(a, b, c, o);
-                          });
-        },
-          nb::arg("z"), nb::arg("t"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned, d_bce.c_str());
-    m.def("bce_with_logits_loss", [](PyTensor& z, PyTensor& t, nb::str path, PyStream* stream) {
-            auto o = options(path, stream, z.t, "bce_with_logits_loss");
-            GilRelease gil(waits_for_queue(z.t) ? kSmallWork : double(z.t.elements()));
-            return static_cast<double>(ops::bce_with_logits_loss(z.t, t.t, o));
-        },
+double bce_loss_op(PyTensor& z, PyTensor& t, nb::str path, PyStream* stream) {
+    auto o = options(path, stream, z.t, "bce_with_logits_loss");
+    GilRelease gil(waits_for_queue(z.t) ? kSmallWork : double(z.t.elements()));
+    return static_cast<double>(ops::bce_with_logits_loss(z.t, t.t, o));
+}
+
+PyTensor* bce_backward_op(PyTensor& z, PyTensor& t, PyTensor* out, nb::object scale, nb::str path,
+                          PyStream* stream) {
+    auto o = options(path, stream, z.t, "bce_with_logits_backward");
+    const bool scaled = !scale.is_none();
+    const float s = scaled ? nb::cast<float>(scale) : 0.0f;
+    return one_output(out, z.t, z.t.shape(), z.t.dtype(), double(z.t.elements()), output_name("dz", out, "z"),
+                      [&](accel::Tensor& dz) {
+                          if (scaled) ops::bce_with_logits_backward_scaled(z.t, t.t, dz, s, o);
+                          else ops::bce_with_logits_backward(z.t, t.t, dz, o);
+                      });
+}
+
+PyTensor* convert_op(PyTensor& x, PyTensor* out, nb::object dtype, nb::str path, PyStream* stream) {
+    auto o = options(path, stream, x.t, "convert");
+    const accel::DType d = dtype.is_none() ? x.t.dtype() : dtype_from(dtype);
+    return one_output(out, x.t, x.t.shape(), d, double(x.t.elements()), output_name("y", out, "x"),
+                      [&](accel::Tensor& y) { ops::convert(x.t, y, o); });
+}
+
+void bind_loss_and_convert_ops(nb::module_& m) {
+    m.def("bce_with_logits_loss", &bce_loss_op,
           nb::arg("z"), nb::arg("t"), nb::kw_only(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
           "The mean of bce_with_logits over all elements (float, computed in float32), returned to the host: "
           "blocking (waits for the stream). Empty inputs give NaN, as PyTorch. path, stream and errors as the "
           "other ops.");
-    static const std::string d_bce_b =
-        doc("dz = (sigmoid(z) - t) * scale, scale 1/n (n = elements, the gradient of the mean loss) unless given "
-            "(finite). z, t, dz: one shape.");
-    m.def("bce_with_logits_backward", [](PyTensor& z, PyTensor& t, PyTensor* out, nb::object scale,
-                                         nb::str path, PyStream* stream) {
-            auto o = options(path, stream, z.t, "bce_with_logits_backward");
-            auto made = output(out, z.t, z.t.shape(), z.t.dtype());
-            accel::Tensor& dz = out ? out->t : made->t;
-            const bool scaled = !scale.is_none();
-            const float s = scaled ? nb::cast<float>(scale) : 0.0f;
-            {
-                GilRelease gil(double(z.t.elements()));
-                with_python_names({output_name("dz", out, "z")}, [&] {
-                    if (scaled) ops::bce_with_logits_backward_scaled(z.t, t.t, dz, s, o);
-                    else ops::bce_with_logits_backward(z.t, t.t, dz, o);
-                });
-            }
-            return result(out, made);
-        },
+    m.def("bce_with_logits_backward", &bce_backward_op,
           nb::arg("z"), nb::arg("t"), nb::arg("out").none() = nb::none(), nb::kw_only(),
           nb::arg("scale").none() = nb::none(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
           nb::sig("def bce_with_logits_backward(z: Tensor, t: Tensor, out: Tensor | None = None, *, "
                   "scale: float | None = None, path: str = 'auto', stream: Stream | None = None) -> Tensor"),
-          owned, d_bce_b.c_str());
-
-    static const std::string d_convert =
-        doc("y = x converted to y's dtype elementwise (widening exact, narrowing to nearest, ties to even; NaN and "
-            "Inf kept). Give out, or dtype for a new tensor ('f32', 'f64', 'f16', 'bf16', or a NumPy dtype such as "
-            "numpy.float16).");
-    m.def("convert", [](PyTensor& x, PyTensor* out, nb::object dtype, nb::str path, PyStream* stream) {
-            auto o = options(path, stream, x.t, "convert");
-            const accel::DType d = dtype.is_none() ? x.t.dtype() : dtype_from(dtype);
-            auto made = output(out, x.t, x.t.shape(), d);
-            accel::Tensor& y = out ? out->t : made->t;
-            {
-                GilRelease gil(double(x.t.elements()));
-                with_python_names({output_name("y", out, "x")}, [&] { ops::convert(x.t, y, o); });
-            }
-            return result(out, made);
-        },
+          owned,
+          doc("dz = (sigmoid(z) - t) * scale, scale 1/n (n = elements, the gradient of the mean loss) unless "
+              "given (finite). z, t, dz: one shape.")
+              .c_str());
+    m.def("convert", &convert_op,
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
           nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
           nb::sig("def convert(x: Tensor, out: Tensor | None = None, *, dtype: str | numpy.typing.DTypeLike | None = None, "
                   "path: str = 'auto', stream: Stream | None = None) -> Tensor"),
-          owned, d_convert.c_str());
+          owned,
+          doc("y = x converted to y's dtype elementwise (widening exact, narrowing to nearest, ties to even; NaN "
+              "and Inf kept). Give out, or dtype for a new tensor ('f32', 'f64', 'f16', 'bf16', or a NumPy dtype "
+              "such as numpy.float16).")
+              .c_str());
+}
 
-    static const std::string d_adam = std::string(
-        "One Adam update of param in place (torch.optim.Adam's arithmetic, single-tensor form): m = beta1*m + "
-        "(1-beta1)*g; v = beta2*v + (1-beta2)*g*g; param -= lr/(1-beta1^step) * m / (sqrt(v)/sqrt(1-beta2^step) + "
-        "eps). m and v: moments of param's shape, zeroed before step 1; step: the 1-based step count. Computed in "
-        "float32 (float64 for f64). Returns None. Raises InvalidArgument for step 0, lr or eps not positive, "
-        "betas outside [0, 1). path, stream, GIL and the other errors as the other ops.");
-    m.def("adam_step", [](PyTensor& param, PyTensor& grad, PyTensor& m_, PyTensor& v, std::size_t step, double lr,
-                          double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
-            auto o = options(path, stream, param.t, "adam_step");
-            ops::AdamParams hp;
-            hp.lr = static_cast<float>(lr);
-            hp.beta1 = static_cast<float>(beta1);
-            hp.beta2 = static_cast<float>(beta2);
-            hp.eps = static_cast<float>(eps);
-            GilRelease gil(double(param.t.elements()));
-            with_python_names({{"p", "param"}}, [&] { ops::adam_step(param.t, grad.t, m_.t, v.t, step, hp, o); });
-        },
+ops::AdamParams adam_params(double lr, double beta1, double beta2, double eps) {
+    ops::AdamParams hp;
+    hp.lr = static_cast<float>(lr);
+    hp.beta1 = static_cast<float>(beta1);
+    hp.beta2 = static_cast<float>(beta2);
+    hp.eps = static_cast<float>(eps);
+    return hp;
+}
+
+void adam_step_op(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, std::size_t step, double lr,
+                  double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
+    auto o = options(path, stream, param.t, "adam_step");
+    const ops::AdamParams hp = adam_params(lr, beta1, beta2, eps);
+    GilRelease gil(double(param.t.elements()));
+    with_python_names({{"p", "param"}}, [&] { ops::adam_step(param.t, grad.t, m.t, v.t, step, hp, o); });
+}
+
+void adam_step_list_op(const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
+                       const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs, std::size_t step,
+                       double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
+    if (grads.size() != params.size() || ms.size() != params.size() || vs.size() != params.size())
+        throw accel::InvalidArgument("accel.ops.adam_step: " + std::to_string(params.size()) + " params, " +
+                                     std::to_string(grads.size()) + " grads, " + std::to_string(ms.size()) +
+                                     " m and " + std::to_string(vs.size()) + " v; give one of each per parameter");
+    for (std::size_t i = 0; i < params.size(); ++i)
+        if (!params[i] || !grads[i] || !ms[i] || !vs[i])
+            throw accel::InvalidArgument("accel.ops.adam_step: entry " + std::to_string(i) + " is None");
+    const ops::AdamParams hp = adam_params(lr, beta1, beta2, eps);
+    if (params.empty()) return;
+    // One Options for all: each call still checks its tensors and the stream against each other.
+    const ops::Options o = options(path, stream, params[0]->t, "adam_step");
+    double elements = 0;
+    for (const PyTensor* p : params) elements += double(p->t.elements());
+    GilRelease gil(elements);
+    for (std::size_t i = 0; i < params.size(); ++i)
+        with_python_names({{"p", "param"}},
+                          [&] { ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o); });
+}
+
+void bind_adam_step(nb::module_& m) {
+    m.def("adam_step", &adam_step_op,
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
           nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
-          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), d_adam.c_str());
-    m.def("adam_step", [](const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
-                          const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs, std::size_t step,
-                          double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
-            if (grads.size() != params.size() || ms.size() != params.size() || vs.size() != params.size())
-                throw accel::InvalidArgument("accel.ops.adam_step: " + std::to_string(params.size()) + " params, " +
-                                             std::to_string(grads.size()) + " grads, " + std::to_string(ms.size()) +
-                                             " m and " + std::to_string(vs.size()) +
-                                             " v; give one of each per parameter");
-            for (std::size_t i = 0; i < params.size(); ++i)
-                if (!params[i] || !grads[i] || !ms[i] || !vs[i])
-                    throw accel::InvalidArgument("accel.ops.adam_step: entry " + std::to_string(i) + " is None");
-            ops::AdamParams hp;
-            hp.lr = static_cast<float>(lr);
-            hp.beta1 = static_cast<float>(beta1);
-            hp.beta2 = static_cast<float>(beta2);
-            hp.eps = static_cast<float>(eps);
-            if (params.empty()) return;
-            // One Options for all: each call still checks its tensors and the stream against each other.
-            const ops::Options o = options(path, stream, params[0]->t, "adam_step");
-            double elements = 0;
-            for (const PyTensor* p : params) elements += double(p->t.elements());
-            GilRelease gil(elements);
-            for (std::size_t i = 0; i < params.size(); ++i)
-                with_python_names({{"p", "param"}},
-                                  [&] { ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o); });
-        },
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          "One Adam update of param in place (torch.optim.Adam's arithmetic, single-tensor form): m = beta1*m + "
+          "(1-beta1)*g; v = beta2*v + (1-beta2)*g*g; param -= lr/(1-beta1^step) * m / (sqrt(v)/sqrt(1-beta2^step) "
+          "+ eps). m and v: moments of param's shape, zeroed before step 1; step: the 1-based step count. Computed "
+          "in float32 (float64 for f64). Returns None. Raises InvalidArgument for step 0, lr or eps not positive, "
+          "betas outside [0, 1). path, stream, GIL and the other errors as the other ops.");
+    m.def("adam_step", &adam_step_list_op,
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::arg("lr") = 1e-3,
           nb::kw_only(), nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
           nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
           "adam_step over lists of tensors (as torch.optim.Adam's foreach form): param[i] updated from grad[i], "
           "m[i], v[i], one after the other on the stream, in one call. The lists must have one length. Errors "
           "as the single-tensor form; a rejected entry leaves the later ones untouched.");
+}
+
+// ---- The operators of accel.Tensor, defined here beside the ops they run -----------------------------------
+
+// a OP b as accel.ops.NAME(a, b): elementwise op `name` of the table, a new output, the default path and stream.
+PyTensor* elementwise_operator(const char* name, PyTensor& a, PyTensor& b) {
+    return run_elementwise(elementwise_op(name, "accel.Tensor operator"), {&a.t, &b.t}, nullptr, nb::str("auto"),
+                           nullptr);
+}
+
+// a - b: the op table's elementwise 'sub' where there is one (a plugin's, or a later table's), else TypeError.
+PyTensor* sub_operator(PyTensor& a, PyTensor& b) {
+    const accel::OpInfo* sub = accel::find_op("sub");
+    if (!sub || !is_elementwise(*sub) || sub->inputs.size() != 2)
+        throw nb::type_error(("accel.Tensor - accel.Tensor: accel has no elementwise op 'sub' (its elementwise "
+                              "ops: " + joined(elementwise_names(), ", ") + "); subtract on the host "
+                              "(numpy.asarray(a) - numpy.asarray(b)) or add a 'sub' op to the op table")
+                                 .c_str());
+    return run_elementwise(*sub, {&a.t, &b.t}, nullptr, nb::str("auto"), nullptr);
+}
+
+void bind_operators() {
+    nb::handle tensor = nb::type<PyTensor>();
+    const std::string operand =
+        " Both operands Tensors of one device (an operand of another type gives NotImplemented: Python then tries "
+        "its operator); a new output, the default path ('auto') and stream. Raises what the op raises.";
+    nb::cpp_function_def([](PyTensor& a, PyTensor& b) { return elementwise_operator("add", a, b); },
+                         nb::scope(tensor), nb::name("__add__"), nb::is_method(), nb::is_operator(),
+                         nb::arg("other"), owned,
+                         ("a + b: accel.ops.add(a, b), elementwise; one shape and dtype." + operand).c_str());
+    nb::cpp_function_def([](PyTensor& a, PyTensor& b) { return elementwise_operator("mul", a, b); },
+                         nb::scope(tensor), nb::name("__mul__"), nb::is_method(), nb::is_operator(),
+                         nb::arg("other"), owned,
+                         ("a * b: accel.ops.mul(a, b), elementwise; one shape and dtype." + operand).c_str());
+    nb::cpp_function_def(
+        [](PyTensor& a, PyTensor& b) { return matmul_op(a, b, nullptr, false, false, nb::str("auto"), nullptr); },
+        nb::scope(tensor), nb::name("__matmul__"), nb::is_method(), nb::is_operator(), nb::arg("other"), owned,
+        ("a @ b: accel.ops.matmul(a, b), c[M, N] = a[M, K] @ b[K, N]; both rank 2." + operand).c_str());
+    nb::cpp_function_def(&sub_operator, nb::scope(tensor), nb::name("__sub__"), nb::is_method(), nb::is_operator(),
+                         nb::arg("other"), owned,
+                         ("a - b: the op table's elementwise op 'sub' where it has one; accel's own table has none, "
+                          "and then this raises TypeError naming the elementwise ops there are." +
+                          operand)
+                             .c_str());
+}
+
+}  // namespace
+
+void bind_ops(nb::module_& m) {
+    bind_table_ops(m);
+    bind_linear_ops(m);
+    bind_loss_and_convert_ops(m);
+    bind_adam_step(m);
     bind_operators();
 }
 

@@ -1,18 +1,9 @@
-// tensor.cpp — accel.Tensor, its construction from NumPy and DLPack, and
-// its export to both.
-//
-// Zero-copy: a tensor of the host backend holds host memory; its DLPack
-// export (__dlpack__) is that memory, and from_dlpack of a DLPack capsule
-// that points at a live host tensor's storage (the same extent, dtype and
-// shape) hands back that tensor. from_dlpack of other writable, contiguous
-// host memory onto the host backend wraps it (Tensor::over_host_memory),
-// holding the import alive. A CUDA device's tensor is exported as CUDA
-// memory (kDLCUDA). Every other tensor (OpenCL buffers, Kokkos views, the
-// CUDA emulation, Vulkan) is exported as a host copy, and from_dlpack onto
-// those devices copies the memory in.
-#include "binding.hpp"
+// tensor.cpp — accel.Tensor, its exchange with NumPy (numpy(), __array__,
+// copy_from, accel.from_numpy) and the tensor factories (accel.empty, zeros,
+// ones, full); DLPack is dlpack.cpp's. On the host backend __array__ is a
+// view of the tensor's own memory; every other exchange with NumPy copies.
+#include "exchange.hpp"
 
-#include <nanobind/ndarray.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -32,64 +23,8 @@ namespace accel_python {
 
 namespace {
 
-// DLPack device types (dlpack.h: kDLCPU, kDLCUDA, kDLROCM).
-constexpr int kDLCPU = 1;
-constexpr int kDLCUDA = 2;
-constexpr int kDLROCM = 10;
-
 std::mutex host_tensors_mutex;
 std::unordered_map<const void*, PyTensor*> host_tensors;  // live host tensors by data pointer
-
-// How a tensor is exported through DLPack without a copy, or {0, 0} when it is not.
-std::pair<int, int> native_dl_device(const accel::Tensor& t) {
-    if (!t.device_ptr()) return {0, 0};
-    const accel::DeviceInfo& i = t.device().info();
-    if (i.backend == "host") return {kDLCPU, 0};
-    const bool emulated = i.name.find("emulation") != std::string::npos;  // host memory behind a GPU's API
-    if (i.backend == "cuda" && !emulated) return {kDLCUDA, i.index};
-    if (i.backend == "hip" && !emulated) return {kDLROCM, i.index};
-    return {0, 0};
-}
-
-nb::dlpack::dtype dl_dtype(accel::DType d) {
-    switch (d) {
-        case accel::DType::f32: return nb::dtype<float>();
-        case accel::DType::f64: return nb::dtype<double>();
-        case accel::DType::f16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
-        case accel::DType::bf16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
-    }
-    return nb::dtype<float>();
-}
-
-// The accel dtype of a DLPack dtype, or throws InvalidArgument naming it.
-accel::DType from_dl_dtype(nb::dlpack::dtype d, const char* what) {
-    const auto code = static_cast<nb::dlpack::dtype_code>(d.code);
-    if (d.lanes == 1) {
-        if (code == nb::dlpack::dtype_code::Float && d.bits == 32) return accel::DType::f32;
-        if (code == nb::dlpack::dtype_code::Float && d.bits == 64) return accel::DType::f64;
-        if (code == nb::dlpack::dtype_code::Float && d.bits == 16) return accel::DType::f16;
-        if (code == nb::dlpack::dtype_code::Bfloat && d.bits == 16) return accel::DType::bf16;
-    }
-    static const char* codes[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
-    const std::string name = (d.code < 7 ? codes[d.code] : "code " + std::to_string(d.code)) + std::to_string(d.bits);
-    throw accel::InvalidArgument(std::string(what) + ": elements of type " + name +
-                                 "; accel tensors hold float32, float64, float16 or bfloat16: convert first "
-                                 "(e.g. array.astype(numpy.float32))");
-}
-
-accel::Shape shape_of(std::size_t ndim, const std::int64_t* dims, const char* what) {
-    if (ndim < 1 || ndim > 2) {
-        std::string s = "(";
-        for (std::size_t i = 0; i < ndim; ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-        s += ndim == 1 ? ",)" : ")";
-        throw accel::InvalidArgument(std::string(what) + ": an array of shape " + s + " (rank " +
-                                     std::to_string(ndim) +
-                                     "); accel tensors are rank 1 [n] or rank 2 [rows, cols]: reshape it first");
-    }
-    std::vector<std::size_t> v;
-    for (std::size_t i = 0; i < ndim; ++i) v.push_back(static_cast<std::size_t>(dims[i]));
-    return accel::Shape(v);
-}
 
 using ShapeTuple = nb::typed<nb::tuple, int, nb::ellipsis>;
 ShapeTuple shape_tuple(const accel::Shape& s) {
@@ -98,24 +33,10 @@ ShapeTuple shape_tuple(const accel::Shape& s) {
 }
 
 // A host buffer owned by a capsule, for arrays handed to Python.
-struct HostCopy {
-    void* data = nullptr;
-    nb::capsule owner;
-};
 HostCopy host_buffer(std::size_t bytes) {
     HostCopy c;
     c.data = ::operator new(bytes ? bytes : 1);
     c.owner = nb::capsule(c.data, [](void* p) noexcept { ::operator delete(p); });
-    return c;
-}
-
-// The tensor's contents downloaded into a new host buffer (blocking, GIL released).
-HostCopy download(const accel::Tensor& t) {
-    HostCopy c = host_buffer(t.bytes());
-    if (t.bytes()) {
-        nb::gil_scoped_release release;
-        t.buffer().download(c.data, t.bytes());
-    }
     return c;
 }
 
@@ -257,146 +178,6 @@ PyTensor filled(const std::vector<std::size_t>& shape, double value, const DType
     return p;
 }
 
-PyTensor from_numpy(nb::handle array, const std::shared_ptr<accel::Device>& device, const nb::object& dtype) {
-    HostArray h(array, "from_numpy");
-    accel::Shape shape = shape_of(h.ndim, h.dims.data(), "from_numpy");
-    const accel::DType target = dtype.is_none() ? h.dtype : dtype_from(dtype);
-    PyTensor out(accel::Tensor(device_or_default(device), shape, target));
-    upload(out.t, h.data, h.dtype, shape.elements());
-    return out;
-}
-
-nb::object dlpack(nb::handle self_py, nb::kwargs kwargs) {
-    PyTensor& self = nb::cast<PyTensor&>(self_py);
-    const accel::Tensor& t = self.t;
-    const auto native = native_dl_device(t);
-    bool want_copy = false, forbid_copy = false, to_host = false;
-    nb::dict forward;
-    for (auto [key, value] : kwargs) {
-        const std::string k = nb::cast<std::string>(key);
-        if (k == "copy") {
-            if (!value.is_none()) (nb::cast<bool>(value) ? want_copy : forbid_copy) = true;
-        } else if (k == "dl_device") {
-            if (value.is_none()) continue;
-            auto dev = nb::cast<std::pair<int, int>>(value);
-            if (dev == std::pair<int, int>{kDLCPU, 0}) to_host = true;
-            else if (dev != native)
-                throw nb::buffer_error("accel.Tensor.__dlpack__: dl_device must be this tensor's "
-                                       "__dlpack_device__() or (1, 0), the host");
-        } else if (k == "max_version") {
-            forward[key] = value;
-        } else if (k != "stream") {
-            throw nb::type_error(("accel.Tensor.__dlpack__: unexpected keyword argument '" + k + "'").c_str());
-        }
-    }
-    const bool zero_copy = native.first != 0 && !want_copy && !(to_host && native.first != kDLCPU);
-    if (!zero_copy && forbid_copy)
-        throw nb::buffer_error(("accel.Tensor.__dlpack__: copy=False, but a tensor of " + t.device().selector() +
-                                " is exported as a host copy (only host and CUDA device memory is shared)")
-                                   .c_str());
-    std::size_t shape[2] = {t.shape()[0], t.shape().rank() == 2 ? t.shape()[1] : 0};
-    nb::object arr;
-    if (zero_copy) {
-        {
-            nb::gil_scoped_release release;  // the consumer reads what was enqueued before
-            t.device().synchronize();
-        }
-        nb::ndarray<nb::array_api> a(t.handle(), t.shape().rank(), shape, self_py, nullptr, dl_dtype(t.dtype()),
-                                     native.first, native.second);
-        arr = nb::cast(a, nb::rv_policy::reference);
-    } else {
-        HostCopy c = download(t);
-        nb::ndarray<nb::array_api> a(c.data, t.shape().rank(), shape, c.owner, nullptr, dl_dtype(t.dtype()), kDLCPU, 0);
-        arr = nb::cast(a, nb::rv_policy::reference);
-    }
-    return arr.attr("__dlpack__")(**forward);
-}
-
-nb::object from_dlpack(nb::handle x, const std::shared_ptr<accel::Device>& device, const nb::object& copy) {
-    const bool want_copy = !copy.is_none() && nb::cast<bool>(copy);
-    const bool forbid_copy = !copy.is_none() && !nb::cast<bool>(copy);
-    // An accel tensor: itself, or a copy on `device`.
-    if (nb::isinstance<PyTensor>(x)) {
-        PyTensor& src = nb::cast<PyTensor&>(x);
-        if (!want_copy && (!device || device == src.t.device_ptr())) return nb::borrow(x);
-        if (forbid_copy)
-            throw nb::buffer_error("from_dlpack: copy=False, but the tensor lives on another device");
-        const auto target = device ? device : src.t.device_ptr();
-        accel::Tensor moved;
-        {
-            nb::gil_scoped_release release;
-            moved = src.t.to(target);
-        }
-        return nb::cast(PyTensor(std::move(moved)));
-    }
-    nb::ndarray<nb::ro> nd;
-    {
-        // bfloat16 NumPy arrays (ml_dtypes) have no DLPack export: read them as NumPy arrays.
-        nb::object dt = nb::getattr(x, "dtype", nb::none());
-        if (!dt.is_none() && nb::hasattr(dt, "name") && nb::str(dt.attr("name")).equal(nb::str("bfloat16")) &&
-            nb::hasattr(x, "view") && nb::hasattr(x, "__array_interface__")) {
-            return nb::cast(from_numpy(x, device, nb::none()));
-        }
-    }
-    // A writable view first (zero-copy needs one: ops write tensors); read-only arrays are copied.
-    nb::ndarray<> writable;
-    const bool is_writable = !want_copy && nb::try_cast(x, writable);
-    if (is_writable)
-        nd = nb::ndarray<nb::ro>(writable);
-    else if (!nb::try_cast(x, nd))
-        throw accel::InvalidArgument("from_dlpack: the object of type " +
-                                     nb::cast<std::string>(nb::str(x.type().attr("__name__"))) +
-                                     " has no usable DLPack export (__dlpack__ and __dlpack_device__)");
-    const accel::DType dtype = from_dl_dtype(nd.dtype(), "from_dlpack");
-    std::vector<std::int64_t> dims(nd.ndim());
-    for (std::size_t i = 0; i < nd.ndim(); ++i) dims[i] = nd.shape(i);
-    const accel::Shape shape = shape_of(nd.ndim(), dims.data(), "from_dlpack");
-    // Row-major contiguous?
-    bool contiguous = true;
-    std::int64_t expect = 1;
-    for (std::size_t i = nd.ndim(); i-- > 0;) {
-        if (nd.shape(i) != 1 && nd.stride(i) != expect) contiguous = false;
-        expect *= nd.shape(i);
-    }
-    if (nd.device_type() != kDLCPU)
-        throw accel::InvalidArgument("from_dlpack: the array lives on DLPack device type " +
-                                     std::to_string(nd.device_type()) +
-                                     "; accel imports host memory (device type 1): copy it to the host first "
-                                     "(e.g. tensor.cpu())");
-    const std::size_t bytes = shape.elements() * accel::dtype_size(dtype);
-    if (!want_copy && contiguous) {
-        PyTensor* owner = find_host_tensor(nd.data(), bytes);
-        if (owner && owner->t.dtype() == dtype && owner->t.shape() == shape &&
-            (!device || device == owner->t.device_ptr())) {
-            nb::handle found = nb::find(owner);
-            if (found.is_valid()) return nb::borrow(found);
-        }
-    }
-    std::string why_copy = "the array is read-only or not contiguous";
-    if (is_writable && contiguous) {
-        // The tensor holds the DLPack import (and through it the exporter's memory) for its life.
-        auto* held = new nb::ndarray<>(std::move(writable));
-        std::shared_ptr<const void> keep_alive(held, [](const void* p) {
-            if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing left to release
-            nb::gil_scoped_acquire gil;
-            delete static_cast<const nb::ndarray<>*>(p);
-        });
-        try {
-            return nb::cast(PyTensor(accel::Tensor::over_host_memory(device_or_default(device), held->data(), shape,
-                                                                     dtype, std::move(keep_alive))));
-        } catch (const accel::Unsupported& e) {
-            why_copy = e.what();
-        } catch (const accel::InvalidArgument& e) {  // e.g. elements not aligned to their size
-            why_copy = e.what();
-        }
-    }
-    if (forbid_copy)
-        throw nb::buffer_error(("from_dlpack: copy=False, but the array cannot be shared without a copy: " + why_copy)
-                                   .c_str());
-    nb::object arr = nb::module_::import_("numpy").attr("from_dlpack")(x);
-    return nb::cast(from_numpy(arr, device, nb::none()));
-}
-
 // The tensor for numpy.asarray / numpy.array (the __array__ protocol of NumPy 1 and 2): on the host backend a
 // view of the tensor's own memory, holding the tensor alive (bf16 as ml_dtypes.bfloat16 where installed), else a
 // copy (to_numpy). copy=True always copies; copy=False raises ValueError where a copy would be needed (NumPy's
@@ -445,38 +226,7 @@ std::string tensor_repr(const PyTensor& p) {
            p.t.device().selector() + ">";
 }
 
-}  // namespace
-
-PyTensor::PyTensor(accel::Tensor&& tensor) : t(std::move(tensor)) {
-    if (t.handle() && t.device_ptr() && is_host(t.device())) {
-        std::lock_guard<std::mutex> lock(host_tensors_mutex);
-        host_tensors[t.handle()] = this;
-    }
-}
-
-PyTensor::PyTensor(PyTensor&& o) noexcept : t(std::move(o.t)) {
-    if (t.handle() && t.device_ptr() && is_host(t.device())) {
-        std::lock_guard<std::mutex> lock(host_tensors_mutex);
-        host_tensors[t.handle()] = this;
-    }
-}
-
-PyTensor::~PyTensor() {
-    if (t.handle()) {
-        std::lock_guard<std::mutex> lock(host_tensors_mutex);
-        auto it = host_tensors.find(t.handle());
-        if (it != host_tensors.end() && it->second == this) host_tensors.erase(it);
-    }
-}
-
-PyTensor* find_host_tensor(const void* data, std::size_t bytes) {
-    std::lock_guard<std::mutex> lock(host_tensors_mutex);
-    auto it = host_tensors.find(data);
-    if (it == host_tensors.end() || it->second->t.bytes() != bytes) return nullptr;
-    return it->second;
-}
-
-void bind_tensor(nb::module_& m) {
+void bind_tensor_class(nb::module_& m) {
     nb::class_<PyTensor>(
         m, "Tensor", nb::is_weak_referenceable(),
         "A rank-1 [n] or rank-2 [rows, cols] row-major array of one dtype ('f32', 'f64', 'f16', 'bf16') on one "
@@ -541,21 +291,12 @@ void bind_tensor(nb::module_& m) {
              "Overwrites the contents with `array` (any shape of the same element count, row-major; float32, "
              "float64, float16 or bfloat16, rounded to the tensor's dtype), a blocking upload. Raises "
              "InvalidArgument for another element count or an element type accel has not.")
-        .def("__dlpack__", &dlpack, nb::sig("def __dlpack__(self, *, stream: typing.Any = None, max_version: tuple[int, int] | None = None, "
-                     "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> "
-                     "typing_extensions.CapsuleType"),
-             "The DLPack capsule of the tensor (array API): the tensor's own memory on the host backend and for "
-             "CUDA device memory (the device is synchronized first), a host copy for other backends. Keywords: "
-             "stream (ignored: the device is synchronized), max_version, dl_device ((1, 0) asks for host memory), "
-             "copy (True: always a host copy; False: BufferError where a copy would be needed).")
-        .def("__dlpack_device__", [](const PyTensor& p) {
-                auto d = native_dl_device(p.t);
-                return d.first ? std::make_tuple(d.first, d.second) : std::make_tuple(kDLCPU, 0);
-            },
-             "(device type, device id) of __dlpack__'s memory: (1, 0) host, (2, index) CUDA.")
         .def("__repr__", &tensor_repr)
         .def("__len__", [](const PyTensor& p) { return p.t.shape()[0]; }, "The first dimension.");
+}
 
+// The factories: a new tensor of a shape, empty, filled, or a copy of a NumPy array.
+void bind_factories(nb::module_& m) {
     m.def("empty", &make, nb::arg("shape"), nb::arg("dtype") = "f32", nb::arg("device") = nb::none(),
           "A tensor of `shape` ((n,) or (rows, cols)) and `dtype` ('f32', 'f64', 'f16', 'bf16'; also 'float32', "
           "..., or a NumPy dtype: numpy.float32, numpy.dtype('float64'), numpy.float16, ml_dtypes.bfloat16) on "
@@ -580,16 +321,96 @@ void bind_tensor(nb::module_& m) {
           "numpy.asarray takes; rank 1 or 2, row-major; float32, float64, float16 or ml_dtypes.bfloat16), "
           "converted to `dtype` when given (a name such as 'f32' or a NumPy dtype; default: the array's). Blocking. Raises InvalidArgument for another "
           "rank or element type, naming it.");
-    m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::arg("device") = nb::none(), nb::arg("copy") = nb::none(),
-          nb::sig("def from_dlpack(x: object, device: Device | None = None, copy: bool | None = None) -> Tensor"),
-          "A tensor of the DLPack-exporting object `x` (NumPy, PyTorch, accel.Tensor, ...) on `device` (default: "
-          "accel.default_device()): host memory only (device type 1), rank 1 or 2, float32/64, float16 or "
-          "bfloat16. Zero-copy where `x` is an accel.Tensor, or exports the storage of a live host-backend tensor "
-          "(e.g. numpy.from_dlpack of one): that tensor is returned; and where `x` is writable, C-contiguous host "
-          "memory and `device` is of the host backend: a tensor over that memory (writes through either are seen "
-          "by the other), holding `x`'s export alive. Otherwise a copy onto `device`. copy=True always copies, "
-          "copy=False raises BufferError where a copy would be needed. Raises InvalidArgument for another rank, "
-          "element type or device type.");
+}
+
+}  // namespace
+
+accel::Shape shape_of(std::size_t ndim, const std::int64_t* dims, const char* what) {
+    if (ndim < 1 || ndim > 2) {
+        std::string s = "(";
+        for (std::size_t i = 0; i < ndim; ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+        s += ndim == 1 ? ",)" : ")";
+        throw accel::InvalidArgument(std::string(what) + ": an array of shape " + s + " (rank " +
+                                     std::to_string(ndim) +
+                                     "); accel tensors are rank 1 [n] or rank 2 [rows, cols]: reshape it first");
+    }
+    std::vector<std::size_t> v;
+    for (std::size_t i = 0; i < ndim; ++i) v.push_back(static_cast<std::size_t>(dims[i]));
+    return accel::Shape(v);
+}
+
+// The tensor's contents downloaded into a new host buffer (blocking, GIL released).
+HostCopy download(const accel::Tensor& t) {
+    HostCopy c = host_buffer(t.bytes());
+    if (t.bytes()) {
+        nb::gil_scoped_release release;
+        t.buffer().download(c.data, t.bytes());
+    }
+    return c;
+}
+
+PyTensor from_numpy(nb::handle array, const std::shared_ptr<accel::Device>& device, const nb::object& dtype) {
+    HostArray h(array, "from_numpy");
+    accel::Shape shape = shape_of(h.ndim, h.dims.data(), "from_numpy");
+    const accel::DType target = dtype.is_none() ? h.dtype : dtype_from(dtype);
+    PyTensor out(accel::Tensor(device_or_default(device), shape, target));
+    upload(out.t, h.data, h.dtype, shape.elements());
+    return out;
+}
+
+accel::DType dtype_from(nb::handle dtype) {
+    if (nb::isinstance<nb::str>(dtype)) return accel::parse_dtype(nb::cast<std::string>(dtype));
+    static const char* const kHeld =
+        "; accel tensors hold f32 (numpy.float32), f64 (numpy.float64), f16 (numpy.float16) or bf16 "
+        "(ml_dtypes.bfloat16), also named by those strings";
+    // numpy.dtype(None) is float64: a None here is a mistake, not a choice.
+    const std::string given = nb::cast<std::string>(nb::repr(dtype));
+    if (dtype.is_none()) throw accel::InvalidArgument(std::string("dtype None") + kHeld);
+    std::string name;
+    try {  // a NumPy dtype, or what numpy.dtype() takes (numpy.float32, ml_dtypes.bfloat16): by its name
+        name = nb::cast<std::string>(nb::module_::import_("numpy").attr("dtype")(dtype).attr("name"));
+    } catch (const nb::python_error&) {
+        throw accel::InvalidArgument("dtype " + given + " is neither an accel dtype name nor a NumPy dtype" + kHeld);
+    }
+    if (name == "float32") return accel::DType::f32;
+    if (name == "float64") return accel::DType::f64;
+    if (name == "float16") return accel::DType::f16;
+    if (name == "bfloat16") return accel::DType::bf16;
+    throw accel::InvalidArgument("dtype " + given + " (NumPy " + name + ") is not an accel dtype" + kHeld);
+}
+
+PyTensor::PyTensor(accel::Tensor&& tensor) : t(std::move(tensor)) {
+    if (t.handle() && t.device_ptr() && is_host(t.device())) {
+        std::lock_guard<std::mutex> lock(host_tensors_mutex);
+        host_tensors[t.handle()] = this;
+    }
+}
+
+PyTensor::PyTensor(PyTensor&& o) noexcept : t(std::move(o.t)) {
+    if (t.handle() && t.device_ptr() && is_host(t.device())) {
+        std::lock_guard<std::mutex> lock(host_tensors_mutex);
+        host_tensors[t.handle()] = this;
+    }
+}
+
+PyTensor::~PyTensor() {
+    if (t.handle()) {
+        std::lock_guard<std::mutex> lock(host_tensors_mutex);
+        auto it = host_tensors.find(t.handle());
+        if (it != host_tensors.end() && it->second == this) host_tensors.erase(it);
+    }
+}
+
+PyTensor* find_host_tensor(const void* data, std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(host_tensors_mutex);
+    auto it = host_tensors.find(data);
+    if (it == host_tensors.end() || it->second->t.bytes() != bytes) return nullptr;
+    return it->second;
+}
+
+void bind_tensor(nb::module_& m) {
+    bind_tensor_class(m);
+    bind_factories(m);
 }
 
 }  // namespace accel_python

@@ -1,7 +1,10 @@
 """pytest set-up: the devices every test runs on, one parameter each.
 
-Devices: host, opencl:pocl, opencl:intel, kokkos, cuda, hip and vulkan. A device that
-cannot be opened here is skipped with the reason accel gives (never passed).
+Devices: one per backend whose plugin accel finds (accel.backends(): host, kokkos, cuda,
+hip, vulkan, ... as built), and for OpenCL one per implementation (PoCL, Intel's runtime,
+...), named by its devices' stable selectors (opencl:pocl, opencl:intel); simulators
+such as Oclgrind, which the OpenCL backend opens only by name, are left out. A backend
+that cannot be used here is skipped with the reason accel gives (never passed).
 
 A build tree of the repository (default build/release; PYTEST_ACCEL_BUILD
 names another, "" none) adds what the package does not bundle: the CUDA
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import typing
 from typing import Iterator, List
 
 import pytest
@@ -38,7 +42,36 @@ if BUILD is not None and BUILD.is_dir():
 
 import accel  # noqa: E402  (after the environment above)
 
-SELECTORS: List[str] = ["host", "opencl:pocl", "opencl:intel", "kokkos", "cuda", "hip", "vulkan"]
+
+def _opencl_selectors(device_count: int) -> List[str]:
+    """One selector per OpenCL implementation: device I's stable selector ('opencl:pocl:0'), without the
+    index for a platform's first device ('opencl:pocl'). The backend counts real devices only: a simulator
+    (Oclgrind) has no index among them. A device that does not open keeps its index, to be skipped with
+    accel's reason."""
+    selectors: List[str] = []
+    for index in range(device_count):
+        try:
+            stable = accel.device(f"opencl:{index}").info.stable_selector
+        except accel.Error:
+            stable = ""
+        selector = stable[: -len(":0")] if stable.endswith(":0") else stable or f"opencl:{index}"
+        if selector not in selectors:
+            selectors.append(selector)
+    return selectors
+
+
+def _selectors() -> List[str]:
+    """The backends accel finds (their plugins, available or not), OpenCL as its implementations."""
+    selectors: List[str] = []
+    for backend in accel.backends():
+        if backend["name"] == "opencl" and backend["available"]:
+            selectors += _opencl_selectors(typing.cast(int, backend["device_count"]))
+        else:
+            selectors.append(str(backend["name"]))
+    return selectors
+
+
+SELECTORS: List[str] = _selectors()
 
 
 def _label(selector: str) -> str:
@@ -49,9 +82,6 @@ def _label(selector: str) -> str:
 def device(request: pytest.FixtureRequest) -> Iterator[accel.Device]:
     """Each device in turn; skipped (with accel's reason) where it cannot be opened."""
     selector = request.param
-    backend = selector.split(":")[0]
-    if backend not in {b["name"] for b in accel.backends()}:  # no plugin file: accel was built without it
-        pytest.skip(f"{_label(selector)} is not available here: accel was built without the {backend} backend")
     try:
         dev = accel.device(selector)
     except accel.BackendUnavailable as e:

@@ -2,6 +2,10 @@
 the CMake project then holds the extension module's targets only, and the install step bundles
 that accel's libaccel, plugins and accel-bench with runtime paths of the package's own.
 
+And an op accel does not know when the package is built, defined by a backend built against that
+accel (tests/package/toy_backend: toy_square), has its function in accel.ops, made from the op's
+table entry.
+
 Uses an install of the build tree conftest.py names (cmake --install into a temporary prefix, so
 that nothing is built); skipped where there is none.
 """
@@ -83,3 +87,44 @@ def test_bundles_that_accel(build_tree: pathlib.Path, tmp_path: pathlib.Path) ->
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "ACCEL_PLUGIN_PATH")}
     run = subprocess.run([str(bench), "--help"], env=env, capture_output=True, text=True, check=False)
     assert run.returncode == 0 and "accel-bench" in run.stdout, run.stderr
+
+
+# Run in a fresh interpreter whose ACCEL_PLUGIN_PATH holds the toy backend only: its plugin, loaded by
+# accel.device("toy"), defines toy_square (y = x * x, input x) after accel.ops was imported.
+TOY_SQUARE = """
+import numpy as np
+import accel, accel.ops as ops
+
+assert "toy_square" not in accel.elementwise_op_names()  # no plugin loaded yet
+dev = accel.device("toy")
+assert "toy_square" in accel.elementwise_op_names()
+square = ops.toy_square
+x = accel.from_numpy(np.array([-2.0, 0.5, 3.0], dtype=np.float32), device=dev)
+assert square(x).numpy().tolist() == [4.0, 0.25, 9.0]
+out = accel.empty((3,), device=dev)
+assert square(x=x, out=out, path="native") is out and out.numpy().tolist() == [4.0, 0.25, 9.0]
+assert "y = x * x" in square.__doc__ and "'toy_square'" in square.__doc__, square.__doc__
+try:
+    square(x, accel.empty((4,), device=dev))
+except accel.InvalidArgument as e:
+    assert "'out' has [4]" in str(e), e
+else:
+    raise AssertionError("a mismatched out was accepted")
+print("toy_square from the table")
+"""
+
+
+def test_an_op_of_a_plugin_has_its_function(prefix: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """An elementwise op that a backend plugin defines (define_op) is reachable as accel.ops.NAME with no
+    binding of its own: its function is made from its op-table entry (inputs by name, out, path, docstring)."""
+    build, plugins = tmp_path / "build", tmp_path / "plugins"
+    for step in (["cmake", "-S", str(REPO / "tests" / "package" / "toy_backend"), "-B", str(build), "-G", "Ninja",
+                  f"-DCMAKE_PREFIX_PATH={prefix}"],
+                 ["cmake", "--build", str(build)],
+                 ["cmake", "--install", str(build), "--prefix", str(plugins)]):
+        done = subprocess.run(step, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    env = dict(os.environ, ACCEL_PLUGIN_PATH=str(plugins))
+    run = subprocess.run([sys.executable, "-c", TOY_SQUARE], env=env, capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert run.returncode == 0 and "toy_square from the table" in run.stdout, run.stdout + run.stderr

@@ -222,10 +222,30 @@ def test_every_op_is_tested() -> None:
         assert callable(getattr(ops, name)), name
 
 
+def test_every_table_op_has_its_function() -> None:
+    """Every op of the op table that is an accel::ops function (accel.op_names()) has a function in
+    accel.ops, listed in __all__; each elementwise one is made from its table entry as
+    accel._accel.elementwise_function makes it: the entry's input names first, then out, path and
+    stream, and a docstring that names the entry."""
+    for name in accel.op_names():
+        assert name in ops.__all__ and callable(getattr(ops, name, None)), f"op {name!r} has no accel.ops function"
+    for name in accel.elementwise_op_names():
+        function = getattr(ops, name)
+        made = accel._accel.elementwise_function(name)
+        assert function.__nb_signature__ == made.__nb_signature__, name
+        assert f"the op table's entry '{name}'" in function.__doc__, function.__doc__
+        parameters = function.__nb_signature__[0][0]
+        assert "out: accel._accel.Tensor | None = \\0, *, path: str = \\1, stream:" in parameters, parameters
+    with pytest.raises(AttributeError):
+        getattr(ops, "no_such_op")
+    with pytest.raises(accel.InvalidArgument, match="'matmul' is not an elementwise op"):
+        accel._accel.elementwise_function("matmul")
+
+
 def test_elementwise_ops_run_through_the_table(device: accel.Device) -> None:
-    """accel.ops.run reaches every elementwise op of the table by name (the functions of
-    accel.ops for ops without their own binding use it), against NumPy; a non-elementwise
-    name and a wrong input count are refused with InvalidArgument."""
+    """accel.ops.run reaches every elementwise op of the table by name (the functions accel.ops
+    makes from the table run as it does), against NumPy; a non-elementwise name and a wrong
+    input count are refused with InvalidArgument."""
     names = accel.elementwise_op_names()
     assert {"add", "mul", "sigmoid", "relu"} <= set(names)
     for name in names:

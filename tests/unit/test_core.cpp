@@ -506,6 +506,8 @@ TEST_CASE("tensors over overlapping host memory are aliases; misaligned or null 
     CHECK(!head.buffer().overlaps(tail.buffer()));
     CHECK(!head.buffer().overlaps(own.buffer()));
     CHECK_THROWS_AS(ops::add(head, own, shifted), InvalidArgument);  // shifted's output overlaps head
+    CHECK_THROWS_AS(ops::run(Op::add, {&head, &own}, {&shifted}), InvalidArgument);  // by the table alike
+    ops::run(Op::add, {&head, &own}, {&head});  // in place: accepted
     ops::add(head, own, tail);  // disjoint: accepted
     CHECK_THROWS_AS(Tensor::over_host_memory(d, reinterpret_cast<char*>(mem.data()) + 2, {4}, DType::f32),
                     InvalidArgument);

@@ -111,7 +111,7 @@ void add_run_options(CLI::App& app, RunArgs& a) {
     list("--activations", a.activations,
          "activations of the dense rows: none, relu, sigmoid (default sigmoid); each dense shape runs with each, "
          "and rows name theirs (dense+relu), so compare pairs only rows of one activation")
-        ->check(tool_cli::throws_if_bad(parse_activation, ""))
+        ->check(tool_cli::throws_if_bad(accel::ops::parse_activation, ""))
         ->type_name("LIST");
     list("--column-sum-shapes", a.column_sum_shapes, "ROWSxCOLS (default 4096x1024)")->check(shape(2))->type_name("LIST");
     list("--paths", a.paths, "native,vendor (default both where the device has them)")
@@ -185,7 +185,7 @@ Settings settings_of(const RunArgs& a) {
     if (given("--activations", a.activations)) {
         s.dense_activations.clear();
         for (const auto& name : a.activations) {
-            const accel::Activation act = parse_activation(name);
+            const accel::Activation act = accel::ops::parse_activation(name);
             if (std::find(s.dense_activations.begin(), s.dense_activations.end(), act) == s.dense_activations.end())
                 s.dense_activations.push_back(act);  // a repeated name runs once
         }

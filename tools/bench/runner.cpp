@@ -521,12 +521,6 @@ double seconds_left_at_mean(std::size_t done, std::size_t total, Clock::time_poi
     return done ? ms_since(t0) / 1000 / double(done) * double(total - done) : -1;
 }
 
-accel::Activation parse_activation(const std::string& name) {
-    for (accel::Activation a : {accel::Activation::none, accel::Activation::relu, accel::Activation::sigmoid})
-        if (name == accel::activation_name(a)) return a;
-    throw accel::InvalidArgument("unknown activation '" + name + "'; valid activations: none, relu, sigmoid");
-}
-
 std::vector<Op> benchmarkable_ops() {
     std::vector<Op> ops;
     for (const accel::OpInfo* info : accel::op_table())

@@ -46,11 +46,6 @@ accel::Op parse_op(const std::string& name);
 /// written before rows named theirs).
 constexpr accel::Activation kDenseActivation = accel::Activation::sigmoid;
 
-/// The activation named `name`: "none", "relu" or "sigmoid" (those
-/// accel::ops::dense applies). Throws accel::InvalidArgument naming the
-/// valid names otherwise.
-accel::Activation parse_activation(const std::string& name);
-
 /// One problem size of an op. Elementwise ops use dims {n}; matmul {M, N, K};
 /// dense {batch, in, out}; column_sum {rows, cols}.
 struct Problem {

@@ -70,6 +70,12 @@ struct Options {
 /// Thread-safe (pure).
 PathChoice parse_path_choice(const std::string& text);
 
+/// The activation named `text`: "none", "relu" or "sigmoid" (exact, as
+/// activation_name() writes them; those dense applies). Throws
+/// InvalidArgument quoting the text (its first 64 characters when longer)
+/// and the accepted names for anything else. Thread-safe (pure).
+Activation parse_activation(const std::string& text);
+
 /// A product's shape: op(A) [m, k] · op(B) [k, n] (counts of elements), and
 /// which operands are stored transposed (A as [k, m], B as [n, k]; dense's
 /// x·Wᵀ has trans_b): the kernels a device picks differ with the layout, so
@@ -235,8 +241,9 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::siz
 /// order of its OpInfo, on the device's kernel registered for it
 /// (KernelTable::add; KernelArgs::n = elements). Throws
 /// InvalidArgument for a wrong operand count, a null operand, mixed devices,
-/// dtypes or shapes, and Unsupported where the device has no kernel for it
-/// (naming op, dtype, path and device).
+/// dtypes or shapes, an output over part of an input's memory (the input
+/// itself is fine: in place), and Unsupported where the device has no kernel
+/// for it (naming op, dtype, path and device).
 void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tensor*>& outputs,
          const Options& o = {});
 }  // namespace ops

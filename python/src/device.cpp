@@ -1,5 +1,6 @@
-// module.cpp — accel._accel: exceptions, devices, streams and events; the
-// tensor, op and MLP-example parts are bound in their own files.
+// device.cpp — accel.Device, its facts (DeviceInfo, MemoryInfo), streams and
+// events, and the registry's functions that open devices and list backends
+// (accel.device, accel.default_device, accel.devices, accel.backends).
 #include "binding.hpp"
 
 #include <nanobind/stl/pair.h>
@@ -15,89 +16,6 @@ namespace accel_python {
 namespace {
 
 using StrDict = nb::typed<nb::dict, nb::str, nb::object>;
-
-// The Python classes of accel's exceptions (accel/error.hpp), created once.
-struct Exceptions {
-    PyObject* error = nullptr;
-    PyObject* backend_unavailable = nullptr;
-    PyObject* invalid_argument = nullptr;
-    PyObject* unsupported = nullptr;
-    PyObject* out_of_memory = nullptr;
-    PyObject* device_error = nullptr;
-};
-Exceptions exceptions;
-
-PyObject* new_exception(nb::module_& m, const char* name, const char* doc, std::vector<PyObject*> bases) {
-    nb::tuple base_tuple = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(bases.size())));
-    for (std::size_t i = 0; i < bases.size(); ++i) {
-        Py_INCREF(bases[i]);
-        PyTuple_SET_ITEM(base_tuple.ptr(), static_cast<Py_ssize_t>(i), bases[i]);
-    }
-    // Named in this module (as stubgen finds them); accel/__init__.py shows them as accel.NAME.
-    const std::string qualified = nb::cast<std::string>(m.attr("__name__")) + "." + name;
-    PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base_tuple.ptr(), nullptr);
-    if (!cls) throw nb::python_error();
-    m.attr(name) = nb::handle(cls);
-    return cls;  // the module keeps a reference; so does `exceptions`
-}
-
-void set_error(PyObject* cls, const std::exception& e) { PyErr_SetString(cls, e.what()); }
-
-void translate(const std::exception_ptr& p, void*) {
-    try {
-        std::rethrow_exception(p);
-    } catch (const accel::DeviceError& e) {
-        nb::object err = nb::steal(PyObject_CallFunction(exceptions.device_error, "s", e.what()));
-        if (!err.is_valid()) return;  // the call's own error is set
-        err.attr("code") = nb::int_(e.code());
-        err.attr("code_name") = nb::str(e.code_name().c_str());
-        PyErr_SetObject(exceptions.device_error, err.ptr());
-    } catch (const accel::BackendUnavailable& e) {
-        set_error(exceptions.backend_unavailable, e);
-    } catch (const accel::InvalidArgument& e) {
-        set_error(exceptions.invalid_argument, e);
-    } catch (const accel::Unsupported& e) {
-        set_error(exceptions.unsupported, e);
-    } catch (const accel::OutOfMemory& e) {
-        set_error(exceptions.out_of_memory, e);
-    } catch (const accel::Error& e) {
-        set_error(exceptions.error, e);
-    }
-}
-
-void bind_exceptions(nb::module_& m) {
-    exceptions.error = new_exception(
-        m, "Error",
-        "Base of every exception accel raises (C++ accel::Error). str(e) is the C++ message: a complete sentence "
-        "naming what was asked, what was found and what would be right.",
-        {PyExc_RuntimeError});
-    exceptions.backend_unavailable = new_exception(
-        m, "BackendUnavailable",
-        "The backend a selector names cannot be used here: plugin file missing, driver or runtime error, no "
-        "device, or a device index out of range. The message lists every backend with its status.",
-        {exceptions.error});
-    exceptions.invalid_argument = new_exception(
-        m, "InvalidArgument",
-        "The caller passed something invalid: a malformed selector, mismatched shapes, a rank other than 1 or 2, a "
-        "tensor of another device or dtype, an unknown dtype or path name. Also a ValueError.",
-        {exceptions.error, PyExc_ValueError});
-    exceptions.unsupported = new_exception(
-        m, "Unsupported",
-        "The op, dtype or path asked for is not implemented by this device (e.g. the vendor path where the backend "
-        "was built without its library, f64 on a device without double precision). Also a NotImplementedError.",
-        {exceptions.error, PyExc_NotImplementedError});
-    exceptions.out_of_memory = new_exception(
-        m, "OutOfMemory",
-        "An allocation larger than the device can hold, or refused by its runtime; the message gives the bytes "
-        "asked and the device's total. Also a MemoryError.",
-        {exceptions.error, PyExc_MemoryError});
-    exceptions.device_error = new_exception(
-        m, "DeviceError",
-        "A native runtime call failed. Attributes: code (int, the runtime's numeric code: cudaError_t, cl_int, "
-        "...) and code_name (str, its symbolic name, e.g. 'CL_OUT_OF_RESOURCES').",
-        {exceptions.error});
-    nb::register_exception_translator(translate);
-}
 
 std::string device_repr(const accel::Device& d) {
     return "<accel.Device " + d.selector() + ": " + d.name() + ">";
@@ -119,30 +37,10 @@ std::shared_ptr<accel::Device> device_or_default(const std::shared_ptr<accel::De
     return accel::default_device();
 }
 
-accel::DType dtype_from(nb::handle dtype) {
-    if (nb::isinstance<nb::str>(dtype)) return accel::parse_dtype(nb::cast<std::string>(dtype));
-    static const char* const kHeld =
-        "; accel tensors hold f32 (numpy.float32), f64 (numpy.float64), f16 (numpy.float16) or bf16 "
-        "(ml_dtypes.bfloat16), also named by those strings";
-    // numpy.dtype(None) is float64: a None here is a mistake, not a choice.
-    const std::string given = nb::cast<std::string>(nb::repr(dtype));
-    if (dtype.is_none()) throw accel::InvalidArgument(std::string("dtype None") + kHeld);
-    std::string name;
-    try {  // a NumPy dtype, or what numpy.dtype() takes (numpy.float32, ml_dtypes.bfloat16): by its name
-        name = nb::cast<std::string>(nb::module_::import_("numpy").attr("dtype")(dtype).attr("name"));
-    } catch (const nb::python_error&) {
-        throw accel::InvalidArgument("dtype " + given + " is neither an accel dtype name nor a NumPy dtype" + kHeld);
-    }
-    if (name == "float32") return accel::DType::f32;
-    if (name == "float64") return accel::DType::f64;
-    if (name == "float16") return accel::DType::f16;
-    if (name == "bfloat16") return accel::DType::bf16;
-    throw accel::InvalidArgument("dtype " + given + " (NumPy " + name + ") is not an accel dtype" + kHeld);
-}
+namespace {
 
-void bind_device(nb::module_& m) {
-    bind_exceptions(m);
-
+// DeviceInfo and MemoryInfo: what a device is, and what accel holds on it.
+void bind_device_facts(nb::module_& m) {
     nb::class_<accel::DeviceInfo>(m, "DeviceInfo",
                                   "What a device is, as its runtime reports it (read-only, as a frozen dataclass). "
                                   "as_dict() gives every field.")
@@ -199,7 +97,9 @@ void bind_device(nb::module_& m) {
                    ", cached=" + std::to_string(i.cached) + ", limit=" + std::to_string(i.limit) +
                    ", total=" + std::to_string(i.total) + ")";
         });
+}
 
+void bind_streams_and_events(nb::module_& m) {
     nb::class_<PyStream>(m, "Stream",
                          "An in-order queue of device work (CUDA stream, OpenCL command queue, Kokkos execution "
                          "space instance). Ops given stream=s are enqueued on it and may return before they ran. "
@@ -240,7 +140,9 @@ void bind_device(nb::module_& m) {
         .def_prop_ro("recorded", [](const PyEvent& e) { return e.event->recorded(); },
                      "True once record() was called.")
         .def_prop_ro("device", [](const PyEvent& e) { return e.device; }, "The device this event belongs to.");
+}
 
+void bind_device_class(nb::module_& m) {
     nb::class_<accel::Device>(m, "Device", nb::is_weak_referenceable(),
                               "One device of one backend. Obtained from accel.device(selector), "
                               "accel.default_device() or accel.devices(); the same selector gives the same Device "
@@ -309,7 +211,10 @@ void bind_device(nb::module_& m) {
              "'bf16', or a NumPy dtype such as numpy.float32) on `path` ('native' or 'vendor'). Raises InvalidArgument for an unknown op, dtype or path.")
         .def("__repr__", &device_repr)
         .def("__str__", [](const accel::Device& d) { return d.selector() + " (" + d.name() + ")"; });
+}
 
+// The registry's functions (accel/registry.hpp): devices opened by selector, and the backends found.
+void bind_registry(nb::module_& m) {
     m.def("device", [](const std::string& selector) {
             nb::gil_scoped_release release;
             return accel::open_device(selector);
@@ -364,32 +269,15 @@ void bind_device(nb::module_& m) {
     m.def("plugin_folders", &accel::plugin_folders,
           "The folders searched for backend plugins, in order: ACCEL_PLUGIN_PATH's, then libaccel's own (inside "
           "the installed package).");
-    m.def("op_names", []() {
-            std::vector<std::string> names;
-            for (const accel::OpInfo* i : accel::op_table())
-                if (!i->kernel_only) names.push_back(i->name);
-            return names;
-        },
-          "The names of accel's ops (accel.ops has one function each), in op-table order.");
-    m.def("nmse_threshold", [](const std::string& op, const DTypeArg& dtype) {
-            const accel::OpInfo* info = accel::find_op(op);
-            if (!info) throw accel::InvalidArgument("nmse_threshold: no op named '" + op + "'; see accel.op_names()");
-            return accel::nmse_threshold(info->op, dtype.get());
-        },
-          nb::arg("op"), nb::arg("dtype"),
-          "The op's pass threshold of the normalized mean squared error against a float64 reference given the "
-          "inputs as stored, sum((y - ref)^2) / sum(ref^2), in `dtype` (a name or a NumPy dtype; accel's op table, the conformance "
-          "suite's criterion). Raises InvalidArgument for an unknown op or dtype.");
-    m.def("version", []() { return std::string(ACCEL_VERSION); },
-          "accel's version and the `git describe` of the build, e.g. '0.1.0 (v0.1.0-12-gabc123)'.");
+}
+
+}  // namespace
+
+void bind_device(nb::module_& m) {
+    bind_device_facts(m);
+    bind_streams_and_events(m);
+    bind_device_class(m);
+    bind_registry(m);
 }
 
 }  // namespace accel_python
-
-NB_MODULE(_accel, m) {
-    m.doc() = "accel's native module; use the package `accel`, which re-exports it.";
-    accel_python::bind_device(m);
-    accel_python::bind_tensor(m);
-    accel_python::bind_ops(m);
-    accel_python::bind_mlp(m);
-}
