@@ -22,11 +22,17 @@ EXAMPLE = pathlib.Path(__file__).resolve().parents[1] / "examples" / "mlp_train.
 EPOCHS = 30
 
 
+# Both programs on the native path: `auto` measures each product shape in the
+# process that first meets it, so under load two processes may choose
+# differently and round differently.
+NATIVE = {**os.environ, "ACCEL_OP_PATH": "native"}
+
+
 def run_example(tmp_path: pathlib.Path, seed: int) -> dict:
     out = tmp_path / f"py-{seed}.json"
     done = subprocess.run([sys.executable, str(EXAMPLE), "--backends", "host", "--epochs", str(EPOCHS), "--seed",
                            str(seed), "--no-torch", "--compare-cpp", "--json", str(out)], capture_output=True,
-                          text=True, check=False)
+                          text=True, check=False, env=NATIVE)
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads(out.read_text())
     assert record["compare_cpp"][0]["losses_equal"], record["compare_cpp"]  # mlp::Model's loop, epoch by epoch
@@ -47,7 +53,7 @@ def test_final_loss_equals_mlp_train(tmp_path: pathlib.Path, seed: int) -> None:
     if program is None or not os.access(program, os.X_OK):
         pytest.skip(f"no C++ mlp_train to compare with (looked for {program}; build the release preset)")
     done = subprocess.run([str(program), "--backends", "host", "--epochs", str(EPOCHS), "--seed", str(seed),
-                           "--format", "json"], capture_output=True, text=True, check=False)
+                           "--format", "json"], capture_output=True, text=True, check=False, env=NATIVE)
     assert done.returncode == 0, done.stderr
     cpp = json.loads(done.stdout)["results"][0]["loss"]
     # The same kernels in the same order on the same data: equal to float64 rounding of the float32 losses.
