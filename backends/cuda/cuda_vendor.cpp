@@ -130,26 +130,29 @@ void gemm_ex(VendorBlas& blas, const void* a, const void* b, void* c, cudaDataTy
                                   &beta32, c, type, g.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
+// f32/f64: the library's gemm of T (`gemm`, named `name` in errors), with
+// alpha 1 and beta in T.
+template <class T, class Gemm>
+void gemm_of(VendorBlas& blas, Gemm gemm, const char* name, const T* a, const T* b, T* c, std::size_t m,
+             std::size_t n, std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
+    const GemmShape g = gemm_shape(m, n, k, ta, tb);
+    const T one = 1, beta_t = static_cast<T>(beta);
+    std::lock_guard<std::mutex> lock(blas.mutex);
+    ACCEL_CUBLAS_CHECK(cublasSetStream(blas.handle, stream));
+    check_blas(gemm(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, g.ldb, a, g.lda, &beta_t, c, g.ldc), name,
+               __FILE__, __LINE__);
+}
+
 }  // namespace
 
 void vendor_gemm(VendorBlas& blas, const float* a, const float* b, float* c, std::size_t m, std::size_t n, std::size_t k,
                  bool ta, bool tb, double beta, cudaStream_t stream) {
-    const GemmShape g = gemm_shape(m, n, k, ta, tb);
-    const float one = 1.0f, beta32 = static_cast<float>(beta);
-    std::lock_guard<std::mutex> lock(blas.mutex);
-    ACCEL_CUBLAS_CHECK(cublasSetStream(blas.handle, stream));
-    ACCEL_CUBLAS_CHECK(
-        cublasSgemm(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, g.ldb, a, g.lda, &beta32, c, g.ldc));
+    gemm_of(blas, cublasSgemm, "cublasSgemm", a, b, c, m, n, k, ta, tb, beta, stream);
 }
 
 void vendor_gemm(VendorBlas& blas, const double* a, const double* b, double* c, std::size_t m, std::size_t n,
                  std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream) {
-    const GemmShape g = gemm_shape(m, n, k, ta, tb);
-    const double one = 1.0;
-    std::lock_guard<std::mutex> lock(blas.mutex);
-    ACCEL_CUBLAS_CHECK(cublasSetStream(blas.handle, stream));
-    ACCEL_CUBLAS_CHECK(
-        cublasDgemm(blas.handle, g.op_b, g.op_a, g.n, g.m, g.k, &one, b, g.ldb, a, g.lda, &beta, c, g.ldc));
+    gemm_of(blas, cublasDgemm, "cublasDgemm", a, b, c, m, n, k, ta, tb, beta, stream);
 }
 
 void vendor_gemm(VendorBlas& blas, const __half* a, const __half* b, __half* c, std::size_t m, std::size_t n,

@@ -116,11 +116,7 @@ TEST_CASE("matmul and dense in every dtype match the reference at GPU tile sizes
             for (int tr = 0; tr < 4; ++tr) {
                 const bool ta = tr & 1, tb = tr & 2;
                 CAPTURE(dtype_name(t));
-                CAPTURE(s.m);
-                CAPTURE(s.n);
-                CAPTURE(s.k);
-                CAPTURE(ta);
-                CAPTURE(tb);
+                INFO(describe(s, ta, tb));
                 const auto a = stored(uniform(g, s.m * s.k), t), b = stored(uniform(g, s.k * s.n), t);
                 auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a, t);
                 auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b, t);

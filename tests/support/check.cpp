@@ -122,11 +122,7 @@ void check_matmul_shapes(const std::vector<MNK>& shapes, std::mt19937_64& g, con
             for (int t = 0; t < 4; ++t) {
                 const bool ta = t & 1, tb = t & 2;
                 CAPTURE(name(path));
-                CAPTURE(s.m);
-                CAPTURE(s.n);
-                CAPTURE(s.k);
-                CAPTURE(ta);
-                CAPTURE(tb);
+                INFO(describe(s, ta, tb));
                 auto a = uniform(g, s.m * s.k), b = uniform(g, s.k * s.n);
                 auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a);
                 auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b);
@@ -196,7 +192,23 @@ const std::shared_ptr<accel::Device>& device() {
     return d;
 }
 
-bool runs(std::initializer_list<accel::Op> ops) {
+std::string describe(const MNK& s, bool ta, bool tb) {
+    return "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+           " ta=" + std::to_string(ta) + " tb=" + std::to_string(tb);
+}
+
+accel::OpInfo unary_test_op(const std::string& name, const std::string& math) {
+    accel::OpInfo info;
+    info.name = name;
+    info.math = math;
+    info.inputs = {"x"};
+    info.outputs = {"y"};
+    info.nmse = {1e-12, 1e-28, 1e-6, 6e-5};
+    info.nmse_reason = "one rounding of an exact result per element";
+    return info;
+}
+
+bool runs(const std::vector<accel::Op>& ops) {
     for (accel::Op op : ops) {
         const std::string why = device()->kernel_table().unsupported_reason(op, accel::DType::f32, accel::OpPath::native);
         if (!why.empty()) {

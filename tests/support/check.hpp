@@ -20,6 +20,9 @@ struct MNK {
     std::size_t m, n, k;
 };
 
+/// "m=.. n=.. k=.. ta=.. tb=..": one product's case, for a doctest INFO.
+std::string describe(const MNK& s, bool ta, bool tb);
+
 /// matmul on every path of the device and all four transposes for each
 /// shape (within the work cap), fresh random data from `g`, NaN-poisoned
 /// output, against the float64 oracle with the op table's f32 threshold.
@@ -139,9 +142,16 @@ const std::shared_ptr<accel::Device>& device();
 
 /// Whether device() runs every op of `ops` in f32 on the native path; when
 /// not, prints which op is unsupported and the backend's reason
-/// (Device::unsupported_reason), so that a test case of ops a backend does
+/// (KernelTable::unsupported_reason), so that a test case of ops a backend does
 /// not have is reported and left: `if (!runs({Op::matmul})) return;`.
-bool runs(std::initializer_list<accel::Op> ops);
+bool runs(const std::vector<accel::Op>& ops);
+
+/// The table entry of a test-only elementwise op y = f(x) whose result is
+/// rounded once per element (thresholds 4·u² per dtype, as the built-in
+/// ops add and relu), named `name` with `math` as its one line; the caller
+/// adds what else it needs (elementwise_reference, input_ranges) and calls
+/// accel::define_op once per process.
+accel::OpInfo unary_test_op(const std::string& name, const std::string& math);
 
 /// The paths the device under test offers for op (native always).
 std::vector<accel::ops::PathChoice> paths(accel::Op op);

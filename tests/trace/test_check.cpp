@@ -60,10 +60,13 @@ std::string temp_file(const std::string& what) {
 
 }  // namespace
 
+// The ops run_ops calls.
+const std::vector<Op> kRunOps{Op::dense,           Op::matmul,          Op::column_sum,
+                              Op::relu_backward,   Op::bce_with_logits, Op::bce_with_logits_backward,
+                              Op::sigmoid,         Op::adam_step};
+
 TEST_CASE("correct kernels pass the shadow check against the float64 oracle") {
-    if (!accel_test::runs({Op::dense, Op::matmul, Op::column_sum, Op::relu_backward, Op::bce_with_logits,
-                           Op::bce_with_logits_backward, Op::sigmoid, Op::adam_step}))
-        return;
+    if (!accel_test::runs(kRunOps)) return;
     auto g = accel_test::rng(71);
     Checking on("oracle");
     CHECK(check::active());
@@ -71,9 +74,7 @@ TEST_CASE("correct kernels pass the shadow check against the float64 oracle") {
 }
 
 TEST_CASE("correct kernels pass the shadow check against the host backend") {
-    if (!accel_test::runs({Op::dense, Op::matmul, Op::column_sum, Op::relu_backward, Op::bce_with_logits,
-                           Op::bce_with_logits_backward, Op::sigmoid, Op::adam_step}))
-        return;
+    if (!accel_test::runs(kRunOps)) return;
     auto g = accel_test::rng(72);
     Checking on("host");
     CHECK_NOTHROW(run_ops(device(), g));
@@ -83,13 +84,7 @@ TEST_CASE("a wrong result is caught, named, recorded, and replays") {
     // An op of this test's own whose host kernel is off by 1 % on one element
     // in 97: what a kernel bug looks like to the check.
     static const Op scale2 = [] {
-        OpInfo info;
-        info.name = "test_check_scale2";
-        info.math = "y = 2x";
-        info.inputs = {"x"};
-        info.outputs = {"y"};
-        info.nmse = {1e-12, 1e-28, 1e-6, 6e-5};
-        info.nmse_reason = "one exact product per element";
+        OpInfo info = accel_test::unary_test_op("test_check_scale2", "y = 2x");
         info.elementwise_reference = [](double x, double) { return 2 * x; };
         info.input_ranges = {{-1.0f, 1.0f}};
         return define_op(info);

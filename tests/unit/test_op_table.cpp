@@ -11,6 +11,7 @@
 #include <string>
 
 #include "other_devices.hpp"
+#include "support/check.hpp"
 
 using namespace accel;
 
@@ -20,16 +21,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 // A test-only op: y = 2x + 1, elementwise (defined once per process).
 Op scale_shift_op() {
-    static const Op op = [] {
-        OpInfo info;
-        info.name = "test_scale_shift";
-        info.math = "y = 2x + 1";
-        info.inputs = {"x"};
-        info.outputs = {"y"};
-        info.nmse = {1e-12, 1e-28, 1e-6, 6e-5};
-        info.nmse_reason = "one rounding of an exact result";
-        return define_op(info);
-    }();
+    static const Op op = define_op(accel_test::unary_test_op("test_scale_shift", "y = 2x + 1"));
     return op;
 }
 
