@@ -149,15 +149,8 @@ void workload(std::mt19937_64& g, bool* correct) {
     ops::adam_step(ta, tb, m0, v0, 1, ops::AdamParams{});
     (void)ta.download();
     if (d->kernel_table().supports(Op::convert, DType::f16, OpPath::native)) (void)tc.to(DType::f16).download_as<float>();
-    auto s = d->create_stream();
-    auto e0 = d->create_event(), e1 = d->create_event();
-    e0->record(*s);
-    ops::Options on_s;
-    on_s.stream = s.get();
-    ops::add(ta, tb, tc, on_s);
-    e1->record(*s);
-    s->synchronize();
-    (void)d->elapsed_ms(*e0, *e1);
+    auto s = d->create_stream();  // released after the device's synchronize below
+    (void)accel_test::timed_add(*s, ta, tb, tc);
     d->synchronize();
 }
 

@@ -68,13 +68,7 @@ void use_and_release(std::mt19937_64& g) {
               threshold(Op::matmul));
     }
     auto s = dev->create_stream();
-    auto e0 = dev->create_event(), e1 = dev->create_event();
-    e0->record(*s);
-    ops::Options o;
-    o.stream = s.get();
-    ops::add(ta, tb, tc, o);
-    e1->record(*s);
-    CHECK(dev->elapsed_ms(*e0, *e1) >= 0.0);
+    CHECK(accel_test::timed_add(*s, ta, tb, tc) >= 0.0);
 }  // every handle to the device goes here
 
 }  // namespace

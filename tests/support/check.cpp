@@ -192,6 +192,18 @@ const std::shared_ptr<accel::Device>& device() {
     return d;
 }
 
+double timed_add(accel::Stream& s, const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c) {
+    accel::Device& d = s.device();
+    auto start = d.create_event(), end = d.create_event();
+    start->record(s);
+    accel::ops::Options on_s;
+    on_s.stream = &s;
+    accel::ops::add(a, b, c, on_s);
+    end->record(s);
+    s.synchronize();
+    return d.elapsed_ms(*start, *end);
+}
+
 std::string describe(const MNK& s, bool ta, bool tb) {
     return "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
            " ta=" + std::to_string(ta) + " tb=" + std::to_string(tb);

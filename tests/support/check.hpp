@@ -56,8 +56,25 @@ accel::Tensor poisoned(const std::shared_ptr<accel::Device>& d, accel::Shape s);
 /// device still works (after a fault, beside a broken one).
 void add_works(const std::shared_ptr<accel::Device>& dev, accel::Stream* stream = nullptr);
 
+/// ops::add(a, b, c) on stream `s` of their device between two events, the
+/// stream synchronized; returns the milliseconds between the events.
+/// Throws as the calls it makes.
+double timed_add(accel::Stream& s, const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c);
+
 /// Whether `text` holds `part` (an error message, a tool's output).
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// The message of the `E` (an accel::Error by default) that f() throws, or
+/// "(no exception of the expected type thrown)"; other exceptions pass through.
+template <class E = accel::Error, class F>
+std::string message_of(F&& f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e.what();
+    }
+    return "(no exception of the expected type thrown)";
+}
 
 /// Asserts got matches ref: finite, NMSE ≤ threshold. Prints the seed, the
 /// NMSE and the largest error when it fails.

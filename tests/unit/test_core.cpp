@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/check.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -19,7 +21,7 @@
 using namespace accel;
 
 namespace {
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using accel_test::contains;
 
 // Sets an environment variable for one scope.
 struct ScopedEnv {

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/check.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,7 +20,7 @@
 using namespace accel;
 
 namespace {
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using accel_test::contains;
 
 std::string read(const std::filesystem::path& p) {
     std::ifstream f(p);
@@ -46,15 +48,6 @@ struct ScopedEnv {
     }
 };
 
-template <class F>
-std::string invalid_argument_of(F&& f) {
-    try {
-        f();
-    } catch (const InvalidArgument& e) {
-        return e.what();
-    }
-    return "(no InvalidArgument thrown)";
-}
 }  // namespace
 
 TEST_CASE("docs/environment.md's table of variables and accel::env::variables() name the same variables") {
@@ -118,7 +111,7 @@ TEST_CASE("env readers: whole numbers, words and flags, each error naming variab
         for (const char* bad : {"abc", "0", "-3", "99999999", "7x", "1e3", "99999999999999999999999"}) {
             CAPTURE(bad);
             ScopedEnv b("ACCEL_STRESS_OPS", bad);
-            const std::string msg = invalid_argument_of([] { env::read_uint("ACCEL_STRESS_OPS", 1, 10); });
+            const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_uint("ACCEL_STRESS_OPS", 1, 10); });
             CHECK(contains(msg, std::string("ACCEL_STRESS_OPS='") + bad + "'"));
             CHECK(contains(msg, "1..10"));
             CHECK(contains(msg, env::variable("ACCEL_STRESS_OPS").accepted));
@@ -128,7 +121,7 @@ TEST_CASE("env readers: whole numbers, words and flags, each error naming variab
         ScopedEnv e("ACCEL_OP_PATH", "Vendor");
         CHECK(env::read_word("ACCEL_OP_PATH", {"native", "vendor", "auto"}) == std::string("vendor"));
         ScopedEnv b("ACCEL_OP_PATH", "sideways");
-        const std::string msg = invalid_argument_of([] { env::read_word("ACCEL_OP_PATH", {"native", "vendor"}); });
+        const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_word("ACCEL_OP_PATH", {"native", "vendor"}); });
         CHECK(contains(msg, "ACCEL_OP_PATH='sideways'"));
         CHECK(contains(msg, "native, vendor or auto"));
     }
@@ -138,7 +131,7 @@ TEST_CASE("env readers: whole numbers, words and flags, each error naming variab
         for (const char* bad : {"yes", "true", "2", "on"}) {
             CAPTURE(bad);
             ScopedEnv b("ACCEL_OVERSUBSCRIBE", bad);
-            const std::string msg = invalid_argument_of([] { env::read_flag("ACCEL_OVERSUBSCRIBE"); });
+            const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_flag("ACCEL_OVERSUBSCRIBE"); });
             CHECK(contains(msg, std::string("ACCEL_OVERSUBSCRIBE='") + bad + "'"));
             CHECK(contains(msg, "1 (ranks may share a device) or 0"));
         }
@@ -146,7 +139,7 @@ TEST_CASE("env readers: whole numbers, words and flags, each error naming variab
     SUBCASE("a value is echoed on one line, shortened") {
         const std::string huge(5000, '9');
         ScopedEnv b("ACCEL_STRESS_OPS", (huge + "\nx").c_str());
-        const std::string msg = invalid_argument_of([] { env::read_uint("ACCEL_STRESS_OPS", 1, 10); });
+        const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_uint("ACCEL_STRESS_OPS", 1, 10); });
         CHECK(contains(msg, "(5002 characters)"));
         CHECK(msg.size() < 400);
         CHECK_FALSE(contains(msg, "\n"));
@@ -161,17 +154,17 @@ TEST_CASE("an ACCEL_ variable accel does not know is an error naming the closest
     CHECK_NOTHROW(env::check_unknown_variables());
     {
         ScopedEnv typo("ACCEL_BACKENDS", "opencl");  // the tools' flag is plural, the variable is not
-        const std::string msg = invalid_argument_of([] { env::check_unknown_variables(); });
+        const std::string msg = accel_test::message_of<InvalidArgument>([] { env::check_unknown_variables(); });
         CHECK(contains(msg, "ACCEL_BACKENDS, which is not an accel variable; did you mean ACCEL_BACKEND?"));
         // (A process's first read of any variable runs this check: test conformance.env.unknown-variable.)
     }
     {
         ScopedEnv typo("ACCEL_CHEK", "oracle");
-        CHECK(contains(invalid_argument_of([] { env::check_unknown_variables(); }), "did you mean ACCEL_CHECK?"));
+        CHECK(contains(accel_test::message_of<InvalidArgument>([] { env::check_unknown_variables(); }), "did you mean ACCEL_CHECK?"));
     }
     {
         ScopedEnv far("ACCEL_QQQQQQQQQQQQQQQQQQQQ", "1");  // close to nothing: no guess
-        const std::string msg = invalid_argument_of([] { env::check_unknown_variables(); });
+        const std::string msg = accel_test::message_of<InvalidArgument>([] { env::check_unknown_variables(); });
         CHECK(contains(msg, "ACCEL_QQQQQQQQQQQQQQQQQQQQ, which is not an accel variable"));
         CHECK_FALSE(contains(msg, "did you mean"));
     }
@@ -180,15 +173,15 @@ TEST_CASE("an ACCEL_ variable accel does not know is an error naming the closest
         ScopedEnv allowed("ACCEL_ENV_ALLOW", "ACCEL_OTHER_, ACCEL_MYAPP_");
         CHECK_NOTHROW(env::check_unknown_variables());
         ScopedEnv bad("ACCEL_ENV_ALLOW", "MYAPP_");
-        CHECK(contains(invalid_argument_of([] { env::check_unknown_variables(); }), "ACCEL_ENV_ALLOW='MYAPP_'"));
+        CHECK(contains(accel_test::message_of<InvalidArgument>([] { env::check_unknown_variables(); }), "ACCEL_ENV_ALLOW='MYAPP_'"));
         ScopedEnv bare("ACCEL_ENV_ALLOW", "ACCEL_");
-        CHECK(contains(invalid_argument_of([] { env::check_unknown_variables(); }), "ACCEL_ENV_ALLOW='ACCEL_'"));
+        CHECK(contains(accel_test::message_of<InvalidArgument>([] { env::check_unknown_variables(); }), "ACCEL_ENV_ALLOW='ACCEL_'"));
     }
 }
 
 TEST_CASE("ACCEL_OP_PATH: a bad value names the variable, the value and the accepted values") {
     ScopedEnv e("ACCEL_OP_PATH", "sideways");
-    const std::string msg = invalid_argument_of([] { ops::resolve_path(*open_device("host"), Op::matmul); });
+    const std::string msg = accel_test::message_of<InvalidArgument>([] { ops::resolve_path(*open_device("host"), Op::matmul); });
     CHECK(contains(msg, "ACCEL_OP_PATH='sideways'"));
     CHECK(contains(msg, "native, vendor or auto"));
 }
@@ -203,7 +196,7 @@ TEST_CASE("ACCEL_CACHE_DIR naming a file is an error when the auto path reads it
     ScopedEnv e("ACCEL_CACHE_DIR", file.c_str());
     ScopedEnv p("ACCEL_OP_PATH", nullptr);
     CHECK_FALSE(ops::recorded_path_evidence(*d).has_value());  // never throws
-    const std::string msg = invalid_argument_of([&] { ops::path_evidence(*d); });
+    const std::string msg = accel_test::message_of<InvalidArgument>([&] { ops::path_evidence(*d); });
     CAPTURE(msg);
     CHECK(contains(msg, "ACCEL_CACHE_DIR='"));
     CHECK(contains(msg, "not a folder"));
@@ -211,7 +204,7 @@ TEST_CASE("ACCEL_CACHE_DIR naming a file is an error when the auto path reads it
 
 TEST_CASE("a comma list in ACCEL_BACKEND outside MPI says that only MPI programs take one") {
     ScopedEnv e("ACCEL_BACKEND", "host,opencl");
-    const std::string msg = invalid_argument_of([] { default_device(); });
+    const std::string msg = accel_test::message_of<InvalidArgument>([] { default_device(); });
     CHECK(contains(msg, "ACCEL_BACKEND"));
     CHECK(contains(msg, "'host,opencl'"));
     CHECK(contains(msg, "comma list"));
@@ -242,10 +235,10 @@ TEST_CASE("env: a bad value of a variable read once per process fails opening th
     const char* value = std::getenv(variable);
     REQUIRE(value != nullptr);
     const char* selector = std::getenv("ACCEL_TEST_ENV_OPEN");
-    const std::string msg = invalid_argument_of([&] { open_device(selector ? selector : "host"); });
+    const std::string msg = accel_test::message_of<InvalidArgument>([&] { open_device(selector ? selector : "host"); });
     CHECK(contains(msg, std::string(variable) + "='"));
     CHECK(contains(msg, std::getenv("ACCEL_TEST_ENV_EXPECT")));
     CHECK(contains(msg, env::variable(variable).accepted));
     // The same error again: a failed open leaves nothing half-made behind.
-    CHECK(invalid_argument_of([&] { open_device(selector ? selector : "host"); }) == msg);
+    CHECK(accel_test::message_of<InvalidArgument>([&] { open_device(selector ? selector : "host"); }) == msg);
 }

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/check.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -16,17 +18,8 @@
 using namespace accel;
 
 namespace {
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using accel_test::contains;
 
-template <class F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
 
 std::shared_ptr<Device> host() { return open_device("host"); }
 Tensor filled(std::initializer_list<std::size_t> s, float v) {
@@ -42,13 +35,13 @@ bool untouched(const Tensor& t, float v) {
 
 TEST_CASE("add: mismatched shapes name both shapes and leave the output untouched") {
     auto a = filled({3, 4}, 1), b = filled({4, 3}, 1), c = filled({3, 4}, 7);
-    auto msg = error_of([&] { ops::add(a, b, c); });
+    auto msg = accel_test::message_of([&] { ops::add(a, b, c); });
     CHECK(contains(msg, "add"));
     CHECK(contains(msg, "[4, 3]"));
     CHECK(contains(msg, "[3, 4]"));
     CHECK(untouched(c, 7));
     auto c2 = filled({12}, 7);
-    CHECK(contains(error_of([&] { ops::add(a, a, c2); }), "[12]"));
+    CHECK(contains(accel_test::message_of([&] { ops::add(a, a, c2); }), "[12]"));
 }
 
 TEST_CASE("every elementwise op checks shapes") {
@@ -67,32 +60,32 @@ TEST_CASE("every elementwise op checks shapes") {
 
 TEST_CASE("matmul: inner-dimension and output-shape errors") {
     auto a = filled({3, 4}, 1), b = filled({5, 2}, 1), c = filled({3, 2}, 9);
-    auto msg = error_of([&] { ops::matmul(a, b, c); });
+    auto msg = accel_test::message_of([&] { ops::matmul(a, b, c); });
     CHECK(contains(msg, "inner dimensions"));
     CHECK(contains(msg, "[3, 4]"));
     CHECK(contains(msg, "[5, 2]"));
     CHECK(untouched(c, 9));
     auto b2 = filled({4, 2}, 1), c_bad = filled({2, 3}, 9);
-    CHECK(contains(error_of([&] { ops::matmul(a, b2, c_bad); }), "must be [3, 2]"));
+    CHECK(contains(accel_test::message_of([&] { ops::matmul(a, b2, c_bad); }), "must be [3, 2]"));
     auto v = filled({4}, 1);
-    CHECK(contains(error_of([&] { ops::matmul(a, v, c); }), "rank 2"));
+    CHECK(contains(accel_test::message_of([&] { ops::matmul(a, v, c); }), "rank 2"));
     // With transposes the rule applies to op(a), op(b).
     auto at = filled({4, 3}, 1);
     ops::matmul(at, b2, c, {true, false});
     CHECK(untouched(c, 4));
-    CHECK(contains(error_of([&] { ops::matmul(a, a, c, {false, false}); }), "inner dimensions"));
+    CHECK(contains(accel_test::message_of([&] { ops::matmul(a, a, c, {false, false}); }), "inner dimensions"));
     auto sq = filled({3, 3}, 1);
-    CHECK(contains(error_of([&] { ops::matmul(sq, sq, sq); }), "aliases"));
+    CHECK(contains(accel_test::message_of([&] { ops::matmul(sq, sq, sq); }), "aliases"));
 }
 
 TEST_CASE("dense: weight, bias and output shapes") {
     auto x = filled({8, 30}, 1), w = filled({10, 30}, 1), bias = filled({10}, 0), y = filled({8, 10}, 5);
     auto w_bad = filled({10, 29}, 1);
-    CHECK(contains(error_of([&] { ops::dense(x, w_bad, bias, y); }), "in = 29"));
+    CHECK(contains(accel_test::message_of([&] { ops::dense(x, w_bad, bias, y); }), "in = 29"));
     auto b_bad = filled({11}, 0);
-    CHECK(contains(error_of([&] { ops::dense(x, w, b_bad, y); }), "bias has shape [11]"));
+    CHECK(contains(accel_test::message_of([&] { ops::dense(x, w, b_bad, y); }), "bias has shape [11]"));
     auto y_bad = filled({10, 8}, 5);
-    CHECK(contains(error_of([&] { ops::dense(x, w, bias, y_bad); }), "must be [8, 10]"));
+    CHECK(contains(accel_test::message_of([&] { ops::dense(x, w, bias, y_bad); }), "must be [8, 10]"));
     CHECK(untouched(y, 5));
     ops::dense(x, w, bias, y, Activation::relu);
     CHECK(untouched(y, 30));
@@ -102,20 +95,20 @@ TEST_CASE("tensors of different devices are rejected") {
     auto other = get_backend("host").create_device(0);
     auto a = filled({4}, 1), c = filled({4}, 2);
     auto b = Tensor::from_host(other, {4}, std::vector<float>(4, 1.0f));
-    auto msg = error_of([&] { ops::add(a, b, c); });
+    auto msg = accel_test::message_of([&] { ops::add(a, b, c); });
     CHECK(contains(msg, "one device"));
     CHECK(untouched(c, 2));
     auto stream = other->create_stream();
     ops::Options o;
     o.stream = stream.get();
-    CHECK(contains(error_of([&] { ops::add(a, a, c, o); }), "Options::stream"));
+    CHECK(contains(accel_test::message_of([&] { ops::add(a, a, c, o); }), "Options::stream"));
 }
 
 TEST_CASE("geometry outside the device limits is rejected") {
     auto a = filled({4}, 1), c = filled({4}, 2);
     ops::Options o;
     o.geometry = LaunchGeometry{{0, 1, 1}, {1, 1, 1}};
-    CHECK(contains(error_of([&] { ops::add(a, a, c, o); }), "at least 1"));
+    CHECK(contains(accel_test::message_of([&] { ops::add(a, a, c, o); }), "at least 1"));
     CHECK(untouched(c, 2));
 }
 
@@ -136,7 +129,7 @@ TEST_CASE("path selection: vendor where there is none is an error, never a silen
     CHECK(ops::parse_path_choice("Vendor") == ops::PathChoice::vendor);
     CHECK(ops::parse_path_choice("") == ops::PathChoice::automatic);
     CHECK(ops::parse_path_choice(" AUTO ") == ops::PathChoice::automatic);
-    const auto msg = error_of([] { ops::parse_path_choice(std::string(5000, 'n')); });
+    const auto msg = accel_test::message_of([] { ops::parse_path_choice(std::string(5000, 'n')); });
     CHECK(contains(msg, "(5000 characters)"));
     CHECK(msg.size() < 200);
     unsetenv("ACCEL_OP_PATH");
@@ -144,8 +137,8 @@ TEST_CASE("path selection: vendor where there is none is an error, never a silen
 
 TEST_CASE("adam rejects step 0 and bad hyper-parameters") {
     auto p = filled({3}, 1), g = filled({3}, 1), m = filled({3}, 0), v = filled({3}, 0);
-    CHECK(contains(error_of([&] { ops::adam_step(p, g, m, v, 0); }), "step is 0"));
-    const auto msg = error_of([&] { ops::adam_step(p, g, m, v, 1, {-1.0f}); });
+    CHECK(contains(accel_test::message_of([&] { ops::adam_step(p, g, m, v, 0); }), "step is 0"));
+    const auto msg = accel_test::message_of([&] { ops::adam_step(p, g, m, v, 1, {-1.0f}); });
     CHECK(contains(msg, "lr=-1 "));
     CHECK(contains(msg, "eps=1e-08 "));  // the default, not rounded to 0.000000
     CHECK(untouched(p, 1));
@@ -153,15 +146,15 @@ TEST_CASE("adam rejects step 0 and bad hyper-parameters") {
 
 TEST_CASE("column_sum and dense_backward check their shapes") {
     auto x = filled({4, 3}, 1), y_bad = filled({4}, 8);
-    CHECK(contains(error_of([&] { ops::column_sum(x, y_bad); }), "must be [3]"));
+    CHECK(contains(accel_test::message_of([&] { ops::column_sum(x, y_bad); }), "must be [3]"));
     CHECK(untouched(y_bad, 8));
     auto v = filled({12}, 1), y = filled({3}, 8);
-    CHECK(contains(error_of([&] { ops::column_sum(v, y); }), "rank 2"));
+    CHECK(contains(accel_test::message_of([&] { ops::column_sum(v, y); }), "rank 2"));
     auto xb = filled({8, 30}, 1), w = filled({10, 30}, 1), out = filled({8, 10}, 1), dw_bad = filled({30, 10}, 5);
     auto dw = filled({10, 30}, 5), db_bad = filled({8}, 5);
-    CHECK(contains(error_of([&] { ops::dense_backward(xb, w, out, out, Activation::relu, nullptr, dw_bad, nullptr); }),
+    CHECK(contains(accel_test::message_of([&] { ops::dense_backward(xb, w, out, out, Activation::relu, nullptr, dw_bad, nullptr); }),
                    "dw has shape [30, 10]"));
-    CHECK(contains(error_of([&] { ops::dense_backward(xb, w, out, out, Activation::none, nullptr, dw, &db_bad); }),
+    CHECK(contains(accel_test::message_of([&] { ops::dense_backward(xb, w, out, out, Activation::none, nullptr, dw, &db_bad); }),
                    "db has shape [8]"));
     CHECK(untouched(dw, 5));
 }
