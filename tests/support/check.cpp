@@ -4,10 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <limits>
 
@@ -190,6 +189,21 @@ int run_suite(int argc, const char* const* argv, const char* suite, bool hold_de
 const std::shared_ptr<accel::Device>& device() {
     static const std::shared_ptr<accel::Device> d = accel::default_device();
     return d;
+}
+
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name), had_(std::getenv(name) != nullptr) {
+    if (had_) old_ = std::getenv(name);
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() {
+    if (had_)
+        setenv(name_.c_str(), old_.c_str(), 1);
+    else
+        unsetenv(name_.c_str());
 }
 
 double timed_add(accel::Stream& s, const accel::Tensor& a, const accel::Tensor& b, accel::Tensor& c) {

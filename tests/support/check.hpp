@@ -56,6 +56,21 @@ accel::Tensor poisoned(const std::shared_ptr<accel::Device>& d, accel::Shape s);
 /// device still works (after a fault, beside a broken one).
 void add_works(const std::shared_ptr<accel::Device>& dev, accel::Stream* stream = nullptr);
 
+/// Sets (or, with null, unsets) an environment variable for one scope, and
+/// gives it back its old value (or absence) when the scope ends. Not
+/// thread-safe (setenv).
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value);
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    std::string name_, old_;
+    bool had_;
+};
+
 /// ops::add(a, b, c) on stream `s` of their device between two events, the
 /// stream synchronized; returns the milliseconds between the events.
 /// Throws as the calls it makes.

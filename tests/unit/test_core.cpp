@@ -23,21 +23,7 @@ using namespace accel;
 namespace {
 using accel_test::contains;
 
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-    std::string name, old;
-    bool had;
-    ScopedEnv(const char* n, const char* v) : name(n), had(std::getenv(n) != nullptr) {
-        if (had) old = std::getenv(n);
-        setenv(n, v, 1);
-    }
-    ~ScopedEnv() {
-        if (had)
-            setenv(name.c_str(), old.c_str(), 1);
-        else
-            unsetenv(name.c_str());
-    }
-};
+using accel_test::ScopedEnv;
 }  // namespace
 
 TEST_CASE("selectors parse case-insensitively with optional device index") {

@@ -29,24 +29,7 @@ std::string read(const std::filesystem::path& p) {
     return s.str();
 }
 
-// Sets (or, with null, unsets) an environment variable for one scope.
-struct ScopedEnv {
-    std::string name, old;
-    bool had;
-    ScopedEnv(const char* n, const char* v) : name(n), had(std::getenv(n) != nullptr) {
-        if (had) old = std::getenv(n);
-        if (v)
-            setenv(n, v, 1);
-        else
-            unsetenv(n);
-    }
-    ~ScopedEnv() {
-        if (had)
-            setenv(name.c_str(), old.c_str(), 1);
-        else
-            unsetenv(name.c_str());
-    }
-};
+using accel_test::ScopedEnv;
 
 }  // namespace
 
