@@ -44,3 +44,23 @@ function(accel_backend_unavailable name why)
   endif()
   message(STATUS "${name} backend not built: ${why}")
 endfunction()
+
+# accel_emulated_gpu_plugin(TARGET BACKEND SOURCES...): a GPU backend's
+# plugin built as host C++ for the tests (the CUDA and the HIP emulation):
+# its sources (the .cu kernel files among them, compiled as C++; the caller
+# gives them the LANGUAGE CXX property, which is per directory) with
+# ACCEL_CUDA_EMULATION, written as emulated-plugins/libaccel-backend-BACKEND.so,
+# never installed. The caller adds its include folders.
+function(accel_emulated_gpu_plugin target backend)
+  add_library(${target} MODULE ${ARGN})
+  target_compile_definitions(${target} PRIVATE ACCEL_CUDA_EMULATION
+                             "ACCEL_GPU_ARCHS=\"none, the accel ${backend} emulation runs the kernels on the CPU\"")
+  string(TOLOWER ${backend} name)
+  # Eigen: the f16/bf16 bit conversions of the emulated cuda_fp16.h / cuda_bf16.h.
+  target_link_libraries(${target} PRIVATE accel Threads::Threads Eigen3::Eigen)
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME accel-backend-${name} PREFIX "lib"
+                        CXX_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/emulated-plugins)
+  accel_warnings(${target})
+  # The kernels' `#pragma unroll` is nvcc's and hipcc's; GCC does not know it.
+  target_compile_options(${target} PRIVATE -Wno-unknown-pragmas)
+endfunction()

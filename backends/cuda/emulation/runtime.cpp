@@ -605,42 +605,63 @@ cudaError_t func_attributes(cudaFuncAttributes* attr) {
 
 // ---- errors -------------------------------------------------------------------
 
+namespace {
+// Each code the emulation can return: its name and, where the emulation
+// gives one, CUDA's message for it.
+struct ErrorText {
+    cudaError_t code;
+    const char* name;
+    const char* message;
+};
+#define ACCEL_EMU_ERROR(code, message) \
+    ErrorText { code, #code, message }
+constexpr ErrorText kErrors[] = {
+    ACCEL_EMU_ERROR(cudaSuccess, "no error"),
+    ACCEL_EMU_ERROR(cudaErrorInvalidValue, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorMemoryAllocation, "out of memory"),
+    ACCEL_EMU_ERROR(cudaErrorInitializationError, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorCudartUnloading, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorInvalidConfiguration, "invalid configuration argument"),
+    ACCEL_EMU_ERROR(cudaErrorStubLibrary, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorInsufficientDriver, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorDevicesUnavailable, "CUDA-capable device(s) is/are busy or unavailable"),
+    ACCEL_EMU_ERROR(cudaErrorNoDevice, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorInvalidDevice, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorNoKernelImageForDevice,
+                    "no kernel image is available for execution on the device"),
+    ACCEL_EMU_ERROR(cudaErrorInvalidPtx, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorJitCompilerNotFound, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorUnsupportedPtxVersion, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorContained, "uncorrectable error contained by the hardware"),
+    ACCEL_EMU_ERROR(cudaErrorInvalidResourceHandle, "invalid resource handle"),
+    ACCEL_EMU_ERROR(cudaErrorNotReady, "device not ready"),
+    ACCEL_EMU_ERROR(cudaErrorIllegalAddress, "an illegal memory access was encountered"),
+    ACCEL_EMU_ERROR(cudaErrorLaunchTimeout, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorAssert, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorHardwareStackError, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorIllegalInstruction, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorMisalignedAddress, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorInvalidAddressSpace, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorInvalidPc, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorLaunchFailure, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorTensorMemoryLeak, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorMpsClientTerminated, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorExternalDevice, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorUnknown, nullptr),
+};
+#undef ACCEL_EMU_ERROR
+}  // namespace
+
 const char* cudaGetErrorName(cudaError_t e) {
-    switch (e) {
-#define ACCEL_EMU_NAME(x) case x: return #x;
-        ACCEL_EMU_NAME(cudaSuccess) ACCEL_EMU_NAME(cudaErrorInvalidValue) ACCEL_EMU_NAME(cudaErrorMemoryAllocation)
-        ACCEL_EMU_NAME(cudaErrorInitializationError) ACCEL_EMU_NAME(cudaErrorCudartUnloading)
-        ACCEL_EMU_NAME(cudaErrorInvalidConfiguration) ACCEL_EMU_NAME(cudaErrorStubLibrary)
-        ACCEL_EMU_NAME(cudaErrorInsufficientDriver) ACCEL_EMU_NAME(cudaErrorDevicesUnavailable)
-        ACCEL_EMU_NAME(cudaErrorNoDevice) ACCEL_EMU_NAME(cudaErrorInvalidDevice)
-        ACCEL_EMU_NAME(cudaErrorNoKernelImageForDevice) ACCEL_EMU_NAME(cudaErrorInvalidPtx)
-        ACCEL_EMU_NAME(cudaErrorJitCompilerNotFound) ACCEL_EMU_NAME(cudaErrorUnsupportedPtxVersion)
-        ACCEL_EMU_NAME(cudaErrorContained) ACCEL_EMU_NAME(cudaErrorInvalidResourceHandle)
-        ACCEL_EMU_NAME(cudaErrorNotReady) ACCEL_EMU_NAME(cudaErrorIllegalAddress) ACCEL_EMU_NAME(cudaErrorLaunchTimeout)
-        ACCEL_EMU_NAME(cudaErrorAssert) ACCEL_EMU_NAME(cudaErrorHardwareStackError)
-        ACCEL_EMU_NAME(cudaErrorIllegalInstruction) ACCEL_EMU_NAME(cudaErrorMisalignedAddress)
-        ACCEL_EMU_NAME(cudaErrorInvalidAddressSpace) ACCEL_EMU_NAME(cudaErrorInvalidPc)
-        ACCEL_EMU_NAME(cudaErrorLaunchFailure) ACCEL_EMU_NAME(cudaErrorTensorMemoryLeak)
-        ACCEL_EMU_NAME(cudaErrorMpsClientTerminated) ACCEL_EMU_NAME(cudaErrorExternalDevice)
-        ACCEL_EMU_NAME(cudaErrorUnknown)
-#undef ACCEL_EMU_NAME
-    }
+    for (const ErrorText& t : kErrors)
+        if (t.code == e) return t.name;
     return "cudaErrorUnknown";
 }
 
 const char* cudaGetErrorString(cudaError_t e) {
-    switch (e) {
-        case cudaSuccess: return "no error";
-        case cudaErrorMemoryAllocation: return "out of memory";
-        case cudaErrorDevicesUnavailable: return "CUDA-capable device(s) is/are busy or unavailable";
-        case cudaErrorNoKernelImageForDevice: return "no kernel image is available for execution on the device";
-        case cudaErrorNotReady: return "device not ready";
-        case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-        case cudaErrorContained: return "uncorrectable error contained by the hardware";
-        case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-        case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-        default: return "error reported by the accel CUDA emulation";
-    }
+    for (const ErrorText& t : kErrors)
+        if (t.code == e && t.message) return t.message;
+    return "error reported by the accel CUDA emulation";
 }
 
 cudaError_t cudaGetLastError() {
