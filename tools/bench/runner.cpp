@@ -588,6 +588,30 @@ std::vector<Problem> Settings::problems(Op op) const {
     return typed;
 }
 
+namespace {
+// A device's facts and measured ceilings (a failed measurement is kept as
+// the report's error, not thrown).
+DeviceReport device_report(const std::shared_ptr<accel::Device>& d, const Settings& s) {
+    DeviceReport r;
+    r.selector = d->selector();
+    r.info = d->info();
+    if (r.info.type == "cpu") r.cache_bytes = host_last_level_cache();
+    r.vendor_matmul = d->kernel_table().supports(Op::matmul, OpPath::vendor);
+    r.vendor_dense = d->kernel_table().supports(Op::dense, OpPath::vendor);
+    if (s.progress) std::fprintf(stderr, "\r\033[Kmeasuring ceilings of %s ...", r.shown_selector().c_str());
+    const auto probe_t0 = Clock::now();
+    try {
+        measure_ceilings(r, d, s);
+    } catch (const accel::Error& e) {
+        r.error = e.what();
+    }
+    if (s.progress_lines)
+        std::fprintf(stderr, "ceilings of %s measured in %.1f s\n", r.shown_selector().c_str(),
+                     ms_since(probe_t0) / 1000);
+    return r;
+}
+}  // namespace
+
 Results run(const Settings& s) {
     Results res;
     std::vector<std::shared_ptr<accel::Device>> devices;
@@ -600,23 +624,7 @@ Results run(const Settings& s) {
         if (!st.availability.available) res.unavailable.push_back(st.summary());
 
     for (const auto& d : devices) {
-        DeviceReport r;
-        r.selector = d->selector();
-        r.info = d->info();
-        if (r.info.type == "cpu") r.cache_bytes = host_last_level_cache();
-        r.vendor_matmul = d->kernel_table().supports(Op::matmul, OpPath::vendor);
-        r.vendor_dense = d->kernel_table().supports(Op::dense, OpPath::vendor);
-        if (s.progress) std::fprintf(stderr, "\r\033[Kmeasuring ceilings of %s ...", r.shown_selector().c_str());
-        const auto probe_t0 = Clock::now();
-        try {
-            measure_ceilings(r, d, s);
-        } catch (const accel::Error& e) {
-            r.error = e.what();
-        }
-        if (s.progress_lines)
-            std::fprintf(stderr, "ceilings of %s measured in %.1f s\n", r.shown_selector().c_str(),
-                         ms_since(probe_t0) / 1000);
-        res.devices.push_back(std::move(r));
+        res.devices.push_back(device_report(d, s));
         if (s.on_progress) s.on_progress();
     }
     use_machine_ceilings(res.devices, s);
