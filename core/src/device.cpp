@@ -91,7 +91,7 @@ bool same_physical_device(const DeviceInfo& a, const DeviceInfo& b) noexcept {
 
 Device::Device(DeviceInfo info)
     : info_(std::move(info)),
-      kernel_table_(info_.backend + ":" + std::to_string(info_.index), info_.backend,
+      kernel_table_(selector(), info_.backend,
                     [this](Op op, DType dtype, OpPath path) { return do_unsupported_reason(op, dtype, path); }) {
     if (info_.host.empty()) info_.host = host_name();
 }
@@ -217,15 +217,19 @@ void Device::set_memory_limit(std::uint64_t bytes) noexcept {
 }
 
 namespace {
+// Throws unless [offset, offset + bytes) lies within `size` bytes of `kind` (buffer, allocation).
+void check_within(const char* what, std::size_t offset, std::size_t bytes, std::size_t size, const char* kind) {
+    if (offset > size || bytes > size - offset)
+        throw InvalidArgument(std::string(what) + ": range [" + std::to_string(offset) + ", " +
+                              std::to_string(offset) + " + " + std::to_string(bytes) +
+                              ") bytes lies past the end of a " + std::to_string(size) + "-byte " + kind);
+}
 void check_range(const char* what, const Buffer& b, const Device& d, std::size_t offset, std::size_t bytes) {
     if (b.device_ptr().get() != &d)
         throw InvalidArgument(std::string(what) + ": the buffer belongs to " +
                               (b.device_ptr() ? b.device_ptr()->selector() : std::string("no device")) +
                               ", not to " + d.selector());
-    if (offset > b.size() || bytes > b.size() - offset)
-        throw InvalidArgument(std::string(what) + ": range [" + std::to_string(offset) + ", " +
-                              std::to_string(offset) + " + " + std::to_string(bytes) +
-                              ") bytes lies past the end of a " + std::to_string(b.size()) + "-byte buffer");
+    check_within(what, offset, bytes, b.size(), "buffer");
 }
 void check_stream(const char* what, const Stream& s, const Device& d) {
     if (&s.device() != &d)
@@ -280,10 +284,7 @@ void Device::read_handle(void* dst, DeviceHandle src, std::size_t off, std::size
                                   "Tensor's handle() of this device");
         size = allocated != allocations_.end() ? allocated->second : mapped->second;
     }
-    if (off > size || bytes > size - off)
-        throw InvalidArgument("read_handle: range [" + std::to_string(off) + ", " + std::to_string(off) + " + " +
-                              std::to_string(bytes) + ") bytes lies past the end of a " + std::to_string(size) +
-                              "-byte allocation");
+    check_within("read_handle", off, bytes, size, "allocation");
     traced_copy("copy_device_to_host", bytes, s, true, [&] { do_copy_d2h(dst, src, off, bytes, s, true); });
 }
 void Device::copy_device_to_device(Buffer& dst, std::size_t doff, const Buffer& src, std::size_t soff,
