@@ -115,6 +115,50 @@ __attribute__((always_inline)) inline F relu1(F x) {
     return x <= F(0) ? F(0) : x;
 }
 
+/// GELU, x·Φ(x) with Φ(x) = erfc(−x/√2)/2 (accel/elementwise_math.hpp:
+/// full relative accuracy in the negative tail; −0 at −Inf, not −Inf·0).
+/// F: float or double (libm's erfcf / erfc).
+template <class F>
+inline F gelu1(F x) {
+    const F p = F(0.5) * std::erfc(-x * F(0.70710678118654752440));
+    return p == F(0) ? (x < F(0) ? -F(0) : F(0)) : x * p;
+}
+
+/// √(2/π)·(x + 0.044715·x³) as √(2/π)·x·(1 + 0.044715·x²): ±Inf once x³
+/// overflows, which the logistic saturates.
+template <class F>
+inline F gelu_tanh_arg(F x) {
+    return F(0.79788456080286535588) * x * (F(1) + F(0.044715) * x * x);
+}
+
+/// The tanh form x·(1 + tanh u)/2 as x·σ(2u) (the same value; no
+/// cancellation where 1 + tanh u is tiny); −0 at −Inf.
+template <class F>
+inline F gelu_tanh1(F x) {
+    const F s = sigmoid1(F(2) * gelu_tanh_arg(x));
+    return s == F(0) ? (x < F(0) ? -F(0) : F(0)) : x * s;
+}
+
+/// dy·(Φ(x) + x·φ(x)), φ(x) = exp(−x²/2)/√(2π); x·φ(x) taken as 0 where φ
+/// underflows (x = ±Inf included).
+template <class F>
+inline F gelu_backward1(F dy, F x) {
+    const F phi = F(0.39894228040143267794) * std::exp(F(-0.5) * x * x);
+    const F p = F(0.5) * std::erfc(-x * F(0.70710678118654752440));
+    return dy * (p + (phi == F(0) ? F(0) : x * phi));
+}
+
+/// dy·gelu_tanh'(x) = dy·(s + 2x·s·σ(−2u)·u'), s = σ(2u), u' =
+/// √(2/π)(1 + 3·0.044715x²) (1 + tanh u = 2s, 1 − tanh²u = 4s·σ(−2u));
+/// the second term is 0 where s·σ(−2u) underflows (its u' may be Inf).
+template <class F>
+inline F gelu_tanh_backward1(F dy, F x) {
+    const F u2 = F(2) * gelu_tanh_arg(x);
+    const F s = sigmoid1(u2), ss = s * sigmoid1(-u2);
+    const F du = F(0.79788456080286535588) * (F(1) + F(3 * 0.044715) * x * x);
+    return dy * (s + (ss == F(0) ? F(0) : F(2) * ss * x * du));
+}
+
 /// op(a, b) for one element in F (float or double), the formulas of
 /// Elementwise. Every operand is an argument (loaded unconditionally by the
 /// caller), so the selects of relu and relu_backward vectorize without
@@ -131,15 +175,24 @@ __attribute__((always_inline)) inline F elementwise1(F a, F b, F scale) {
         return b > F(0) ? a : F(0);
     else if constexpr (Op == Elementwise::sigmoid_backward)
         return a * b * (F(1) - b);
+    else if constexpr (Op == Elementwise::gelu)
+        return gelu1(a);
+    else if constexpr (Op == Elementwise::gelu_tanh)
+        return gelu_tanh1(a);
+    else if constexpr (Op == Elementwise::gelu_backward)
+        return gelu_backward1(a, b);
+    else if constexpr (Op == Elementwise::gelu_tanh_backward)
+        return gelu_tanh_backward1(a, b);
     else
         return scale * (sigmoid1(a) - b);
 }
 
-/// y[i] = elementwise1<Op>(a[i], b[i]) for i in [begin, end) (b unused by relu).
+/// y[i] = elementwise1<Op>(a[i], b[i]) for i in [begin, end) (b unused by
+/// the ops of one input).
 template <Elementwise Op, class F>
 __attribute__((always_inline)) inline void elementwise_loop(const F* a, const F* b, F* y, std::size_t begin,
                                                             std::size_t end, F scale) {
-    if constexpr (Op == Elementwise::relu) {
+    if constexpr (is_unary(Op)) {
 #pragma omp simd
         for (std::size_t i = begin; i < end; ++i) y[i] = elementwise1<Op>(a[i], F(0), scale);
     } else {
@@ -164,6 +217,12 @@ __attribute__((always_inline)) inline void elementwise_range(Elementwise op, con
             return elementwise_loop<Elementwise::sigmoid_backward>(a, b, y, begin, end, scale);
         case Elementwise::bce_with_logits_backward:
             return elementwise_loop<Elementwise::bce_with_logits_backward>(a, b, y, begin, end, scale);
+        case Elementwise::gelu: return elementwise_loop<Elementwise::gelu>(a, b, y, begin, end, scale);
+        case Elementwise::gelu_tanh: return elementwise_loop<Elementwise::gelu_tanh>(a, b, y, begin, end, scale);
+        case Elementwise::gelu_backward:
+            return elementwise_loop<Elementwise::gelu_backward>(a, b, y, begin, end, scale);
+        case Elementwise::gelu_tanh_backward:
+            return elementwise_loop<Elementwise::gelu_tanh_backward>(a, b, y, begin, end, scale);
     }
 }
 
@@ -180,6 +239,10 @@ void with_elementwise(Elementwise op, Fn&& f) {
         case E::relu_backward: return f(std::integral_constant<E, E::relu_backward>{});
         case E::sigmoid_backward: return f(std::integral_constant<E, E::sigmoid_backward>{});
         case E::bce_with_logits_backward: return f(std::integral_constant<E, E::bce_with_logits_backward>{});
+        case E::gelu: return f(std::integral_constant<E, E::gelu>{});
+        case E::gelu_tanh: return f(std::integral_constant<E, E::gelu_tanh>{});
+        case E::gelu_backward: return f(std::integral_constant<E, E::gelu_backward>{});
+        case E::gelu_tanh_backward: return f(std::integral_constant<E, E::gelu_tanh_backward>{});
     }
 }
 
@@ -260,6 +323,12 @@ struct SigmoidFn {
 struct ReluFn {
     __attribute__((always_inline)) float operator()(float v) const { return relu1(v); }
 };
+struct GeluFn {
+    __attribute__((always_inline)) float operator()(float v) const { return gelu1(v); }
+};
+struct GeluTanhFn {
+    __attribute__((always_inline)) float operator()(float v) const { return gelu_tanh1(v); }
+};
 struct IdentityFn {
     __attribute__((always_inline)) float operator()(float v) const { return v; }
 };
@@ -268,8 +337,8 @@ struct IdentityFn {
 /// y[r,c] = act(y[r,c] + bias[c]) when read_y, else act(bias[c]) (bias
 /// null: 0); act an ACCEL_ACTIVATION_* code. One loop per (activation,
 /// operands) case, chosen once per call, each body branch-free, so it
-/// vectorizes; the activation is sigmoid1 / relu1, the values of the
-/// sigmoid and relu ops. Call it from a multi-versioned function.
+/// vectorizes; the activation is sigmoid1 / relu1 / gelu1 / gelu_tanh1, the
+/// values of the sigmoid, relu, gelu and gelu_tanh ops. Call it from a multi-versioned function.
 __attribute__((always_inline)) inline void bias_activation_rows(const float* bias, float* y, std::size_t r0,
                                                                 std::size_t r1, std::size_t cols, bool read_y,
                                                                 int act) {
@@ -277,6 +346,10 @@ __attribute__((always_inline)) inline void bias_activation_rows(const float* bia
         bias_activation_rows_with(bias, y, r0, r1, cols, read_y, SigmoidFn{});
     else if (act == ACCEL_ACTIVATION_RELU)
         bias_activation_rows_with(bias, y, r0, r1, cols, read_y, ReluFn{});
+    else if (act == ACCEL_ACTIVATION_GELU)
+        bias_activation_rows_with(bias, y, r0, r1, cols, read_y, GeluFn{});
+    else if (act == ACCEL_ACTIVATION_GELU_TANH)
+        bias_activation_rows_with(bias, y, r0, r1, cols, read_y, GeluTanhFn{});
     else
         bias_activation_rows_with(bias, y, r0, r1, cols, read_y, IdentityFn{});
 }
