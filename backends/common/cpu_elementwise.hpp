@@ -7,6 +7,7 @@
 #include <accel/activation_codes.h>
 
 #include "elementwise_ops.hpp"
+#include "gelu_math.hpp"
 
 #include <cmath>
 #include <cstddef>
@@ -115,49 +116,13 @@ __attribute__((always_inline)) inline F relu1(F x) {
     return x <= F(0) ? F(0) : x;
 }
 
-/// GELU, x·Φ(x) with Φ(x) = erfc(−x/√2)/2 (accel/elementwise_math.hpp:
-/// full relative accuracy in the negative tail; −0 at −Inf, not −Inf·0).
-/// F: float or double (libm's erfcf / erfc).
-template <class F>
-inline F gelu1(F x) {
-    const F p = F(0.5) * std::erfc(-x * F(0.70710678118654752440));
-    return p == F(0) ? (x < F(0) ? -F(0) : F(0)) : x * p;
-}
-
-/// √(2/π)·(x + 0.044715·x³) as √(2/π)·x·(1 + 0.044715·x²): ±Inf once x³
-/// overflows, which the logistic saturates.
-template <class F>
-inline F gelu_tanh_arg(F x) {
-    return F(0.79788456080286535588) * x * (F(1) + F(0.044715) * x * x);
-}
-
-/// The tanh form x·(1 + tanh u)/2 as x·σ(2u) (the same value; no
-/// cancellation where 1 + tanh u is tiny); −0 at −Inf.
-template <class F>
-inline F gelu_tanh1(F x) {
-    const F s = sigmoid1(F(2) * gelu_tanh_arg(x));
-    return s == F(0) ? (x < F(0) ? -F(0) : F(0)) : x * s;
-}
-
-/// dy·(Φ(x) + x·φ(x)), φ(x) = exp(−x²/2)/√(2π); x·φ(x) taken as 0 where φ
-/// underflows (x = ±Inf included).
-template <class F>
-inline F gelu_backward1(F dy, F x) {
-    const F phi = F(0.39894228040143267794) * std::exp(F(-0.5) * x * x);
-    const F p = F(0.5) * std::erfc(-x * F(0.70710678118654752440));
-    return dy * (p + (phi == F(0) ? F(0) : x * phi));
-}
-
-/// dy·gelu_tanh'(x) = dy·(s + 2x·s·σ(−2u)·u'), s = σ(2u), u' =
-/// √(2/π)(1 + 3·0.044715x²) (1 + tanh u = 2s, 1 − tanh²u = 4s·σ(−2u));
-/// the second term is 0 where s·σ(−2u) underflows (its u' may be Inf).
-template <class F>
-inline F gelu_tanh_backward1(F dy, F x) {
-    const F u2 = F(2) * gelu_tanh_arg(x);
-    const F s = sigmoid1(u2), ss = s * sigmoid1(-u2);
-    const F du = F(0.79788456080286535588) * (F(1) + F(3 * 0.044715) * x * x);
-    return dy * (s + (ss == F(0) ? F(0) : F(2) * ss * x * du));
-}
+/// The math of the gelu ops on the CPU (backends/common/gelu_math.hpp):
+/// libm's erfc and exp, sigmoid1. F: float or double.
+struct CpuMath {
+    template <class F> ACCEL_COMPUTE_FN static F erfc(F x) { return std::erfc(x); }
+    template <class F> ACCEL_COMPUTE_FN static F exp(F x) { return std::exp(x); }
+    template <class F> ACCEL_COMPUTE_FN static F sigmoid(F x) { return sigmoid1(x); }
+};
 
 /// op(a, b) for one element in F (float or double), the formulas of
 /// Elementwise. Every operand is an argument (loaded unconditionally by the
@@ -176,13 +141,13 @@ __attribute__((always_inline)) inline F elementwise1(F a, F b, F scale) {
     else if constexpr (Op == Elementwise::sigmoid_backward)
         return a * b * (F(1) - b);
     else if constexpr (Op == Elementwise::gelu)
-        return gelu1(a);
+        return gelu_math::of<accel::Op::gelu, CpuMath>(a, b);
     else if constexpr (Op == Elementwise::gelu_tanh)
-        return gelu_tanh1(a);
+        return gelu_math::of<accel::Op::gelu_tanh, CpuMath>(a, b);
     else if constexpr (Op == Elementwise::gelu_backward)
-        return gelu_backward1(a, b);
+        return gelu_math::of<accel::Op::gelu_backward, CpuMath>(a, b);
     else if constexpr (Op == Elementwise::gelu_tanh_backward)
-        return gelu_tanh_backward1(a, b);
+        return gelu_math::of<accel::Op::gelu_tanh_backward, CpuMath>(a, b);
     else
         return scale * (sigmoid1(a) - b);
 }
@@ -324,10 +289,10 @@ struct ReluFn {
     __attribute__((always_inline)) float operator()(float v) const { return relu1(v); }
 };
 struct GeluFn {
-    __attribute__((always_inline)) float operator()(float v) const { return gelu1(v); }
+    __attribute__((always_inline)) float operator()(float v) const { return gelu_math::gelu<CpuMath>(v); }
 };
 struct GeluTanhFn {
-    __attribute__((always_inline)) float operator()(float v) const { return gelu_tanh1(v); }
+    __attribute__((always_inline)) float operator()(float v) const { return gelu_math::gelu_tanh<CpuMath>(v); }
 };
 struct IdentityFn {
     __attribute__((always_inline)) float operator()(float v) const { return v; }
@@ -337,8 +302,8 @@ struct IdentityFn {
 /// y[r,c] = act(y[r,c] + bias[c]) when read_y, else act(bias[c]) (bias
 /// null: 0); act an ACCEL_ACTIVATION_* code. One loop per (activation,
 /// operands) case, chosen once per call, each body branch-free, so it
-/// vectorizes; the activation is sigmoid1 / relu1 / gelu1 / gelu_tanh1, the
-/// values of the sigmoid, relu, gelu and gelu_tanh ops. Call it from a multi-versioned function.
+/// vectorizes; the activation is the value of the op of its name (sigmoid1,
+/// relu1, gelu_math's gelu and gelu_tanh). Call it from a multi-versioned function.
 __attribute__((always_inline)) inline void bias_activation_rows(const float* bias, float* y, std::size_t r0,
                                                                 std::size_t r1, std::size_t cols, bool read_y,
                                                                 int act) {

@@ -50,8 +50,8 @@ F activate(F v, Activation act) {
     switch (act) {
         case Activation::relu: return relu1(v);
         case Activation::sigmoid: return sigmoid1(v);
-        case Activation::gelu: return cpu::gelu1(v);
-        case Activation::gelu_tanh: return cpu::gelu_tanh1(v);
+        case Activation::gelu: return gelu_math::gelu<cpu::CpuMath>(v);
+        case Activation::gelu_tanh: return gelu_math::gelu_tanh<cpu::CpuMath>(v);
         case Activation::none: break;
     }
     return v;

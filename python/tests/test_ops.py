@@ -215,6 +215,14 @@ def test_dense_backward(device: accel.Device, activation: str, dtype: str) -> No
     check("dense", dtype, dw2, g.T @ stored(x))
 
 
+@pytest.mark.parametrize("activation", ["gelu", "gelu_tanh"])
+def test_dense_backward_needs_the_pre_activation_for_gelu(host: accel.Device, activation: str) -> None:
+    x, w = tensor(host, (4, 3), "f32"), tensor(host, (2, 3), "f32")
+    y = ops.dense(x, w, None, activation=activation)
+    with pytest.raises(accel.InvalidArgument, match="needs pre_activation"):
+        ops.dense_backward(x, w, y, y, activation=activation)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_column_sum(device: accel.Device, dtype: str) -> None:
     if not device.supports("column_sum", dtype, "native"):

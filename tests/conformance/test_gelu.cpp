@@ -63,26 +63,30 @@ std::vector<float> special_inputs() {
 // ACCEL_TEST_MAX_WORK (simulators).
 std::vector<float> range_inputs(std::mt19937_64& g) {
     const auto specials = special_inputs();
+    const std::size_t points = size_within_cap(200001, 2001, "gelu range sweep");
+    const int binade_step = points < 200001 ? 3 : 1;
     std::vector<float> x = specials;
-    const std::size_t sweep = size_within_cap(200001, 2001, "gelu range sweep");
-    const bool small = sweep < 200001;
-    for (std::size_t i = 0; i < sweep; ++i) x.push_back(-40.0f + 52.0f * static_cast<float>(i) / (sweep - 1));
-    for (int e = -149; e <= 127; e += small ? 3 : 1)
-        for (float m : {1.0f, 1.3f, 1.7f}) x.push_back(std::ldexp(m, e)), x.push_back(-std::ldexp(m, e));
-    for (float v : uniform(g, small ? 257 : 4099, -8.0f, 8.0f)) x.push_back(v);
+    const float lowest = -40.0f, width = 52.0f;
+    for (std::size_t i = 0; i < points; ++i) x.push_back(lowest + width * static_cast<float>(i) / (points - 1));
+    for (float mantissa : {1.0f, 1.3f, 1.7f})  // every binade of f32, subnormals included
+        for (int e = -149; e <= 127; e += binade_step) {
+            const float v = std::ldexp(mantissa, e);
+            x.insert(x.end(), {v, -v});
+        }
+    const auto random = uniform(g, binade_step == 1 ? 4099 : 257, -8.0f, 8.0f);
+    x.insert(x.end(), random.begin(), random.end());
     x.insert(x.end(), specials.begin(), specials.end());
     return x;
 }
 
 double compute_roundoff(DType t) { return t == DType::f64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24); }
 
+// The smallest positive value of t: the element whose bits are 1 (little-endian).
 double smallest_subnormal(DType t) {
-    switch (t) {
-    case DType::f64: return std::numeric_limits<double>::denorm_min();
-    case DType::f16: return std::ldexp(1.0, -24);
-    case DType::bf16: return std::ldexp(1.0, -133);
-    default: return std::numeric_limits<float>::denorm_min();
-    }
+    const unsigned char bits[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+    double v = 0;
+    convert_elements(bits, t, &v, DType::f64, 1);
+    return v;
 }
 
 bool is_tanh_form(Op op) { return op == Op::gelu_tanh || op == Op::gelu_tanh_backward; }
@@ -137,6 +141,18 @@ void expect_within(Op op, const std::vector<float>& x, const std::vector<double>
     CHECK(bad == 0);
 }
 
+// Calls check(t, xs) for every dtype of the run, xs the range inputs (salt
+// seeds their random part) as t stores them.
+template <class Check>
+void over_the_range(std::uint64_t salt, Check check) {
+    auto g = rng(salt);
+    const auto x = range_inputs(g);
+    for (DType t : dtypes()) {
+        CAPTURE(std::string(dtype_name(t)));
+        check(t, stored(x, t));
+    }
+}
+
 bool supported(Op op, DType t, OpPath path = OpPath::native) {
     if (device()->kernel_table().supports(op, t, path)) return true;
     MESSAGE(std::string(op_name(op)) << " in " << std::string(dtype_name(t)) << " skipped: unsupported on "
@@ -178,60 +194,53 @@ std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.en
 
 TEST_CASE("gelu and gelu_tanh over their whole range in every dtype: within the bound, +Inf at +Inf, 0 at -Inf, "
           "NaN kept, the sign of 0 kept") {
-    auto g = rng(31);
-    const auto x = range_inputs(g);
-    for (DType t : dtypes())
+    over_the_range(31, [](DType t, const std::vector<float>& xs) {
         for (Op op : {Op::gelu, Op::gelu_tanh}) {
             if (!supported(op, t)) continue;
-            const auto xs = stored(x, t);
             auto tx = Tensor::from_host(device(), {xs.size()}, xs, t);
             auto ty = Tensor::from_host(device(), {xs.size()}, std::vector<float>(xs.size(), 7.0f), t);
             ops::run(op, {&tx}, {&ty});
             expect_within(op, xs, ty.download_as<double>(), t, op_name(op));
         }
+    });
 }
 
 TEST_CASE("gelu_backward and gelu_tanh_backward over the whole range of x in every dtype: within the bound, "
           "1 at +Inf, 0 at -Inf, NaN kept") {
-    auto g = rng(32);
-    const auto x = range_inputs(g);
-    const std::size_t n = x.size();
-    for (DType t : dtypes())
+    over_the_range(32, [](DType t, const std::vector<float>& xs) {
+        const std::size_t n = xs.size();
         for (Op op : {Op::gelu_backward, Op::gelu_tanh_backward}) {
             if (!supported(op, t)) continue;
-            const auto xs = stored(x, t);
             auto tdy = Tensor::from_host(device(), {n}, std::vector<float>(n, 1.0f), t);
             auto tx = Tensor::from_host(device(), {n}, xs, t);
             auto tdx = Tensor::from_host(device(), {n}, std::vector<float>(n, 7.0f), t);
             ops::run(op, {&tdy, &tx}, {&tdx});
             expect_within(op, xs, tdx.download_as<double>(), t, std::string(op_name(op)) + " (dy = 1)");
         }
+    });
 }
 
 TEST_CASE("dense's gelu and gelu_tanh epilogues hold the same bound over the whole range in every dtype, on "
           "every path") {
-    auto g = rng(33);
-    const auto x = range_inputs(g);
-    const std::size_t n = x.size();
-    for (DType t : dtypes()) {
-        CAPTURE(std::string(dtype_name(t)));
-        const auto xs = stored(x, t);
-        // y[o] = act(W[o, 0] · 1 + 0): the epilogue sees the input exactly (-0 + 0 is +0: no sign check).
-        auto one = Tensor::from_host(device(), {1}, std::vector<float>{1.0f}, t);
-        auto zero = Tensor::from_host(device(), {n}, std::vector<float>(n, 0.0f), t);
-        auto w = Tensor::from_host(device(), {n, 1}, xs, t);
+    over_the_range(33, [](DType t, const std::vector<float>& xs) {
+        // y[r, 0] = act(x[r, 0] · 1 + 0), a batch of n rows of one input: the epilogue sees each x
+        // exactly (-0 + 0 is +0: no sign check).
+        const std::size_t n = xs.size();
+        auto batch = Tensor::from_host(device(), {n, 1}, xs, t);
+        auto unit = Tensor::from_host(device(), {1, 1}, std::vector<float>{1.0f}, t);
+        auto no_shift = Tensor::from_host(device(), {1}, std::vector<float>{0.0f}, t);
         for (auto path : paths(Op::dense)) {
             if (!supported(Op::dense, t, path == ops::PathChoice::vendor ? OpPath::vendor : OpPath::native)) continue;
-            ops::Options o;
-            o.path = path;
             for (Activation act : {Activation::gelu, Activation::gelu_tanh}) {
-                auto y = Tensor::from_host(device(), {n}, std::vector<float>(n, 7.0f), t);
-                ops::dense(one, w, zero, y, act, o);
+                ops::Options o;
+                o.path = path;
+                auto y = Tensor::from_host(device(), {n, 1}, std::vector<float>(n, 7.0f), t);
+                ops::dense(batch, unit, no_shift, y, act, o);
                 expect_within(act == Activation::gelu ? Op::gelu : Op::gelu_tanh, xs, y.download_as<double>(), t,
                               std::string("dense's ") + activation_name(act) + " epilogue, " + name(path), true);
             }
         }
-    }
+    });
 }
 
 TEST_CASE("the float64 oracles of gelu_backward and gelu_tanh_backward are the derivatives of their forwards "
@@ -275,8 +284,8 @@ TEST_CASE("gelu_backward and gelu_tanh_backward on the device match central diff
             }
             const double limit = with_fd_error(nmse_threshold(op, t), ref, err);
             const double got = reference::nmse(tdx.download_as<double>(), ref);
-            INFO(op_name(op) << " in " << std::string(dtype_name(t)) << ": NMSE " << got << " against central "
-                             << "differences, limit " << limit);
+            INFO(std::string(op_name(op)) << " in " << std::string(dtype_name(t)) << ": NMSE " << got
+                                          << " against central differences, limit " << limit);
             CHECK(got <= limit);
         }
 }

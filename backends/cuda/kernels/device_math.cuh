@@ -13,6 +13,7 @@
 #pragma once
 
 #include "kernels.hpp"
+#include "../../common/gelu_math.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -144,52 +145,23 @@ __device__ __forceinline__ F relu1(F x) {
     return x <= F(0) ? F(0) : x;
 }
 
-/// GELU x·Φ(x), Φ(x) = erfc(−x/√2)/2 (accel/elementwise_math.hpp: full
-/// relative accuracy in the negative tail; −0 at −Inf, not −Inf·0).
-template <class F>
-__device__ __forceinline__ F gelu1(F x) {
-    const F p = F(0.5) * math::erfc(-x * F(0.70710678118654752440));
-    return p == F(0) ? (x < F(0) ? -F(0) : F(0)) : x * p;
-}
-
-/// 2u = 2√(2/π)·x·(1 + 0.044715·x²), ±Inf once x³ overflows (σ saturates).
-template <class F>
-__device__ __forceinline__ F gelu_tanh_arg2(F x) {
-    return F(2 * 0.79788456080286535588) * x * (F(1) + F(0.044715) * x * x);
-}
-
-/// The tanh form x·(1 + tanh u)/2 as x·σ(2u), the same value; −0 at −Inf.
-template <class F>
-__device__ __forceinline__ F gelu_tanh1(F x) {
-    const F s = sigmoid1(gelu_tanh_arg2(x));
-    return s == F(0) ? (x < F(0) ? -F(0) : F(0)) : x * s;
-}
-
-/// dy·(Φ(x) + x·φ(x)); x·φ(x) is 0 where φ underflows (x = ±Inf included).
-template <class F>
-__device__ __forceinline__ F gelu_backward1(F dy, F x) {
-    const F phi = F(0.39894228040143267794) * math::exp(F(-0.5) * x * x);
-    const F p = F(0.5) * math::erfc(-x * F(0.70710678118654752440));
-    return dy * (p + (phi == F(0) ? F(0) : x * phi));
-}
-
-/// dy·(s + 2x·s·σ(−2u)·u'), s = σ(2u), u' = √(2/π)(1 + 3·0.044715x²): the
-/// tanh form's derivative; the second term is 0 where s·σ(−2u) underflows.
-template <class F>
-__device__ __forceinline__ F gelu_tanh_backward1(F dy, F x) {
-    const F u2 = gelu_tanh_arg2(x);
-    const F s = sigmoid1(u2), ss = s * sigmoid1(-u2);
-    const F du = F(0.79788456080286535588) * (F(1) + F(3 * 0.044715) * x * x);
-    return dy * (s + (ss == F(0) ? F(0) : F(2) * ss * x * du));
-}
+/// The math of the gelu ops here (backends/common/gelu_math.hpp).
+struct DeviceMath {
+    template <class F>
+    __device__ __forceinline__ static F erfc(F x) { return math::erfc(x); }
+    template <class F>
+    __device__ __forceinline__ static F exp(F x) { return math::exp(x); }
+    template <class F>
+    __device__ __forceinline__ static F sigmoid(F x) { return sigmoid1(x); }
+};
 
 /// The activation of a fused epilogue.
 template <class F>
 __device__ __forceinline__ F activate(F v, Epilogue act) {
     if (act == Epilogue::relu) return relu1(v);
     if (act == Epilogue::sigmoid) return sigmoid1(v);
-    if (act == Epilogue::gelu) return gelu1(v);
-    if (act == Epilogue::gelu_tanh) return gelu_tanh1(v);
+    if (act == Epilogue::gelu) return gelu_math::gelu<DeviceMath>(v);
+    if (act == Epilogue::gelu_tanh) return gelu_math::gelu_tanh<DeviceMath>(v);
     return v;
 }
 

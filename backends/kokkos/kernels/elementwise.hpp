@@ -48,23 +48,11 @@ struct SigmoidBackward {
     template <class F>
     KOKKOS_INLINE_FUNCTION F operator()(F dy, F y) const { return dy * y * (F(1) - y); }
 };
+/// The gelu ops (backends/common/gelu_math.hpp); a = dy, b = x for the backward ones.
+template <Op kOp>
 struct Gelu {
     template <class F>
-    KOKKOS_INLINE_FUNCTION F operator()(F x, F) const { return gelu1(x); }
-};
-struct GeluTanh {
-    template <class F>
-    KOKKOS_INLINE_FUNCTION F operator()(F x, F) const { return gelu_tanh1(x); }
-};
-/// a = dy, b = x.
-struct GeluBackward {
-    template <class F>
-    KOKKOS_INLINE_FUNCTION F operator()(F dy, F x) const { return gelu_backward1(dy, x); }
-};
-/// a = dy, b = x.
-struct GeluTanhBackward {
-    template <class F>
-    KOKKOS_INLINE_FUNCTION F operator()(F dy, F x) const { return gelu_tanh_backward1(dy, x); }
+    KOKKOS_INLINE_FUNCTION F operator()(F a, F b) const { return gelu_math::of<kOp, KokkosMath>(a, b); }
 };
 /// a = z (logit), b = t (target).
 struct Bce {
@@ -98,10 +86,12 @@ bool with_elementwise_fn(Op op, ConstTypedView<T> a, ConstTypedView<T> b, TypedV
         case Op::relu_backward: run(ElementwiseFn<T, formula::ReluBackward>{a, b, y}); return true;
         case Op::sigmoid_backward: run(ElementwiseFn<T, formula::SigmoidBackward>{a, b, y}); return true;
         case Op::bce_with_logits: run(ElementwiseFn<T, formula::Bce>{a, b, y}); return true;
-        case Op::gelu: run(ElementwiseFn<T, formula::Gelu>{a, b, y}); return true;
-        case Op::gelu_tanh: run(ElementwiseFn<T, formula::GeluTanh>{a, b, y}); return true;
-        case Op::gelu_backward: run(ElementwiseFn<T, formula::GeluBackward>{a, b, y}); return true;
-        case Op::gelu_tanh_backward: run(ElementwiseFn<T, formula::GeluTanhBackward>{a, b, y}); return true;
+        case Op::gelu: run(ElementwiseFn<T, formula::Gelu<Op::gelu>>{a, b, y}); return true;
+        case Op::gelu_tanh: run(ElementwiseFn<T, formula::Gelu<Op::gelu_tanh>>{a, b, y}); return true;
+        case Op::gelu_backward: run(ElementwiseFn<T, formula::Gelu<Op::gelu_backward>>{a, b, y}); return true;
+        case Op::gelu_tanh_backward:
+            run(ElementwiseFn<T, formula::Gelu<Op::gelu_tanh_backward>>{a, b, y});
+            return true;
         default: return false;
     }
 }

@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "../../common/compute_type.hpp"
+#include "../../common/gelu_math.hpp"
 
 #include <accel/activation_codes.h>
 
@@ -86,44 +87,15 @@ KOKKOS_INLINE_FUNCTION F relu1(F x) {
     return x <= F(0) ? F(0) : x;
 }
 
-/// GELU x·Φ(x), Φ(x) = erfc(−x/√2)/2 (accel/elementwise_math.hpp: full
-/// relative accuracy in the negative tail; −0 at −Inf, not −Inf·0).
-template <class F>
-KOKKOS_INLINE_FUNCTION F gelu1(F x) {
-    const F p = F(0.5) * kmath::erfc(-x * F(0.70710678118654752440));
-    return p == F(0) ? (x < F(0) ? -F(0) : F(0)) : x * p;
-}
-
-/// 2u = 2√(2/π)·x·(1 + 0.044715·x²), ±Inf once x³ overflows (σ saturates).
-template <class F>
-KOKKOS_INLINE_FUNCTION F gelu_tanh_arg2(F x) {
-    return F(2 * 0.79788456080286535588) * x * (F(1) + F(0.044715) * x * x);
-}
-
-/// The tanh form x·(1 + tanh u)/2 as x·σ(2u), the same value; −0 at −Inf.
-template <class F>
-KOKKOS_INLINE_FUNCTION F gelu_tanh1(F x) {
-    const F s = sigmoid1(gelu_tanh_arg2(x));
-    return s == F(0) ? (x < F(0) ? -F(0) : F(0)) : x * s;
-}
-
-/// dy·(Φ(x) + x·φ(x)); x·φ(x) is 0 where φ underflows (x = ±Inf included).
-template <class F>
-KOKKOS_INLINE_FUNCTION F gelu_backward1(F dy, F x) {
-    const F phi = F(0.39894228040143267794) * kmath::exp(F(-0.5) * x * x);
-    const F p = F(0.5) * kmath::erfc(-x * F(0.70710678118654752440));
-    return dy * (p + (phi == F(0) ? F(0) : x * phi));
-}
-
-/// dy·(s + 2x·s·σ(−2u)·u'), s = σ(2u), u' = √(2/π)(1 + 3·0.044715x²): the
-/// tanh form's derivative; the second term is 0 where s·σ(−2u) underflows.
-template <class F>
-KOKKOS_INLINE_FUNCTION F gelu_tanh_backward1(F dy, F x) {
-    const F u2 = gelu_tanh_arg2(x);
-    const F s = sigmoid1(u2), ss = s * sigmoid1(-u2);
-    const F du = F(0.79788456080286535588) * (F(1) + F(3 * 0.044715) * x * x);
-    return dy * (s + (ss == F(0) ? F(0) : F(2) * ss * x * du));
-}
+/// The math of the gelu ops here (backends/common/gelu_math.hpp).
+struct KokkosMath {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION static F erfc(F x) { return kmath::erfc(x); }
+    template <class F>
+    KOKKOS_INLINE_FUNCTION static F exp(F x) { return kmath::exp(x); }
+    template <class F>
+    KOKKOS_INLINE_FUNCTION static F sigmoid(F x) { return sigmoid1(x); }
+};
 
 /// Applies activation `act` (an ACCEL_ACTIVATION_* code: accel::Activation
 /// as a plain int) to v.
@@ -131,8 +103,8 @@ template <class F>
 KOKKOS_INLINE_FUNCTION F activate(F v, int act) {
     if (act == ACCEL_ACTIVATION_RELU) return relu1(v);
     if (act == ACCEL_ACTIVATION_SIGMOID) return sigmoid1(v);
-    if (act == ACCEL_ACTIVATION_GELU) return gelu1(v);
-    if (act == ACCEL_ACTIVATION_GELU_TANH) return gelu_tanh1(v);
+    if (act == ACCEL_ACTIVATION_GELU) return gelu_math::gelu<KokkosMath>(v);
+    if (act == ACCEL_ACTIVATION_GELU_TANH) return gelu_math::gelu_tanh<KokkosMath>(v);
     return v;
 }
 

@@ -301,21 +301,27 @@ acc relu1(acc x) { return (is_nan_acc(x) || x > acc(0)) ? x : acc(0); }
 // continued fraction (A&S 7.1.14; 16 levels: 2e-16). t <= -0.5: 2 - erfc(a).
 // The erfcx(a0) values were computed to 40 digits (series and continued
 // fraction in decimal arithmetic).
+// x/2 in the float type T (U: the unsigned integer of its width, TO_U and
+// FROM_U its bit casts, ONE: exponent 1's bit, SIGN: the sign bit), rounded
+// once to nearest even from the bits, subnormal results too: below exponent
+// 2 the value is the bits' integer times the smallest subnormal. is_tiny(x):
+// |x| < 2^-100, where x·Φ(x) and x·σ(2u) are x/2 to 2^-99.
+#define DEFINE_HALF(NAME, T, U, TO_U, FROM_U, ONE, SIGN)                 \
+    T NAME(T x) {                                                       \
+        const U b = TO_U(x), mag = b & ~(SIGN);                         \
+        if (mag >= U(2) * (ONE)) return FROM_U(b - (ONE));              \
+        U q = mag >> 1;                                                 \
+        if ((mag & U(1)) != U(0) && (q & U(1)) != U(0)) q += U(1);      \
+        return FROM_U((b & (SIGN)) | q);                                \
+    }
 #if defined(ACCEL_F64)
 const double ERFCX_AT[9] = double[9](0.5069376502931449LF, 0.3678229164523611LF, 0.2849722347374364LF, 0.23108725873039188LF, 0.1936620962790687LF, 0.16633534842682188LF, 0.14558972127503855LF, 0.12934527478598792LF, 0.11630270721024731LF);
 const double INV_SQRT_PI = 0.56418958354775628695LF, INV_SQRT2 = 0.70710678118654752440LF;
 const double INV_SQRT_2PI = 0.39894228040143267794LF, SQRT_2_OVER_PI = 0.79788456080286535588LF;
 const double GELU_K = 0.044715LF, EXP_FLOOR = -760.0LF;
 const int MIN_NORMAL_EXP = -1022;
-// x/2, rounded once to nearest even from the bits (subnormal results too);
-// and whether |x| < 2^-100, where x·Φ(x) and x·σ(2u) are x/2 to 2^-99.
-double half_d(double x) {
-    const uint64_t b = doubleBitsToUint64(x), mag = b & 0x7fffffffffffffffUL;
-    if (mag >= 0x0020000000000000UL) return uint64BitsToDouble(b - 0x0010000000000000UL);  // exponent >= 2: exact
-    uint64_t q = mag >> 1;  // exponent 0 or 1: the value is mag·2^-1074
-    if ((mag & 1UL) != 0UL && (q & 1UL) != 0UL) q += 1UL;
-    return uint64BitsToDouble((b & 0x8000000000000000UL) | q);
-}
+DEFINE_HALF(half_d, double, uint64_t, doubleBitsToUint64, uint64BitsToDouble, 0x0010000000000000UL,
+            0x8000000000000000UL)
 bool is_tiny(double x) { return (doubleBitsToUint64(x) & 0x7fffffffffffffffUL) < 0x39b0000000000000UL; }
 #define half_acc half_d
 #define exp_parts_acc exp_parts_d
@@ -328,14 +334,7 @@ const float INV_SQRT_PI = 0.56418958354775628695, INV_SQRT2 = 0.7071067811865475
 const float INV_SQRT_2PI = 0.39894228040143267794, SQRT_2_OVER_PI = 0.79788456080286535588;
 const float GELU_K = 0.044715, EXP_FLOOR = -130.0;
 const int MIN_NORMAL_EXP = -126;
-// As half_d and is_tiny in double.
-float half_f(float x) {
-    const uint b = floatBitsToUint(x), mag = b & 0x7fffffffu;
-    if (mag >= 0x01000000u) return uintBitsToFloat(b - 0x00800000u);
-    uint q = mag >> 1;
-    if ((mag & 1u) != 0u && (q & 1u) != 0u) q += 1u;
-    return uintBitsToFloat((b & 0x80000000u) | q);
-}
+DEFINE_HALF(half_f, float, uint, floatBitsToUint, uintBitsToFloat, 0x00800000u, 0x80000000u)
 bool is_tiny(float x) { return (floatBitsToUint(x) & 0x7fffffffu) < 0x0d800000u; }
 #define half_acc half_f
 #define exp_parts_acc exp_parts_f
