@@ -7,6 +7,7 @@
 #include <accel/activation_codes.h>
 
 #include "elementwise_ops.hpp"
+#include "gelu_math.hpp"
 
 #include <cmath>
 #include <cstddef>
@@ -115,6 +116,14 @@ __attribute__((always_inline)) inline F relu1(F x) {
     return x <= F(0) ? F(0) : x;
 }
 
+/// The math of the gelu ops on the CPU (backends/common/gelu_math.hpp):
+/// libm's erfc and exp, sigmoid1. F: float or double.
+struct CpuMath {
+    template <class F> ACCEL_COMPUTE_FN static F erfc(F x) { return std::erfc(x); }
+    template <class F> ACCEL_COMPUTE_FN static F exp(F x) { return std::exp(x); }
+    template <class F> ACCEL_COMPUTE_FN static F sigmoid(F x) { return sigmoid1(x); }
+};
+
 /// op(a, b) for one element in F (float or double), the formulas of
 /// Elementwise. Every operand is an argument (loaded unconditionally by the
 /// caller), so the selects of relu and relu_backward vectorize without
@@ -131,15 +140,24 @@ __attribute__((always_inline)) inline F elementwise1(F a, F b, F scale) {
         return b > F(0) ? a : F(0);
     else if constexpr (Op == Elementwise::sigmoid_backward)
         return a * b * (F(1) - b);
+    else if constexpr (Op == Elementwise::gelu)
+        return gelu_math::of<accel::Op::gelu, CpuMath>(a, b);
+    else if constexpr (Op == Elementwise::gelu_tanh)
+        return gelu_math::of<accel::Op::gelu_tanh, CpuMath>(a, b);
+    else if constexpr (Op == Elementwise::gelu_backward)
+        return gelu_math::of<accel::Op::gelu_backward, CpuMath>(a, b);
+    else if constexpr (Op == Elementwise::gelu_tanh_backward)
+        return gelu_math::of<accel::Op::gelu_tanh_backward, CpuMath>(a, b);
     else
         return scale * (sigmoid1(a) - b);
 }
 
-/// y[i] = elementwise1<Op>(a[i], b[i]) for i in [begin, end) (b unused by relu).
+/// y[i] = elementwise1<Op>(a[i], b[i]) for i in [begin, end) (b unused by
+/// the ops of one input).
 template <Elementwise Op, class F>
 __attribute__((always_inline)) inline void elementwise_loop(const F* a, const F* b, F* y, std::size_t begin,
                                                             std::size_t end, F scale) {
-    if constexpr (Op == Elementwise::relu) {
+    if constexpr (is_unary(Op)) {
 #pragma omp simd
         for (std::size_t i = begin; i < end; ++i) y[i] = elementwise1<Op>(a[i], F(0), scale);
     } else {
@@ -164,6 +182,12 @@ __attribute__((always_inline)) inline void elementwise_range(Elementwise op, con
             return elementwise_loop<Elementwise::sigmoid_backward>(a, b, y, begin, end, scale);
         case Elementwise::bce_with_logits_backward:
             return elementwise_loop<Elementwise::bce_with_logits_backward>(a, b, y, begin, end, scale);
+        case Elementwise::gelu: return elementwise_loop<Elementwise::gelu>(a, b, y, begin, end, scale);
+        case Elementwise::gelu_tanh: return elementwise_loop<Elementwise::gelu_tanh>(a, b, y, begin, end, scale);
+        case Elementwise::gelu_backward:
+            return elementwise_loop<Elementwise::gelu_backward>(a, b, y, begin, end, scale);
+        case Elementwise::gelu_tanh_backward:
+            return elementwise_loop<Elementwise::gelu_tanh_backward>(a, b, y, begin, end, scale);
     }
 }
 
@@ -180,6 +204,10 @@ void with_elementwise(Elementwise op, Fn&& f) {
         case E::relu_backward: return f(std::integral_constant<E, E::relu_backward>{});
         case E::sigmoid_backward: return f(std::integral_constant<E, E::sigmoid_backward>{});
         case E::bce_with_logits_backward: return f(std::integral_constant<E, E::bce_with_logits_backward>{});
+        case E::gelu: return f(std::integral_constant<E, E::gelu>{});
+        case E::gelu_tanh: return f(std::integral_constant<E, E::gelu_tanh>{});
+        case E::gelu_backward: return f(std::integral_constant<E, E::gelu_backward>{});
+        case E::gelu_tanh_backward: return f(std::integral_constant<E, E::gelu_tanh_backward>{});
     }
 }
 
@@ -260,6 +288,12 @@ struct SigmoidFn {
 struct ReluFn {
     __attribute__((always_inline)) float operator()(float v) const { return relu1(v); }
 };
+struct GeluFn {
+    __attribute__((always_inline)) float operator()(float v) const { return gelu_math::gelu<CpuMath>(v); }
+};
+struct GeluTanhFn {
+    __attribute__((always_inline)) float operator()(float v) const { return gelu_math::gelu_tanh<CpuMath>(v); }
+};
 struct IdentityFn {
     __attribute__((always_inline)) float operator()(float v) const { return v; }
 };
@@ -268,8 +302,8 @@ struct IdentityFn {
 /// y[r,c] = act(y[r,c] + bias[c]) when read_y, else act(bias[c]) (bias
 /// null: 0); act an ACCEL_ACTIVATION_* code. One loop per (activation,
 /// operands) case, chosen once per call, each body branch-free, so it
-/// vectorizes; the activation is sigmoid1 / relu1, the values of the
-/// sigmoid and relu ops. Call it from a multi-versioned function.
+/// vectorizes; the activation is the value of the op of its name (sigmoid1,
+/// relu1, gelu_math's gelu and gelu_tanh). Call it from a multi-versioned function.
 __attribute__((always_inline)) inline void bias_activation_rows(const float* bias, float* y, std::size_t r0,
                                                                 std::size_t r1, std::size_t cols, bool read_y,
                                                                 int act) {
@@ -277,6 +311,10 @@ __attribute__((always_inline)) inline void bias_activation_rows(const float* bia
         bias_activation_rows_with(bias, y, r0, r1, cols, read_y, SigmoidFn{});
     else if (act == ACCEL_ACTIVATION_RELU)
         bias_activation_rows_with(bias, y, r0, r1, cols, read_y, ReluFn{});
+    else if (act == ACCEL_ACTIVATION_GELU)
+        bias_activation_rows_with(bias, y, r0, r1, cols, read_y, GeluFn{});
+    else if (act == ACCEL_ACTIVATION_GELU_TANH)
+        bias_activation_rows_with(bias, y, r0, r1, cols, read_y, GeluTanhFn{});
     else
         bias_activation_rows_with(bias, y, r0, r1, cols, read_y, IdentityFn{});
 }

@@ -16,7 +16,16 @@ enum class Elementwise {
     relu_backward,             ///< y = b > 0 ? a : 0          (a = dy, b = x)
     sigmoid_backward,          ///< y = a·b·(1 − b)           (a = dy, b = σ(x))
     bce_with_logits_backward,  ///< y = scale·(σ(a) − b)      (a = z, b = t)
+    gelu,                      ///< y = gelu1(a)
+    gelu_tanh,                 ///< y = gelu_tanh1(a)
+    gelu_backward,             ///< y = a·gelu'(b)             (a = dy, b = x)
+    gelu_tanh_backward,        ///< y = a·gelu_tanh'(b)        (a = dy, b = x)
 };
+
+/// Whether loop `op` reads only its first operand.
+constexpr bool is_unary(Elementwise op) {
+    return op == Elementwise::relu || op == Elementwise::gelu || op == Elementwise::gelu_tanh;
+}
 
 /// Whether loop `op` reads KernelArgs::scalars[0] as its `scale` (0 is passed otherwise).
 constexpr bool takes_scale(Elementwise op) { return op == Elementwise::bce_with_logits_backward; }
@@ -37,6 +46,10 @@ inline constexpr ElementwiseOp kElementwiseOps[] = {
     {Op::relu_backward, Elementwise::relu_backward},
     {Op::sigmoid_backward, Elementwise::sigmoid_backward},
     {Op::bce_with_logits_backward, Elementwise::bce_with_logits_backward},
+    {Op::gelu, Elementwise::gelu},
+    {Op::gelu_tanh, Elementwise::gelu_tanh},
+    {Op::gelu_backward, Elementwise::gelu_backward},
+    {Op::gelu_tanh_backward, Elementwise::gelu_tanh_backward},
 };
 
 }  // namespace cpu

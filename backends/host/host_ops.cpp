@@ -47,7 +47,14 @@ void each(std::size_t n, const LaunchGeometry& g, Body body) {
 
 template <class F>
 F activate(F v, Activation act) {
-    return act == Activation::relu ? relu1(v) : act == Activation::sigmoid ? sigmoid1(v) : v;
+    switch (act) {
+        case Activation::relu: return relu1(v);
+        case Activation::sigmoid: return sigmoid1(v);
+        case Activation::gelu: return gelu_math::gelu<cpu::CpuMath>(v);
+        case Activation::gelu_tanh: return gelu_math::gelu_tanh<cpu::CpuMath>(v);
+        case Activation::none: break;
+    }
+    return v;
 }
 
 // out[0][i] = op(in[0][i], in[1][i]) (cpu::Elementwise; scale = scalars[0]

@@ -661,7 +661,9 @@ std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
     // common.cl, so dense's activation passes to the kernels unchanged.
     const std::string activations = " -DACCEL_ACTIVATION_NONE=" + std::to_string(ACCEL_ACTIVATION_NONE) +
                                     " -DACCEL_ACTIVATION_SIGMOID=" + std::to_string(ACCEL_ACTIVATION_SIGMOID) +
-                                    " -DACCEL_ACTIVATION_RELU=" + std::to_string(ACCEL_ACTIVATION_RELU);
+                                    " -DACCEL_ACTIVATION_RELU=" + std::to_string(ACCEL_ACTIVATION_RELU) +
+                                    " -DACCEL_ACTIVATION_GELU=" + std::to_string(ACCEL_ACTIVATION_GELU) +
+                                    " -DACCEL_ACTIVATION_GELU_TANH=" + std::to_string(ACCEL_ACTIVATION_GELU_TANH);
     const std::string fp64 = (fp64_ ? " -DACCEL_HAS_FP64" : "") + activations;
     const GemmParams& general = tiles_.tiles[tile];
     if (t == DType::f32)

@@ -19,6 +19,8 @@ const char* activation_name(Activation a) noexcept {
         case Activation::none: return "none";
         case Activation::sigmoid: return "sigmoid";
         case Activation::relu: return "relu";
+        case Activation::gelu: return "gelu";
+        case Activation::gelu_tanh: return "gelu_tanh";
     }
     return "?";
 }

@@ -40,6 +40,19 @@ const char* const kTranscendentalWhy =
     "exp/log1p (a few ulp: CUDA expf 2, OpenCL exp 3) and a handful of roundings per element: relative error "
     "~1e-6 in f32 (NMSE ~1e-12), ~1e-15 in f64; an unstable formula (overflow to Inf/NaN, cancellation at large "
     "|x|) fails by orders of magnitude; f16/bf16 4u^2 (one final rounding dominates)";
+// GELU and its derivative: erfc (CUDA erfcf 4 ulp, OpenCL erfc 16 ulp in f32
+// and f64) or the logistic, times x, plus a few roundings. The argument
+// x/√2 (or 2u) is rounded once, which erfc amplifies by its condition number
+// 2t² (= x² at t = x/√2): up to 36 ulp at |x| = 6, only in the negative tail
+// where the values, and so their weight in the NMSE, are below 1e-8 of the
+// largest. Relative error ≤ ~1e-5 in f32 there, ~1e-6 elsewhere: the
+// transcendental thresholds hold with room; a wrong formula (erf for erfc,
+// a wrong constant) or a NaN at large |x| fails by orders of magnitude.
+const char* const kGeluWhy =
+    "erfc or the logistic (CUDA erfcf 4 ulp, OpenCL erfc 16 ulp) times x and a few roundings: relative error "
+    "~1e-6 in f32 where the values are large; erfc's condition number 2t^2 (x^2 at t = x/sqrt2, <= 36 on [-6, 6]) "
+    "multiplies the rounding of its argument only in the negative tail, whose values are < 1e-8 of the largest; "
+    "f64 ~1e-15; f16/bf16 4u^2 (one final rounding dominates)";
 // Sums of up to K products (or K terms), accumulated in the compute type:
 // relative error ≤ K·u worst case, ~sqrt(K)·u typical; for K ≤ 4096 in f32
 // (K·u)² ≈ 6e-8 worst, and 1e-8 holds for the random data the tests draw.
@@ -131,6 +144,14 @@ std::deque<OpInfo> builtin_ops() {
     t.push_back(entry(Op::bias_activation, "bias_activation", "y[r,c] = act(alpha·y[r,c] + bias[c])", {"bias"}, {"y"},
                       kTranscendental, kTranscendentalWhy, epilogue_flops, epilogue_bytes));
     t.push_back(entry(Op::mul, "mul", "c = a * b", {"a", "b"}, {"c"}, kExact, kExactWhy, per_element<1>, arrays<3>));
+    t.push_back(entry(Op::gelu, "gelu", "y = x * Phi(x) = x/2 * (1 + erf(x/sqrt(2)))", {"x"}, {"y"}, kTranscendental,
+                      kGeluWhy, per_element<8>, arrays<2>));
+    t.push_back(entry(Op::gelu_tanh, "gelu_tanh", "y = x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))", {"x"},
+                      {"y"}, kTranscendental, kGeluWhy, per_element<10>, arrays<2>));
+    t.push_back(entry(Op::gelu_backward, "gelu_backward", "dx = dy * (Phi(x) + x * phi(x))", {"dy", "x"}, {"dx"},
+                      kTranscendental, kGeluWhy, per_element<14>, arrays<3>));
+    t.push_back(entry(Op::gelu_tanh_backward, "gelu_tanh_backward", "dx = dy * d/dx gelu_tanh(x)", {"dy", "x"},
+                      {"dx"}, kTranscendental, kGeluWhy, per_element<18>, arrays<3>));
     for (Op op : {Op::matmul, Op::dense}) {
         t[static_cast<std::size_t>(op)].has_vendor_path = true;
         t[static_cast<std::size_t>(op)].tiled = true;
@@ -149,6 +170,10 @@ std::deque<OpInfo> builtin_ops() {
     elementwise(Op::sigmoid_backward, el::sigmoid_backward, {{-4, 4}, {0, 1}});  // y is a sigmoid
     elementwise(Op::bce_with_logits, el::bce_with_logits, {{-8, 8}, {0, 1}});     // t is a probability
     elementwise(Op::mul, el::mul, {{-4, 4}, {-4, 4}});
+    elementwise(Op::gelu, el::gelu, {{-6, 6}});  // both tails: Φ from 1e-9 to 1 - 1e-9
+    elementwise(Op::gelu_tanh, el::gelu_tanh, {{-6, 6}});
+    elementwise(Op::gelu_backward, el::gelu_backward, {{-1, 1}, {-6, 6}});  // dy, x
+    elementwise(Op::gelu_tanh_backward, el::gelu_tanh_backward, {{-1, 1}, {-6, 6}});
     t[static_cast<std::size_t>(Op::gemm)].kernel_only = true;
     t[static_cast<std::size_t>(Op::gemm)].has_vendor_path = true;
     t[static_cast<std::size_t>(Op::bias_activation)].kernel_only = true;

@@ -125,6 +125,8 @@ double activate(Activation act, double v) {
         case Activation::none: return v;
         case Activation::relu: return reference::element::relu(v, 0);
         case Activation::sigmoid: return reference::element::sigmoid(v, 0);
+        case Activation::gelu: return reference::element::gelu(v, 0);
+        case Activation::gelu_tanh: return reference::element::gelu_tanh(v, 0);
     }
     return v;
 }
@@ -278,10 +280,13 @@ std::vector<std::vector<double>> scale(const OpRecord& r, const std::vector<std:
         return a;
     };
     // z's magnitudes through an activation: relu passes at most them, the
-    // sigmoid scales an error in z by at most 1/4.
+    // sigmoid scales an error in z by at most 1/4, gelu and gelu_tanh by at
+    // most 1.13 (gelu' peaks at Φ(√2) + √2·φ(√2) = 1.129).
     auto through = [](reference::Vec z, Activation act) {
-        if (act == Activation::sigmoid)
-            for (double& x : z) x *= 0.25;
+        const double slope = act == Activation::sigmoid ? 0.25
+                             : act == Activation::gelu || act == Activation::gelu_tanh ? 1.13
+                                                                                          : 1.0;
+        for (double& x : z) x *= slope;
         return z;
     };
     switch (op) {
@@ -311,6 +316,12 @@ std::vector<std::vector<double>> scale(const OpRecord& r, const std::vector<std:
             reference::Vec s(z.size());
             for (std::size_t i = 0; i < s.size(); ++i)
                 s[i] = std::fabs(r.scalars[0]) * (reference::element::sigmoid(z[i], 0) + in[1][i]);
+            return {s};
+        }
+        case Op::gelu_backward:  // dy·(Φ(x) + x·φ(x)), terms that cancel near x = −0.75:
+        case Op::gelu_tanh_backward: {  // |Φ| <= 1 and |x·φ(x)| <= φ(1) = 0.242 (the tanh form's alike)
+            reference::Vec s(in[0].size());
+            for (std::size_t i = 0; i < s.size(); ++i) s[i] = 1.25 * in[0][i];
             return {s};
         }
         case Op::adam_step: {  // p − u; m' = β1·m + (1 − β1)·g; v' has no cancellation
@@ -444,7 +455,8 @@ OpRecord load(const std::string& path) {
         r.trans_b = j.at("trans_b").get<bool>();
         const std::string act = j.at("act").get<std::string>();
         bool known = false;
-        for (Activation a : {Activation::none, Activation::sigmoid, Activation::relu})
+        for (Activation a :
+             {Activation::none, Activation::sigmoid, Activation::relu, Activation::gelu, Activation::gelu_tanh})
             if (act == activation_name(a)) {
                 r.act = a;
                 known = true;

@@ -218,9 +218,11 @@ PathChoice parse_path_choice(const std::string& text) {
 }
 
 Activation parse_activation(const std::string& text) {
-    for (Activation a : {Activation::none, Activation::relu, Activation::sigmoid})
+    for (Activation a :
+         {Activation::none, Activation::relu, Activation::sigmoid, Activation::gelu, Activation::gelu_tanh})
         if (text == activation_name(a)) return a;
-    throw InvalidArgument("unknown activation '" + detail::echo(text) + "'; valid activations: none, relu, sigmoid");
+    throw InvalidArgument("unknown activation '" + detail::echo(text) +
+                          "'; valid activations: none, relu, sigmoid, gelu, gelu_tanh");
 }
 
 OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, GemmShape shape) {
@@ -280,6 +282,22 @@ void relu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options&
 
 void sigmoid_backward(const Tensor& dy, const Tensor& y, Tensor& dx, const Options& o) {
     elementwise(Op::sigmoid_backward, {{"dy", &dy}, {"y", &y}}, {{"dx", &dx}}, o, [](KernelArgs&) {});
+}
+
+void gelu(const Tensor& x, Tensor& y, const Options& o) {
+    elementwise(Op::gelu, {{"x", &x}}, {{"y", &y}}, o, [](KernelArgs&) {});
+}
+
+void gelu_tanh(const Tensor& x, Tensor& y, const Options& o) {
+    elementwise(Op::gelu_tanh, {{"x", &x}}, {{"y", &y}}, o, [](KernelArgs&) {});
+}
+
+void gelu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o) {
+    elementwise(Op::gelu_backward, {{"dy", &dy}, {"x", &x}}, {{"dx", &dx}}, o, [](KernelArgs&) {});
+}
+
+void gelu_tanh_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o) {
+    elementwise(Op::gelu_tanh_backward, {{"dy", &dy}, {"x", &x}}, {{"dx", &dx}}, o, [](KernelArgs&) {});
 }
 
 void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Options& o) {
@@ -449,12 +467,22 @@ void convert(const Tensor& x, Tensor& y, const Options& o) {
 }
 
 void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& dy, Activation act, Tensor* dx,
-                    Tensor& dw, Tensor* db, const Options& o) {
+                    Tensor& dw, Tensor* db, const Options& o, OptionalTensor pre_activation) {
     const Op op = Op::dense;
-    same_device(op, {{"x", &x}, {"w", &w}, {"y", &y}, {"dy", &dy}, {"dx", dx}, {"dw", &dw}, {"db", db}});
+    const bool needs_z = act == Activation::gelu || act == Activation::gelu_tanh;
+    if (needs_z && !pre_activation)
+        reject(op, std::string("backward: activation ") + activation_name(act) +
+                       " needs pre_activation (z = x·Wᵀ + bias, the input of the activation): its derivative is not "
+                       "a function of y");
+    const Tensor* z = needs_z ? &pre_activation->get() : nullptr;
+    same_device(op, {{"x", &x}, {"w", &w}, {"y", &y}, {"dy", &dy}, {"dx", dx}, {"dw", &dw}, {"db", db},
+                     {"pre_activation", z}});
     need_rank(op, {"x", &x}, 2);
     need_rank(op, {"w", &w}, 2);
     same_shape(op, {{"y", &y}, {"dy", &dy}});
+    if (z && z->shape() != y.shape())
+        reject(op, "backward: pre_activation has shape " + z->shape().to_string() + "; it must be y's " +
+                       y.shape().to_string());
     const std::size_t batch = x.shape()[0], in = x.shape()[1], out = w.shape()[0];
     if (w.shape()[1] != in || y.shape() != Shape{batch, out})
         reject(op, "backward: x " + x.shape().to_string() + ", w " + w.shape().to_string() + ", y " +
@@ -474,18 +502,24 @@ void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Ten
     // dz = dy ⊙ act'(y): the gradient before the activation.
     Tensor dz_storage;
     const Tensor* dz = &dy;
-    const auto gradient_before = [&](auto backward) {
+    const auto gradient_before = [&](auto backward, const Tensor& of) {
         dz_storage = Tensor(dy.device_ptr(), dy.shape(), dy.dtype());
-        backward(dy, y, dz_storage, native_only);
+        backward(dy, of, dz_storage, native_only);
         dz = &dz_storage;
     };
     switch (act) {  // no default: a new Activation must say its derivative here
         case Activation::none: break;
         case Activation::relu:  // y > 0 exactly where the pre-activation is > 0
-            gradient_before([](auto&&... a) { relu_backward(a...); });
+            gradient_before([](auto&&... a) { relu_backward(a...); }, y);
             break;
         case Activation::sigmoid:  // σ'(z) = y·(1 − y)
-            gradient_before([](auto&&... a) { sigmoid_backward(a...); });
+            gradient_before([](auto&&... a) { sigmoid_backward(a...); }, y);
+            break;
+        case Activation::gelu:  // gelu'(z) from z itself
+            gradient_before([](auto&&... a) { gelu_backward(a...); }, *z);
+            break;
+        case Activation::gelu_tanh:
+            gradient_before([](auto&&... a) { gelu_tanh_backward(a...); }, *z);
             break;
     }
     matmul(*dz, x, dw, Transpose{true, false}, plain);  // dW[out,in] = dzᵀ[out,batch]·x[batch,in]

@@ -67,6 +67,8 @@ Vec dense_of(const std::vector<T>& x, const std::vector<T>& w, const std::vector
             if (!bias.empty()) v += bias[o];
             if (act == Activation::relu) v = relu1(v);
             if (act == Activation::sigmoid) v = sigmoid1(v);
+            if (act == Activation::gelu) v = element::gelu(v, 0);
+            if (act == Activation::gelu_tanh) v = element::gelu_tanh(v, 0);
         }
     return y;
 }

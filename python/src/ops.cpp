@@ -359,7 +359,8 @@ struct Gradient {
 };
 
 nb::tuple dense_backward_op(PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy, nb::str act, PyTensor* dx,
-                            PyTensor* dw, PyTensor* db, bool with_dx, bool with_db, nb::str path, PyStream* stream) {
+                            PyTensor* dw, PyTensor* db, bool with_dx, bool with_db, nb::str path, PyStream* stream,
+                            PyTensor* pre_activation) {
     auto o = options(path, stream, x.t, "dense_backward");
     const accel::Activation a = activation(act);
     need_rank(w.t, 2, "dense_backward", "w");
@@ -369,7 +370,9 @@ nb::tuple dense_backward_op(PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy,
     if (with_db && !db) gb.made = output(nullptr, x.t, accel::Shape{w.t.shape()[0]}, w.t.dtype());
     {
         GilRelease gil(product_work(x.t, w.t, 0));
-        ops::dense_backward(x.t, w.t, y.t, dy.t, a, gx.tensor(), *gw.tensor(), gb.tensor(), o);
+        accel::OptionalTensor z;
+        if (pre_activation) z = std::cref(pre_activation->t);
+        ops::dense_backward(x.t, w.t, y.t, dy.t, a, gx.tensor(), *gw.tensor(), gb.tensor(), o, z);
     }
     return nb::make_tuple(gx.python(), gw.python(), gb.python());
 }
@@ -393,22 +396,24 @@ void bind_linear_ops(nb::module_& m) {
           nb::arg("activation") = "none", nb::kw_only(), nb::arg("path") = "auto",
           nb::arg("stream").none() = nb::none(), owned,
           doc("y[batch, out] = act(x[batch, in] @ w[out, in].T + bias[out]) (w laid out as torch.nn.Linear.weight); "
-              "bias optional (None: no bias); x may be rank 1 [in] (y then [out]); activation 'none', 'relu' or "
-              "'sigmoid'. y must not be x, w or bias.")
+              "bias optional (None: no bias); x may be rank 1 [in] (y then [out]); activation 'none', 'relu', "
+              "'sigmoid', 'gelu' or 'gelu_tanh'. y must not be x, w or bias.")
               .c_str());
     m.def("dense_backward", &dense_backward_op,
           nb::arg("x"), nb::arg("w"), nb::arg("y"), nb::arg("dy"), nb::arg("activation") = "none",
           nb::arg("dx").none() = nb::none(), nb::arg("dw").none() = nb::none(), nb::arg("db").none() = nb::none(),
           nb::arg("with_dx") = true, nb::arg("with_db") = true, nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(),
+          nb::arg("stream").none() = nb::none(), nb::arg("pre_activation").none() = nb::none(),
           nb::sig("def dense_backward(x: Tensor, w: Tensor, y: Tensor, dy: Tensor, activation: str = 'none', "
                   "dx: Tensor | None = None, dw: Tensor | None = None, db: Tensor | None = None, "
-                  "with_dx: bool = True, with_db: bool = True, *, path: str = 'auto', stream: Stream | None = None) "
-                  "-> tuple[Tensor | None, Tensor, Tensor | None]"),
+                  "with_dx: bool = True, with_db: bool = True, *, path: str = 'auto', stream: Stream | None = None, "
+                  "pre_activation: Tensor | None = None) -> tuple[Tensor | None, Tensor, Tensor | None]"),
           doc("Gradients of dense given dy (dL/dy) and the forward's x, w and output y (read for 'relu' and "
               "'sigmoid'): returns (dx [batch, in] or None, dw [out, in], db [out] or None). dx, dw, db: tensors "
               "to write, or None for new ones; with_dx / with_db False skips that gradient (None returned). The "
-              "`out` option is dw.")
+              "`out` option is dw. 'gelu' and 'gelu_tanh' need pre_activation, z = x @ w.T + bias [batch, out] "
+              "(dense with activation 'none'): their derivative is not a function of y; InvalidArgument without "
+              "it.")
               .c_str());
     m.def("column_sum", &column_sum_op,
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",

@@ -9,6 +9,7 @@ has no kernel for is skipped with accel's reason.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -58,6 +59,31 @@ def sigmoid(x: F64) -> F64:
     return np.asarray(1.0 / (1.0 + np.exp(-x)), dtype=np.float64)
 
 
+ERFC = np.vectorize(math.erfc, otypes=[np.float64])
+GELU_C, GELU_K = math.sqrt(2.0 / math.pi), 0.044715
+
+
+def gelu(x: F64) -> F64:
+    """x * Phi(x) (torch.nn.functional.gelu, approximate='none'), Phi(x) = erfc(-x / sqrt(2)) / 2."""
+    return np.asarray(x * 0.5 * ERFC(-x / math.sqrt(2.0)), dtype=np.float64)
+
+
+def gelu_tanh(x: F64) -> F64:
+    """torch.nn.functional.gelu with approximate='tanh'."""
+    return np.asarray(0.5 * x * (1.0 + np.tanh(GELU_C * (x + GELU_K * x**3))), dtype=np.float64)
+
+
+def gelu_grad(x: F64) -> F64:
+    """d/dx x * Phi(x) = Phi(x) + x * phi(x)."""
+    return np.asarray(0.5 * ERFC(-x / math.sqrt(2.0)) + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi))
+
+
+def gelu_tanh_grad(x: F64) -> F64:
+    """d/dx of the tanh form: 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 k x^2), t = tanh(u)."""
+    t = np.tanh(GELU_C * (x + GELU_K * x**3))
+    return np.asarray(0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_C * (1.0 + 3.0 * GELU_K * x * x))
+
+
 ELEMENTWISE: Dict[str, Tuple[int, Callable[..., F64], List[Tuple[float, float]]]] = {
     "add": (2, lambda a, b: a + b, [(-2, 2), (-2, 2)]),
     "mul": (2, lambda a, b: a * b, [(-2, 2), (-2, 2)]),
@@ -71,6 +97,18 @@ ELEMENTWISE: Dict[str, Tuple[int, Callable[..., F64], List[Tuple[float, float]]]
         [(-6, 6), (0, 1)],
     ),
     "bce_with_logits_backward": (2, lambda z, t: (sigmoid(z) - t) / z.size, [(-6, 6), (0, 1)]),
+    "gelu": (1, gelu, [(-6, 6)]),
+    "gelu_tanh": (1, gelu_tanh, [(-6, 6)]),
+    "gelu_backward": (2, lambda dy, x: dy * gelu_grad(x), [(-1, 1), (-6, 6)]),
+    "gelu_tanh_backward": (2, lambda dy, x: dy * gelu_tanh_grad(x), [(-1, 1), (-6, 6)]),
+}
+
+ACTIVATIONS: Dict[str, Callable[[F64], F64]] = {
+    "none": lambda v: v,
+    "relu": lambda v: np.maximum(v, 0.0),
+    "sigmoid": sigmoid,
+    "gelu": gelu,
+    "gelu_tanh": gelu_tanh,
 }
 
 
@@ -132,7 +170,7 @@ def test_matmul(device: accel.Device, path: str, trans: Tuple[bool, bool], dtype
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("activation", ["none", "relu", "sigmoid"])
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
 @pytest.mark.parametrize("path", ["native", "vendor"])
 def test_dense(device: accel.Device, path: str, activation: str, dtype: str) -> None:
     if not device.supports("dense", dtype, path):
@@ -140,33 +178,49 @@ def test_dense(device: accel.Device, path: str, activation: str, dtype: str) -> 
     x, w, b = tensor(device, (17, 30), dtype), tensor(device, (10, 30), dtype), tensor(device, (10,), dtype)
     y = ops.dense(x, w, b, activation=activation, path=path)
     pre = stored(x) @ stored(w).T + stored(b)
-    act = {"none": lambda v: v, "relu": lambda v: np.maximum(v, 0.0), "sigmoid": sigmoid}[activation]
-    check("dense", dtype, y, act(pre))
+    check("dense", dtype, y, ACTIVATIONS[activation](pre))
     y1 = ops.dense(x, w, None, path=path)  # no bias
     check("dense", dtype, y1, stored(x) @ stored(w).T)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("activation", ["none", "relu", "sigmoid"])
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
 def test_dense_backward(device: accel.Device, activation: str, dtype: str) -> None:
     if not device.supports("dense", dtype, "native"):
         pytest.skip(f"dense in {dtype} does not run on {device.selector}")
     x, w, b = tensor(device, (17, 30), dtype), tensor(device, (10, 30), dtype), tensor(device, (10,), dtype)
     y = ops.dense(x, w, b, activation=activation)
+    z = ops.dense(x, w, b)  # the pre-activation, which gelu's derivative is a function of
     dy = tensor(device, (17, 10), dtype)
     try:
-        dx, dw, db = ops.dense_backward(x, w, y, dy, activation=activation)
+        dx, dw, db = ops.dense_backward(x, w, y, dy, activation=activation, pre_activation=z)
     except accel.Unsupported as e:
         pytest.skip(f"dense_backward in {dtype} on {device.selector}: {e}")
     assert dx is not None and db is not None
-    ys, dys = stored(y), stored(dy)
-    g = {"none": dys, "relu": np.where(ys > 0, dys, 0.0), "sigmoid": dys * ys * (1 - ys)}[activation]
+    ys, dys, zs = stored(y), stored(dy), stored(z)
+    g = {
+        "none": dys,
+        "relu": np.where(ys > 0, dys, 0.0),
+        "sigmoid": dys * ys * (1 - ys),
+        "gelu": dys * gelu_grad(zs),
+        "gelu_tanh": dys * gelu_tanh_grad(zs),
+    }[activation]
     check("dense", dtype, dx, g @ stored(w))
     check("dense", dtype, dw, g.T @ stored(x))
     check("column_sum", dtype, db, g.sum(axis=0))
-    none_dx, dw2, none_db = ops.dense_backward(x, w, y, dy, activation=activation, with_dx=False, with_db=False)
+    none_dx, dw2, none_db = ops.dense_backward(
+        x, w, y, dy, activation=activation, with_dx=False, with_db=False, pre_activation=z
+    )
     assert none_dx is None and none_db is None
     check("dense", dtype, dw2, g.T @ stored(x))
+
+
+@pytest.mark.parametrize("activation", ["gelu", "gelu_tanh"])
+def test_dense_backward_needs_the_pre_activation_for_gelu(host: accel.Device, activation: str) -> None:
+    x, w = tensor(host, (4, 3), "f32"), tensor(host, (2, 3), "f32")
+    y = ops.dense(x, w, None, activation=activation)
+    with pytest.raises(accel.InvalidArgument, match="needs pre_activation"):
+        ops.dense_backward(x, w, y, y, activation=activation)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -84,7 +84,8 @@ const std::vector<std::pair<Op, Case>>& special_cases() {
         {Op::dense, [](DType t, ops::Options o, std::mt19937_64& g) {
              std::vector<Result> r;
              const std::size_t batch = 19, in = 31, out = 23;
-             for (Activation act : {Activation::none, Activation::relu, Activation::sigmoid}) {
+             for (Activation act : {Activation::none, Activation::relu, Activation::sigmoid, Activation::gelu,
+                                    Activation::gelu_tanh}) {
                  const auto x = stored(uniform(g, batch * in), t), w = stored(uniform(g, out * in), t),
                             b = stored(uniform(g, out), t);
                  auto X = put(x, {batch, in}, t), W = put(w, {out, in}, t), Bias = put(b, {out}, t);

@@ -73,7 +73,8 @@ TEST_CASE("dense matches the reference for every activation, with and without bi
                                  {255, 64, 1}};
     for (auto path : paths(Op::dense))
         for (const auto& d : within_work_cap(dims, [](const Dims& x) { return x.batch * x.in * x.out; }, "dense"))
-            for (Activation act : {Activation::none, Activation::sigmoid, Activation::relu})
+            for (Activation act : {Activation::none, Activation::sigmoid, Activation::relu, Activation::gelu,
+                                   Activation::gelu_tanh})
                 for (bool with_bias : {true, false}) {
                     CAPTURE(name(path));
                     CAPTURE(d.batch);
@@ -174,25 +175,31 @@ TEST_CASE("column_sum") {
 }
 
 TEST_CASE("dense_backward gives the gradients of dense") {
-    if (!runs({Op::dense, Op::matmul, Op::column_sum, Op::relu_backward, Op::sigmoid_backward})) return;
+    if (!runs({Op::dense, Op::matmul, Op::column_sum, Op::relu_backward, Op::sigmoid_backward, Op::gelu_backward,
+               Op::gelu_tanh_backward}))
+        return;
     auto g = rng(25);
     const std::size_t batch = 40, in = 30, out = 10;
-    for (Activation act : {Activation::none, Activation::sigmoid, Activation::relu}) {
+    for (Activation act :
+         {Activation::none, Activation::sigmoid, Activation::relu, Activation::gelu, Activation::gelu_tanh}) {
         CAPTURE(activation_name(act));
         auto x = uniform(g, batch * in), w = uniform(g, out * in), b = uniform(g, out), dy = uniform(g, batch * out);
         auto X = Tensor::from_host(device(), {batch, in}, x), W = Tensor::from_host(device(), {out, in}, w);
         auto Bv = Tensor::from_host(device(), {out}, b), DY = Tensor::from_host(device(), {batch, out}, dy);
-        Tensor Y(device(), {batch, out});
+        Tensor Y(device(), {batch, out}), Z(device(), {batch, out});
         ops::dense(X, W, Bv, Y, act);
+        ops::dense(X, W, Bv, Z, Activation::none);  // the pre-activation gelu's derivative needs
         auto DX = poisoned(device(), {batch, in}), DW = poisoned(device(), {out, in}), DB = poisoned(device(), {out});
-        ops::dense_backward(X, W, Y, DY, act, &DX, DW, &DB);
-        // Oracle: dz = dy ⊙ act'(y) in float64 from the device's y.
-        const auto y = Y.download();
+        ops::dense_backward(X, W, Y, DY, act, &DX, DW, &DB, {}, Z);
+        // Oracle: dz = dy ⊙ act'(y) in float64 from the device's y (gelu: act'(z) from its z).
+        const auto y = Y.download(), z = Z.download();
         std::vector<float> dz(batch * out);
         for (std::size_t i = 0; i < dz.size(); ++i) {
             double v = dy[i];
             if (act == Activation::relu) v = y[i] > 0 ? v : 0.0;
             if (act == Activation::sigmoid) v = v * double(y[i]) * (1.0 - double(y[i]));
+            if (act == Activation::gelu) v = reference::element::gelu_backward(v, z[i]);
+            if (act == Activation::gelu_tanh) v = reference::element::gelu_tanh_backward(v, z[i]);
             dz[i] = static_cast<float>(v);
         }
         expect_close(DW.download(), reference::matmul(dz, x, out, in, batch, true, false), threshold(Op::matmul), "dW");

@@ -109,8 +109,8 @@ void add_run_options(CLI::App& app, RunArgs& a) {
         ->check(shape(3))
         ->type_name("LIST");
     list("--activations", a.activations,
-         "activations of the dense rows: none, relu, sigmoid (default sigmoid); each dense shape runs with each, "
-         "and rows name theirs (dense+relu), so compare pairs only rows of one activation")
+         "activations of the dense rows: none, relu, sigmoid, gelu, gelu_tanh (default sigmoid); each dense shape "
+         "runs with each, and rows name theirs (dense+relu), so compare pairs only rows of one activation")
         ->check(tool_cli::throws_if_bad(accel::ops::parse_activation, ""))
         ->type_name("LIST");
     list("--column-sum-shapes", a.column_sum_shapes, "ROWSxCOLS (default 4096x1024)")->check(shape(2))->type_name("LIST");

@@ -25,7 +25,7 @@ Machine this_machine();
 /// "devices": [...with ceilings...], "rows": [...], "notes", "unavailable"}.
 /// Row keys: backend, device, selector, stable_selector, runtime (the
 /// implementation and its version), timer, op, activation (dense rows:
-/// "none", "relu" or "sigmoid"), shape, size, size_unit, path,
+/// "none", "relu", "sigmoid", "gelu" or "gelu_tanh"), shape, size, size_unit, path,
 /// block, geometry, runs, kernel_ms {median,min,max}, end_to_end_ms, gbps or
 /// gflops, fraction_of_ceiling, cache_resident (memory-bound rows), nmse,
 /// nmse_threshold, oracle, pass, and error when the row could not run.

@@ -2,8 +2,8 @@
 // loads and stores of the storage types, the math of the compute types.
 //
 // Accuracy (CUDA C++ Programming Guide, "Mathematical Functions", built
-// without -use_fast_math): single precision expf max 2 ulp, log1pf max 1 ulp;
-// double precision exp and log1p max 1 ulp; sqrt and x/y correctly rounded
+// without -use_fast_math): single precision expf max 2 ulp, log1pf max 1 ulp,
+// erfcf max 4 ulp; double precision exp and log1p max 1 ulp, erfc max 5 ulp; sqrt and x/y correctly rounded
 // in both (nvcc's defaults -prec-sqrt=true, -prec-div=true). nvcc contracts
 // a*b+c to an FMA (-fmad=true), so results may differ from the host backend
 // in the last bit; the conformance thresholds (NMSE against float64) allow
@@ -13,6 +13,7 @@
 #pragma once
 
 #include "kernels.hpp"
+#include "../../common/gelu_math.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -117,6 +118,8 @@ __device__ __forceinline__ float fabs(float x) { return ::fabsf(x); }
 __device__ __forceinline__ double fabs(double x) { return ::fabs(x); }
 __device__ __forceinline__ float fmax(float x, float y) { return ::fmaxf(x, y); }
 __device__ __forceinline__ double fmax(double x, double y) { return ::fmax(x, y); }
+__device__ __forceinline__ float erfc(float x) { return ::erfcf(x); }
+__device__ __forceinline__ double erfc(double x) { return ::erfc(x); }
 __device__ __forceinline__ float sqrt(float x) { return ::sqrtf(x); }
 __device__ __forceinline__ double sqrt(double x) { return ::sqrt(x); }
 /// x·y + z rounded once.
@@ -142,11 +145,23 @@ __device__ __forceinline__ F relu1(F x) {
     return x <= F(0) ? F(0) : x;
 }
 
+/// The math of the gelu ops here (backends/common/gelu_math.hpp).
+struct DeviceMath {
+    template <class F>
+    __device__ __forceinline__ static F erfc(F x) { return math::erfc(x); }
+    template <class F>
+    __device__ __forceinline__ static F exp(F x) { return math::exp(x); }
+    template <class F>
+    __device__ __forceinline__ static F sigmoid(F x) { return sigmoid1(x); }
+};
+
 /// The activation of a fused epilogue.
 template <class F>
 __device__ __forceinline__ F activate(F v, Epilogue act) {
     if (act == Epilogue::relu) return relu1(v);
     if (act == Epilogue::sigmoid) return sigmoid1(v);
+    if (act == Epilogue::gelu) return gelu_math::gelu<DeviceMath>(v);
+    if (act == Epilogue::gelu_tanh) return gelu_math::gelu_tanh<DeviceMath>(v);
     return v;
 }
 

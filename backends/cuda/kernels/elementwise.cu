@@ -63,6 +63,13 @@ struct SigmoidBackward {  // a = dy, b = y = σ(x)
     template <class F>
     __device__ F operator()(F dy, F y) const { return dy * y * (F(1) - y); }
 };
+// The gelu ops (backends/common/gelu_math.hpp); a = dy, b = x for the backward ones.
+template <Op kOp>
+struct Gelu {
+    static constexpr int kInputs = kOp == Op::gelu || kOp == Op::gelu_tanh ? 1 : 2;
+    template <class F>
+    __device__ F operator()(F a, F b) const { return gelu_math::of<kOp, DeviceMath>(a, b); }
+};
 // max(z,0) - z*t + log1p(exp(-|z|)): exp of a non-positive argument only.
 struct Bce {  // a = z, b = t
     static constexpr int kInputs = 2;
@@ -248,6 +255,11 @@ cudaError_t launch_elementwise(Op op, const T* a, const T* b, T* y, std::size_t 
         case Op::relu_backward: return run(n, l, ElementwiseBody<T, formula::ReluBackward>{a, b, y});
         case Op::sigmoid_backward: return run(n, l, ElementwiseBody<T, formula::SigmoidBackward>{a, b, y});
         case Op::bce_with_logits: return run(n, l, ElementwiseBody<T, formula::Bce>{a, b, y});
+        case Op::gelu: return run(n, l, ElementwiseBody<T, formula::Gelu<Op::gelu>>{a, b, y});
+        case Op::gelu_tanh: return run(n, l, ElementwiseBody<T, formula::Gelu<Op::gelu_tanh>>{a, b, y});
+        case Op::gelu_backward: return run(n, l, ElementwiseBody<T, formula::Gelu<Op::gelu_backward>>{a, b, y});
+        case Op::gelu_tanh_backward:
+            return run(n, l, ElementwiseBody<T, formula::Gelu<Op::gelu_tanh_backward>>{a, b, y});
         default: return cudaErrorInvalidValue;  // no kernel here for this op
     }
 }

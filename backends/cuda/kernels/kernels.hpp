@@ -48,7 +48,9 @@ using compute::Compute;
 enum class Epilogue : int {
     none = ACCEL_ACTIVATION_NONE,
     sigmoid = ACCEL_ACTIVATION_SIGMOID,
-    relu = ACCEL_ACTIVATION_RELU
+    relu = ACCEL_ACTIVATION_RELU,
+    gelu = ACCEL_ACTIVATION_GELU,
+    gelu_tanh = ACCEL_ACTIVATION_GELU_TANH
 };
 
 // ---- elementwise (kernels/elementwise.cu) -----------------------------------

@@ -48,6 +48,12 @@ struct SigmoidBackward {
     template <class F>
     KOKKOS_INLINE_FUNCTION F operator()(F dy, F y) const { return dy * y * (F(1) - y); }
 };
+/// The gelu ops (backends/common/gelu_math.hpp); a = dy, b = x for the backward ones.
+template <Op kOp>
+struct Gelu {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION F operator()(F a, F b) const { return gelu_math::of<kOp, KokkosMath>(a, b); }
+};
 /// a = z (logit), b = t (target).
 struct Bce {
     template <class F>
@@ -80,6 +86,12 @@ bool with_elementwise_fn(Op op, ConstTypedView<T> a, ConstTypedView<T> b, TypedV
         case Op::relu_backward: run(ElementwiseFn<T, formula::ReluBackward>{a, b, y}); return true;
         case Op::sigmoid_backward: run(ElementwiseFn<T, formula::SigmoidBackward>{a, b, y}); return true;
         case Op::bce_with_logits: run(ElementwiseFn<T, formula::Bce>{a, b, y}); return true;
+        case Op::gelu: run(ElementwiseFn<T, formula::Gelu<Op::gelu>>{a, b, y}); return true;
+        case Op::gelu_tanh: run(ElementwiseFn<T, formula::Gelu<Op::gelu_tanh>>{a, b, y}); return true;
+        case Op::gelu_backward: run(ElementwiseFn<T, formula::Gelu<Op::gelu_backward>>{a, b, y}); return true;
+        case Op::gelu_tanh_backward:
+            run(ElementwiseFn<T, formula::Gelu<Op::gelu_tanh_backward>>{a, b, y});
+            return true;
         default: return false;
     }
 }

@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "../../common/compute_type.hpp"
+#include "../../common/gelu_math.hpp"
 
 #include <accel/activation_codes.h>
 
@@ -86,12 +87,24 @@ KOKKOS_INLINE_FUNCTION F relu1(F x) {
     return x <= F(0) ? F(0) : x;
 }
 
+/// The math of the gelu ops here (backends/common/gelu_math.hpp).
+struct KokkosMath {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION static F erfc(F x) { return kmath::erfc(x); }
+    template <class F>
+    KOKKOS_INLINE_FUNCTION static F exp(F x) { return kmath::exp(x); }
+    template <class F>
+    KOKKOS_INLINE_FUNCTION static F sigmoid(F x) { return sigmoid1(x); }
+};
+
 /// Applies activation `act` (an ACCEL_ACTIVATION_* code: accel::Activation
 /// as a plain int) to v.
 template <class F>
 KOKKOS_INLINE_FUNCTION F activate(F v, int act) {
     if (act == ACCEL_ACTIVATION_RELU) return relu1(v);
     if (act == ACCEL_ACTIVATION_SIGMOID) return sigmoid1(v);
+    if (act == ACCEL_ACTIVATION_GELU) return gelu_math::gelu<KokkosMath>(v);
+    if (act == ACCEL_ACTIVATION_GELU_TANH) return gelu_math::gelu_tanh<KokkosMath>(v);
     return v;
 }
 

@@ -117,14 +117,25 @@ ulong flat_size(void) { return (ulong)get_global_size(0) * get_global_size(1) * 
 
 DEFINE_SIGMOID_F32(exp_nonpositive1, sigmoid_f32, float, uint, as_uint, as_float)
 
-// activate() on the lanes of the float vector type F, lane for lane the same
-// bits as the scalar one: relu as a select (NaN kept, as relu1), sigmoid as
-// SIGMOID (DEFINE_SIGMOID_F32 on F).
-#define DEFINE_ACTIVATE_F32(NAME, F, SIGMOID)                                    \
-    F NAME(F v, int act) {                                                       \
-        if (act == ACCEL_ACTIVATION_SIGMOID) return SIGMOID(v);                  \
-        if (act == ACCEL_ACTIVATION_RELU) return select(v, (F)0.0f, v <= (F)0.0f); \
-        return v;                                                                \
+// activate() on the lanes of the float vector type F: relu as a select
+// (NaN kept, as relu1), sigmoid as SIGMOID (DEFINE_SIGMOID_F32 on F), lane
+// for lane the same bits as the scalar ones; gelu and gelu_tanh as gelu1 and
+// gelu_tanh1 below, on the vector (the library's erfc on F).
+#define DEFINE_ACTIVATE_F32(NAME, F, SIGMOID)                                                      \
+    F NAME##_gelu(F v) {                                                                           \
+        const F p = 0.5f * erfc(-v * 0.70710678118654752440f);                                     \
+        return select(v * p, copysign((F)0.0f, v), p == (F)0.0f);                                  \
+    }                                                                                              \
+    F NAME##_gelu_tanh(F v) {                                                                      \
+        const F s = SIGMOID((2 * 0.79788456080286535588f) * v * (1.0f + 0.044715f * v * v));       \
+        return select(v * s, copysign((F)0.0f, v), s == (F)0.0f);                                  \
+    }                                                                                              \
+    F NAME(F v, int act) {                                                                         \
+        if (act == ACCEL_ACTIVATION_SIGMOID) return SIGMOID(v);                                    \
+        if (act == ACCEL_ACTIVATION_RELU) return select(v, (F)0.0f, v <= (F)0.0f);                 \
+        if (act == ACCEL_ACTIVATION_GELU) return NAME##_gelu(v);                                   \
+        if (act == ACCEL_ACTIVATION_GELU_TANH) return NAME##_gelu_tanh(v);                         \
+        return v;                                                                                  \
     }
 
 // Stable logistic of acc: the float one above; f64 with the library's exp
@@ -142,10 +153,45 @@ acc sigmoid1(acc x) {
 // max(x, 0) that keeps NaN (as PyTorch): NaN <= 0 is false, so NaN passes.
 acc relu1(acc x) { return x <= (acc)0 ? (acc)0 : x; }
 
+// GELU x·Φ(x), Φ(x) = erfc(-x/√2)/2 (accel/elementwise_math.hpp: full
+// relative accuracy in the negative tail; -0 at -Inf, not -Inf·0). OpenCL's
+// erfc: 16 ulp in float and double.
+acc gelu1(acc x) {
+    const acc p = (acc)0.5 * erfc(-x * (acc)0.70710678118654752440);
+    return p == (acc)0 ? copysign((acc)0, x) : x * p;
+}
+
+// 2u = 2√(2/π)·x·(1 + 0.044715·x²), ±Inf once x³ overflows (σ saturates).
+acc gelu_tanh_arg2(acc x) { return (acc)(2 * 0.79788456080286535588) * x * ((acc)1 + (acc)0.044715 * x * x); }
+
+// The tanh form x·(1 + tanh u)/2 as x·σ(2u), the same value; -0 at -Inf.
+acc gelu_tanh1(acc x) {
+    const acc s = sigmoid1(gelu_tanh_arg2(x));
+    return s == (acc)0 ? copysign((acc)0, x) : x * s;
+}
+
+// dy·(Φ(x) + x·φ(x)); x·φ(x) is 0 where φ underflows (x = ±Inf included).
+acc gelu_backward1(acc dy, acc x) {
+    const acc phi = (acc)0.39894228040143267794 * exp((acc)-0.5 * x * x);
+    const acc p = (acc)0.5 * erfc(-x * (acc)0.70710678118654752440);
+    return dy * (p + (phi == (acc)0 ? (acc)0 : x * phi));
+}
+
+// dy·(s + 2x·s·σ(-2u)·u'), s = σ(2u), u' = √(2/π)(1 + 3·0.044715x²): the
+// tanh form's derivative; the second term is 0 where s·σ(-2u) underflows.
+acc gelu_tanh_backward1(acc dy, acc x) {
+    const acc u2 = gelu_tanh_arg2(x);
+    const acc s = sigmoid1(u2), ss = s * sigmoid1(-u2);
+    const acc du = (acc)0.79788456080286535588 * ((acc)1 + (acc)(3 * 0.044715) * x * x);
+    return dy * (s + (ss == (acc)0 ? (acc)0 : (acc)2 * ss * x * du));
+}
+
 // Activation codes of `dense`: accel::Activation's, given as build options
 // (ACCEL_ACTIVATION_*, accel/activation_codes.h).
 acc activate(acc v, int act) {
     if (act == ACCEL_ACTIVATION_SIGMOID) return sigmoid1(v);
     if (act == ACCEL_ACTIVATION_RELU) return relu1(v);
+    if (act == ACCEL_ACTIVATION_GELU) return gelu1(v);
+    if (act == ACCEL_ACTIVATION_GELU_TANH) return gelu_tanh1(v);
     return v;
 }

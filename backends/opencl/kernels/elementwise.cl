@@ -68,6 +68,24 @@ __kernel void mul(__global const real* a, __global const real* b, __global real*
     FOR_EACH(i, n) STORE(c, i, LOAD(a, i) * LOAD(b, i));
 }
 
+// y[i] = gelu(x[i]) = x·Φ(x) (gelu1, common.cl); x and y may be the same buffer.
+__kernel void gelu(__global const real* x, __global real* y, ulong n) { FOR_EACH(i, n) STORE(y, i, gelu1(LOAD(x, i))); }
+
+// y[i] = x·(1 + tanh(√(2/π)(x + 0.044715x³)))/2 (gelu_tanh1, common.cl).
+__kernel void gelu_tanh(__global const real* x, __global real* y, ulong n) {
+    FOR_EACH(i, n) STORE(y, i, gelu_tanh1(LOAD(x, i)));
+}
+
+// dx[i] = dy·(Φ(x) + x·φ(x)) (gelu_backward1, common.cl)
+__kernel void gelu_backward(__global const real* dy, __global const real* x, __global real* dx, ulong n) {
+    FOR_EACH(i, n) STORE(dx, i, gelu_backward1(LOAD(dy, i), LOAD(x, i)));
+}
+
+// dx[i] = dy·gelu_tanh'(x) (gelu_tanh_backward1, common.cl)
+__kernel void gelu_tanh_backward(__global const real* dy, __global const real* x, __global real* dx, ulong n) {
+    FOR_EACH(i, n) STORE(dx, i, gelu_tanh_backward1(LOAD(dy, i), LOAD(x, i)));
+}
+
 // c[i] = a[i] + b[i] for i < n, ADD_VW elements at a time.
 __kernel void add(__global const real* a, __global const real* b, __global real* c, ulong n) {
 #if ADD_VW > 1

@@ -310,11 +310,11 @@ acc4v hsum4(accv s0, accv s1, accv s2, accv s3) {
     return e.even + e.odd;
 }
 
-// activate() on 4 lanes: relu as a select, sigmoid lane by lane.
+// activate() on 4 lanes: relu as a select, the others lane by lane.
 acc4v activate4(acc4v v, int act) {
     if (act == ACCEL_ACTIVATION_RELU) return select(v, (acc4v)0, v <= (acc4v)0);
-    if (act == ACCEL_ACTIVATION_SIGMOID) return (acc4v)(sigmoid1(v.x), sigmoid1(v.y), sigmoid1(v.z), sigmoid1(v.w));
-    return v;
+    if (act == ACCEL_ACTIVATION_NONE) return v;
+    return (acc4v)(activate(v.x, act), activate(v.y, act), activate(v.z, act), activate(v.w, act));
 }
 #endif
 

@@ -290,9 +290,197 @@ double bce_d(double z, double t) {
 #endif
 acc relu1(acc x) { return (is_nan_acc(x) || x > acc(0)) ? x : acc(0); }
 
+// ---- erfc and GELU ----------------------------------------------------------
+// GLSL has no erf. erfc(t) = m·2^k, |t| < 0.5: 1 ∓ erf(|t|) by erf's Taylor
+// series (Abramowitz & Stegun 7.1.5; 14 terms: below 1e-17 at 0.5). |t| >=
+// 0.5: erfc(a) = exp(-a²)·erfcx(a), a = |t|, with a² = p + lo exactly (fma),
+// exp(-a²) = exp(-p)·(1 - lo), and erfcx (the scaled erfc) from its ODE
+// erfcx' = 2a·erfcx - 2/√π: Taylor at the nearest of a0 = 0.75, 1.25, ...,
+// 4.75 (|h| <= 0.25; coefficients by (n+1)c[n+1] = 2a0·c[n] + 2c[n-1], c[0] =
+// erfcx(a0), c[1] also less 2/√π; 16 terms: 1.4e-15 relative), beyond 5 its
+// continued fraction (A&S 7.1.14; 16 levels: 2e-16). t <= -0.5: 2 - erfc(a).
+// The erfcx(a0) values were computed to 40 digits (series and continued
+// fraction in decimal arithmetic).
+// x/2 in the float type T (U: the unsigned integer of its width, TO_U and
+// FROM_U its bit casts, ONE: exponent 1's bit, SIGN: the sign bit), rounded
+// once to nearest even from the bits, subnormal results too: below exponent
+// 2 the value is the bits' integer times the smallest subnormal. is_tiny(x):
+// |x| < 2^-100, where x·Φ(x) and x·σ(2u) are x/2 to 2^-99.
+#define DEFINE_HALF(NAME, T, U, TO_U, FROM_U, ONE, SIGN)                 \
+    T NAME(T x) {                                                       \
+        const U b = TO_U(x), mag = b & ~(SIGN);                         \
+        if (mag >= U(2) * (ONE)) return FROM_U(b - (ONE));              \
+        U q = mag >> 1;                                                 \
+        if ((mag & U(1)) != U(0) && (q & U(1)) != U(0)) q += U(1);      \
+        return FROM_U((b & (SIGN)) | q);                                \
+    }
+#if defined(ACCEL_F64)
+const double ERFCX_AT[9] = double[9](0.5069376502931449LF, 0.3678229164523611LF, 0.2849722347374364LF, 0.23108725873039188LF, 0.1936620962790687LF, 0.16633534842682188LF, 0.14558972127503855LF, 0.12934527478598792LF, 0.11630270721024731LF);
+const double INV_SQRT_PI = 0.56418958354775628695LF, INV_SQRT2 = 0.70710678118654752440LF;
+const double INV_SQRT_2PI = 0.39894228040143267794LF, SQRT_2_OVER_PI = 0.79788456080286535588LF;
+const double GELU_K = 0.044715LF, EXP_FLOOR = -760.0LF;
+const int MIN_NORMAL_EXP = -1022;
+DEFINE_HALF(half_d, double, uint64_t, doubleBitsToUint64, uint64BitsToDouble, 0x0010000000000000UL,
+            0x8000000000000000UL)
+bool is_tiny(double x) { return (doubleBitsToUint64(x) & 0x7fffffffffffffffUL) < 0x39b0000000000000UL; }
+#define half_acc half_d
+#define exp_parts_acc exp_parts_d
+#define scale_down_acc scale_down_d
+#define exp_nonpositive_acc exp_nonpositive_d
+#define pow2_acc pow2_d
+#else
+const float ERFCX_AT[9] = float[9](0.5069376502931449, 0.3678229164523611, 0.2849722347374364, 0.23108725873039188, 0.1936620962790687, 0.16633534842682188, 0.14558972127503855, 0.12934527478598792, 0.11630270721024731);
+const float INV_SQRT_PI = 0.56418958354775628695, INV_SQRT2 = 0.70710678118654752440;
+const float INV_SQRT_2PI = 0.39894228040143267794, SQRT_2_OVER_PI = 0.79788456080286535588;
+const float GELU_K = 0.044715, EXP_FLOOR = -130.0;
+const int MIN_NORMAL_EXP = -126;
+DEFINE_HALF(half_f, float, uint, floatBitsToUint, uintBitsToFloat, 0x00800000u, 0x80000000u)
+bool is_tiny(float x) { return (floatBitsToUint(x) & 0x7fffffffu) < 0x0d800000u; }
+#define half_acc half_f
+#define exp_parts_acc exp_parts_f
+#define scale_down_acc scale_down_f
+#define exp_nonpositive_acc exp_nonpositive_f
+#define pow2_acc pow2_f
+#endif
+
+// erfcx(a) for a >= 0.5 (see above).
+acc erfcx_from_half(acc a) {
+    if (a >= acc(5)) {
+        acc f = a;
+        [[unroll]] for (int j = 16; j >= 1; --j) f = a + acc(0.5) * acc(j) / f;
+        return INV_SQRT_PI / f;
+    }
+    const int i = min(int((a - acc(0.5)) * acc(2)), 8);
+    const acc a0 = acc(0.75) + acc(0.5) * acc(i), h = a - a0;
+    acc prev = acc(0), c = ERFCX_AT[i], sum = c, hn = acc(1);
+    [[unroll]] for (int n = 0; n < 16; ++n) {
+        acc next = (acc(2) * a0 * c + acc(2) * prev) / acc(n + 1);
+        if (n == 0) next -= acc(2) * INV_SQRT_PI;
+        hn *= h;
+        sum = fma(next, hn, sum);
+        prev = c;
+        c = next;
+    }
+    return sum;
+}
+
+// erfc(t) = m·2^k (m positive and normal, or 0 where erfc is far below the
+// smallest subnormal; k <= 0); NaN gives NaN.
+acc erfc_parts(acc t, out int k) {
+    k = 0;
+    const acc a = abs(t);
+    if (!(a >= acc(0.5))) {  // NaN too
+        const acc a2 = a * a;
+        acc term = a, s = a;
+        [[unroll]] for (int n = 1; n <= 14; ++n) {
+            term *= -a2 / acc(n);
+            s += term / acc(2 * n + 1);
+        }
+        const acc e = acc(2) * INV_SQRT_PI * s;
+        return t < acc(0) ? acc(1) + e : acc(1) - e;
+    }
+    const acc p = a * a, lo = a < acc(30) ? fma(a, a, -p) : acc(0);  // erfc(30) is 0 in double; Inf·Inf - Inf is NaN
+    int ke;
+    const acc m = exp_parts_acc(max(-p, EXP_FLOOR), ke) * (acc(1) - lo) * erfcx_from_half(a);
+    if (t > acc(0)) {
+        k = ke;
+        return m;
+    }
+    return acc(2) - scale_down_acc(m, ke);
+}
+
+// erfc(t), subnormal results built from the bits.
+acc erfc1(acc t) {
+    int k;
+    const acc m = erfc_parts(t, k);
+    return m == acc(0) ? m : scale_down_acc(m, k);
+}
+
+bool is_inf_acc(acc x) { return !is_nan_acc(x) && is_nan_acc(x - x); }
+
+// w·2^k for k <= 0, rounded once, subnormal results built from the bits
+// (a driver that flushes subnormals would lose GELU's negative tail);
+// 0 and NaN pass.
+acc times_pow2(acc w, int k) {
+    if (w == acc(0) || is_nan_acc(w)) return w;
+    const acc r = scale_down_acc(abs(w), k);
+    return w < acc(0) ? -r : r;
+}
+
+// σ(v) = m·2^k for v <= -20 (EXP_FLOOR < v): m = exp's mantissa · q, q =
+// 1/(1 + e^v) = σ(-v).
+acc logistic_tail_parts(acc v, out int k, out acc q) {
+    const acc mant = exp_parts_acc(v, k);
+    q = acc(1) / (acc(1) + (k < MIN_NORMAL_EXP ? acc(0) : mant * pow2_acc(k)));
+    return mant * q;
+}
+
+// GELU x·Φ(x), Φ(x) = erfc(-x/√2)/2 (accel/elementwise_math.hpp): full
+// relative accuracy in the negative tail, subnormal results included;
+// gelu(+Inf) = +Inf, gelu(-Inf) = -0 (the limit, not -Inf·0); ±0 kept.
+acc gelu1(acc x) {
+    if (is_nan_acc(x)) return x;
+    if (is_tiny(x)) return half_acc(x);  // ±0 and the subnormals too, from the bits
+    if (is_inf_acc(x)) return x > acc(0) ? x : -acc(0);
+    int k;
+    const acc m = erfc_parts(-x * INV_SQRT2, k);
+    return times_pow2(acc(0.5) * x * m, k);
+}
+
+// 2u = 2√(2/π)·x·(1 + 0.044715·x²), ±Inf once x³ overflows (σ saturates).
+acc gelu_tanh_arg2(acc x) { return acc(2) * SQRT_2_OVER_PI * x * (acc(1) + GELU_K * x * x); }
+
+// The tanh form x·(1 + tanh u)/2 as x·σ(2u), the same value; 2u <= -20:
+// x·σ(2u) from exp's parts (subnormal results too); -0 at -Inf.
+acc gelu_tanh1(acc x) {
+    if (is_tiny(x)) return half_acc(x);  // ±0 and the subnormals too, from the bits
+    const acc u2 = gelu_tanh_arg2(x);
+    if (!(u2 < acc(-20))) return x * sigmoid1(u2);  // NaN too
+    if (!(u2 > EXP_FLOOR)) return -acc(0);          // below the smallest subnormal; x = -Inf
+    int k;
+    acc q;
+    const acc m = logistic_tail_parts(u2, k, q);
+    return times_pow2(x * m, k);
+}
+
+// dy·(Φ(x) + x·φ(x)), φ(x) = exp(-x²/2)/√(2π). x < -1: both terms are
+// tiny, with nearly the same exponent (erfc(t) ~ exp(-t²)/(t√π), t² =
+// x²/2), so the sum is taken from their parts and scaled once.
+acc gelu_backward1(acc dy, acc x) {
+    if (!(x < acc(-1))) {  // NaN too
+        const acc phi = INV_SQRT_2PI * exp_nonpositive_acc(max(acc(-0.5) * x * x, EXP_FLOOR));
+        const acc cdf = acc(0.5) * erfc1(-x * INV_SQRT2);
+        return dy * (cdf + (phi == acc(0) ? acc(0) : x * phi));
+    }
+    if (is_inf_acc(x)) return dy * acc(0);
+    int ke, kp;
+    const acc me = erfc_parts(-x * INV_SQRT2, ke);
+    const acc mp = exp_parts_acc(max(acc(-0.5) * x * x, EXP_FLOOR), kp);
+    return times_pow2(dy * (acc(0.5) * me * pow2_acc(ke - kp) + x * INV_SQRT_2PI * mp), kp);
+}
+
+// dy·(s + 2x·s·σ(-2u)·u'), s = σ(2u), u' = √(2/π)(1 + 3·0.044715x²): the
+// tanh form's derivative; the second term is 0 where s·σ(-2u) underflows.
+// 2u <= -20: s = m·2^k, σ(-2u) = 1/(1 + e^(2u)) = q, the sum scaled once.
+acc gelu_tanh_backward1(acc dy, acc x) {
+    const acc u2 = gelu_tanh_arg2(x);
+    const acc du = SQRT_2_OVER_PI * (acc(1) + acc(3) * GELU_K * x * x);
+    if (!(u2 < acc(-20))) {  // NaN too
+        const acc s = sigmoid1(u2), ss = s * sigmoid1(-u2);
+        return dy * (s + (ss == acc(0) ? acc(0) : acc(2) * ss * x * du));
+    }
+    if (!(u2 > EXP_FLOOR)) return dy * acc(0);  // below the smallest subnormal; x = -Inf
+    int k;
+    acc q;
+    const acc m = logistic_tail_parts(u2, k, q);
+    return times_pow2(dy * m * (acc(1) + acc(2) * x * du * q), k);
+}
+
 acc activate(acc v, uint act) {
     if (act == uint(ACCEL_ACTIVATION_SIGMOID)) return sigmoid1(v);
     if (act == uint(ACCEL_ACTIVATION_RELU)) return relu1(v);
+    if (act == uint(ACCEL_ACTIVATION_GELU)) return gelu1(v);
+    if (act == uint(ACCEL_ACTIVATION_GELU_TANH)) return gelu_tanh1(v);
     return v;
 }
 

@@ -8,5 +8,7 @@
 #define ACCEL_ACTIVATION_NONE 0    /* y = v */
 #define ACCEL_ACTIVATION_SIGMOID 1 /* y = 1 / (1 + exp(-v)) */
 #define ACCEL_ACTIVATION_RELU 2    /* y = max(v, 0), NaN kept */
+#define ACCEL_ACTIVATION_GELU 3    /* y = v * Phi(v), the op gelu */
+#define ACCEL_ACTIVATION_GELU_TANH 4 /* y = the op gelu_tanh of v */
 
 #endif

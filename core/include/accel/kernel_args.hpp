@@ -37,10 +37,12 @@ const char* path_name(OpPath p) noexcept;
 enum class Activation : int {
     none = ACCEL_ACTIVATION_NONE,
     sigmoid = ACCEL_ACTIVATION_SIGMOID,
-    relu = ACCEL_ACTIVATION_RELU
+    relu = ACCEL_ACTIVATION_RELU,
+    gelu = ACCEL_ACTIVATION_GELU,           ///< x·Φ(x), the op gelu
+    gelu_tanh = ACCEL_ACTIVATION_GELU_TANH  ///< the op gelu_tanh
 };
 
-/// "none", "sigmoid" or "relu".
+/// "none", "sigmoid", "relu", "gelu" or "gelu_tanh".
 const char* activation_name(Activation a) noexcept;
 
 /// Everything one kernel call gets: what the op front-end (accel/ops.hpp)

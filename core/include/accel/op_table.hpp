@@ -48,6 +48,14 @@ enum class Op : int {
     bias_activation,
     /// c = a · b, elementwise.
     mul,
+    /// y = x·Φ(x), GELU (PyTorch's gelu, approximate='none').
+    gelu,
+    /// y = x·(1 + tanh(√(2/π)(x + 0.044715x³)))/2 (approximate='tanh').
+    gelu_tanh,
+    /// dx = dy·(Φ(x) + x·φ(x)) (KernelArgs: in[0] = dy, in[1] = x).
+    gelu_backward,
+    /// dx = dy·gelu_tanh'(x) (KernelArgs: in[0] = dy, in[1] = x).
+    gelu_tanh_backward,
     /// Not an op: the number of built-in ops. A new built-in op goes just
     /// above (values only grow); define_op hands out values from here on.
     builtin_count_

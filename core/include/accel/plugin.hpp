@@ -22,7 +22,9 @@
 /// kernels are a KernelTable of their own (Device::kernel_table(): add,
 /// claim); KernelArgs gained `tile` (TileLayout::variant), which the
 /// front-end chooses once for tiled ops; Device lost the Tensor copy forms.
-#define ACCEL_PLUGIN_ABI 10
+/// 11: Activation gained gelu and gelu_tanh (KernelArgs::act 3 and 4), which
+/// a plugin built before would run as none.
+#define ACCEL_PLUGIN_ABI 11
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check

@@ -70,7 +70,8 @@ struct Options {
 /// Thread-safe (pure).
 PathChoice parse_path_choice(const std::string& text);
 
-/// The activation named `text`: "none", "relu" or "sigmoid" (exact, as
+/// The activation named `text`: "none", "relu", "sigmoid", "gelu" or
+/// "gelu_tanh" (exact, as
 /// activation_name() writes them; those dense applies). Throws
 /// InvalidArgument quoting the text (its first 64 characters when longer)
 /// and the accepted names for anything else. Thread-safe (pure).
@@ -167,6 +168,21 @@ void relu(const Tensor& x, Tensor& y, const Options& o = {});
 void relu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o = {});
 /// dx = dy · y · (1 − y), the sigmoid's gradient given its output y. dy, y, dx: one shape.
 void sigmoid_backward(const Tensor& dy, const Tensor& y, Tensor& dx, const Options& o = {});
+/// GELU, y = x·Φ(x) = x·(1 + erf(x/√2))/2 elementwise (Hendrycks & Gimpel,
+/// "Gaussian Error Linear Units", 2016; PyTorch's gelu, approximate='none').
+/// gelu(+Inf) = +Inf and gelu(−Inf) = −0, the limits (PyTorch's x·Φ(x)
+/// gives NaN at −Inf); NaN stays NaN; ±0 keep their sign. y may alias x.
+void gelu(const Tensor& x, Tensor& y, const Options& o = {});
+/// GELU's tanh approximation, y = x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2
+/// (PyTorch's gelu, approximate='tanh'); saturates for large |x| (no NaN
+/// where x³ overflows), −0 at −Inf. y may alias x.
+void gelu_tanh(const Tensor& x, Tensor& y, const Options& o = {});
+/// dx = dy·(Φ(x) + x·φ(x)), φ(x) = exp(−x²/2)/√(2π): gelu's gradient given
+/// its input x (the order of relu_backward: dy first). dy, x, dx: one shape.
+void gelu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o = {});
+/// dx = dy·gelu_tanh'(x): with u = √(2/π)(x + 0.044715x³), t = tanh u,
+/// (1 + t)/2 + x·(1 − t²)/2·√(2/π)(1 + 3·0.044715x²). dy, x, dx: one shape.
+void gelu_tanh_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o = {});
 
 /// C[M,N] = op(A)·op(B), row-major. op(A) is A[M,K] (or A[K,M] with t.a),
 /// op(B) is B[K,N] (or B[N,K] with t.b). All rank 2; inner dimensions must
@@ -185,8 +201,13 @@ void dense(const Tensor& x, const Tensor& w, OptionalTensor bias, Tensor& y, Act
 /// and the forward's x, W and output y (needed for sigmoid/relu).
 /// Outputs: dx[batch,in] (may be null: not computed), dw[out,in],
 /// db[out] (may be null). Uses a temporary of dy's shape. Shapes as in dense.
+/// gelu and gelu_tanh: their derivative is not a function of y, so they
+/// need `pre_activation`, z = x·Wᵀ + bias [batch, out] (dense with
+/// Activation::none gives it); InvalidArgument naming it when it is absent
+/// or of another shape. Other activations ignore it.
 void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& dy, Activation act,
-                    Tensor* dx, Tensor& dw, Tensor* db, const Options& o = {});
+                    Tensor* dx, Tensor& dw, Tensor* db, const Options& o = {},
+                    OptionalTensor pre_activation = std::nullopt);
 
 /// y[c] = Σ_r x[r,c]: x rank 2 [rows,cols], y rank 1 [cols] (the bias gradient).
 void column_sum(const Tensor& x, Tensor& y, const Options& o = {});
