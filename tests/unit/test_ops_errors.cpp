@@ -160,10 +160,10 @@ TEST_CASE("column_sum and dense_backward check their shapes") {
     // gelu's derivative is a function of the pre-activation, which only the caller has.
     for (Activation act : {Activation::gelu, Activation::gelu_tanh}) {
         CAPTURE(activation_name(act));
-        CHECK(contains(error_of([&] { ops::dense_backward(xb, w, out, out, act, nullptr, dw, nullptr); }),
+        CHECK(contains(accel_test::message_of([&] { ops::dense_backward(xb, w, out, out, act, nullptr, dw, nullptr); }),
                        "needs pre_activation"));
         auto z_bad = filled({8, 9}, 1);
-        CHECK(contains(error_of([&] { ops::dense_backward(xb, w, out, out, act, nullptr, dw, nullptr, {}, z_bad); }),
+        CHECK(contains(accel_test::message_of([&] { ops::dense_backward(xb, w, out, out, act, nullptr, dw, nullptr, {}, z_bad); }),
                        "pre_activation has shape [8, 9]"));
         CHECK(untouched(dw, 5));
     }
