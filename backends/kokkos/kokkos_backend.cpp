@@ -331,15 +331,10 @@ public:
     /// Never initializes Kokkos (see devices_without_init); unavailable once
     /// Kokkos was finalized or failed to initialize in create_device.
     Availability probe() override {
-        try {
-            if (g_finalized || kokkos_says_finalized())
-                return Availability{false, finalized_message(), 0, false, 0, {}};
-            if (g_runtime_made && !runtime().error().empty())
-                return Availability{false, "kokkos: " + runtime().error(), 0, false, 0, {}};
-            return devices_without_init();
-        } catch (const std::exception& e) {
-            return Availability{false, std::string("kokkos: ") + e.what(), 0, false, 0, {}};
-        }
+        if (g_finalized || kokkos_says_finalized()) return Availability{false, finalized_message(), 0, false, 0, {}};
+        if (g_runtime_made && !runtime().error().empty())
+            return Availability{false, "kokkos: " + runtime().error(), 0, false, 0, {}};
+        return devices_without_init();
     }
     /// Initializes Kokkos unless the application has (ensure_runtime).
     /// Throws BackendUnavailable when Kokkos cannot be used.

@@ -500,17 +500,11 @@ public:
             a.available = a.device_count > 0 || !a.named_only.empty();
             if (!a.available) a.reason = "the OpenCL platforms report no device" + problems;
         } catch (const DeviceError& e) {
+            if (e.code() != CL_PLATFORM_NOT_FOUND_KHR) throw;  // the registry makes it the reason
             a = Availability{};
-            a.reason = e.what();
-            if (e.code() == CL_PLATFORM_NOT_FOUND_KHR)
-                a.reason += " — no OpenCL platform is installed (install an ICD such as pocl-opencl-icd or a GPU "
-                            "driver's OpenCL package)";
-        } catch (const std::exception& e) {
-            a = Availability{};
-            a.reason = e.what();
-        } catch (...) {
-            a = Availability{};
-            a.reason = "unknown error while probing OpenCL";
+            a.reason = std::string(e.what()) +
+                       " — no OpenCL platform is installed (install an ICD such as pocl-opencl-icd or a GPU "
+                       "driver's OpenCL package)";
         }
         return a;
     }

@@ -458,26 +458,18 @@ public:
 
     Availability probe() override {
         Availability a;
-        try {
-            const Instance& inst = instance();
-            if (!inst.error.empty()) {
-                a.reason = inst.error;
-                return a;
-            }
-            a.available = true;
-            a.device_count = static_cast<int>(inst.devices.size());
-            for (std::size_t i = 0; i < inst.devices.size() && !a.has_gpu; ++i)
-                if (is_gpu(inst.devices[i])) {
-                    a.has_gpu = true;
-                    a.preferred_index = static_cast<int>(i);
-                }
-        } catch (const std::exception& e) {
-            a = Availability{};
-            a.reason = e.what();
-        } catch (...) {
-            a = Availability{};
-            a.reason = "unknown error while probing Vulkan";
+        const Instance& inst = instance();
+        if (!inst.error.empty()) {
+            a.reason = inst.error;
+            return a;
         }
+        a.available = true;
+        a.device_count = static_cast<int>(inst.devices.size());
+        for (std::size_t i = 0; i < inst.devices.size() && !a.has_gpu; ++i)
+            if (is_gpu(inst.devices[i])) {
+                a.has_gpu = true;
+                a.preferred_index = static_cast<int>(i);
+            }
         return a;
     }
 

@@ -329,9 +329,14 @@ BackendStatus status_locked(Plugin& p) {
     const std::string self = "plugin " + p.path + ": probe()";
     try {
         a = p.backend->probe();
+    } catch (const std::exception& e) {
+        // The one place a failed probe becomes a reason (Backend::probe's contract).
+        a = Availability{};
+        a.reason = p.name + ": " + echo(e.what(), 512);
     } catch (...) {
         a = Availability{};
-        a.reason = self + " threw " + thrown() + "; a probe reports failures in Availability::reason";
+        a.reason = self + " threw a non-standard exception; a probe throws std::exception or reports in "
+                          "Availability::reason";
     }
     const std::string bad_name = named_only_defect(a.named_only, p.name);
     if (a.available && a.device_count == 0 && a.named_only.empty()) {

@@ -168,12 +168,15 @@ TEST_CASE("convert rounds f64 once to f16 and bf16") {
     // value is the nearer of the two neighbours, computed on exact doubles.
     auto g = rng(12);
     for (DType t : dtypes({DType::f16, DType::bf16})) {
-        CAPTURE(dtype_name(t));
+        CAPTURE(std::string(dtype_name(t)));
         const int bits = t == DType::f16 ? 11 : 8;  // significand bits of the target
         std::vector<double> x, want;
         for (int i = 0; i < 2000; ++i) {
             const int e = static_cast<int>(g() % 20) - 10;  // within f16's normal range
-            const double lo = std::ldexp(std::floor(std::ldexp(uniform(g, 1, 1.0f, 2.0f)[0], bits - 1)), e - bits + 1);
+            // An integer significand in [2^(bits-1), 2^bits): a float drawn from [1, 2) can be 2
+            // (libstdc++'s uniform_real_distribution<float>, LWG 2524), whose ulp is twice as large.
+            const auto significand = static_cast<double>((1u << (bits - 1)) + g() % (1u << (bits - 1)));
+            const double lo = std::ldexp(significand, e - bits + 1);
             const double ulp = std::ldexp(1.0, e - bits + 1), mid = lo + ulp / 2;
             const double nudge = std::ldexp(1.0, e - 40) * (i % 2 ? 1 : -1);  // far below a float ulp (2^(e-23))
             const double sign = (i / 2) % 2 ? -1.0 : 1.0;
@@ -280,7 +283,7 @@ TEST_CASE("results in every dtype are rounded to nearest even, not truncated: ad
     auto g = rng(9002);
     const std::size_t n = 4099;
     for (DType t : dtypes()) {
-        CAPTURE(dtype_name(t));
+        CAPTURE(std::string(dtype_name(t)));
         if (!device()->kernel_table().supports(Op::add, t, OpPath::native)) continue;
         const auto a = stored(uniform(g, n, 1.0f, 2.0f), t), b = stored(uniform(g, n, 1.0f, 2.0f), t);
         auto ta = put(a, {n}, t), tb = put(b, {n}, t);

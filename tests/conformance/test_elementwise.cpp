@@ -241,7 +241,7 @@ TEST_CASE("fma_throughput probe computes what it claims, in f32 and f64") {
     reference::Vec ref(n);
     for (std::size_t i = 0; i < n; ++i) ref[i] = reference::fma_throughput_value(i, iterations);
     for (DType t : dtypes({DType::f32, DType::f64})) {
-        CAPTURE(dtype_name(t));
+        CAPTURE(std::string(dtype_name(t)));
         Tensor y = Tensor::from_host(device(), {n}, std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), t);
         double flops = 0;
         try {

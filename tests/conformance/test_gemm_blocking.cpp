@@ -115,7 +115,7 @@ TEST_CASE("matmul and dense in every dtype match the reference at GPU tile sizes
         for (const auto& s : within_work_cap(shapes, [](const MNK& x) { return x.m * x.n * x.k; }, "gemm dtypes"))
             for (int tr = 0; tr < 4; ++tr) {
                 const bool ta = tr & 1, tb = tr & 2;
-                CAPTURE(dtype_name(t));
+                CAPTURE(std::string(dtype_name(t)));
                 INFO(describe(s, ta, tb));
                 const auto a = stored(uniform(g, s.m * s.k), t), b = stored(uniform(g, s.k * s.n), t);
                 auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a, t);

@@ -29,7 +29,7 @@ TEST_CASE("matmul matches the reference for every transpose and path") {
 TEST_CASE("matmul with empty operands") {
     if (!runs({Op::matmul})) return;
     for (auto path : paths(Op::matmul)) {
-        CAPTURE(name(path));
+        CAPTURE(std::string(name(path)));
         ops::Options o;
         o.path = path;
         // K == 0: C must be all zeros (poison must be overwritten).
@@ -54,7 +54,7 @@ TEST_CASE("matmul at a large size") {
     auto A = Tensor::from_host(device(), {m, k}, a), B = Tensor::from_host(device(), {k, n}, b);
     const auto ref = reference::matmul(a, b, m, n, k);
     for (auto path : paths(Op::matmul)) {
-        CAPTURE(name(path));
+        CAPTURE(std::string(name(path)));
         auto C = poisoned(device(), {m, n});
         ops::Options o;
         o.path = path;
@@ -76,11 +76,11 @@ TEST_CASE("dense matches the reference for every activation, with and without bi
             for (Activation act : {Activation::none, Activation::sigmoid, Activation::relu, Activation::gelu,
                                    Activation::gelu_tanh})
                 for (bool with_bias : {true, false}) {
-                    CAPTURE(name(path));
+                    CAPTURE(std::string(name(path)));
                     CAPTURE(d.batch);
                     CAPTURE(d.in);
                     CAPTURE(d.out);
-                    CAPTURE(activation_name(act));
+                    CAPTURE(std::string(activation_name(act)));
                     CAPTURE(with_bias);
                     auto x = uniform(g, d.batch * d.in, -2.0f, 2.0f), w = uniform(g, d.out * d.in);
                     auto b = with_bias ? uniform(g, d.out) : std::vector<float>{};
@@ -103,7 +103,7 @@ TEST_CASE("dense with relu keeps a NaN of its input on every path") {
     auto g = rng(27);
     const std::size_t batch = 5, in = 33, out = 17, bad_row = 2;
     for (auto path : paths(Op::dense)) {
-        CAPTURE(name(path));
+        CAPTURE(std::string(name(path)));
         auto x = uniform(g, batch * in), w = uniform(g, out * in), b = uniform(g, out);
         x[bad_row * in + 7] = std::numeric_limits<float>::quiet_NaN();
         auto X = Tensor::from_host(device(), {batch, in}, x), W = Tensor::from_host(device(), {out, in}, w);
@@ -134,7 +134,7 @@ TEST_CASE("dense with a rank-1 input and a large layer") {
     if (!runs({Op::dense})) return;
     auto g = rng(23);
     for (auto path : paths(Op::dense)) {
-        CAPTURE(name(path));
+        CAPTURE(std::string(name(path)));
         ops::Options o;
         o.path = path;
         auto x = uniform(g, 30), w = uniform(g, 10 * 30), b = uniform(g, 10);
@@ -182,7 +182,7 @@ TEST_CASE("dense_backward gives the gradients of dense") {
     const std::size_t batch = 40, in = 30, out = 10;
     for (Activation act :
          {Activation::none, Activation::sigmoid, Activation::relu, Activation::gelu, Activation::gelu_tanh}) {
-        CAPTURE(activation_name(act));
+        CAPTURE(std::string(activation_name(act)));
         auto x = uniform(g, batch * in), w = uniform(g, out * in), b = uniform(g, out), dy = uniform(g, batch * out);
         auto X = Tensor::from_host(device(), {batch, in}, x), W = Tensor::from_host(device(), {out, in}, w);
         auto Bv = Tensor::from_host(device(), {out}, b), DY = Tensor::from_host(device(), {batch, out}, dy);
@@ -218,7 +218,7 @@ TEST_CASE("matmul and dense with a caller-given geometry larger than needed") {
     auto Bt = Tensor::from_host(device(), {n, k}, b);  // the same values read as W[out=n, in=k]
     auto Bias = Tensor::from_host(device(), {n}, bias);
     for (Op op : {Op::matmul, Op::dense}) {
-        CAPTURE(op_name(op));
+        CAPTURE(std::string(op_name(op)));
         LaunchGeometry geo = device()->default_geometry(op, DType::f32, m, n);
         geo.grid.x = std::min(geo.grid.x * 2 + 1, device()->info().limits.max_grid_dims.x);
         geo.grid.y = std::min(geo.grid.y + 3, device()->info().limits.max_grid_dims.y);
@@ -281,7 +281,7 @@ TEST_CASE("matmul and dense with more output rows than 65535 tiles of 64 (a tall
     auto A = Tensor::from_host(device(), {m, k}, a), B = Tensor::from_host(device(), {n, k}, b);
     auto Bias = Tensor::from_host(device(), {n}, bias);
     for (auto path : paths(Op::matmul)) {
-        CAPTURE(name(path));
+        CAPTURE(std::string(name(path)));
         ops::Options o;
         o.path = path;
         auto C = poisoned(device(), {m, n});

@@ -120,7 +120,7 @@ void check_matmul_shapes(const std::vector<MNK>& shapes, std::mt19937_64& g, con
         for (const auto& s : within_work_cap(shapes, [](const MNK& x) { return x.m * x.n * x.k; }, what))
             for (int t = 0; t < 4; ++t) {
                 const bool ta = t & 1, tb = t & 2;
-                CAPTURE(name(path));
+                CAPTURE(std::string(name(path)));
                 INFO(describe(s, ta, tb));
                 auto a = uniform(g, s.m * s.k), b = uniform(g, s.k * s.n);
                 auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a);

@@ -159,8 +159,8 @@ TEST_CASE("a device's kernel table: the claimed kernels are the registered ones,
         const auto claimed = d->kernel_table().claimed();
         CHECK_FALSE(claimed.empty());
         for (const KernelKey& key : claimed) {
-            CAPTURE(op_name(key.op));
-            CAPTURE(dtype_name(key.dtype));
+            CAPTURE(std::string(op_name(key.op)));
+            CAPTURE(std::string(dtype_name(key.dtype)));
             CHECK(d->kernel_table().supports(key.op, key.dtype, key.path));
             CHECK(d->kernel_table().unsupported_reason(key.op, key.dtype, key.path).empty());
         }

@@ -159,7 +159,7 @@ TEST_CASE("column_sum and dense_backward check their shapes") {
     CHECK(untouched(dw, 5));
     // gelu's derivative is a function of the pre-activation, which only the caller has.
     for (Activation act : {Activation::gelu, Activation::gelu_tanh}) {
-        CAPTURE(activation_name(act));
+        CAPTURE(std::string(activation_name(act)));
         CHECK(contains(accel_test::message_of([&] { ops::dense_backward(xb, w, out, out, act, nullptr, dw, nullptr); }),
                        "needs pre_activation"));
         auto z_bad = filled({8, 9}, 1);

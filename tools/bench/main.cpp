@@ -238,29 +238,19 @@ int run_command(const RunArgs& a) {
     s.progress = !a.no_progress && terminal && !a.progress_lines;
     s.progress_lines = !a.no_progress && (a.progress_lines || !terminal);
 
-    // Output files are opened (as temporary files beside them) before the
-    // run, so a bad path fails at once; they replace the named files only
-    // once the run is complete.
-    std::optional<tool_cli::AtomicFile> file, json_file;
-    if (!a.output.empty()) file.emplace(a.output);
-    if (!a.json_output.empty()) json_file.emplace(a.json_output);
+    tool_cli::OptionalOutput file(a.output), json_file(a.json_output);  // a bad path fails before the run
 
     const Results r = run(s);
     accel::trace::stop();
     const Machine m = this_machine();
-    std::ostream& out = file ? file->stream() : std::cout;
+    std::ostream& out = file.stream();
     if (a.format == "json") out << to_json(s, r, m).dump(2) << "\n";
     else if (a.format == "csv") write_csv(out, r);
     else write_table(out, r, m, a.wide);
-    if (json_file) {
-        json_file->stream() << to_json(s, r, m).dump(2) << "\n";
-        json_file->commit();
-        std::cerr << "wrote " << r.rows.size() << " rows to " << a.json_output << "\n";
-    }
-    if (file) {
-        file->commit();
-        std::cerr << "wrote " << r.rows.size() << " rows to " << a.output << "\n";
-    }
+    if (json_file) json_file.stream() << to_json(s, r, m).dump(2) << "\n";
+    const std::string rows = std::to_string(r.rows.size()) + " rows";
+    json_file.commit(rows);
+    file.commit(rows);
     return report_failures(r) ? 1 : 0;
 }
 

@@ -453,26 +453,17 @@ int mlp_command(const MlpArgs& a) {
     s.progress = isatty(STDERR_FILENO);
     s.wide = a.wide;
 
-    // Opened before the run (a bad path fails at once), committed after it.
-    std::optional<tool_cli::AtomicFile> file, problem_file;
-    if (!a.output.empty()) file.emplace(a.output);
-    if (!a.save_problem.empty()) problem_file.emplace(a.save_problem);
+    tool_cli::OptionalOutput file(a.output), problem_file(a.save_problem);  // a bad path fails before the run
 
     const MlpResults r = run_mlp(s);
     const Machine m = this_machine();
-    std::ostream& out = file ? file->stream() : std::cout;
+    std::ostream& out = file.stream();
     if (a.format == "json") out << mlp_to_json(s, r, m).dump(2) << "\n";
     else if (a.format == "csv") write_mlp_csv(out, r);
     else write_mlp_table(out, s, r, m);
-    if (problem_file) {
-        problem_file->stream() << mlp_problem_json(s, r.problem).dump() << "\n";
-        problem_file->commit();
-        std::cerr << "wrote the training problem to " << a.save_problem << "\n";
-    }
-    if (file) {
-        file->commit();
-        std::cerr << "wrote " << r.rows.size() << " rows to " << a.output << "\n";
-    }
+    if (problem_file) problem_file.stream() << mlp_problem_json(s, r.problem).dump() << "\n";
+    problem_file.commit("the training problem");
+    file.commit(std::to_string(r.rows.size()) + " rows");
 
     int failed = 0;
     for (const auto& row : r.rows) {

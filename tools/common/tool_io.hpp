@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -83,6 +85,32 @@ private:
     std::string path_, temp_;
     std::ofstream out_;
     bool committed_ = false;
+};
+
+/// An output file that an option may name ("" = none), for a command that
+/// runs first and writes after: constructed before the run, so a bad path
+/// fails at once (AtomicFile's error); commit() puts it in place once the
+/// run is complete and says "wrote <what> to <path>" on stderr. Unnamed,
+/// stream() is the fallback (std::cout by default) and commit() does nothing.
+/// Not thread-safe.
+class OptionalOutput {
+public:
+    explicit OptionalOutput(const std::string& path) {
+        if (!path.empty()) file_.emplace(path);
+    }
+    /// Whether the option named a file.
+    explicit operator bool() const { return file_.has_value(); }
+    /// The file's stream, or `fallback` when none was named.
+    std::ostream& stream(std::ostream& fallback = std::cout) { return file_ ? file_->stream() : fallback; }
+    /// AtomicFile::commit (its errors), then the note on stderr; a no-op when unnamed.
+    void commit(const std::string& what) {
+        if (!file_) return;
+        file_->commit();
+        std::cerr << "wrote " << what << " to " << file_->path() << "\n";
+    }
+
+private:
+    std::optional<AtomicFile> file_;
 };
 
 }  // namespace tool_cli

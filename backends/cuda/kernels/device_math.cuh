@@ -155,13 +155,25 @@ struct DeviceMath {
     __device__ __forceinline__ static F sigmoid(F x) { return sigmoid1(x); }
 };
 
+/// The gelu activations of a fused epilogue, out of line: inlined into the
+/// 128×128 product tile's unrolled epilogue, erfc's temporaries beside its
+/// accumulators spill registers (ptxas, f16/bf16 on sm_100/sm_120).
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define ACCEL_DEVICE_NOINLINE __noinline__
+#else  // the emulation compiles device code as host C++ (a macro __noinline__ would break GCC's attributes)
+#define ACCEL_DEVICE_NOINLINE inline
+#endif
+template <class F>
+__device__ ACCEL_DEVICE_NOINLINE F activate_gelu(F v, Epilogue act) {
+    return act == Epilogue::gelu ? gelu_math::gelu<DeviceMath>(v) : gelu_math::gelu_tanh<DeviceMath>(v);
+}
+
 /// The activation of a fused epilogue.
 template <class F>
 __device__ __forceinline__ F activate(F v, Epilogue act) {
     if (act == Epilogue::relu) return relu1(v);
     if (act == Epilogue::sigmoid) return sigmoid1(v);
-    if (act == Epilogue::gelu) return gelu_math::gelu<DeviceMath>(v);
-    if (act == Epilogue::gelu_tanh) return gelu_math::gelu_tanh<DeviceMath>(v);
+    if (act == Epilogue::gelu || act == Epilogue::gelu_tanh) return activate_gelu(v, act);
     return v;
 }
 

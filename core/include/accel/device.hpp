@@ -385,7 +385,9 @@ public:
     virtual ~Backend() = default;
     /// The backend's name as selectors write it, e.g. "host", "opencl", "cuda".
     virtual std::string name() const = 0;
-    /// Probes the runtime: never throws; failures become Availability::reason.
+    /// Probes the runtime. A failure is either returned in Availability::reason
+    /// or thrown as a std::exception: the registry turns the exception into the
+    /// reason ("<backend>: <what()>"), so a probe need not catch.
     virtual Availability probe() = 0;
     /// Opens device `index` (0-based, < probe().device_count). Called by the
     /// registry after the index was checked. Throws DeviceError on failure.
