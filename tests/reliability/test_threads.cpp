@@ -50,21 +50,6 @@ reference::Vec magnitudes(const std::vector<float>& v) {
     return r;
 }
 
-// Σ(got−ref)² / Σscale², scale the sums of the terms' magnitudes: a product
-// element that cancels to near zero (a 1×1 output of 15 terms) is judged at
-// the size it was computed at, as expect_close_at_scale does.
-double error_at_scale(const std::vector<float>& got, const std::vector<double>& ref,
-                      const std::vector<double>& scale) {
-    if (got.size() != ref.size() || ref.size() != scale.size()) return HUGE_VAL;
-    double err = 0, norm = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-        const double d = double(got[i]) - ref[i];
-        err += d * d;
-        norm += scale[i] * scale[i];
-    }
-    return norm > 0 ? err / norm : err;
-}
-
 // One op of kind `kind` on fresh inputs, enqueued on `s`, checked against the oracle.
 void one_op(const std::shared_ptr<Device>& dev, Stream& s, std::mt19937_64& g, unsigned kind, Outcome& out) {
     const bool vendor_ok = dev->kernel_table().supports(Op::matmul, OpPath::vendor);
@@ -73,7 +58,9 @@ void one_op(const std::shared_ptr<Device>& dev, Stream& s, std::mt19937_64& g, u
     std::uniform_int_distribution<std::size_t> small(1, 40), large(1, 4000);
     std::string what;
     std::vector<float> got;
-    std::vector<double> ref, scale;  // scale: for sums, the magnitude they were computed at (below)
+    // scale: for sums, the magnitude they were computed at, so that a product element that cancels to near
+    // zero (a 1×1 output of 15 terms) is judged at that size (error_at_scale, as the conformance suite).
+    std::vector<double> ref, scale;
     double threshold = accel_test::threshold(Op::add);
     switch (kind % 6) {
         case 0: {

@@ -99,19 +99,25 @@ void expect_close_at_scale(const std::vector<float>& got, const std::vector<doub
                            const std::vector<double>& scale, double threshold, const std::string& what) {
     REQUIRE(got.size() == ref.size());
     REQUIRE(scale.size() == ref.size());
-    double err = 0, norm = 0;
     bool finite = true;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-        finite = finite && std::isfinite(got[i]);
-        err += (got[i] - ref[i]) * (got[i] - ref[i]);
-        norm += scale[i] * scale[i];
-    }
-    const double e = norm > 0 ? err / norm : err;
+    for (float v : got) finite = finite && std::isfinite(v);
+    const double e = error_at_scale(got, ref, scale);
     INFO(what << ": error² / scale² " << e << " (threshold " << threshold << "), max |err| "
               << accel::reference::max_abs_error(got, ref) << ", seed " << seed()
               << " (rerun with ACCEL_TEST_SEED=" << seed() << ")");
     CHECK(finite);
     CHECK(e <= threshold);
+}
+
+double error_at_scale(const std::vector<float>& got, const std::vector<double>& ref,
+                      const std::vector<double>& scale) {
+    if (got.size() != ref.size() || scale.size() != ref.size()) return HUGE_VAL;
+    double err = 0, norm = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        err += (got[i] - ref[i]) * (got[i] - ref[i]);
+        norm += scale[i] * scale[i];
+    }
+    return norm > 0 ? err / norm : err;
 }
 
 void check_matmul_shapes(const std::vector<MNK>& shapes, std::mt19937_64& g, const std::string& what) {

@@ -108,6 +108,13 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& ref
 void expect_close_at_scale(const std::vector<float>& got, const std::vector<double>& ref,
                            const std::vector<double>& scale, double threshold, const std::string& what);
 
+/// The measure expect_close_at_scale asserts on, Σ(got−ref)² / Σscale² (the
+/// error alone when every scale is 0), for callers that cannot assert
+/// (other threads): +Inf when the sizes differ, NaN when got holds a NaN.
+/// Thread-safe (pure).
+double error_at_scale(const std::vector<float>& got, const std::vector<double>& ref,
+                      const std::vector<double>& scale);
+
 /// Resident bytes of this process (/proc/self/statm) after handing freed
 /// heap memory back to the system (malloc_trim), so that what remains is
 /// memory still in use, not the allocator's free lists. Meaningless under

@@ -16,7 +16,6 @@
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <ostream>
 
 #ifndef ACCEL_BENCH_INSTALLED_DATA
