@@ -4,11 +4,10 @@
 // queues to hand out.
 #include "host_device.hpp"
 #include "kernels/parallel.hpp"
+#include "../common/host_kernel.hpp"
 
 #include <accel/error.hpp>
 
-#include <exception>
-#include <mutex>
 #include <string>
 
 namespace accel {
@@ -21,30 +20,8 @@ public:
     HostBuiltKernel(std::string name, HostKernelFn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
 
     void launch(const LaunchGeometry& g, const std::vector<ResolvedArg>& args, Stream&) override {
-        const std::size_t blocks = g.grid.volume();
-        std::mutex mutex;
-        std::exception_ptr first;  // guarded by mutex: the first block that threw
-        parallel_items(blocks, [&](std::size_t i) {
-            HostBlock b;
-            b.block_idx = {i % g.grid.x, (i / g.grid.x) % g.grid.y, i / (g.grid.x * g.grid.y)};
-            b.block_dim = g.block;
-            b.grid_dim = g.grid;
-            b.args = &args;
-            try {
-                fn_(b);
-            } catch (...) {  // an exception may not leave an OpenMP region
-                std::lock_guard<std::mutex> lock(mutex);
-                if (!first) first = std::current_exception();
-            }
-        });
-        if (!first) return;
-        try {
-            std::rethrow_exception(first);
-        } catch (const std::exception& e) {
-            throw DeviceError("kernel '" + name_ + "' on host:0 threw: " + e.what(), 0, "HostKernelThrew");
-        } catch (...) {
-            throw DeviceError("kernel '" + name_ + "' on host:0 threw a non-standard exception", 0, "HostKernelThrew");
-        }
+        run_host_blocks(name_, "host:0", fn_, g, args,
+                        [](std::size_t blocks, const auto& body) { parallel_items(blocks, body); });
     }
 
 private:

@@ -183,12 +183,7 @@ class KokkosDevice final : public Device, public Probes, public NativeInterop {
 public:
     // NativeInterop (kokkos_interop.cpp): the execution space instance of
     // the default stream or of a stream; memory is a pointer of MemSpace.
-    std::uint64_t object(NativeObject what) override;
-    std::uint64_t queue(Stream& stream) override;
-    NativeMemory memory(void* handle, std::size_t bytes) override;
-    void* adopt(const NativeMemory& memory) override;
-    void release(void* handle) noexcept override;
-    std::unique_ptr<Stream> stream_over(std::uint64_t queue) override;
+    ACCEL_NATIVE_INTEROP_METHODS
 
     /// Fills DeviceInfo from Kokkos (space names, concurrency, version,
     /// configuration, memory) and registers the kernels. Kokkos must be

@@ -3,11 +3,10 @@
 // its Kokkos objects (execution space instances, memory of the default
 // memory space), both ways.
 #include "kokkos_device.hpp"
+#include "../common/host_kernel.hpp"
 
 #include <accel/error.hpp>
 
-#include <exception>
-#include <mutex>
 #include <string>
 
 namespace accel {
@@ -20,37 +19,12 @@ public:
     KokkosBuiltKernel(std::string name, HostKernelFn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
 
     void launch(const LaunchGeometry& g, const std::vector<ResolvedArg>& args, Stream& s) override {
-        const std::size_t blocks = g.grid.volume();
-        std::mutex mutex;
-        std::exception_ptr first;  // guarded by mutex: the first block that threw
-        const HostKernelFn& fn = fn_;
-        {
+        run_host_blocks(name_, "kokkos:0", fn_, g, args, [&s](std::size_t blocks, const auto& body) {
             auto lock = dispatch_lock();
-            Kokkos::parallel_for(
-                "accel::user_kernel", Kokkos::RangePolicy<ExecSpace>(instance_of(s), 0, blocks),
-                [&](const std::size_t i) {
-                    HostBlock b;
-                    b.block_idx = {i % g.grid.x, (i / g.grid.x) % g.grid.y, i / (g.grid.x * g.grid.y)};
-                    b.block_dim = g.block;
-                    b.grid_dim = g.grid;
-                    b.args = &args;
-                    try {
-                        fn(b);
-                    } catch (...) {  // an exception may not leave a Kokkos kernel
-                        std::lock_guard<std::mutex> guard(mutex);
-                        if (!first) first = std::current_exception();
-                    }
-                });
-            instance_of(s).fence();  // the callable's arguments live in this frame
-        }
-        if (!first) return;
-        try {
-            std::rethrow_exception(first);
-        } catch (const std::exception& e) {
-            throw DeviceError("kernel '" + name_ + "' on kokkos:0 threw: " + e.what(), 0, "HostKernelThrew");
-        } catch (...) {
-            throw DeviceError("kernel '" + name_ + "' on kokkos:0 threw a non-standard exception", 0, "HostKernelThrew");
-        }
+            Kokkos::parallel_for("accel::user_kernel", Kokkos::RangePolicy<ExecSpace>(instance_of(s), 0, blocks),
+                                 [&body](const std::size_t i) { body(i); });
+            instance_of(s).fence();  // the blocks' arguments live in the caller's frame
+        });
     }
 
 private:

@@ -258,12 +258,7 @@ public:
     // NativeInterop (opencl_interop.cpp): cl_context, cl_device_id, a
     // stream's cl_command_queue, a buffer's cl_mem; adopted memory is a
     // sub-buffer of the program's cl_mem (retaining it).
-    std::uint64_t object(NativeObject what) override;
-    std::uint64_t queue(Stream& stream) override;
-    NativeMemory memory(void* handle, std::size_t bytes) override;
-    void* adopt(const NativeMemory& memory) override;
-    void release(void* handle) noexcept override;
-    std::unique_ptr<Stream> stream_over(std::uint64_t queue) override;
+    ACCEL_NATIVE_INTEROP_METHODS
 
     /// Opens device `id` of `platform` as opencl:`index`, the
     /// `within_platform`-th device of its platform (for its stable selector):

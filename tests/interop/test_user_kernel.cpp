@@ -8,6 +8,7 @@
 #include <accel/user_kernel.hpp>
 
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 using namespace accel;
@@ -187,4 +188,23 @@ TEST_CASE("a device refuses another runtime's queries, naming both") {
     CHECK(contains(msg, device()->info().backend));
     CHECK_THROWS_AS((void)device()->native_queue(other, device()->default_stream()), InvalidArgument);
     CHECK_THROWS_AS((void)device()->adopt_native_memory(other, NativeMemory{1, 0, 4}), InvalidArgument);
+}
+
+TEST_CASE("a C++ kernel that throws fails its launch with the message, not the process") {
+    KernelSource s;
+    s.name = "throws_in_block_3";
+    s.params = {KernelParam::out("x")};
+    s.host = [](const HostBlock& b) {
+        if (b.block_idx.x == 3) throw std::runtime_error("block 3 refuses");
+    };
+    UserKernel k(s);
+    if (!builds_kernels(k)) return;
+    Tensor X(device(), {64});
+    LaunchGeometry g;
+    g.grid = {8, 1, 1};
+    g.block = {8, 1, 1};
+    const std::string msg = message_of([&] { k.launch(g, {X}); });
+    CHECK(contains(msg, "throws_in_block_3"));
+    CHECK(contains(msg, "block 3 refuses"));
+    CHECK_THROWS_AS(k.launch(g, {X}), DeviceError);
 }

@@ -107,6 +107,17 @@ typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
     std::shared_ptr<accel::BuiltKernel> do_build_kernel(const accel::KernelSource& source) override;
 
 /// Declares, inside a backend's Device subclass that is also its own
+/// accel::NativeInterop, the interop methods (public; contracts in
+/// accel/native.hpp); its do_interop() returns the device itself.
+#define ACCEL_NATIVE_INTEROP_METHODS                                                    \
+    std::uint64_t object(accel::NativeObject what) override;                           \
+    std::uint64_t queue(accel::Stream& stream) override;                               \
+    accel::NativeMemory memory(void* handle, std::size_t bytes) override;              \
+    void* adopt(const accel::NativeMemory& memory) override;                           \
+    void release(void* handle) noexcept override;                                      \
+    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
+
+/// Declares, inside a backend's Device subclass that is also its own
 /// accel::Probes, the two probes (public; contracts in accel/device.hpp) and
 /// do_probes() returning the device itself (protected). Place it in the
 /// class's protected section: the class goes on protected after it.
