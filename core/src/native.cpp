@@ -131,7 +131,9 @@ std::shared_ptr<BuiltKernel> Device::build_kernel(const KernelSource& source) {
     std::string field;
     if (!has_code_for(source, info().backend, field))
         throw Unsupported("kernel '" + source.name + "' has no code for " + selector() + " (" + info().backend +
-                          "); give KernelSource::" + field);
+                          "); give KernelSource::" + field +
+                          (field == "host" ? std::string(" (a C++ callable; a Python kernel cannot run here)")
+                                           : " (in Python, accel.Kernel's " + field.substr(0, field.find(' ')) + "=)"));
     auto built = do_build_kernel(source);
     if (!built) throw DeviceError("kernel '" + source.name + "': " + selector() + " built nothing", 0, "");
     return built;

@@ -1,0 +1,89 @@
+"""accel.Kernel: a program's own kernel from Python on every device that
+builds one (OpenCL C here; skipped, with accel's reason, where the backend
+has no code for it), checked against NumPy on fresh random data, and the
+errors of a bad launch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import accel
+
+RNG = np.random.default_rng()
+
+SAXPY_OPENCL = """
+__kernel void saxpy(__global const float* x, __global float* y, float alpha, uint n) {
+    const size_t i = get_global_id(0);
+    if (i < n) y[i] = alpha * x[i] + y[i];
+}"""
+
+SAXPY_CUDA = """
+extern "C" __global__ void saxpy(const float* x, float* y, float alpha, unsigned n) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = alpha * x[i] + y[i];
+}"""
+
+
+def saxpy() -> accel.Kernel:
+    return accel.Kernel(
+        "saxpy",
+        [accel.Param.input("x"), accel.Param.output("y"), accel.Param.scalar("alpha", "f32"),
+         accel.Param.scalar("n", "u32")],
+        opencl=SAXPY_OPENCL,
+        cuda=SAXPY_CUDA,
+    )
+
+
+def built_or_skip(kernel: accel.Kernel, device: accel.Device) -> None:
+    try:
+        kernel.build(device)
+    except accel.Unsupported as e:
+        pytest.skip(f"{device.selector} builds no kernel from Python here: {str(e).splitlines()[0]}")
+
+
+@pytest.mark.parametrize("n", [1, 255, 257, 10007])
+def test_saxpy(device: accel.Device, n: int) -> None:
+    k = saxpy()
+    built_or_skip(k, device)
+    x = RNG.uniform(-1, 1, n).astype(np.float32)
+    y = RNG.uniform(-1, 1, n).astype(np.float32)
+    alpha = float(RNG.uniform(-2, 2))
+    tx, ty = accel.from_numpy(x, device=device), accel.from_numpy(y, device=device)
+    stream = device.create_stream()
+    k((n + 127) // 128, 128, tx, ty, alpha, n, stream=stream)
+    stream.synchronize()
+    want = np.float32(alpha) * x.astype(np.float64) + y
+    np.testing.assert_allclose(ty.numpy(), want, rtol=2e-6, atol=2e-6)
+
+
+def test_bad_launches_name_what_was_wrong(device: accel.Device) -> None:
+    k = saxpy()
+    built_or_skip(k, device)
+    tx = accel.from_numpy(np.ones(8, np.float32), device=device)
+    ty = accel.zeros((8,), device=device)
+    with pytest.raises(accel.InvalidArgument, match="3 argument"):
+        k(1, 8, tx, ty, 1.0)
+    with pytest.raises(accel.InvalidArgument, match="does not fit u32"):
+        k(1, 8, tx, ty, 1.0, -1)
+    with pytest.raises(accel.InvalidArgument, match="a scalar given"):
+        k(1, 8, tx, 3, 1.0, 8)
+    with pytest.raises(accel.InvalidArgument, match="tuple of 1 to 3 ints"):
+        k((1, 1, 1, 1), 8, tx, ty, 1.0, 8)
+    with pytest.raises(accel.InvalidArgument, match="pass an accel.Tensor"):
+        k(1, 8, tx, ty, "1.0", 8)
+
+
+def test_a_kernel_without_code_for_the_backend_names_the_argument(device: accel.Device) -> None:
+    k = accel.Kernel("nothing", [accel.Param.output("x")])
+    with pytest.raises(accel.Unsupported, match="KernelSource::"):
+        k.build(device)
+
+
+def test_signature_errors() -> None:
+    with pytest.raises(accel.InvalidArgument, match="no name"):
+        accel.Kernel("", [])
+    with pytest.raises(accel.InvalidArgument, match="named 'a'"):
+        accel.Kernel("twice", [accel.Param.input("a"), accel.Param.output("a")])
+    with pytest.raises(accel.InvalidArgument, match="not a scalar type"):
+        accel.Param.scalar("n", "u8")
