@@ -40,14 +40,21 @@ public:
         else
             u_ = static_cast<std::uint64_t>(v);
     }
+    /// A float: for an f32 or f64 parameter.
     KernelArg(float v) : kind_(Kind::f32), d_(v) {}   // NOLINT
+    /// A double: for an f64 parameter only.
     KernelArg(double v) : kind_(Kind::f64), d_(v) {}  // NOLINT
 
+    /// What the argument holds.
     enum class Kind { tensor, signed_int, unsigned_int, f32, f64 };
     Kind kind() const noexcept { return kind_; }
+    /// The tensor (Kind::tensor), else null.
     const Tensor* tensor() const noexcept { return tensor_; }
+    /// The value of a Kind::signed_int.
     std::int64_t signed_value() const noexcept { return i_; }
+    /// The value of a Kind::unsigned_int.
     std::uint64_t unsigned_value() const noexcept { return u_; }
+    /// The value of a Kind::f32 or Kind::f64.
     double floating_value() const noexcept { return d_; }
 
 private:
