@@ -2,11 +2,16 @@
 // built in the device's context) and its runtime's objects (cl_context,
 // cl_device_id, cl_command_queue, cl_mem), both ways.
 #include "opencl_device.hpp"
+#include "../common/cache_file.hpp"
 
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace accel {
 namespace opencl {
@@ -24,43 +29,122 @@ std::string build_log(cl_program p, cl_device_id id) {
     return log;
 }
 
-// A program's kernel: one cl_kernel, its arguments set and enqueued under a
-// mutex (clSetKernelArg on one cl_kernel is not thread-safe).
+std::string device_text(cl_device_id id, cl_device_info what) {
+    std::size_t n = 0;
+    if (clGetDeviceInfo(id, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
+    std::string s(n, '\0');
+    if (clGetDeviceInfo(id, what, n, &s[0], nullptr) != CL_SUCCESS) return "";
+    return s;
+}
+
+// Built programs are kept in ACCEL_CACHE_DIR/opencl-kernels/ as binaries
+// (cache_file.hpp), under a name hashed from the key: the device, its
+// driver, the build options and the source. The file holds the key itself
+// ahead of the binary, compared whole: a file of another key (a hash
+// collision, a copy from another machine) is not used.
+constexpr char kProgramMagic[9] = "accelCL1";
+
+std::string program_key(cl_device_id id, const KernelSource& s) {
+    return device_text(id, CL_DEVICE_NAME) + '\n' + device_text(id, CL_DEVICE_VERSION) + '\n' +
+           device_text(id, CL_DRIVER_VERSION) + '\n' + s.build_options + '\n' + s.opencl;
+}
+
+std::string program_file(const std::string& key) {
+    const std::string dir = env::cache_dir();  // a bad ACCEL_CACHE_DIR is the user's error: thrown
+    if (dir.empty()) return "";
+    char name[40];
+    std::snprintf(name, sizeof name, "/opencl-kernels/%016llx.bin",
+                  static_cast<unsigned long long>(
+                      cache_file::checksum(reinterpret_cast<const unsigned char*>(key.data()), key.size())));
+    return dir + name;
+}
+
+// The binary cached for `key` at `file`, or empty.
+std::vector<unsigned char> cached_binary(const std::string& file, const std::string& key) {
+    if (file.empty()) return {};
+    std::vector<unsigned char> data = cache_file::read(file, kProgramMagic, std::uint64_t{256} << 20);
+    if (data.size() <= key.size() || std::memcmp(data.data(), key.data(), key.size()) != 0) return {};
+    return std::vector<unsigned char>(data.begin() + static_cast<std::ptrdiff_t>(key.size()), data.end());
+}
+
+void store_binary(cl_program p, const std::string& file, const std::string& key) {
+    std::size_t size = 0;
+    if (file.empty() || clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS ||
+        size == 0)
+        return;
+    std::vector<unsigned char> data(key.begin(), key.end());
+    data.resize(key.size() + size);
+    unsigned char* binary = data.data() + key.size();
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof binary, &binary, nullptr) == CL_SUCCESS)
+        cache_file::write(file, kProgramMagic, data);
+}
+
+// A program's kernel. clSetKernelArg on one cl_kernel is not thread-safe,
+// and PoCL also breaks when one cl_kernel runs on two queues at once
+// (pocl_release_dlhandle_cache: "Assertion `found->ref_count > 0' failed",
+// with a cold PoCL cache): so each launch leases a cl_kernel of its own from
+// a pool, as the backend's own kernels do (OpenclDevice::acquire_kernels).
 class OpenclBuiltKernel final : public BuiltKernel {
 public:
-    OpenclBuiltKernel(std::string name, cl_program program, cl_kernel kernel)
-        : name_(std::move(name)), program_(program), kernel_(kernel) {}
+    OpenclBuiltKernel(std::string name, cl_program program, cl_kernel first)
+        : name_(std::move(name)), program_(program), all_{first}, free_{first} {}
     ~OpenclBuiltKernel() override {
         if (runtime_may_be_torn_down()) return;
-        clReleaseKernel(kernel_);
+        for (cl_kernel k : all_) clReleaseKernel(k);
         clReleaseProgram(program_);
     }
 
     void launch(const LaunchGeometry& g, const std::vector<ResolvedArg>& args, Stream& s) override {
         note_runtime_user_thread();
-        std::lock_guard<std::mutex> lock(mutex_);
+        struct Lease {
+            OpenclBuiltKernel& owner;
+            cl_kernel kernel;
+            ~Lease() {
+                std::lock_guard<std::mutex> lock(owner.mutex_);
+                owner.free_.push_back(kernel);
+            }
+        } lease{*this, acquire()};
         for (cl_uint i = 0; i < args.size(); ++i) {
             const ResolvedArg& a = args[i];
             cl_mem m = static_cast<cl_mem>(a.handle);
             const cl_int err = a.type == ParamType::tensor
-                                   ? clSetKernelArg(kernel_, i, sizeof m, &m)
-                                   : clSetKernelArg(kernel_, i, param_type_size(a.type), &a.bits);
+                                   ? clSetKernelArg(lease.kernel, i, sizeof m, &m)
+                                   : clSetKernelArg(lease.kernel, i, param_type_size(a.type), &a.bits);
             check_cl(err, "kernel '" + name_ + "': clSetKernelArg " + std::to_string(i),
                      std::string(" (") + param_type_name(a.type) + "; does the kernel's parameter have this type?)");
         }
         const std::size_t local[3] = {g.block.x, g.block.y, g.block.z};
         const std::size_t global[3] = {g.grid.x * g.block.x, g.grid.y * g.block.y, g.grid.z * g.block.z};
         const cl_uint dims = g.grid.z * g.block.z > 1 ? 3 : g.grid.y * g.block.y > 1 ? 2 : 1;
-        check_cl(clEnqueueNDRangeKernel(static_cast<OpenclStream&>(s).queue(), kernel_, dims, nullptr, global, local, 0,
-                                        nullptr, nullptr),
+        check_cl(clEnqueueNDRangeKernel(static_cast<OpenclStream&>(s).queue(), lease.kernel, dims, nullptr, global,
+                                        local, 0, nullptr, nullptr),
                  "kernel '" + name_ + "': clEnqueueNDRangeKernel", " with " + g.to_string());
     }
 
 private:
+    // A cl_kernel no other launch holds: a free one, or a new one of the program.
+    cl_kernel acquire() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!free_.empty()) {
+                cl_kernel k = free_.back();
+                free_.pop_back();
+                return k;
+            }
+        }
+        cl_int err = CL_SUCCESS;
+        cl_kernel k = clCreateKernel(program_, name_.c_str(), &err);
+        check_cl(err, "kernel '" + name_ + "': clCreateKernel");
+        std::lock_guard<std::mutex> lock(mutex_);
+        all_.push_back(k);
+        return k;
+    }
+
     std::string name_;
     cl_program program_;
-    cl_kernel kernel_;
-    std::mutex mutex_;
+    std::mutex mutex_;             ///< guards all_ and free_
+    std::vector<cl_kernel> all_;   ///< every cl_kernel made, released with the kernel
+    std::vector<cl_kernel> free_;  ///< those no launch holds now
 };
 
 }  // namespace
@@ -71,10 +155,27 @@ std::shared_ptr<BuiltKernel> OpenclDevice::do_build_kernel(const KernelSource& s
     note_runtime_user_thread();
     const char* text = source.opencl.c_str();
     const std::string what = "kernel '" + source.name + "' for " + selector() + " (" + info().name + ")";
+    const std::string key = program_key(id_, source), file = program_file(key);
     cl_int err = CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(context_, 1, &text, nullptr, &err);
-    check_cl(err, what + ": clCreateProgramWithSource");
-    err = clBuildProgram(p, 1, &id_, source.build_options.c_str(), nullptr, nullptr);
+    cl_program p = nullptr;
+    // The cached binary first; one the runtime refuses is rebuilt from source and replaced.
+    if (const auto binary = cached_binary(file, key); !binary.empty()) {
+        const unsigned char* bytes = binary.data();
+        const std::size_t size = binary.size();
+        cl_int status = CL_SUCCESS;
+        p = clCreateProgramWithBinary(context_, 1, &id_, &size, &bytes, &status, &err);
+        if (p && (err != CL_SUCCESS || status != CL_SUCCESS ||
+                  clBuildProgram(p, 1, &id_, source.build_options.c_str(), nullptr, nullptr) != CL_SUCCESS)) {
+            clReleaseProgram(p);
+            p = nullptr;
+        }
+    }
+    const bool from_cache = p != nullptr;
+    if (!p) {
+        p = clCreateProgramWithSource(context_, 1, &text, nullptr, &err);
+        check_cl(err, what + ": clCreateProgramWithSource");
+        err = clBuildProgram(p, 1, &id_, source.build_options.c_str(), nullptr, nullptr);
+    }
     if (err != CL_SUCCESS) {
         const std::string log = build_log(p, id_);
         clReleaseProgram(p);
@@ -95,6 +196,7 @@ std::shared_ptr<BuiltKernel> OpenclDevice::do_build_kernel(const KernelSource& s
         throw InvalidArgument(what + ": the OpenCL C kernel takes " + std::to_string(count) +
                               " argument(s), its declared signature " + std::to_string(source.params.size()));
     }
+    if (!from_cache) store_binary(p, file, key);
     return std::make_shared<OpenclBuiltKernel>(source.name, p, k);
 }
 

@@ -8,6 +8,11 @@
 #include <accel/interop/opencl.hpp>
 #include <accel/user_kernel.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 using namespace accel;
 using namespace accel_test;
 namespace cl = accel::interop::opencl;
@@ -150,4 +155,60 @@ TEST_CASE("unsuitable OpenCL handles are clear errors") {
     mismatched.opencl = "__kernel void two(__global float* x, uint n) { x[0] = n; }";
     UserKernel k2(mismatched);
     CHECK(contains(message_of([&] { k2.build(*device()); }), "takes 2 argument(s), its declared signature 1"));
+}
+
+TEST_CASE("a built OpenCL kernel is cached on disk, and a damaged cache file is never trusted") {
+    if (!on_opencl()) return;
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("accel-interop-cache-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    ScopedEnv cache("ACCEL_CACHE_DIR", dir.c_str());
+    auto g = rng(4401);
+    KernelSource s;
+    s.name = "scale";
+    s.params = {KernelParam::in("x"), KernelParam::out("y"), KernelParam::scalar("n", ParamType::u32)};
+    // A source no other test builds: its own cache file.
+    s.opencl = "__kernel void scale(__global const float* x, __global float* y, uint n) {\n"
+               "    const size_t i = get_global_id(0);\n    if (i < n) y[i] = 3.0f * x[i];  /* " +
+               std::to_string(g()) + " */\n}";
+    const std::size_t n = 777;
+    const auto x = uniform(g, n);
+    auto check_run = [&](const char* when) {
+        UserKernel k(s);  // a new kernel object: built again, from the cache when it holds it
+        auto X = Tensor::from_host(device(), {n}, x);
+        Tensor Y(device(), {n});
+        k.launch(geometry_1d(n, 64, device()->info().limits), {X, Y, n});
+        const auto y = Y.download();
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < n; ++i) wrong += y[i] != 3.0f * x[i];
+        CHECK_MESSAGE(wrong == 0, when << ": " << wrong << " of " << n << " wrong");
+    };
+    check_run("first build");
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir / "opencl-kernels")) files.push_back(e.path());
+    REQUIRE(files.size() == 1);
+    // Intact: accel's header ("accelCL1", the data's length) and exactly that much data.
+    // (Its size may change between builds: PoCL's binaries grow once a kernel has run.)
+    auto intact = [&] {
+        std::ifstream f(files[0], std::ios::binary);
+        char magic[8] = {};
+        std::uint64_t bytes = 0;
+        f.read(magic, 8);
+        f.read(reinterpret_cast<char*>(&bytes), 8);
+        return f && std::string(magic, 8) == "accelCL1" && fs::file_size(files[0]) == bytes + 24;
+    };
+    CHECK(intact());
+    const auto intact_size = fs::file_size(files[0]);
+    check_run("from the cache");
+    // Garbage of the same size, then a truncated file: each run passes and writes an intact file again.
+    {
+        std::ofstream f(files[0], std::ios::binary | std::ios::trunc);
+        f << std::string(intact_size, 'x');
+    }
+    check_run("after garbage");
+    CHECK(intact());
+    fs::resize_file(files[0], fs::file_size(files[0]) / 2);
+    check_run("after truncation");
+    CHECK(intact());
+    fs::remove_all(dir);
 }

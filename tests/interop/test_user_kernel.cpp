@@ -77,7 +77,7 @@ bool builds_kernels(UserKernel& k) {
         k.build(*device());
         return true;
     } catch (const Unsupported& e) {
-        MESSAGE("skipped: " << device()->selector() << " builds no program kernels yet: " << e.what());
+        MESSAGE("skipped: " << device()->selector() << " builds no program kernels yet: " << std::string(e.what()));
         return false;
     }
 }
