@@ -208,3 +208,30 @@ TEST_CASE("a C++ kernel that throws fails its launch with the message, not the p
     CHECK(contains(msg, "block 3 refuses"));
     CHECK_THROWS_AS(k.launch(g, {X}), DeviceError);
 }
+
+TEST_CASE("host memory the program owns is a tensor through the host's interop, written in place") {
+    if (device()->info().backend != "host") {
+        MESSAGE("skipped: " << device()->selector() << " is not the host device");
+        return;
+    }
+    auto g = rng(4501);
+    const std::size_t n = 1 + g() % 5000;
+    const auto a = uniform(g, n);
+    std::vector<float> owned(n + 3, -1.0f);  // the tensor over elements 1..n; 0 and n+1.. untouched
+    {
+        Tensor A = Tensor::from_host(device(), {n}, a);
+        Tensor Out = Tensor::over_native_memory(
+            device(), "host", NativeMemory{reinterpret_cast<std::uint64_t>(owned.data()), sizeof(float), n * sizeof(float)},
+            {n}, DType::f32);
+        const NativeMemory back = device()->native_memory("host", Out.buffer());
+        CHECK(back.handle == reinterpret_cast<std::uint64_t>(owned.data() + 1));
+        ops::add(A, A, Out);
+        CHECK_THROWS_AS(Tensor::over_native_memory(device(), "host", NativeMemory{1, 0, 8}, {3}, DType::f32),
+                        InvalidArgument);  // 8 bytes for 12
+    }
+    CHECK(owned[0] == -1.0f);
+    CHECK(owned[n + 1] == -1.0f);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += owned[i + 1] != a[i] + a[i];
+    CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " wrong");
+}
