@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import importlib
 import statistics
 import sys
 import time
@@ -53,9 +54,12 @@ import accel
 import accel.mlp
 import accel.ops as ops
 
+# PyTorch is optional (accel's figures alone without it), and typed as Any: its own stubs type
+# nn.Sequential's items as Module, whose weight is no Tensor to mypy.
+torch: Any
 try:
-    import torch
-except ImportError:  # PyTorch is optional: accel's figures alone
+    torch = importlib.import_module("torch")
+except ImportError:
     torch = None
 
 F32 = npt.NDArray[np.float32]

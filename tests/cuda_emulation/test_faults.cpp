@@ -130,7 +130,7 @@ TEST_CASE("faults: cudaMalloc refusing raises OutOfMemory naming the bytes, and 
         Buffer refused(dev, 123456);
         FAIL("the refused allocation succeeded");
     } catch (const OutOfMemory& e) {
-        INFO(e.what());
+        INFO(std::string(e.what()));
         CHECK(contains(e.what(), "123456 bytes"));
         CHECK(contains(e.what(), std::to_string(dev->info().global_memory_bytes)));
     }
@@ -321,7 +321,7 @@ TEST_CASE("faults: after an unrecoverable error the device reports itself unusab
             dev->synchronize();
             FAIL("synchronize after a failed kernel succeeded");
         } catch (const DeviceError& e) {
-            INFO(e.what());
+            INFO(std::string(e.what()));
             CHECK(e.code() == c.second);
             CHECK(contains(e.what(), "restart the process"));
         }
@@ -330,7 +330,7 @@ TEST_CASE("faults: after an unrecoverable error the device reports itself unusab
             y.download();
             FAIL("the device still works after an unrecoverable error");
         } catch (const DeviceError& e) {
-            INFO(e.what());
+            INFO(std::string(e.what()));
             CHECK(e.code() == c.second);
             CHECK(contains(e.what(), "restart the process"));
         }
@@ -349,7 +349,7 @@ TEST_CASE("unusable: busy, prohibited and imageless devices make cuda unavailabl
         open_device("cuda");
         FAIL("cuda opened with no usable device");
     } catch (const BackendUnavailable& e) {
-        INFO(e.what());
+        INFO(std::string(e.what()));
         CHECK(contains(e.what(), "exclusive-process"));
         CHECK(contains(e.what(), "cudaErrorDevicesUnavailable (46)"));
         CHECK(contains(e.what(), "Prohibited"));

@@ -92,7 +92,7 @@ void expect_finalized_error(const char* what, const std::function<void()>& fn) {
         thrown = true;
         CHECK(std::string(e.what()).find("Kokkos was finalized by the application") != std::string::npos);
     } catch (const std::exception& e) {
-        FAIL_CHECK(what << " threw something other than BackendUnavailable: " << e.what());
+        FAIL_CHECK(what << " threw something other than BackendUnavailable: " << std::string(e.what()));
         return;
     }
     CHECK_MESSAGE(thrown, what << " did not throw BackendUnavailable after Kokkos::finalize");

@@ -245,7 +245,7 @@ Counts sweep(const Layer& l, std::mt19937_64& g, bool print, bool releases = tru
                     try {
                         workload(g, &again);
                     } catch (const Error& e) {
-                        FAIL_CHECK(what << ": the device stays unusable: " << e.what());
+                        FAIL_CHECK(what << ": the device stays unusable: " << std::string(e.what()));
                         again = false;
                     }
                     CHECK_MESSAGE(again, what << ": wrong results after the fault");

@@ -121,7 +121,7 @@ TEST_CASE("tensor.to(dtype) converts as convert_elements does, every dtype pair,
                 CAPTURE(d.selector);
                 CAPTURE(std::string(dtype_name(from)) + " -> " + dtype_name(to));
                 if (!d.device->kernel_table().supports(Op::convert, to, OpPath::native)) {
-                    MESSAGE(d.selector << ": convert to " << dtype_name(to) << " skipped: unsupported");
+                    MESSAGE(d.selector << ": convert to " << std::string(dtype_name(to)) << " skipped: unsupported");
                     continue;
                 }
                 auto src = Tensor::from_host(d.device, shape, v, from);

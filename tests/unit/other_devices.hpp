@@ -18,7 +18,7 @@ inline std::vector<std::shared_ptr<accel::Device>> other_backend_devices() {
         try {
             devices.push_back(accel::open_device(s.name));
         } catch (const accel::Error& e) {
-            MESSAGE("skipped " << s.name << ", which did not open: " << e.what());
+            MESSAGE("skipped " << s.name << ", which did not open: " << std::string(e.what()));
         }
     }
     return devices;

@@ -153,7 +153,7 @@ TEST_CASE("a device's kernel table: the claimed kernels are the registered ones,
         try {
             d = open_device(st.name);
         } catch (const Error& e) {
-            MESSAGE("skipped " << st.name << ": " << e.what());
+            MESSAGE("skipped " << st.name << ": " << std::string(e.what()));
             continue;
         }
         const auto claimed = d->kernel_table().claimed();
