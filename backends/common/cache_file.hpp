@@ -70,5 +70,42 @@ inline void write(const std::string& path, const char (&magic)[9], const std::ve
     }
 }
 
+/// Where the result built for `key` (device, driver, options, source: every
+/// fact the result depends on) is kept: `dir`/`folder`/<hash of key>.bin, or
+/// empty when `dir` (accel's cache folder) is empty.
+inline std::string keyed_path(const std::string& dir, const char* folder, const std::string& key) {
+    if (dir.empty()) return "";
+    char name[24];
+    std::snprintf(name, sizeof name, "%016llx.bin",
+                  static_cast<unsigned long long>(
+                      checksum(reinterpret_cast<const unsigned char*>(key.data()), key.size())));
+    return dir + "/" + folder + "/" + name;
+}
+
+/// The result written by write_keyed(path, magic, key, ...), or empty. The
+/// file holds the key itself ahead of the result, compared whole: a file of
+/// another key (a hash collision, a copy from another machine) is not used.
+inline std::vector<unsigned char> read_keyed(const std::string& path, const char (&magic)[9], const std::string& key,
+                                             std::uint64_t max_bytes) {
+    if (path.empty()) return {};
+    std::vector<unsigned char> data = read(path, magic, max_bytes);
+    if (data.size() <= key.size() || std::memcmp(data.data(), key.data(), key.size()) != 0) return {};
+    data.erase(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(key.size()));
+    return data;
+}
+
+/// Writes `result` under `key` to `path` (nothing when `path` is empty).
+inline void write_keyed(const std::string& path, const char (&magic)[9], const std::string& key,
+                        const unsigned char* result, std::size_t bytes) noexcept {
+    if (path.empty()) return;
+    try {
+        std::vector<unsigned char> data(key.size() + bytes);
+        std::memcpy(data.data(), key.data(), key.size());
+        if (bytes) std::memcpy(data.data() + key.size(), result, bytes);
+        write(path, magic, data);
+    } catch (...) {
+    }
+}
+
 }  // namespace cache_file
 }  // namespace accel

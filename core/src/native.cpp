@@ -90,22 +90,19 @@ DeviceHandle Device::adopt_native_memory(const std::string& backend, const Nativ
                               selector() + "; pass the runtime's memory object and its size in bytes");
     const DeviceHandle h = interop.adopt(memory);
     std::lock_guard<std::mutex> lock(memory_mutex_);
-    mapped_[h] = memory.bytes;
+    mapped_.emplace(h, memory.bytes);
     return h;
 }
 
 void Device::release_native_memory(DeviceHandle h) noexcept {
     if (!h) return;
-    {
-        std::lock_guard<std::mutex> lock(memory_mutex_);
-        mapped_.erase(h);
-    }
+    forget_mapped(h);
     if (NativeInterop* interop = do_interop()) interop->release(h);
 }
 
 std::unique_ptr<Stream> Device::stream_over_native_queue(const std::string& backend, std::uint64_t queue) {
     NativeInterop& interop = interop_for(backend, "stream_over_native_queue");
-    if (queue == 0)
+    if (queue == 0 && !interop.zero_is_a_queue())
         throw InvalidArgument("stream_over_native_queue: a null queue given for " + selector() +
                               "; pass a queue of the device's own context");
     return interop.stream_over(queue);

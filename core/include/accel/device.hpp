@@ -341,7 +341,8 @@ public:
     /// cl_command_queue, cudaStream_t, ... of this device's context), so
     /// accel's ops run in order with the program's work there. The queue
     /// stays the program's: it must outlive the stream, which never destroys
-    /// it. Throws InvalidArgument for a zero queue.
+    /// it. Throws InvalidArgument for a zero queue where 0 names none (on
+    /// CUDA and HIP it is the legacy default stream).
     std::unique_ptr<Stream> stream_over_native_queue(const std::string& backend, std::uint64_t queue);
 
 protected:
@@ -402,8 +403,12 @@ private:
     mutable std::mutex memory_mutex_;
     std::unordered_map<DeviceHandle, std::size_t> allocations_;
     NativeInterop& interop_for(const std::string& backend, const char* what);
-    /// What map_host_memory and adopt_native_memory handed out and not released yet: handle → bytes.
-    std::unordered_map<DeviceHandle, std::size_t> mapped_;
+    /// Drops one hand-out of `h` from mapped_. Never throws.
+    void forget_mapped(DeviceHandle h) noexcept;
+    /// What map_host_memory and adopt_native_memory handed out and not
+    /// released yet: handle → bytes, once per hand-out (host memory or a
+    /// device pointer adopted twice gives the same handle twice).
+    std::unordered_multimap<DeviceHandle, std::size_t> mapped_;
     std::uint64_t in_use_ = 0, peak_in_use_ = 0, limit_ = 0;
     std::once_flag default_stream_once_;
     std::unique_ptr<Stream> default_stream_;

@@ -18,8 +18,8 @@ class Stream;
 
 /// A runtime object of a device, by what it is. Which backend has which
 /// (the others throw Unsupported naming what they have):
-///  - context: OpenCL cl_context; CUDA/HIP the device's primary context
-///    (CUcontext / hipCtx_t).
+///  - context: OpenCL cl_context; CUDA the device's primary context
+///    (CUcontext; HIP has deprecated contexts: none).
 ///  - device: OpenCL cl_device_id; Vulkan VkDevice; CUDA/HIP the device
 ///    ordinal (cudaSetDevice's).
 ///  - physical_device: Vulkan VkPhysicalDevice.
@@ -69,6 +69,9 @@ public:
     /// made by the program), which stays the program's: accel never destroys
     /// it, and it must outlive the stream.
     virtual std::unique_ptr<Stream> stream_over(std::uint64_t queue) = 0;
+    /// Whether 0 names a queue in this runtime (CUDA's and HIP's legacy
+    /// default stream), rather than none.
+    virtual bool zero_is_a_queue() const noexcept { return false; }
 };
 
 }  // namespace accel
