@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import accel
+import accel.ops
 
 RNG = np.random.default_rng()
 
@@ -36,10 +37,16 @@ def saxpy() -> accel.Kernel:
 
 
 def built_or_skip(kernel: accel.Kernel, device: accel.Device) -> None:
+    """Builds `kernel`, and launches a kernel doing nothing: the CUDA
+    emulation compiles with NVRTC but runs no device code."""
+    noop = accel.Kernel("noop", [accel.Param.output("x")],
+                        opencl="__kernel void noop(__global float* x) {}",
+                        cuda='extern "C" __global__ void noop(float* x) {}')
     try:
         kernel.build(device)
+        noop(1, 1, accel.zeros((1,), device=device))
     except accel.Unsupported as e:
-        pytest.skip(f"{device.selector} builds no kernel from Python here: {str(e).splitlines()[0]}")
+        pytest.skip(f"{device.selector} runs no kernel from Python here: {str(e).splitlines()[0]}")
 
 
 @pytest.mark.parametrize("n", [1, 255, 257, 10007])
@@ -87,3 +94,44 @@ def test_signature_errors() -> None:
         accel.Kernel("twice", [accel.Param.input("a"), accel.Param.output("a")])
     with pytest.raises(accel.InvalidArgument, match="not a scalar type"):
         accel.Param.scalar("n", "u8")
+
+
+def test_a_stream_over_the_native_queue_of_another_runs_ops_in_its_order(device: accel.Device) -> None:
+    """Device.stream_over takes a runtime's queue as an int (here accel's own
+    default queue, as a program would pass its cl_command_queue or
+    torch.cuda.current_stream().cuda_stream)."""
+    try:
+        handle = device.default_stream().native_handle
+        s = device.stream_over(handle)
+    except accel.Unsupported as e:
+        assert device.info.backend in ("host", "vulkan"), str(e)
+        return
+    assert isinstance(handle, int) and handle != 0
+    if device.info.backend != "kokkos":  # Kokkos: a copy of the program's instance
+        assert s.native_handle == handle
+    x = RNG.uniform(-1, 1, 1000).astype(np.float32)
+    y = RNG.uniform(-1, 1, 1000).astype(np.float32)
+    out = accel.zeros((1000,), device=device)
+    accel.ops.add(accel.from_numpy(x, device=device), accel.from_numpy(y, device=device), out=out, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(out.numpy(), x + y)
+    if device.info.backend == "opencl":
+        with pytest.raises(accel.InvalidArgument, match="null queue"):
+            device.stream_over(0)
+
+
+def test_torch_cuda_memory_and_stream_without_a_copy(device: accel.Device) -> None:
+    """A PyTorch CUDA tensor is an accel tensor over the same memory, and
+    accel's op runs on PyTorch's current stream."""
+    torch = pytest.importorskip("torch")
+    if device.info.backend != "cuda" or not torch.cuda.is_available():
+        pytest.skip("needs PyTorch with a CUDA GPU and accel's CUDA backend on it")
+    n = 4096
+    x = torch.rand(n, device="cuda")
+    y = torch.rand(n, device="cuda")
+    out = torch.empty(n, device="cuda")
+    s = device.stream_over(torch.cuda.current_stream().cuda_stream)
+    tx, ty, tout = (accel.from_dlpack(t, device=device, copy=False) for t in (x, y, out))
+    accel.ops.add(tx, ty, out=tout, stream=s)
+    s.synchronize()
+    assert torch.equal(out, x + y)
