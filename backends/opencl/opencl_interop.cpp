@@ -38,10 +38,8 @@ std::string device_text(cl_device_id id, cl_device_info what) {
 }
 
 // Built programs are kept in ACCEL_CACHE_DIR/opencl-kernels/ as binaries
-// (cache_file.hpp), under a name hashed from the key: the device, its
-// driver, the build options and the source. The file holds the key itself
-// ahead of the binary, compared whole: a file of another key (a hash
-// collision, a copy from another machine) is not used.
+// (cache_file.hpp's keyed entries), under a key of the device, its driver,
+// the build options and the source.
 constexpr char kProgramMagic[9] = "accelCL1";
 
 std::string program_key(cl_device_id id, const KernelSource& s) {
@@ -49,34 +47,15 @@ std::string program_key(cl_device_id id, const KernelSource& s) {
            device_text(id, CL_DRIVER_VERSION) + '\n' + s.build_options + '\n' + s.opencl;
 }
 
-std::string program_file(const std::string& key) {
-    const std::string dir = env::cache_dir();  // a bad ACCEL_CACHE_DIR is the user's error: thrown
-    if (dir.empty()) return "";
-    char name[40];
-    std::snprintf(name, sizeof name, "/opencl-kernels/%016llx.bin",
-                  static_cast<unsigned long long>(
-                      cache_file::checksum(reinterpret_cast<const unsigned char*>(key.data()), key.size())));
-    return dir + name;
-}
-
-// The binary cached for `key` at `file`, or empty.
-std::vector<unsigned char> cached_binary(const std::string& file, const std::string& key) {
-    if (file.empty()) return {};
-    std::vector<unsigned char> data = cache_file::read(file, kProgramMagic, std::uint64_t{256} << 20);
-    if (data.size() <= key.size() || std::memcmp(data.data(), key.data(), key.size()) != 0) return {};
-    return std::vector<unsigned char>(data.begin() + static_cast<std::ptrdiff_t>(key.size()), data.end());
-}
-
 void store_binary(cl_program p, const std::string& file, const std::string& key) {
     std::size_t size = 0;
     if (file.empty() || clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS ||
         size == 0)
         return;
-    std::vector<unsigned char> data(key.begin(), key.end());
-    data.resize(key.size() + size);
-    unsigned char* binary = data.data() + key.size();
-    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof binary, &binary, nullptr) == CL_SUCCESS)
-        cache_file::write(file, kProgramMagic, data);
+    std::vector<unsigned char> binary(size);
+    unsigned char* bytes = binary.data();
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bytes, &bytes, nullptr) == CL_SUCCESS)
+        cache_file::write_keyed(file, kProgramMagic, key, binary.data(), binary.size());
 }
 
 // A program's kernel. clSetKernelArg on one cl_kernel is not thread-safe,
@@ -155,11 +134,13 @@ std::shared_ptr<BuiltKernel> OpenclDevice::do_build_kernel(const KernelSource& s
     note_runtime_user_thread();
     const char* text = source.opencl.c_str();
     const std::string what = "kernel '" + source.name + "' for " + selector() + " (" + info().name + ")";
-    const std::string key = program_key(id_, source), file = program_file(key);
+    const std::string key = program_key(id_, source);
+    const std::string file = cache_file::keyed_path("opencl-kernels", key, "bin");
     cl_int err = CL_SUCCESS;
     cl_program p = nullptr;
     // The cached binary first; one the runtime refuses is rebuilt from source and replaced.
-    if (const auto binary = cached_binary(file, key); !binary.empty()) {
+    if (const auto binary = cache_file::read_keyed(file, kProgramMagic, key, std::uint64_t{256} << 20);
+        !binary.empty()) {
         const unsigned char* bytes = binary.data();
         const std::size_t size = binary.size();
         cl_int status = CL_SUCCESS;
