@@ -2,9 +2,17 @@
 // accel's cache folder, shared by the backends that keep one: read as
 // untrusted input (our header with a magic, the length and a checksum must
 // all match, else it reads as empty), written whole or not at all (a
-// temporary file renamed over the old one). Never throws: a cache that
-// cannot be read or written costs compile time only.
+// temporary file renamed over the old one). Never throws (but keyed_path,
+// for a bad ACCEL_CACHE_DIR): a cache that cannot be read or written costs
+// compile time only.
+//
+// Keyed entries (built kernels: OpenCL binaries, SPIR-V compiled from GLSL)
+// are named by a hash of their key and hold the key itself ahead of the
+// result, compared whole on reading: a file of another key (a hash
+// collision, a copy from another machine) is never used.
 #pragma once
+
+#include <accel/environment.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -70,21 +78,20 @@ inline void write(const std::string& path, const char (&magic)[9], const std::ve
     }
 }
 
-/// Where the result built for `key` (device, driver, options, source: every
-/// fact the result depends on) is kept: `dir`/`folder`/<hash of key>.bin, or
-/// empty when `dir` (accel's cache folder) is empty.
-inline std::string keyed_path(const std::string& dir, const char* folder, const std::string& key) {
+/// ACCEL_CACHE_DIR/`folder`/<hash of key>.`ext`, or "" when no cache folder
+/// is known. Throws InvalidArgument for a bad ACCEL_CACHE_DIR (env::cache_dir):
+/// the user's setting, reported rather than ignored.
+inline std::string keyed_path(const char* folder, const std::string& key, const char* ext) {
+    const std::string dir = env::cache_dir();
     if (dir.empty()) return "";
     char name[24];
-    std::snprintf(name, sizeof name, "%016llx.bin",
-                  static_cast<unsigned long long>(
-                      checksum(reinterpret_cast<const unsigned char*>(key.data()), key.size())));
-    return dir + "/" + folder + "/" + name;
+    std::snprintf(name, sizeof name, "%016llx.",
+                  static_cast<unsigned long long>(checksum(reinterpret_cast<const unsigned char*>(key.data()), key.size())));
+    return dir + "/" + folder + "/" + name + ext;
 }
 
-/// The result written by write_keyed(path, magic, key, ...), or empty. The
-/// file holds the key itself ahead of the result, compared whole: a file of
-/// another key (a hash collision, a copy from another machine) is not used.
+/// The result stored for `key` at `path` by write_keyed with `magic`, or
+/// empty (no file, another key, a damaged file, or "" for path).
 inline std::vector<unsigned char> read_keyed(const std::string& path, const char (&magic)[9], const std::string& key,
                                              std::uint64_t max_bytes) {
     if (path.empty()) return {};
@@ -94,16 +101,16 @@ inline std::vector<unsigned char> read_keyed(const std::string& path, const char
     return data;
 }
 
-/// Writes `result` under `key` to `path` (nothing when `path` is empty).
+/// Writes `n` bytes of result for `key` to `path` (nothing for "" or n = 0).
 inline void write_keyed(const std::string& path, const char (&magic)[9], const std::string& key,
-                        const unsigned char* result, std::size_t bytes) noexcept {
-    if (path.empty()) return;
+                        const unsigned char* result, std::size_t n) noexcept {
+    if (path.empty() || n == 0) return;
     try {
-        std::vector<unsigned char> data(key.size() + bytes);
+        std::vector<unsigned char> data(key.size() + n);
         std::memcpy(data.data(), key.data(), key.size());
-        if (bytes) std::memcpy(data.data() + key.size(), result, bytes);
+        std::memcpy(data.data() + key.size(), result, n);
         write(path, magic, data);
-    } catch (...) {
+    } catch (...) {  // no memory for the copy: not cached
     }
 }
 

@@ -6,7 +6,6 @@
 #include "../common/cache_file.hpp"
 #include "../common/dynamic_library.hpp"
 
-#include <accel/environment.hpp>
 #include <accel/error.hpp>
 
 #include <algorithm>
@@ -261,8 +260,7 @@ std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource& source, 
     // The PTX depends on NVRTC's version, the target, the options and the source.
     const std::string key = "NVRTC " + std::to_string(n.major) + "." + std::to_string(n.minor) + "\ncompute_" +
                             std::to_string(arch) + "\n" + source.build_options + "\n" + source.cuda;
-    // A bad ACCEL_CACHE_DIR is the user's error: thrown.
-    const std::string file = cache_file::keyed_path(env::cache_dir(), "cuda-kernels", key);
+    const std::string file = cache_file::keyed_path("cuda-kernels", key, "ptx");
     const std::vector<unsigned char> cached = cache_file::read_keyed(file, kPtxMagic, key, std::uint64_t{64} << 20);
     std::string ptx(cached.begin(), cached.end());
     const bool from_cache = !ptx.empty() && ptx.find('\0') == std::string::npos;

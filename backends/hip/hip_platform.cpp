@@ -6,7 +6,6 @@
 #include "../cuda/cuda_device.hpp"
 #include "../common/cache_file.hpp"
 
-#include <accel/environment.hpp>
 #include <accel/error.hpp>
 
 #include <cstring>
@@ -174,7 +173,7 @@ std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource& source, 
     // The code object depends on the runtime's compiler, the target, the options and the source.
     const std::string key = "hiprtc " + std::to_string(runtime) + "\n" + arch + "\n" + source.build_options + "\n" +
                             (source.hip.empty() ? source.cuda : source.hip);
-    const std::string file = cache_file::keyed_path(env::cache_dir(), "hip-kernels", key);
+    const std::string file = cache_file::keyed_path("hip-kernels", key, "hsaco");
     const std::vector<unsigned char> cached =
         cache_file::read_keyed(file, kCodeObjectMagic, key, std::uint64_t{256} << 20);
     std::vector<char> object(cached.begin(), cached.end());

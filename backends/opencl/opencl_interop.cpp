@@ -7,6 +7,7 @@
 #include <accel/environment.hpp>
 #include <accel/error.hpp>
 
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -37,8 +38,8 @@ std::string device_text(cl_device_id id, cl_device_info what) {
 }
 
 // Built programs are kept in ACCEL_CACHE_DIR/opencl-kernels/ as binaries
-// (cache_file.hpp), keyed by the device, its driver, the build options and
-// the source.
+// (cache_file.hpp's keyed entries), under a key of the device, its driver,
+// the build options and the source.
 constexpr char kProgramMagic[9] = "accelCL1";
 
 std::string program_key(cl_device_id id, const KernelSource& s) {
@@ -52,8 +53,8 @@ void store_binary(cl_program p, const std::string& file, const std::string& key)
         size == 0)
         return;
     std::vector<unsigned char> binary(size);
-    unsigned char* to = binary.data();
-    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof to, &to, nullptr) == CL_SUCCESS)
+    unsigned char* bytes = binary.data();
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bytes, &bytes, nullptr) == CL_SUCCESS)
         cache_file::write_keyed(file, kProgramMagic, key, binary.data(), binary.size());
 }
 
@@ -134,8 +135,7 @@ std::shared_ptr<BuiltKernel> OpenclDevice::do_build_kernel(const KernelSource& s
     const char* text = source.opencl.c_str();
     const std::string what = "kernel '" + source.name + "' for " + selector() + " (" + info().name + ")";
     const std::string key = program_key(id_, source);
-    // A bad ACCEL_CACHE_DIR is the user's error: thrown.
-    const std::string file = cache_file::keyed_path(env::cache_dir(), "opencl-kernels", key);
+    const std::string file = cache_file::keyed_path("opencl-kernels", key, "bin");
     cl_int err = CL_SUCCESS;
     cl_program p = nullptr;
     // The cached binary first; one the runtime refuses is rebuilt from source and replaced.

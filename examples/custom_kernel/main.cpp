@@ -23,7 +23,10 @@ using accel::ParamType;
 
 constexpr std::size_t kBlock1d = 256, kTile = 16;
 
-// c[i] = a[i] + b[i] for i < n: one element per thread.
+// c[i] = a[i] + b[i] for i < n: one element per thread, striding by the
+// whole grid where the device caps it below n threads (Vulkan devices allow
+// 65535 work-groups per dimension, so 2^24 elements in blocks of 256 need
+// 65537).
 KernelSource vector_add_source() {
     KernelSource s;
     s.name = "vector_add";
@@ -31,13 +34,11 @@ KernelSource vector_add_source() {
                 KernelParam::scalar("n", ParamType::u32)};
     s.opencl = R"(
 __kernel void vector_add(__global const float* a, __global const float* b, __global float* c, uint n) {
-    const size_t i = get_global_id(0);
-    if (i < n) c[i] = a[i] + b[i];
+    for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) c[i] = a[i] + b[i];
 })";
     s.cuda = R"(
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, unsigned n) {
-    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) c[i] = a[i] + b[i];
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) c[i] = a[i] + b[i];
 })";
     s.glsl = R"(#version 450
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
@@ -46,18 +47,16 @@ layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer C { float c[]; };
 layout(push_constant) uniform Scalars { uint n; };
 void main() {
-    const uint i = gl_GlobalInvocationID.x;
-    if (i < n) c[i] = a[i] + b[i];
+    for (uint i = gl_GlobalInvocationID.x; i < n; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) c[i] = a[i] + b[i];
 })";
     s.host = [](const HostBlock& blk) {
         const float* a = blk.tensor<const float>(0);
         const float* b = blk.tensor<const float>(1);
         float* c = blk.tensor<float>(2);
         const auto n = blk.scalar<std::uint32_t>(3);
-        for (std::size_t t = 0; t < blk.block_dim.x; ++t) {
-            const std::size_t i = blk.block_idx.x * blk.block_dim.x + t;
-            if (i < n) c[i] = a[i] + b[i];
-        }
+        const std::size_t stride = blk.grid_dim.x * blk.block_dim.x;
+        for (std::size_t t = 0; t < blk.block_dim.x; ++t)
+            for (std::size_t i = blk.block_idx.x * blk.block_dim.x + t; i < n; i += stride) c[i] = a[i] + b[i];
     };
     return s;
 }

@@ -1,5 +1,5 @@
 """accel.Kernel: a program's own kernel from Python on every device that
-builds one (OpenCL C here; skipped, with accel's reason, where the backend
+builds one (OpenCL C and Vulkan GLSL here; skipped, with accel's reason, where the backend
 has no code for it), checked against NumPy on fresh random data, and the
 errors of a bad launch."""
 
@@ -25,6 +25,16 @@ extern "C" __global__ void saxpy(const float* x, float* y, float alpha, unsigned
     if (i < n) y[i] = alpha * x[i] + y[i];
 }"""
 
+SAXPY_GLSL = """#version 450
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) buffer Y { float y[]; };
+layout(push_constant) uniform Scalars { float alpha; uint n; };
+void main() {
+    const uint i = gl_GlobalInvocationID.x;
+    if (i < n) y[i] = alpha * x[i] + y[i];
+}"""
+
 
 def saxpy() -> accel.Kernel:
     return accel.Kernel(
@@ -33,6 +43,7 @@ def saxpy() -> accel.Kernel:
          accel.Param.scalar("n", "u32")],
         opencl=SAXPY_OPENCL,
         cuda=SAXPY_CUDA,
+        glsl=SAXPY_GLSL,
     )
 
 
@@ -41,7 +52,9 @@ def built_or_skip(kernel: accel.Kernel, device: accel.Device) -> None:
     emulation compiles with NVRTC but runs no device code."""
     noop = accel.Kernel("noop", [accel.Param.output("x")],
                         opencl="__kernel void noop(__global float* x) {}",
-                        cuda='extern "C" __global__ void noop(float* x) {}')
+                        cuda='extern "C" __global__ void noop(float* x) {}',
+                        glsl="#version 450\nlayout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\n"
+                             "layout(std430, set = 0, binding = 0) buffer X { float x[]; };\nvoid main() {}\n")
     try:
         kernel.build(device)
         noop(1, 1, accel.zeros((1,), device=device))

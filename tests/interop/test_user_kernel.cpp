@@ -32,6 +32,15 @@ extern "C" __global__ void saxpy(const float* x, float* y, float alpha, unsigned
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = alpha * x[i] + y[i];
 })";
+    s.glsl = R"(#version 450
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) buffer Y { float y[]; };
+layout(push_constant) uniform Scalars { float alpha; uint n; };
+void main() {
+    const uint i = gl_GlobalInvocationID.x;
+    if (i < n) y[i] = alpha * x[i] + y[i];
+})";
     s.host = [](const HostBlock& b) {
         const float* x = b.tensor<const float>(0);
         float* y = b.tensor<float>(1);
@@ -58,6 +67,18 @@ __kernel void my_add(__global const float* a, __global const float* b, __global 
 extern "C" __global__ void my_add(const float* a, const float* b, float* c, unsigned long long n) {
     for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         c[i] = a[i] + b[i];
+})";
+    // A 64-bit scalar needs shaderInt64 (a device without it: Unsupported, the cases skipped).
+    s.glsl = R"(#version 450
+#extension GL_ARB_gpu_shader_int64 : require
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer C { float c[]; };
+layout(push_constant) uniform Scalars { uint64_t n; };
+void main() {
+    const uint64_t stride = uint64_t(gl_NumWorkGroups.x) * gl_WorkGroupSize.x;
+    for (uint64_t i = gl_GlobalInvocationID.x; i < n; i += stride) c[uint(i)] = a[uint(i)] + b[uint(i)];
 })";
     s.host = [](const HostBlock& blk) {
         const float* a = blk.tensor<const float>(0);

@@ -119,7 +119,7 @@ struct KernelSource {
     std::string glsl;                 ///< Vulkan: GLSL 450 compute shader (entry point main)
     std::vector<std::uint32_t> spirv; ///< Vulkan: SPIR-V words (instead of glsl)
     HostKernelFn host;                ///< host and Kokkos host execution spaces
-    std::string build_options;        ///< OpenCL clBuildProgram / NVRTC options, e.g. "-DTILE=16"
+    std::string build_options;        ///< OpenCL clBuildProgram / NVRTC options, e.g. "-DTILE=16"; GLSL: -DNAME[=VALUE] only
 };
 
 /// A kernel built for one device (Device::build_kernel). Thread-safe: any
