@@ -3,7 +3,8 @@
 # runs accel's whole GPU check on a bare machine with an NVIDIA GPU (a driver,
 # CUDA 13's runtime and cuBLAS; no package manager, no network): libaccel,
 # the host, CUDA, OpenCL and Vulkan plugins, accel-info, accel-bench,
-# accel-conformance, accel-reliability, mlp_train and its data, the
+# accel-conformance, accel-reliability, accel-interop-tests, mlp_train and
+# its data, the custom_kernel example, the
 # libraries such a machine may lack (OpenCL ICD loader, Vulkan loader,
 # CLBlast, ...), the emulated CUDA plugin for the rehearsal, and
 # run-gpu-checks.sh with its Python helpers (docs/gpu.md).
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
 done
 command -v patchelf >/dev/null || { echo "gpu-bundle.sh: patchelf not found (tools/install-deps.sh installs it)" >&2; exit 1; }
 
-programs=(accel-info accel-bench accel-conformance accel-reliability mlp_train)
+programs=(accel-info accel-bench accel-conformance accel-reliability accel-interop-tests mlp_train custom_kernel)
 if [ -z "$from_build" ]; then
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)

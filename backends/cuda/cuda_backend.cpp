@@ -229,7 +229,7 @@ CudaStream::CudaStream(Device& d, std::shared_ptr<DeviceMemory> memory) : Stream
 CudaStream::~CudaStream() {
     (void)cleared(cudaStreamSynchronize(stream_));  // no block freed later may still be in use here
     memory_->remove_stream(stream_);
-    (void)cleared(cudaStreamDestroy(stream_));
+    if (owned_) (void)cleared(cudaStreamDestroy(stream_));
 }
 void CudaStream::do_synchronize() { ACCEL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 

@@ -11,6 +11,10 @@
 //                     checks, then the launchers
 //   cuda_vendor.cpp   cuBLAS: one handle per device, the gemm of the vendor
 //                     path (sgemm, dgemm, gemmEx for f16/bf16)
+//   cuda_interop.cpp  a program's own kernels (compiled at run time by the
+//                     platform file: NVRTC) and the runtime's objects
+//                     (ordinal, context, cudaStream_t, device pointers),
+//                     both ways
 //   kernels/*.cu      the kernels (elementwise.cu, matmul.cu), templates over
 //                     the storage type; kernels.hpp declares their launchers
 //                     for plain C++
@@ -163,6 +167,46 @@ void add_memory_facts(DeviceInfo& info, int memory_khz, int bus_bits, int l2_byt
 /// (cuda_platform.cpp). Never throws.
 bool page_locked(const void* p) noexcept;
 
+/// A program's kernel compiled at run time and loaded into the runtime
+/// (Device::build_kernel): on CUDA, NVRTC's PTX loaded by cudaLibraryLoadData
+/// (cuda_platform.cpp); on HIP, hiprtc's code object loaded by
+/// hipModuleLoadData (hip_platform.cpp). Launches are thread-safe.
+class ProgramKernel {
+public:
+    virtual ~ProgramKernel() = default;
+    /// Enqueues one launch of grid × block threads on `stream`; `args` holds
+    /// a pointer to each argument's value, in the signature's order. Returns
+    /// the launch's own error (the last-error slot cleared first), or
+    /// cudaSuccess. Never throws.
+    virtual cudaError_t launch(dim3 grid, dim3 block, void** args, cudaStream_t stream) noexcept = 0;
+};
+
+/// Compiles the CUDA (HIP: `hip`, else `cuda`) code of `source` with the
+/// runtime's compiler for device `ordinal`, which is current, and loads its
+/// kernel `source.name`. `what` names the kernel and device for messages.
+/// Compiled code is cached on disk under accel's cache folder, keyed by the
+/// compiler's version, the target, the options and the source. Throws
+/// Unsupported when the compiler cannot be loaded (naming what to install),
+/// DeviceError with the compiler's log when the code does not compile,
+/// InvalidArgument when it has no extern "C" kernel of that name. Defined
+/// per runtime.
+std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource& source, int ordinal, const std::string& what);
+
+/// The ordinal of the device that owns device memory `p` (cudaMalloc'd or
+/// managed), or -1 when the runtime does not know `p` as device memory.
+/// Defined per runtime. Never throws.
+int device_of_pointer(const void* p) noexcept;
+
+/// The ordinal of the device of stream `s`, -1 when the runtime does not
+/// know `s`, or -2 when the runtime cannot tell (HIP before 6.0). Defined
+/// per runtime. Never throws.
+int device_of_stream(cudaStream_t s) noexcept;
+
+/// The primary context of device `ordinal` (CUcontext; hipCtx_t), which is
+/// current. Throws Unsupported where the runtime cannot give it. Defined per
+/// runtime.
+std::uint64_t primary_context(int ordinal);
+
 /// For a call whose failure is handled without an exception (an event still
 /// pending, a free during shutdown): clears a non-sticky `e` from the calling
 /// thread's last-error slot, so that the next launch does not report it.
@@ -284,6 +328,10 @@ public:
     /// Synchronizes the stream (DeviceMemory must see no work of an
     /// unregistered stream), unregisters and destroys it; errors are cleared.
     ~CudaStream() override;
+    /// A stream over `borrowed`, a stream of the program's on the current
+    /// CUDA device (interop): registered like an own one, synchronized but
+    /// never destroyed by the destructor. Never throws but std::bad_alloc.
+    CudaStream(Device& d, std::shared_ptr<DeviceMemory> memory, cudaStream_t borrowed);
     /// cudaStreamSynchronize. Throws DeviceError on a failed call or a failed
     /// kernel earlier on the stream.
     void do_synchronize() override;
@@ -293,6 +341,7 @@ public:
 private:
     std::shared_ptr<DeviceMemory> memory_;
     cudaStream_t stream_ = nullptr;
+    bool owned_ = true;  ///< false for a program's stream (interop)
 };
 
 /// A CUDA event with timing enabled; elapsed time via cudaEventElapsedTime
@@ -393,7 +442,7 @@ void vendor_gemm(VendorBlas& blas, const __nv_bfloat16* a, const __nv_bfloat16* 
                  std::size_t n, std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream);
 
 /// One CUDA device (made current around each call that needs it).
-class CudaDevice final : public Device, public Probes {
+class CudaDevice final : public Device, public Probes, public NativeInterop {
 public:
     /// Opens CUDA device `ordinal` as accel's cuda:`index`: reads its
     /// properties and warp width, starts the vendor BLAS, registers the
@@ -405,10 +454,18 @@ public:
     /// unloaded at process exit.
     ~CudaDevice() override;
 
+    // Interop (cuda_interop.cpp; contracts in accel/native.hpp): device =
+    // the ordinal, context = the primary context, queue = cudaStream_t,
+    // memory = a device pointer (offset 0), adopt = a device pointer of this
+    // device's.
+    ACCEL_NATIVE_INTEROP_METHODS
+    /// 0 is the legacy default stream (e.g. PyTorch's default stream).
+    bool zero_is_a_queue() const noexcept override { return true; }
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     ACCEL_DEVICE_PROBES_OVERRIDES  // cuda_ops.cpp
+    ACCEL_DEVICE_INTEROP_OVERRIDES  // cuda_interop.cpp
     /// Elementwise: blocks of 256 threads, grid covering the elements but at
     /// most 32 blocks per SM (grid-stride loops do the rest). column_sum
     /// (rows ignored): blocks of 256 threads, one per chunk of a warp's width

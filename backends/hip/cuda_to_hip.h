@@ -57,6 +57,7 @@
 #define cudaErrorInsufficientDriver hipErrorInsufficientDriver
 #define cudaErrorNoKernelImageForDevice hipErrorNoBinaryForGpu
 #define cudaErrorCudartUnloading hipErrorDeinitialized
+#define cudaErrorNotSupported hipErrorNotSupported
 // A device that another process holds: CUDA's exclusive-process refusal; the
 // HIP runtime's nearest code is "context already in use".
 #define cudaErrorDevicesUnavailable hipErrorContextAlreadyInUse

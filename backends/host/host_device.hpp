@@ -81,6 +81,7 @@ public:
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
+    ACCEL_DEVICE_INTEROP_OVERRIDES
     /// Host memory is this device's memory: the handle is `data` itself.
     DeviceHandle do_map_host_memory(void* data, std::size_t) override { return data; }
     /// launch_empty dispatches one empty task to each thread of the OpenMP

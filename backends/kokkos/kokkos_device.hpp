@@ -149,6 +149,9 @@ class KokkosStream final : public Stream {
 public:
     /// Creates the instance. Throws BackendUnavailable once Kokkos was finalized.
     explicit KokkosStream(Device& d);
+    /// A stream over a program's own instance `space` (a handle copy: the
+    /// instance stays the program's). kokkos_interop.cpp.
+    KokkosStream(Device& d, const ExecSpace& space);
     /// Releases the instance without touching Kokkos once Kokkos is gone.
     ~KokkosStream() override;
     /// instance().fence(); BackendUnavailable once Kokkos was finalized,
@@ -176,8 +179,12 @@ protected:
 };
 
 /// kokkos:0, the default execution space of the Kokkos the plugin runs on.
-class KokkosDevice final : public Device, public Probes {
+class KokkosDevice final : public Device, public Probes, public NativeInterop {
 public:
+    // NativeInterop (kokkos_interop.cpp): the execution space instance of
+    // the default stream or of a stream; memory is a pointer of MemSpace.
+    ACCEL_NATIVE_INTEROP_METHODS
+
     /// Fills DeviceInfo from Kokkos (space names, concurrency, version,
     /// configuration, memory) and registers the kernels. Kokkos must be
     /// initialized (ensure_runtime()).
@@ -186,6 +193,7 @@ public:
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
+    ACCEL_DEVICE_INTEROP_OVERRIDES  // kokkos_interop.cpp
     ACCEL_DEVICE_PROBES_OVERRIDES  // kokkos_ops.cpp
     /// Elementwise: chunks of 1024 (host spaces) or 256 (device spaces),
     /// grid covering n. matmul/dense: 32×32 tiles on host spaces (fewer,

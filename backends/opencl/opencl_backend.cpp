@@ -568,11 +568,11 @@ OpenclStream::~OpenclStream() {
     {
         std::lock_guard<std::mutex> lock(list_->mutex);
         auto& q = list_->queues;
-        q.erase(std::remove(q.begin(), q.end(), queue_), q.end());
+        q.erase(std::find(q.begin(), q.end(), queue_));  // one entry: a program's queue may back two streams
     }
     if (runtime_may_be_torn_down()) return;
     clFinish(queue_);  // work still queued must not outlive the host memory it uses
-    clReleaseCommandQueue(queue_);
+    if (owned_) clReleaseCommandQueue(queue_);
 }
 
 void OpenclStream::do_synchronize() { check_cl(clFinish(queue_), "Stream::synchronize: clFinish"); }

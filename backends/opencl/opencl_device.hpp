@@ -116,6 +116,10 @@ class OpenclStream final : public Stream {
 public:
     /// Creates the queue on `id` in `context`; throws DeviceError on failure.
     OpenclStream(Device& d, cl_context context, cl_device_id id, std::shared_ptr<QueueList> list);
+    /// A stream over a program's own `queue` (checked by the caller: in
+    /// order, profiling on, this device's context), which it never releases
+    /// (opencl_interop.cpp).
+    OpenclStream(Device& d, cl_command_queue borrowed, std::shared_ptr<QueueList> list);
     ~OpenclStream() override;
     /// clFinish on the queue; throws DeviceError on failure.
     void do_synchronize() override;
@@ -123,6 +127,7 @@ public:
 
 private:
     cl_command_queue queue_ = nullptr;
+    bool owned_ = true;  ///< false: the program's queue (released by the program)
     std::shared_ptr<QueueList> list_;
 };
 
@@ -248,8 +253,13 @@ struct GemmTiles {
 /// f32, and in f64 where the device has it; not in bf16 (CLBlast has none)
 /// nor in f16 (CLBlast's HGEMM accumulates in half, accel's f16 in float).
 /// Timing: OpenCL profiling events (CL_PROFILING_COMMAND_END of markers).
-class OpenclDevice final : public Device, public Probes {
+class OpenclDevice final : public Device, public Probes, public NativeInterop {
 public:
+    // NativeInterop (opencl_interop.cpp): cl_context, cl_device_id, a
+    // stream's cl_command_queue, a buffer's cl_mem; adopted memory is a
+    // sub-buffer of the program's cl_mem (retaining it).
+    ACCEL_NATIVE_INTEROP_METHODS
+
     /// Opens device `id` of `platform` as opencl:`index`, the
     /// `within_platform`-th device of its platform (for its stable selector):
     /// creates its context (the program is built on first kernel use).
@@ -309,6 +319,7 @@ public:
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
+    ACCEL_DEVICE_INTEROP_OVERRIDES
     ACCEL_DEVICE_PROBES_OVERRIDES  // the `empty` and `fma_throughput` kernels of kernels/*.cl
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;

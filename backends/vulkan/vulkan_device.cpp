@@ -142,10 +142,11 @@ void VulkanDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* sr
     VulkanBuffer* staging = create_buffer(bytes, true, &mapped);
     std::memcpy(mapped, src, bytes);  // the host data is taken now: async copies need not keep it
     const VkBuffer to = vb(dst)->buffer;
+    const VkDeviceSize at = vb(dst)->start + off;
     const VkBuffer from = staging->buffer;
     const std::uint64_t seq = state_of(s).submit(
         [=](VkCommandBuffer cb) {
-            VkBufferCopy region{0, off, bytes};
+            VkBufferCopy region{0, at, bytes};
             vkCmdCopyBuffer(cb, from, to, 1, &region);
         },
         [this, staging] { destroy_buffer(staging); });
@@ -157,10 +158,11 @@ void VulkanDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std
     void* mapped = nullptr;
     VulkanBuffer* staging = create_buffer(bytes, true, &mapped);
     const VkBuffer from = vb(src)->buffer;
+    const VkDeviceSize at = vb(src)->start + off;
     const VkBuffer to = staging->buffer;
     const std::uint64_t seq = state_of(s).submit(
         [=](VkCommandBuffer cb) {
-            VkBufferCopy region{off, 0, bytes};
+            VkBufferCopy region{at, 0, bytes};
             vkCmdCopyBuffer(cb, from, to, 1, &region);
         },
         [this, staging, mapped, dst, bytes] {
@@ -170,12 +172,14 @@ void VulkanDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std
     if (blocking) state_of(s).wait(seq);
 }
 
-// vkCmdCopyBuffer forbids overlapping regions: a copy within one buffer whose
-// ranges overlap goes through a temporary device buffer.
-void VulkanDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff,
+// vkCmdCopyBuffer forbids overlapping regions: a copy within one VkBuffer
+// whose ranges overlap goes through a temporary device buffer (two handles
+// may share one VkBuffer: adopted ranges of a program's buffer).
+void VulkanDevice::do_copy_d2d(DeviceHandle dst, std::size_t dst_off, DeviceHandle src, std::size_t src_off,
                                std::size_t bytes, Stream& s, bool blocking) {
-    const bool overlap = dst == src && doff < soff + bytes && soff < doff + bytes;
     const VkBuffer to = vb(dst)->buffer, from = vb(src)->buffer;
+    const VkDeviceSize doff = vb(dst)->start + dst_off, soff = vb(src)->start + src_off;
+    const bool overlap = to == from && doff < soff + bytes && soff < doff + bytes;
     std::uint64_t seq = 0;
     if (!overlap) {
         seq = state_of(s).submit([=](VkCommandBuffer cb) {

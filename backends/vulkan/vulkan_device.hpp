@@ -205,9 +205,13 @@ struct MemoryBlock {
 };
 
 /// A device buffer: what a DeviceHandle of this backend points to. Created
-/// by VulkanDevice::do_allocate, destroyed by do_deallocate.
+/// by VulkanDevice::do_allocate, destroyed by do_deallocate; or a program's
+/// VkBuffer adopted by VulkanDevice::adopt (its bytes from `start` on; accel
+/// never destroys it), released by VulkanDevice::release. Every descriptor
+/// and copy addresses the buffer's bytes from `start`.
 struct VulkanBuffer {
     VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceSize start = 0;                  ///< where its bytes begin in `buffer` (0 but for adopted ones)
     VkDeviceMemory memory = VK_NULL_HANDLE;  ///< its own memory; null when sub-allocated from `block`
     VkDeviceSize size = 0;                   ///< bytes
     MemoryBlock* block = nullptr;            ///< the block it lives in, or null
@@ -385,8 +389,14 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
 /// invocation, otherwise. f64 where the device has shaderFloat64 and
 /// shaderInt64; f16 and bf16 where it has storageBuffer16BitAccess (computed
 /// in float, converted by integer code in the shaders). No vendor path.
-class VulkanDevice final : public Device, public Probes {
+class VulkanDevice final : public Device, public Probes, public NativeInterop {
 public:
+    // NativeInterop (vulkan_interop.cpp): VkInstance, VkPhysicalDevice,
+    // VkDevice, the queue family; the VkQueue every stream submits to; a
+    // buffer's VkBuffer and start; a program's VkBuffer range adopted as a
+    // VulkanBuffer. No stream over a program's queue (see stream_over).
+    ACCEL_NATIVE_INTEROP_METHODS
+
     /// Opens `pd` as vulkan:`index` (`stable` its stable selector): creates
     /// the VkDevice with one compute queue and registers the kernels (their
     /// pipelines are created on first use). Throws DeviceError.
@@ -464,6 +474,7 @@ public:
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
+    ACCEL_DEVICE_INTEROP_OVERRIDES  // program kernels: GLSL (shaderc, loaded at run time) or SPIR-V
     ACCEL_DEVICE_PROBES_OVERRIDES  // shaders/empty.comp and shaders/fma_throughput.comp
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
     /// matmul and dense: blocks of 16 × 16, one per output tile up to
@@ -474,6 +485,7 @@ protected:
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
 
 private:
+    friend class UserPipeline;  // a program's kernel (vulkan_interop.cpp): the pools, limits and cache
     /// Claims and registers the kernels (vulkan_ops.cpp), from the constructor.
     void register_kernels();
     /// The SPIR-V modules op's kernel in dtype t uses.
@@ -527,6 +539,8 @@ private:
     /// A descriptor set of `bindings` storage buffers (1..4) from the
     /// device's pools, and the pool it came from. Thread-safe.
     std::pair<VkDescriptorSet, VkDescriptorPool> allocate_set(std::uint32_t bindings);
+    /// The same for a set of `layout` (of storage buffers only, at most 4096).
+    std::pair<VkDescriptorSet, VkDescriptorPool> allocate_set(VkDescriptorSetLayout layout);
     void free_set(VkDescriptorSet set, VkDescriptorPool pool) noexcept;
     /// Throws Unsupported unless `elements` of `t` fit one storage-buffer
     /// binding (maxStorageBufferRange) and 32-bit indices; `what` names the op.

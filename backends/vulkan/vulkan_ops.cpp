@@ -301,11 +301,15 @@ VkPipeline VulkanDevice::pipeline(const std::string& module, std::uint32_t bindi
 }
 
 std::pair<VkDescriptorSet, VkDescriptorPool> VulkanDevice::allocate_set(std::uint32_t bindings) {
+    return allocate_set(set_layouts_[bindings - 1]);
+}
+
+std::pair<VkDescriptorSet, VkDescriptorPool> VulkanDevice::allocate_set(VkDescriptorSetLayout layout) {
     std::lock_guard<std::mutex> lock(pools_mutex_);
     VkDescriptorSetAllocateInfo ai{};
     ai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
     ai.descriptorSetCount = 1;
-    ai.pSetLayouts = &set_layouts_[bindings - 1];
+    ai.pSetLayouts = &layout;
     VkDescriptorSet set = VK_NULL_HANDLE;
     for (auto it = pools_.rbegin(); it != pools_.rend(); ++it) {
         ai.descriptorPool = *it;
@@ -372,7 +376,8 @@ void VulkanDevice::dispatch(const std::string& module, const std::vector<const V
     const VkDeviceSize max_range = pd_.props.limits.maxStorageBufferRange;
     for (std::uint32_t i = 0; i < bindings; ++i) {
         const VkDeviceSize offset = buffers[i] == scratch_ ? 0 : byte_offset;
-        infos[i] = {buffers[i]->buffer, offset, std::min<VkDeviceSize>(buffers[i]->size - offset, max_range)};
+        infos[i] = {buffers[i]->buffer, buffers[i]->start + offset,
+                    std::min<VkDeviceSize>(buffers[i]->size - offset, max_range)};
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[i].dstSet = set.first;
         writes[i].dstBinding = i;

@@ -1,34 +1,23 @@
 // Vulkan backend: the pipeline cache file, loaded (untrusted) at device creation and saved at destruction.
 #include "vulkan_device.hpp"
+#include "../common/cache_file.hpp"
 
 #include <accel/environment.hpp>
 
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <string>
 
-#include <unistd.h>
 
 namespace accel {
 namespace vulkan {
 
 namespace {
 
-// The pipeline cache file: our header, then the driver's data (which starts
-// with Vulkan's own header, VkPipelineCacheHeaderVersionOne).
-struct CacheFileHeader {
-    char magic[8];            // "accelPC1"
-    std::uint64_t bytes;      // of the driver's data that follows
-    std::uint64_t checksum;   // FNV-1a 64 of that data
-};
-constexpr char kCacheMagic[8] = {'a', 'c', 'c', 'e', 'l', 'P', 'C', '1'};
-
-std::uint64_t fnv1a(const unsigned char* p, std::size_t n) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return h | 1;  // never 0, which means "nothing loaded"
-}
+// The pipeline cache file (backends/common/cache_file.hpp): our header,
+// then the driver's data (which starts with Vulkan's own header,
+// VkPipelineCacheHeaderVersionOne).
+constexpr char kCacheMagic[9] = "accelPC1";
 
 // Whether `data` starts with a Vulkan pipeline cache header of this device
 // and driver (the driver checks it too; a file from elsewhere is not handed
@@ -60,17 +49,8 @@ void VulkanDevice::open_pipeline_cache() {
         // Untrusted: used only when our header, its checksum and Vulkan's
         // header all match; otherwise the cache starts empty and the file is
         // replaced at destruction.
-        if (FILE* f = std::fopen(pipeline_cache_file_.c_str(), "rb")) {
-            CacheFileHeader h{};
-            if (std::fread(&h, sizeof h, 1, f) == 1 && std::memcmp(h.magic, kCacheMagic, 8) == 0 &&
-                h.bytes <= (std::uint64_t{256} << 20)) {
-                data.resize(static_cast<std::size_t>(h.bytes));
-                if (std::fread(data.data(), 1, data.size(), f) != data.size() || std::fgetc(f) != EOF ||
-                    fnv1a(data.data(), data.size()) != h.checksum || !cache_header_matches(data, pd_.props))
-                    data.clear();
-            }
-            std::fclose(f);
-        }
+        data = cache_file::read(pipeline_cache_file_, kCacheMagic, std::uint64_t{256} << 20);
+        if (!cache_header_matches(data, pd_.props)) data.clear();
     }
     VkPipelineCacheCreateInfo ci{};
     ci.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
@@ -84,7 +64,7 @@ void VulkanDevice::open_pipeline_cache() {
         r = vkCreatePipelineCache(device_, &ci, nullptr, &pipeline_cache_);
     }
     check_vk(r, "vkCreatePipelineCache");
-    pipeline_cache_loaded_ = data.empty() ? 0 : fnv1a(data.data(), data.size());
+    pipeline_cache_loaded_ = data.empty() ? 0 : cache_file::checksum(data.data(), data.size());
 }
 
 void VulkanDevice::save_pipeline_cache() noexcept {
@@ -96,24 +76,9 @@ void VulkanDevice::save_pipeline_cache() noexcept {
             std::vector<unsigned char> data(size);
             if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) == VK_SUCCESS) {
                 data.resize(size);
-                const std::uint64_t sum = fnv1a(data.data(), data.size());
-                if (sum != pipeline_cache_loaded_ && cache_header_matches(data, pd_.props)) {
-                    // Whole or not at all: a temporary file renamed over the old one.
-                    std::error_code ec;
-                    std::filesystem::create_directories(
-                        std::filesystem::path(pipeline_cache_file_).parent_path(), ec);
-                    const std::string tmp = pipeline_cache_file_ + ".tmp." + std::to_string(::getpid());
-                    if (FILE* f = std::fopen(tmp.c_str(), "wb")) {
-                        CacheFileHeader h{};
-                        std::memcpy(h.magic, kCacheMagic, 8);
-                        h.bytes = data.size();
-                        h.checksum = sum;
-                        const bool ok = std::fwrite(&h, sizeof h, 1, f) == 1 &&
-                                        std::fwrite(data.data(), 1, data.size(), f) == data.size();
-                        if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), pipeline_cache_file_.c_str());
-                        else std::remove(tmp.c_str());
-                    }
-                }
+                if (cache_file::checksum(data.data(), data.size()) != pipeline_cache_loaded_ &&
+                    cache_header_matches(data, pd_.props))
+                    cache_file::write(pipeline_cache_file_, kCacheMagic, data);
             }
         }
     } catch (...) {

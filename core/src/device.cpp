@@ -186,17 +186,20 @@ DeviceHandle Device::map_host_memory(void* data, std::size_t bytes) {
     const DeviceHandle h = do_map_host_memory(data, bytes);
     if (h) {
         std::lock_guard<std::mutex> lock(memory_mutex_);
-        mapped_[h] = bytes;
+        mapped_.emplace(h, bytes);
     }
     return h;
 }
 
+void Device::forget_mapped(DeviceHandle h) noexcept {
+    std::lock_guard<std::mutex> lock(memory_mutex_);
+    const auto it = mapped_.find(h);
+    if (it != mapped_.end()) mapped_.erase(it);
+}
+
 void Device::unmap_host_memory(DeviceHandle h) noexcept {
     if (!h) return;
-    {
-        std::lock_guard<std::mutex> lock(memory_mutex_);
-        mapped_.erase(h);
-    }
+    forget_mapped(h);
     do_unmap_host_memory(h);
 }
 
@@ -279,12 +282,13 @@ void Device::read_handle(void* dst, DeviceHandle src, std::size_t off, std::size
     {
         std::lock_guard<std::mutex> lock(memory_mutex_);
         const auto allocated = allocations_.find(src);
-        const auto mapped = mapped_.find(src);
-        if (!src || (allocated == allocations_.end() && mapped == mapped_.end()))
+        const auto mapped = mapped_.equal_range(src);
+        if (!src || (allocated == allocations_.end() && mapped.first == mapped.second))
             throw InvalidArgument("read_handle: the handle is not memory " + selector() +
                                   " handed out (allocate, map_host_memory) and still holds; pass a Buffer's or a "
                                   "Tensor's handle() of this device");
-        size = allocated != allocations_.end() ? allocated->second : mapped->second;
+        if (allocated != allocations_.end()) size = allocated->second;
+        for (auto it = mapped.first; it != mapped.second; ++it) size = std::max(size, it->second);
     }
     check_within("read_handle", off, bytes, size, "allocation");
     traced_copy("copy_device_to_host", bytes, s, true, [&] { do_copy_d2h(dst, src, off, bytes, s, true); });

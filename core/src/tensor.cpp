@@ -22,10 +22,19 @@ Buffer::Buffer(std::shared_ptr<Device> device, void* data, std::size_t bytes, st
                           " bytes without a copy; upload them into a tensor of the device instead");
 }
 
+Buffer::Buffer(std::shared_ptr<Device> device, const std::string& backend, const NativeMemory& memory,
+               std::shared_ptr<const void> keep_alive)
+    : device_(std::move(device)), bytes_(memory.bytes), native_(memory), keep_alive_(std::move(keep_alive)) {
+    if (!device_) throw InvalidArgument("Buffer: no device given (null shared_ptr)");
+    handle_ = device_->adopt_native_memory(backend, memory);
+}
+
 void Buffer::release() noexcept {
     if (!device_) return;
     if (host_)
         device_->unmap_host_memory(handle_);
+    else if (native_.handle)
+        device_->release_native_memory(handle_);
     else
         device_->deallocate(handle_);
 }
@@ -33,11 +42,12 @@ void Buffer::release() noexcept {
 Buffer::~Buffer() { release(); }
 
 Buffer::Buffer(Buffer&& o) noexcept
-    : device_(std::move(o.device_)), handle_(o.handle_), bytes_(o.bytes_), host_(o.host_),
+    : device_(std::move(o.device_)), handle_(o.handle_), bytes_(o.bytes_), host_(o.host_), native_(o.native_),
       keep_alive_(std::move(o.keep_alive_)) {
     o.handle_ = nullptr;
     o.bytes_ = 0;
     o.host_ = nullptr;
+    o.native_ = {};
 }
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
@@ -47,10 +57,12 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
         handle_ = o.handle_;
         bytes_ = o.bytes_;
         host_ = o.host_;
+        native_ = o.native_;
         keep_alive_ = std::move(o.keep_alive_);
         o.handle_ = nullptr;
         o.bytes_ = 0;
         o.host_ = nullptr;
+        o.native_ = {};
     }
     return *this;
 }
@@ -58,6 +70,8 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
 bool Buffer::overlaps(const Buffer& o) const noexcept {
     if (!handle_ || !o.handle_) return false;
     if (handle_ == o.handle_) return true;
+    if (native_.handle && native_.handle == o.native_.handle && device_ == o.device_)
+        return native_.offset < o.native_.offset + o.native_.bytes && o.native_.offset < native_.offset + native_.bytes;
     // Handles are opaque (cl_mem, ...) except where a wrapped buffer's handle
     // is its host address: the device's handles are then host addresses.
     const bool addresses = (host_ && handle_ == host_) || (o.host_ && o.handle_ == o.host_);
@@ -137,6 +151,23 @@ Tensor Tensor::over_host_memory(std::shared_ptr<Device> device, void* data, Shap
                               " element; align it (or copy it in with from_host)");
     Tensor t;
     t.buffer_ = Buffer(std::move(device), data, shape.elements() * dtype_size(dtype), std::move(keep_alive));
+    t.shape_ = std::move(shape);
+    t.dtype_ = dtype;
+    return t;
+}
+
+Tensor Tensor::over_native_memory(std::shared_ptr<Device> device, const std::string& backend,
+                                  const NativeMemory& memory, Shape shape, DType dtype,
+                                  std::shared_ptr<const void> keep_alive) {
+    if (shape.rank() == 0)
+        throw InvalidArgument("Tensor::over_native_memory: shape has rank 0; give [n] or [rows, cols]");
+    const std::size_t bytes = shape.elements() * dtype_size(dtype);
+    if (memory.bytes != bytes)
+        throw InvalidArgument("Tensor::over_native_memory: " + std::to_string(memory.bytes) +
+                              " bytes of memory given for a " + dtype_name(dtype) + " tensor of shape " +
+                              shape.to_string() + ", which takes " + std::to_string(bytes));
+    Tensor t;
+    t.buffer_ = Buffer(std::move(device), backend, memory, std::move(keep_alive));
     t.shape_ = std::move(shape);
     t.dtype_ = dtype;
     return t;

@@ -72,6 +72,7 @@ void bind_device(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_dlpack(nb::module_& m);
 void bind_ops(nb::module_& m);
+void bind_kernels(nb::module_& m);
 void bind_mlp(nb::module_& m);
 
 }  // namespace accel_python

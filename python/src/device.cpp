@@ -112,6 +112,11 @@ void bind_streams_and_events(nb::module_& m) {
              "Blocks until all work submitted to this stream has finished (the GIL is released meanwhile). "
              "Raises DeviceError if the runtime reports a failure.")
         .def_prop_ro("device", [](const PyStream& s) { return s.device; }, "The device this stream belongs to.")
+        .def_prop_ro("native_handle",
+                     [](const PyStream& s) { return s.device->native_queue(s.device->info().backend, *s.stream); },
+                     "The runtime's queue behind this stream as an int (a cudaStream_t, a cl_command_queue), valid "
+                     "while the stream lives: e.g. torch.cuda.ExternalStream(s.native_handle). Raises Unsupported "
+                     "on backends without native queues (host, Vulkan).")
         .def("__repr__", [](const PyStream& s) {
             return std::string("<accel.Stream of ") + s.device->selector() + (s.owned ? ">" : " (default)>");
         });
@@ -173,6 +178,20 @@ void bind_device_class(nb::module_& m) {
                 return s;
             },
              "A new stream of this device, independent of the others. Raises DeviceError on failure.")
+        .def("stream_over", [](accel::Device& d, std::uint64_t handle) {
+                PyStream s;
+                s.device = d.shared_from_this();
+                s.owned = d.stream_over_native_queue(d.info().backend, handle);
+                s.stream = s.owned.get();
+                return s;
+            },
+             nb::arg("handle"),
+             "A stream whose work goes to the program's own native queue `handle`, an int of this device's "
+             "runtime: a cudaStream_t (e.g. torch.cuda.current_stream().cuda_stream; 0, the legacy default "
+             "stream, too) or a cl_command_queue (in order, with profiling). accel's ops on it run in order with "
+             "the program's work there. The queue stays the program's and must outlive the stream. Raises "
+             "InvalidArgument for a queue the runtime does not accept (another device or context), Unsupported on "
+             "backends without native queues (host, Vulkan).")
         .def("default_stream", [](accel::Device& d) {
                 PyStream s;
                 s.device = d.shared_from_this();

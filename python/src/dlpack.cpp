@@ -8,9 +8,11 @@
 // shape) hands back that tensor. from_dlpack of other writable, contiguous
 // host memory onto the host backend wraps it (Tensor::over_host_memory),
 // holding the import alive. A CUDA device's tensor is exported as CUDA
-// memory (kDLCUDA). Every other tensor (OpenCL buffers, Kokkos views, the
-// CUDA emulation, Vulkan) is exported as a host copy, and from_dlpack onto
-// those devices copies the memory in.
+// memory (kDLCUDA), and from_dlpack of contiguous, writable CUDA (ROCm)
+// memory onto the CUDA (HIP) device it lives on wraps it (e.g. a PyTorch
+// CUDA tensor). Every other tensor (OpenCL buffers, Kokkos views, the CUDA
+// emulation, Vulkan) is exported as a host copy, and from_dlpack onto those
+// devices copies the memory in.
 #include "exchange.hpp"
 
 #include <nanobind/stl/pair.h>
@@ -116,6 +118,43 @@ nb::object dlpack(nb::handle self_py, nb::kwargs kwargs) {
     return arr.attr("__dlpack__")(**forward);
 }
 
+// A DLPack import (and through it the exporter's memory), released with
+// the GIL held by the last tensor over it.
+std::shared_ptr<nb::ndarray<>> hold(nb::ndarray<> array) {
+    return std::shared_ptr<nb::ndarray<>>(new nb::ndarray<>(std::move(array)), [](nb::ndarray<>* p) {
+        if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing left to release
+        nb::gil_scoped_acquire gil;
+        delete p;
+    });
+}
+
+// A tensor over CUDA (ROCm) device memory another library owns, e.g. a
+// PyTorch CUDA tensor, without a copy: it must be contiguous and writable
+// and live on `target`'s own GPU. The tensor holds the import alive.
+accel::Tensor over_gpu_memory(nb::ndarray<> array, bool shareable, const std::shared_ptr<accel::Device>& target,
+                              const accel::Shape& shape, accel::DType dtype) {
+    const bool cuda = array.device_type() == kDLCUDA;
+    const std::string runtime = cuda ? "cuda" : "hip";
+    const std::string where = std::string(cuda ? "CUDA" : "ROCm") + " device " + std::to_string(array.device_id());
+    if (target->info().backend != runtime)
+        throw accel::InvalidArgument("from_dlpack: the array lives in " + where + "'s memory, and " +
+                                     target->selector() + " is not a " + runtime + " device; pass device= the " +
+                                     runtime + " device it lives on, or copy the array to the host first");
+    if (!shareable)
+        throw accel::InvalidArgument("from_dlpack: the array in " + where +
+                                     "'s memory is read-only or not contiguous (or copy=True was asked), and accel "
+                                     "imports device memory without a copy only; pass a contiguous, writable array");
+    const auto ordinal = target->native_object(runtime, accel::NativeObject::device);
+    if (ordinal != static_cast<std::uint64_t>(array.device_id()))
+        throw accel::InvalidArgument("from_dlpack: the array lives in " + where + "'s memory, " +
+                                     target->selector() + " is device " + std::to_string(ordinal) +
+                                     "; pass device= the device it lives on");
+    auto held = hold(std::move(array));
+    const std::size_t bytes = shape.elements() * accel::dtype_size(dtype);
+    return accel::Tensor::over_native_memory(target, runtime, {reinterpret_cast<std::uint64_t>(held->data()), 0, bytes},
+                                             shape, dtype, held);
+}
+
 nb::object from_dlpack(nb::handle x, const std::shared_ptr<accel::Device>& device, const nb::object& copy) {
     const bool want_copy = !copy.is_none() && nb::cast<bool>(copy);
     const bool forbid_copy = !copy.is_none() && !nb::cast<bool>(copy);
@@ -162,6 +201,9 @@ nb::object from_dlpack(nb::handle x, const std::shared_ptr<accel::Device>& devic
         if (nd.shape(i) != 1 && nd.stride(i) != expect) contiguous = false;
         expect *= nd.shape(i);
     }
+    if (nd.device_type() == kDLCUDA || nd.device_type() == kDLROCM)
+        return nb::cast(PyTensor(over_gpu_memory(std::move(writable), is_writable && contiguous && !want_copy,
+                                                 device_or_default(device), shape, dtype)));
     if (nd.device_type() != kDLCPU)
         throw accel::InvalidArgument("from_dlpack: the array lives on DLPack device type " +
                                      std::to_string(nd.device_type()) +
@@ -178,16 +220,10 @@ nb::object from_dlpack(nb::handle x, const std::shared_ptr<accel::Device>& devic
     }
     std::string why_copy = "the array is read-only or not contiguous";
     if (is_writable && contiguous) {
-        // The tensor holds the DLPack import (and through it the exporter's memory) for its life.
-        auto* held = new nb::ndarray<>(std::move(writable));
-        std::shared_ptr<const void> keep_alive(held, [](const void* p) {
-            if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing left to release
-            nb::gil_scoped_acquire gil;
-            delete static_cast<const nb::ndarray<>*>(p);
-        });
+        auto held = hold(std::move(writable));
         try {
             return nb::cast(PyTensor(accel::Tensor::over_host_memory(device_or_default(device), held->data(), shape,
-                                                                     dtype, std::move(keep_alive))));
+                                                                     dtype, held)));
         } catch (const accel::Unsupported& e) {
             why_copy = e.what();
         } catch (const accel::InvalidArgument& e) {  // e.g. elements not aligned to their size
@@ -224,11 +260,14 @@ void bind_dlpack(nb::module_& m) {
     m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::arg("device") = nb::none(), nb::arg("copy") = nb::none(),
           nb::sig("def from_dlpack(x: object, device: Device | None = None, copy: bool | None = None) -> Tensor"),
           "A tensor of the DLPack-exporting object `x` (NumPy, PyTorch, accel.Tensor, ...) on `device` (default: "
-          "accel.default_device()): host memory only (device type 1), rank 1 or 2, float32/64, float16 or "
-          "bfloat16. Zero-copy where `x` is an accel.Tensor, or exports the storage of a live host-backend tensor "
+          "accel.default_device()): host memory (device type 1), or CUDA (2) / ROCm (10) memory onto the CUDA / "
+          "HIP device it lives on; rank 1 or 2, float32/64, float16 or bfloat16. Zero-copy where `x` is an accel.Tensor, or exports the storage of a live host-backend tensor "
           "(e.g. numpy.from_dlpack of one): that tensor is returned; and where `x` is writable, C-contiguous host "
           "memory and `device` is of the host backend: a tensor over that memory (writes through either are seen "
-          "by the other), holding `x`'s export alive. Otherwise a copy onto `device`. copy=True always copies, "
+          "by the other), holding `x`'s export alive; and where `x` is contiguous, writable CUDA (ROCm) memory: a tensor over it, "
+          "zero copy (e.g. a PyTorch CUDA tensor; its producer's pending work must be done or on the stream accel "
+          "uses: see Device.stream_over). Otherwise a copy onto `device` (device memory is never copied: a "
+          "read-only or strided CUDA array, or one of another device, is an InvalidArgument). copy=True always copies, "
           "copy=False raises BufferError where a copy would be needed. Raises InvalidArgument for another rank, "
           "element type or device type.");
 }

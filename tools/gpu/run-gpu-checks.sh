@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
 done
 known_steps="conformance conformance.cuda.native conformance.cuda.vendor conformance.opencl conformance.vulkan
   sanitizer sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck bench bench.matmul bench.add bench.dense
-  mlp mlp.wide peer reliability"
+  mlp mlp.wide peer reliability interop custom_kernel"
 for wanted in ${steps//,/ }; do
   [[ " $(echo $known_steps) " == *" $wanted "* ]] ||
     { echo "run-gpu-checks: --steps: no step '$wanted'; the steps are: $(echo $known_steps)" >&2; exit 2; }
@@ -347,6 +347,22 @@ if ! available $cuda; then verdict reliability skip "cuda does not open"; else
   [ $quick = 1 ] && rel_args=("--test-case=threads sharing one device? a stream each*")
   step reliability 30 90 env ACCEL_BACKEND=$cuda "${rel_env[@]}" "$bin/accel-reliability" "${rel_args[@]}"
   judge reliability $?
+fi
+
+# ---- 8. a program's own kernels and interop on cuda ---------------------------
+# NVRTC (libnvrtc.so.13) is not in the bundle (100 MiB): where the machine
+# lacks it, the kernel cases report skipped with the reason and the interop
+# cases (memory, streams) still run.
+if ! available $cuda; then verdict interop skip "cuda does not open"; else
+  step interop 10 60 env ACCEL_BACKEND=$cuda "$bin/accel-interop-tests"
+  judge interop $?
+  step custom_kernel 10 60 "$bin/custom_kernel"
+  rc=$?
+  if [ $rc -ne 200 ]; then
+    rows=$(grep -cE ' same$' "$out/custom_kernel.log")
+    if [ $rc -eq 0 ]; then verdict custom_kernel pass "$rows launches bitwise equal to ops::add on every device"
+    else verdict custom_kernel fail "exit $rc: $(grep -vE ' same$|skipped' "$out/custom_kernel.log" | tail -n 1 | cut -c1-200)"; fi
+  fi
 fi
 
 # ---- the headline ratios ----------------------------------------------------

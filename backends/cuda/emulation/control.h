@@ -82,6 +82,13 @@ void accel_cuda_emulation_reset_pinned_peak();
 void* accel_cuda_emulation_host_alloc(unsigned long bytes);
 void accel_cuda_emulation_host_free(void* p);
 
+/// The emulation's own runtime function `name` (one of cudaSetDevice,
+/// cudaMalloc, cudaFree, cudaMemcpyAsync, cudaStreamCreateWithFlags,
+/// cudaStreamDestroy, cudaStreamSynchronize, cudaLaunchHostFunc; CUDA's
+/// signatures), for a test that plays a CUDA program beside accel (interop);
+/// null for any other name.
+void* accel_cuda_emulation_runtime_function(const char* name);
+
 /// The calling thread's current emulated device (cudaGetDevice), so that a
 /// test can check that accel leaves it as it found it.
 int accel_cuda_emulation_current_device();

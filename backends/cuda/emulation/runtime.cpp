@@ -634,6 +634,7 @@ constexpr ErrorText kErrors[] = {
     ACCEL_EMU_ERROR(cudaErrorUnsupportedPtxVersion, nullptr),
     ACCEL_EMU_ERROR(cudaErrorContained, "uncorrectable error contained by the hardware"),
     ACCEL_EMU_ERROR(cudaErrorInvalidResourceHandle, "invalid resource handle"),
+    ACCEL_EMU_ERROR(cudaErrorSymbolNotFound, "named symbol not found"),
     ACCEL_EMU_ERROR(cudaErrorNotReady, "device not ready"),
     ACCEL_EMU_ERROR(cudaErrorIllegalAddress, "an illegal memory access was encountered"),
     ACCEL_EMU_ERROR(cudaErrorLaunchTimeout, nullptr),
@@ -645,6 +646,7 @@ constexpr ErrorText kErrors[] = {
     ACCEL_EMU_ERROR(cudaErrorInvalidPc, nullptr),
     ACCEL_EMU_ERROR(cudaErrorLaunchFailure, nullptr),
     ACCEL_EMU_ERROR(cudaErrorTensorMemoryLeak, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorNotSupported, "operation not supported"),
     ACCEL_EMU_ERROR(cudaErrorMpsClientTerminated, nullptr),
     ACCEL_EMU_ERROR(cudaErrorExternalDevice, nullptr),
     ACCEL_EMU_ERROR(cudaErrorUnknown, nullptr),
@@ -893,6 +895,11 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s) { return ret(resolve(s)->drain()); }
 
+cudaError_t cudaStreamGetDevice(cudaStream_t s, int* device) {
+    *device = resolve(s)->device;
+    return cudaSuccess;
+}
+
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* data) {
     CUstream_st* s = resolve(stream);
     if (cudaError_t e = enter(s->device, "cudaLaunchHostFunc")) return ret(e);
@@ -1136,3 +1143,16 @@ extern "C" __attribute__((visibility("default"))) void* accel_cuda_emulation_hos
 }
 
 extern "C" __attribute__((visibility("default"))) void accel_cuda_emulation_host_free(void* p) { cudaFreeHost(p); }
+
+extern "C" __attribute__((visibility("default"))) void* accel_cuda_emulation_runtime_function(const char* name) {
+    const std::string n = name ? name : "";
+    if (n == "cudaSetDevice") return reinterpret_cast<void*>(&cudaSetDevice);
+    if (n == "cudaMalloc") return reinterpret_cast<void*>(&cudaMalloc);
+    if (n == "cudaFree") return reinterpret_cast<void*>(&cudaFree);
+    if (n == "cudaMemcpyAsync") return reinterpret_cast<void*>(&cudaMemcpyAsync);
+    if (n == "cudaStreamCreateWithFlags") return reinterpret_cast<void*>(&cudaStreamCreateWithFlags);
+    if (n == "cudaStreamDestroy") return reinterpret_cast<void*>(&cudaStreamDestroy);
+    if (n == "cudaStreamSynchronize") return reinterpret_cast<void*>(&cudaStreamSynchronize);
+    if (n == "cudaLaunchHostFunc") return reinterpret_cast<void*>(&cudaLaunchHostFunc);
+    return nullptr;
+}

@@ -14,7 +14,9 @@
 #include <accel/dtype.hpp>
 #include <accel/geometry.hpp>
 #include <accel/kernel_args.hpp>
+#include <accel/kernel_source.hpp>
 #include <accel/kernel_table.hpp>
+#include <accel/native.hpp>
 #include <accel/op_table.hpp>
 
 #include <cstddef>
@@ -305,6 +307,44 @@ public:
     /// The device's benchmark probes, or nullptr where the backend has none.
     Probes* probes() noexcept { return do_probes(); }
 
+    /// Builds a program's own kernel for this device from the code
+    /// `source` has for this backend (KernelSource; accel::UserKernel
+    /// builds and launches through it). Throws InvalidArgument for a source
+    /// without a name, Unsupported when it has no code for this backend
+    /// (naming the field to fill) or the backend builds no kernels,
+    /// DeviceError when the code fails to build (with the build log).
+    /// Thread-safe.
+    std::shared_ptr<BuiltKernel> build_kernel(const KernelSource& source);
+
+    // ---- interop with the runtime underneath (accel/native.hpp; typed by
+    // accel/interop/<backend>.hpp). `backend` names the runtime the caller
+    // expects ("opencl", "cuda", ...): a device of another backend throws
+    // InvalidArgument naming both, so a handle is never reinterpreted; a
+    // backend without interop throws Unsupported. Thread-safe. -------------
+    /// A runtime object of this device (NativeObject).
+    std::uint64_t native_object(const std::string& backend, NativeObject what);
+    /// The native queue behind `stream`; InvalidArgument for a stream of another device.
+    std::uint64_t native_queue(const std::string& backend, Stream& stream);
+    /// The runtime's memory behind `buffer`; InvalidArgument for an empty
+    /// buffer or one of another device.
+    NativeMemory native_memory(const std::string& backend, const Buffer& buffer);
+    /// A handle through which this device's copies and kernels use `memory`,
+    /// which another library owns and keeps (accel never frees it): for
+    /// Buffer's native-memory constructor, which releases it. Not counted in
+    /// memory_info(). Throws InvalidArgument for a zero handle or zero bytes,
+    /// or where the backend cannot use the memory so (naming why).
+    DeviceHandle adopt_native_memory(const std::string& backend, const NativeMemory& memory);
+    /// Releases a handle of adopt_native_memory (not the memory); nullptr
+    /// is ignored. Never throws.
+    void release_native_memory(DeviceHandle h) noexcept;
+    /// A stream whose work goes to the program's own `queue` (a
+    /// cl_command_queue, cudaStream_t, ... of this device's context), so
+    /// accel's ops run in order with the program's work there. The queue
+    /// stays the program's: it must outlive the stream, which never destroys
+    /// it. Throws InvalidArgument for a zero queue where 0 names none (on
+    /// CUDA and HIP it is the legacy default stream).
+    std::unique_ptr<Stream> stream_over_native_queue(const std::string& backend, std::uint64_t queue);
+
 protected:
     /// Takes the device's facts; fills DeviceInfo::host when empty.
     explicit Device(DeviceInfo info);
@@ -335,6 +375,11 @@ protected:
     virtual std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const;
     /// The backend's benchmark probes (Probes); default none.
     virtual Probes* do_probes() noexcept { return nullptr; }
+    /// The backend's interop (NativeInterop); default none.
+    virtual NativeInterop* do_interop() noexcept { return nullptr; }
+    /// Builds `source` (named, with code for this backend: checked).
+    /// Default: throws Unsupported (this backend builds no program kernels).
+    virtual std::shared_ptr<BuiltKernel> do_build_kernel(const KernelSource& source);
     /// Bytes freed by accel that the backend keeps for reuse (a caching
     /// allocator); default 0. Thread-safe, never throws.
     virtual std::uint64_t do_cached_bytes() const noexcept { return 0; }
@@ -357,8 +402,13 @@ private:
     /// What allocate() handed out and not freed yet (memory_info, the cap).
     mutable std::mutex memory_mutex_;
     std::unordered_map<DeviceHandle, std::size_t> allocations_;
-    /// What map_host_memory handed out and not released yet: handle → bytes.
-    std::unordered_map<DeviceHandle, std::size_t> mapped_;
+    NativeInterop& interop_for(const std::string& backend, const char* what);
+    /// Drops one hand-out of `h` from mapped_. Never throws.
+    void forget_mapped(DeviceHandle h) noexcept;
+    /// What map_host_memory and adopt_native_memory handed out and not
+    /// released yet: handle → bytes, once per hand-out (host memory or a
+    /// device pointer adopted twice gives the same handle twice).
+    std::unordered_multimap<DeviceHandle, std::size_t> mapped_;
     std::uint64_t in_use_ = 0, peak_in_use_ = 0, limit_ = 0;
     std::once_flag default_stream_once_;
     std::unique_ptr<Stream> default_stream_;

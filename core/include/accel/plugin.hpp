@@ -24,7 +24,7 @@
 /// front-end chooses once for tiled ops; Device lost the Tensor copy forms.
 /// 11: Activation gained gelu and gelu_tanh (KernelArgs::act 3 and 4), which
 /// a plugin built before would run as none.
-#define ACCEL_PLUGIN_ABI 11
+#define ACCEL_PLUGIN_ABI 12
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check
@@ -98,6 +98,24 @@ typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
     std::unique_ptr<accel::Event> do_create_event() override;                                                      \
     double do_elapsed_ms(accel::Event& start, accel::Event& end) override;                                         \
     void do_synchronize() override;
+
+/// Declares a backend's interop and program-kernel overrides (defined in
+/// its <backend>_interop.cpp): do_interop() and do_build_kernel(). Place
+/// it in the class's protected section.
+#define ACCEL_DEVICE_INTEROP_OVERRIDES                                      \
+    accel::NativeInterop* do_interop() noexcept override;                  \
+    std::shared_ptr<accel::BuiltKernel> do_build_kernel(const accel::KernelSource& source) override;
+
+/// Declares, inside a backend's Device subclass that is also its own
+/// accel::NativeInterop, the interop methods (public; contracts in
+/// accel/native.hpp); its do_interop() returns the device itself.
+#define ACCEL_NATIVE_INTEROP_METHODS                                                    \
+    std::uint64_t object(accel::NativeObject what) override;                           \
+    std::uint64_t queue(accel::Stream& stream) override;                               \
+    accel::NativeMemory memory(void* handle, std::size_t bytes) override;              \
+    void* adopt(const accel::NativeMemory& memory) override;                           \
+    void release(void* handle) noexcept override;                                      \
+    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
 
 /// Declares, inside a backend's Device subclass that is also its own
 /// accel::Probes, the two probes (public; contracts in accel/device.hpp) and

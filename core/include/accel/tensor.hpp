@@ -31,6 +31,15 @@ public:
     /// copy the data in instead), InvalidArgument for a null device or null
     /// data with bytes > 0.
     Buffer(std::shared_ptr<Device> device, void* data, std::size_t bytes, std::shared_ptr<const void> keep_alive);
+    /// Wraps memory another library allocated and owns (`memory`: a cl_mem,
+    /// a cudaMalloc'd pointer, a VkBuffer, as accel/interop/<backend>.hpp
+    /// write it) without a copy, through Device::adopt_native_memory (its
+    /// errors). accel never frees it; `keep_alive` (may be null) is held
+    /// until the buffer is destroyed, e.g. whatever owns the memory.
+    /// Buffers over the same native handle count as overlapping where their
+    /// byte ranges meet.
+    Buffer(std::shared_ptr<Device> device, const std::string& backend, const NativeMemory& memory,
+           std::shared_ptr<const void> keep_alive);
     ~Buffer();
     Buffer(Buffer&& o) noexcept;
     Buffer& operator=(Buffer&& o) noexcept;
@@ -66,6 +75,7 @@ private:
     DeviceHandle handle_ = nullptr;
     std::size_t bytes_ = 0;
     void* host_ = nullptr;                     ///< wrapped host memory, or null when allocated
+    NativeMemory native_;                      ///< adopted native memory (handle 0 when not)
     std::shared_ptr<const void> keep_alive_;  ///< what owns host_'s memory
 };
 
@@ -139,6 +149,14 @@ public:
     /// aligned to the dtype's size. Thread-safety: as Buffer.
     static Tensor over_host_memory(std::shared_ptr<Device> device, void* data, Shape shape, DType dtype,
                                    std::shared_ptr<const void> keep_alive = nullptr);
+    /// A tensor over device memory another library owns, without a copy
+    /// (Buffer's native-memory constructor): `memory.bytes` must be exactly
+    /// shape.elements() × dtype_size(dtype). The typed forms are in
+    /// accel/interop/<backend>.hpp. Throws InvalidArgument for a size that
+    /// does not match (naming both), and as Device::adopt_native_memory.
+    static Tensor over_native_memory(std::shared_ptr<Device> device, const std::string& backend,
+                                     const NativeMemory& memory, Shape shape, DType dtype,
+                                     std::shared_ptr<const void> keep_alive = nullptr);
     const Shape& shape() const noexcept { return shape_; }
     DType dtype() const noexcept { return dtype_; }
     std::size_t elements() const noexcept { return shape_.elements(); }

@@ -13,4 +13,5 @@
 #include <accel/registry.hpp>
 #include <accel/tensor.hpp>
 #include <accel/trace.hpp>
+#include <accel/user_kernel.hpp>
 #include <accel/version.hpp>

@@ -30,6 +30,7 @@ enum cudaError {
     cudaErrorUnsupportedPtxVersion = 222,
     cudaErrorContained = 226,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorSymbolNotFound = 500,
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchTimeout = 702,
@@ -41,6 +42,7 @@ enum cudaError {
     cudaErrorInvalidPc = 718,
     cudaErrorLaunchFailure = 719,
     cudaErrorTensorMemoryLeak = 721,
+    cudaErrorNotSupported = 801,
     cudaErrorMpsClientTerminated = 810,
     cudaErrorExternalDevice = 911,
     cudaErrorUnknown = 999,
@@ -168,3 +170,24 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
 cudaError_t cudaEventQuery(cudaEvent_t e);
 cudaError_t cudaEventSynchronize(cudaEvent_t e);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
+cudaError_t cudaStreamGetDevice(cudaStream_t s, int* device);
+
+// ---- code loaded at run time (a program's own kernels; runtime_modules.cpp):
+// the emulation takes PTX text (what NVRTC wrote), finds a kernel by its
+// .entry, and runs no device code: launching one answers cudaErrorNotSupported.
+typedef struct CUlib_st* cudaLibrary_t;
+typedef struct CUkern_st* cudaKernel_t;
+enum cudaJitOption : int {};
+enum cudaLibraryOption : int {};
+cudaError_t cudaLibraryLoadData(cudaLibrary_t* library, const void* code, cudaJitOption* jitOptions,
+                                void** jitOptionsValues, unsigned numJitOptions, cudaLibraryOption* libraryOptions,
+                                void** libraryOptionValues, unsigned numLibraryOptions);
+cudaError_t cudaLibraryGetKernel(cudaKernel_t* kernel, cudaLibrary_t library, const char* name);
+cudaError_t cudaLibraryUnload(cudaLibrary_t library);
+cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, std::size_t sharedMem,
+                             cudaStream_t stream);
+/// The emulation has no driver API: every symbol answers cudaErrorSymbolNotFound.
+enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0, cudaDriverEntryPointSymbolNotFound = 1 };
+#define cudaEnableDefault 0
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsigned cudaVersion,
+                                             unsigned long long flags, cudaDriverEntryPointQueryResult* status);

@@ -1,0 +1,137 @@
+// accel/kernel_source.hpp — a program's own kernel: its signature and its
+// code per backend, which a device builds (Device::build_kernel) and the
+// front-end accel::UserKernel (accel/user_kernel.hpp) launches with accel's
+// geometry, streams and tensors. Part of the plugin ABI (ACCEL_PLUGIN_ABI).
+//
+// Arguments are passed in signature order:
+//  - OpenCL C: `__kernel void NAME(...)`, a tensor as `__global T*`, a scalar
+//    as its C type (int, uint, long, ulong, float, double); launched with
+//    local size = block and global size = grid × block.
+//  - CUDA C++ (NVRTC; HIP through hiprtc): `extern "C" __global__ void
+//    NAME(...)`, a tensor as `T*`, a scalar as its C++ type; <<<grid, block>>>.
+//  - Vulkan GLSL 450 (shaderc) or SPIR-V: tensors are the storage buffers
+//    of set 0 at bindings 0, 1, ... in signature order; scalars are one push
+//    constant block, members in signature order at their natural alignment
+//    (std430); the work-group size must be given as specialization constants
+//    0, 1, 2 (`layout(local_size_x_id = 0, local_size_y_id = 1,
+//    local_size_z_id = 2) in;`), which accel sets to the block; vkCmdDispatch
+//    of the grid.
+//  - host and Kokkos host execution spaces: a C++ callable run once per
+//    block (HostBlock), blocks in parallel; the callable loops over the
+//    block's threads itself.
+#pragma once
+
+#include <accel/dtype.hpp>
+#include <accel/geometry.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace accel {
+
+class Stream;
+
+/// The type of one kernel parameter.
+enum class ParamType : int { tensor, i32, u32, i64, u64, f32, f64 };
+
+/// "tensor", "i32", "u32", "i64", "u64", "f32", "f64". Never throws.
+const char* param_type_name(ParamType t) noexcept;
+
+/// Bytes of a scalar of type t (4 or 8); 0 for ParamType::tensor.
+std::size_t param_type_size(ParamType t) noexcept;
+
+/// One parameter of a kernel's signature.
+struct KernelParam {
+    std::string name;                  ///< for messages and the trace, e.g. "a"
+    ParamType type = ParamType::tensor;
+    DType dtype = DType::f32;          ///< a tensor's element type (tensors only)
+    bool written = false;              ///< a tensor the kernel writes (tensors only)
+
+    /// A tensor the kernel only reads.
+    static KernelParam in(std::string name, DType dtype = DType::f32) {
+        return {std::move(name), ParamType::tensor, dtype, false};
+    }
+    /// A tensor the kernel writes (and may read).
+    static KernelParam out(std::string name, DType dtype = DType::f32) {
+        return {std::move(name), ParamType::tensor, dtype, true};
+    }
+    /// A scalar passed by value.
+    static KernelParam scalar(std::string name, ParamType type) { return {std::move(name), type, DType::f32, false}; }
+};
+
+/// One argument as a backend's BuiltKernel receives it, checked against its
+/// parameter: a tensor's device handle and size in bytes, or a scalar's
+/// value in `bits` (its bytes in the low bytes, host byte order).
+struct ResolvedArg {
+    ParamType type = ParamType::tensor;
+    void* handle = nullptr;   ///< tensors: the buffer's DeviceHandle
+    std::size_t bytes = 0;    ///< tensors: size in bytes
+    std::uint64_t bits = 0;   ///< scalars
+
+    /// The scalar as T (T's size must be param_type_size(type)).
+    template <class T>
+    T scalar() const noexcept {
+        T v;
+        std::memcpy(&v, &bits, sizeof v);
+        return v;
+    }
+};
+
+/// One block of a host kernel's launch (KernelSource::host): which block it
+/// is, the launch's shape and the arguments. Tensors are host pointers here.
+struct HostBlock {
+    Dim3 block_idx;  ///< this block, within grid_dim
+    Dim3 block_dim;  ///< threads per block (the callable loops over them)
+    Dim3 grid_dim;
+    const std::vector<ResolvedArg>* args = nullptr;
+
+    /// Argument i as a pointer to T (a tensor parameter; T its element type).
+    template <class T>
+    T* tensor(std::size_t i) const noexcept {
+        return static_cast<T*>((*args)[i].handle);
+    }
+    /// Argument i as a T (a scalar parameter of T's type).
+    template <class T>
+    T scalar(std::size_t i) const noexcept {
+        return (*args)[i].scalar<T>();
+    }
+};
+
+/// The host code of a kernel: called once per block, from several threads
+/// at once for different blocks; must not throw across blocks it does not
+/// own (an exception fails the launch with its message).
+using HostKernelFn = std::function<void(const HostBlock&)>;
+
+/// A kernel as a program writes it: its entry point, signature and code per
+/// backend (see the file comment for each backend's conventions). A backend
+/// without code here cannot build it (Unsupported naming the field to fill).
+struct KernelSource {
+    std::string name;                 ///< the entry point (OpenCL, CUDA, HIP); names the kernel everywhere
+    std::vector<KernelParam> params;  ///< the signature, in argument order
+    std::string opencl;               ///< OpenCL C source
+    std::string cuda;                 ///< CUDA C++ source (NVRTC); HIP uses it too unless `hip` is given
+    std::string hip;                  ///< HIP C++ source (hiprtc)
+    std::string glsl;                 ///< Vulkan: GLSL 450 compute shader (entry point main)
+    std::vector<std::uint32_t> spirv; ///< Vulkan: SPIR-V words (instead of glsl)
+    HostKernelFn host;                ///< host and Kokkos host execution spaces
+    std::string build_options;        ///< OpenCL clBuildProgram / NVRTC options, e.g. "-DTILE=16"; GLSL: -DNAME[=VALUE] only
+};
+
+/// A kernel built for one device (Device::build_kernel). Thread-safe: any
+/// number of threads may launch it at once, on any streams of its device.
+class BuiltKernel {
+public:
+    virtual ~BuiltKernel() = default;
+    /// Enqueues one launch on `stream` (of the device that built it); the
+    /// geometry is within the device's limits and the arguments match the
+    /// signature (checked by the caller). Throws DeviceError when the
+    /// runtime refuses it.
+    virtual void launch(const LaunchGeometry& geometry, const std::vector<ResolvedArg>& args, Stream& stream) = 0;
+};
+
+}  // namespace accel
