@@ -771,10 +771,11 @@ void OpenclDevice::do_deallocate(DeviceHandle h) noexcept {
 
 void OpenclDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
                                bool blocking) {
-    // A blocking write only promises that `src` may be reused (OpenCL 1.2); Intel's CPU runtime returns before the
-    // write ran, and a kernel on another queue read old bytes: a blocking copy waits for the write itself.
+    // A blocking write promises only that `src` may be reused (OpenCL 1.2): Intel's CPU runtime returned before the
+    // write ran (kernels on other queues read old bytes), so a blocking copy also waits for the write's event.
     cl_event done = nullptr;
-    check_cl(clEnqueueWriteBuffer(queue_of(s), mem(dst), CL_FALSE, off, bytes, src, 0, nullptr, blocking ? &done : nullptr),
+    check_cl(clEnqueueWriteBuffer(queue_of(s), mem(dst), blocking ? CL_TRUE : CL_FALSE, off, bytes, src, 0, nullptr,
+                                  blocking ? &done : nullptr),
              "copy host to device: clEnqueueWriteBuffer");
     if (!blocking) return;
     const cl_int err = clWaitForEvents(1, &done);
