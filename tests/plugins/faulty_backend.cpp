@@ -134,7 +134,12 @@ void FaultyDevice::do_synchronize() {}
 class FaultyBackend final : public Backend {
 public:
     std::string name() const override { return "faulty"; }
-    Availability probe() override { return Availability{true, "", 1, false}; }
+    Availability probe() override {
+        Availability a;
+        a.available = true;
+        a.device_count = 1;
+        return a;
+    }
     std::shared_ptr<Device> create_device(int) override { return std::make_shared<FaultyDevice>(); }
 };
 
