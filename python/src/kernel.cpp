@@ -129,6 +129,8 @@ void bind_kernels(nb::module_& m) {
                     k.kernel.launch(g, resolved);
             },
             nb::arg("grid"), nb::arg("block"), nb::arg("args"), nb::arg("stream") = nb::none(),
+            nb::sig("def __call__(self, grid: int | tuple[int, ...], block: int | tuple[int, ...], "
+                    "*args: Tensor | int | float, stream: Stream | None = None) -> None"),
             "Enqueues one launch with `grid` blocks of `block` threads (ints or (x, y, z) tuples, CUDA terms) and "
             "the arguments in signature order (accel.Tensor, int, float), on `stream` or the first tensor's "
             "device's default stream; returns before the kernel ran. Raises InvalidArgument for arguments that do "
