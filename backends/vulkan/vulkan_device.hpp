@@ -502,6 +502,12 @@ private:
     /// embedded).
     VkPipeline pipeline(const std::string& module, std::uint32_t bindings, const Dim3& block,
                         const std::vector<std::uint32_t>& spec = {});
+    /// A new compute pipeline of `module` (entry point main) with `layout`:
+    /// specialization constants 0..2 the work-group size `block`, 3, 4, ...
+    /// `spec`; in the device's pipeline cache. The caller keeps and destroys
+    /// it. Throws DeviceError naming `what`.
+    VkPipeline compute_pipeline(VkShaderModule module, VkPipelineLayout layout, const Dim3& block,
+                                const std::vector<std::uint32_t>& spec, const std::string& what);
     /// The register tile of gemm_tiled.comp for an m × n output of dtype t:
     /// TM × TN outputs per invocation, k slices of BK (its specialization
     /// constants); 4 × 4 where the output spans whole 64 × 64 tiles and the

@@ -494,22 +494,7 @@ private:
         std::lock_guard<std::mutex> lock(mutex_);
         const auto key = std::make_tuple(block.x, block.y, block.z);
         if (auto found = pipelines_.find(key); found != pipelines_.end()) return found->second;
-        const std::uint32_t values[3] = {static_cast<std::uint32_t>(block.x), static_cast<std::uint32_t>(block.y),
-                                         static_cast<std::uint32_t>(block.z)};
-        const VkSpecializationMapEntry entries[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
-        const VkSpecializationInfo specialization{3, entries, sizeof values, values};
-        VkComputePipelineCreateInfo ci{};
-        ci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
-        ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-        ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-        ci.stage.module = module_;
-        ci.stage.pName = "main";
-        ci.stage.pSpecializationInfo = &specialization;
-        ci.layout = layout_;
-        VkPipeline p = VK_NULL_HANDLE;
-        check_vk(vkCreateComputePipelines(core_->device, d.pipeline_cache_, 1, &ci, nullptr, &p),
-                 what_ + ": vkCreateComputePipelines (work-group " + std::to_string(block.x) + "x" +
-                     std::to_string(block.y) + "x" + std::to_string(block.z) + ")");
+        VkPipeline p = d.compute_pipeline(module_, layout_, block, {}, what_);
         pipelines_[key] = p;
         return p;
     }

@@ -275,6 +275,13 @@ VkPipeline VulkanDevice::pipeline(const std::string& module, std::uint32_t bindi
         check_vk(vkCreateShaderModule(device_, &ci, nullptr, &sm), "vkCreateShaderModule(" + module + ")");
         modules_[module] = sm;
     }
+    VkPipeline p = compute_pipeline(sm, pipeline_layouts_[bindings - 1], block, spec, module);
+    pipelines_[key] = p;
+    return p;
+}
+
+VkPipeline VulkanDevice::compute_pipeline(VkShaderModule module, VkPipelineLayout layout, const Dim3& block,
+                                          const std::vector<std::uint32_t>& spec, const std::string& what) {
     // Specialization constants 0..2: the work-group size; 3...: `spec`.
     std::vector<std::uint32_t> values{static_cast<std::uint32_t>(block.x), static_cast<std::uint32_t>(block.y),
                                       static_cast<std::uint32_t>(block.z)};
@@ -288,15 +295,14 @@ VkPipeline VulkanDevice::pipeline(const std::string& module, std::uint32_t bindi
     ci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
     ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    ci.stage.module = sm;
+    ci.stage.module = module;
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = &specialization;
-    ci.layout = pipeline_layouts_[bindings - 1];
+    ci.layout = layout;
     VkPipeline p = VK_NULL_HANDLE;
     check_vk(vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p),
-             "vkCreateComputePipelines(" + module + ", work-group " + std::to_string(block.x) + "x" +
+             "vkCreateComputePipelines(" + what + ", work-group " + std::to_string(block.x) + "x" +
                  std::to_string(block.y) + "x" + std::to_string(block.z) + ")");
-    pipelines_[key] = p;
     return p;
 }
 

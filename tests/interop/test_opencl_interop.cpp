@@ -189,14 +189,7 @@ TEST_CASE("a built OpenCL kernel is cached on disk, and a damaged cache file is 
     REQUIRE(files.size() == 1);
     // Intact: accel's header ("accelCL1", the data's length) and exactly that much data.
     // (Its size may change between builds: PoCL's binaries grow once a kernel has run.)
-    auto intact = [&] {
-        std::ifstream f(files[0], std::ios::binary);
-        char magic[8] = {};
-        std::uint64_t bytes = 0;
-        f.read(magic, 8);
-        f.read(reinterpret_cast<char*>(&bytes), 8);
-        return f && std::string(magic, 8) == "accelCL1" && fs::file_size(files[0]) == bytes + 24;
-    };
+    auto intact = [&] { return cache_file_intact(files[0].string(), "accelCL1"); };
     CHECK(intact());
     const auto intact_size = fs::file_size(files[0]);
     check_run("from the cache");

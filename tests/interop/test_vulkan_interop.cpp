@@ -321,14 +321,7 @@ TEST_CASE("SPIR-V compiled from GLSL is cached on disk, and a damaged cache file
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(dir / "vulkan-kernels")) files.push_back(e.path());
     REQUIRE(files.size() == 1);
-    auto intact = [&] {
-        std::ifstream f(files[0], std::ios::binary);
-        char magic[8] = {};
-        std::uint64_t bytes = 0;
-        f.read(magic, 8);
-        f.read(reinterpret_cast<char*>(&bytes), 8);
-        return f && std::string(magic, 8) == "accelSP1" && fs::file_size(files[0]) == bytes + 24;
-    };
+    auto intact = [&] { return cache_file_intact(files[0].string(), "accelSP1"); };
     CHECK(intact());
     const auto size = fs::file_size(files[0]);
     const auto written = fs::last_write_time(files[0]);

@@ -293,4 +293,14 @@ void add_works(const std::shared_ptr<accel::Device>& dev, accel::Stream* stream)
     expect_close(tc.download(), accel::reference::add(a, b), threshold(accel::Op::add), "add on " + dev->selector());
 }
 
+bool cache_file_intact(const std::string& path, const char* magic) {
+    std::ifstream f(path, std::ios::binary);
+    char got[8] = {};
+    std::uint64_t bytes = 0;
+    f.read(got, 8);
+    f.read(reinterpret_cast<char*>(&bytes), 8);
+    f.seekg(0, std::ios::end);
+    return f && std::string(got, 8) == magic && static_cast<std::uint64_t>(f.tellg()) == bytes + 24;
+}
+
 }  // namespace accel_test

@@ -59,6 +59,11 @@ void add_works(const std::shared_ptr<accel::Device>& dev, accel::Stream* stream 
 /// Sets (or, with null, unsets) an environment variable for one scope, and
 /// gives it back its old value (or absence) when the scope ends. Not
 /// thread-safe (setenv).
+/// Whether the file at `path` is an intact entry of accel's cache folder
+/// (backends/common/cache_file.hpp): its header's 8-character `magic`, then
+/// the data's length, and exactly that many bytes after the 24-byte header.
+bool cache_file_intact(const std::string& path, const char* magic);
+
 class ScopedEnv {
 public:
     ScopedEnv(const char* name, const char* value);
