@@ -508,6 +508,8 @@ private:
     /// it. Throws DeviceError naming `what`.
     VkPipeline compute_pipeline(VkShaderModule module, VkPipelineLayout layout, const Dim3& block,
                                 const std::vector<std::uint32_t>& spec, const std::string& what);
+    /// Points binding i of `set` at storage buffer range infos[i].
+    void write_storage_buffers(VkDescriptorSet set, const std::vector<VkDescriptorBufferInfo>& infos);
     /// The register tile of gemm_tiled.comp for an m × n output of dtype t:
     /// TM × TN outputs per invocation, k slices of BK (its specialization
     /// constants); 4 × 4 where the output spans whole 64 × 64 tiles and the

@@ -457,16 +457,7 @@ public:
         std::pair<VkDescriptorSet, VkDescriptorPool> set{VK_NULL_HANDLE, VK_NULL_HANDLE};
         if (!infos.empty()) {
             set = d.allocate_set(set_layout_);
-            std::vector<VkWriteDescriptorSet> writes(infos.size());
-            for (std::uint32_t i = 0; i < infos.size(); ++i) {
-                writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-                writes[i].dstSet = set.first;
-                writes[i].dstBinding = i;
-                writes[i].descriptorCount = 1;
-                writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-                writes[i].pBufferInfo = &infos[i];
-            }
-            vkUpdateDescriptorSets(core_->device, static_cast<std::uint32_t>(writes.size()), writes.data(), 0, nullptr);
+            d.write_storage_buffers(set.first, infos);
         }
         // Recorded like accel's own ops (VulkanDevice::dispatch): in order on
         // the stream, timed by its events. A user kernel is the user's: the

@@ -306,6 +306,19 @@ VkPipeline VulkanDevice::compute_pipeline(VkShaderModule module, VkPipelineLayou
     return p;
 }
 
+void VulkanDevice::write_storage_buffers(VkDescriptorSet set, const std::vector<VkDescriptorBufferInfo>& infos) {
+    std::vector<VkWriteDescriptorSet> writes(infos.size());
+    for (std::uint32_t i = 0; i < infos.size(); ++i) {
+        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        writes[i].dstSet = set;
+        writes[i].dstBinding = i;
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+    }
+    vkUpdateDescriptorSets(device_, static_cast<std::uint32_t>(writes.size()), writes.data(), 0, nullptr);
+}
+
 std::pair<VkDescriptorSet, VkDescriptorPool> VulkanDevice::allocate_set(std::uint32_t bindings) {
     return allocate_set(set_layouts_[bindings - 1]);
 }
@@ -378,20 +391,13 @@ void VulkanDevice::dispatch(const std::string& module, const std::vector<const V
     VkPipeline p = pipeline(module, bindings, g.block, spec);
     const auto set = allocate_set(bindings);
     std::vector<VkDescriptorBufferInfo> infos(bindings);
-    std::vector<VkWriteDescriptorSet> writes(bindings);
     const VkDeviceSize max_range = pd_.props.limits.maxStorageBufferRange;
     for (std::uint32_t i = 0; i < bindings; ++i) {
         const VkDeviceSize offset = buffers[i] == scratch_ ? 0 : byte_offset;
         infos[i] = {buffers[i]->buffer, buffers[i]->start + offset,
                     std::min<VkDeviceSize>(buffers[i]->size - offset, max_range)};
-        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-        writes[i].dstSet = set.first;
-        writes[i].dstBinding = i;
-        writes[i].descriptorCount = 1;
-        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        writes[i].pBufferInfo = &infos[i];
     }
-    vkUpdateDescriptorSets(device_, bindings, writes.data(), 0, nullptr);
+    write_storage_buffers(set.first, infos);
     const VkPipelineLayout layout = pipeline_layouts_[bindings - 1];
     const Dim3 gd = g.grid;
     state_of(s).submit(
