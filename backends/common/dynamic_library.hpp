@@ -1,8 +1,11 @@
 // dlopen/dlsym of optional libraries and symbols, shared by the backends
-// that look for a CPU BLAS (host, Kokkos).
+// that look for a CPU BLAS (host, Kokkos) or load a compiler at run time
+// (NVRTC, shaderc).
 #pragma once
 
 #include <dlfcn.h>
+
+#include <string>
 
 namespace accel {
 namespace dl {
@@ -23,6 +26,15 @@ inline void* optional_symbol(void* library, const char* name) {
     void* p = dlsym(library, name);
     if (!p) clear_error();
     return p;
+}
+
+/// Sets `fn` to `name` in `library` (null where it lacks it); the first
+/// name missing is recorded in `missing` as "`library_name` lacks NAME",
+/// which later misses leave as it is.
+template <class F>
+void bind(void* library, F& fn, const char* name, const char* library_name, std::string& missing) {
+    fn = reinterpret_cast<F>(optional_symbol(library, name));
+    if (!fn && missing.empty()) missing = std::string(library_name) + " lacks " + name;
 }
 
 }  // namespace dl

@@ -138,12 +138,6 @@ struct Nvrtc {
     int major = 0, minor = 0;
 };
 
-template <class F>
-void bind(void* lib, F& f, const char* name, std::string& missing) {
-    f = reinterpret_cast<F>(dl::optional_symbol(lib, name));
-    if (!f && missing.empty()) missing = std::string("the NVRTC library found lacks ") + name;
-}
-
 Nvrtc load_nvrtc() {
     Nvrtc n;
     void* lib = nullptr;
@@ -155,17 +149,17 @@ Nvrtc load_nvrtc() {
                     "cuda-nvrtc-13-0 package) or put its lib folder on LD_LIBRARY_PATH";
         return n;
     }
-    bind(lib, n.error_string, "nvrtcGetErrorString", n.missing);
-    bind(lib, n.version, "nvrtcVersion", n.missing);
-    bind(lib, n.num_archs, "nvrtcGetNumSupportedArchs", n.missing);
-    bind(lib, n.archs, "nvrtcGetSupportedArchs", n.missing);
-    bind(lib, n.create, "nvrtcCreateProgram", n.missing);
-    bind(lib, n.destroy, "nvrtcDestroyProgram", n.missing);
-    bind(lib, n.compile, "nvrtcCompileProgram", n.missing);
-    bind(lib, n.ptx_size, "nvrtcGetPTXSize", n.missing);
-    bind(lib, n.ptx, "nvrtcGetPTX", n.missing);
-    bind(lib, n.log_size, "nvrtcGetProgramLogSize", n.missing);
-    bind(lib, n.log, "nvrtcGetProgramLog", n.missing);
+    dl::bind(lib, n.error_string, "nvrtcGetErrorString", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.version, "nvrtcVersion", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.num_archs, "nvrtcGetNumSupportedArchs", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.archs, "nvrtcGetSupportedArchs", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.create, "nvrtcCreateProgram", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.destroy, "nvrtcDestroyProgram", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.compile, "nvrtcCompileProgram", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.ptx_size, "nvrtcGetPTXSize", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.ptx, "nvrtcGetPTX", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.log_size, "nvrtcGetProgramLogSize", "the NVRTC library found", n.missing);
+    dl::bind(lib, n.log, "nvrtcGetProgramLog", "the NVRTC library found", n.missing);
     if (n.missing.empty() && n.version(&n.major, &n.minor) != 0) n.missing = "nvrtcVersion failed";
     return n;  // the library stays loaded for the process
 }

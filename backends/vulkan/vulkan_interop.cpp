@@ -25,7 +25,6 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <type_traits>
 #include <vector>
 
 namespace accel {
@@ -78,14 +77,7 @@ const Shaderc& shaderc() {
             dl::clear_error();
             return s;
         }
-        bool all = true;
-        auto get = [&](auto& fn, const char* name) {
-            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dl::optional_symbol(lib, name));
-            if (!fn && all) {
-                all = false;
-                s.missing = std::string("libshaderc.so.1 lacks ") + name;
-            }
-        };
+        auto get = [&](auto& fn, const char* name) { dl::bind(lib, fn, name, "libshaderc.so.1", s.missing); };
         get(s.compiler_initialize, "shaderc_compiler_initialize");
         get(s.compiler_release, "shaderc_compiler_release");
         get(s.options_initialize, "shaderc_compile_options_initialize");
@@ -98,7 +90,7 @@ const Shaderc& shaderc() {
         get(s.result_get_bytes, "shaderc_result_get_bytes");
         get(s.result_get_error_message, "shaderc_result_get_error_message");
         get(s.result_release, "shaderc_result_release");
-        if (!all) return s;
+        if (!s.missing.empty()) return s;
         // The cache key's part for the compiler: its SPIR-V version and the
         // library file (path, size, time), which changes with an upgrade.
         s.identity = "shaderc";
