@@ -120,6 +120,14 @@ int main(int argc, char** argv) {
                             info.limits.max_block_dims.z, info.limits.max_grid_dims.x, info.limits.max_grid_dims.y,
                             info.limits.max_grid_dims.z);
                 std::printf("      timer %s\n", info.timer.c_str());
+                const accel::Determinism& det = info.determinism;
+                std::printf("      deterministic mode (%s): %s%s\n", d->deterministic() ? "on" : "off",
+                            !det.reproducible       ? "not promised, its ops are refused"
+                            : det.batch_invariant ? "bitwise across runs, streams and thread counts; "
+                                                    "products batch-invariant"
+                                                  : "bitwise across runs, streams and thread counts; products "
+                                                    "refused (not batch-invariant)",
+                            det.basis.empty() ? "" : ("\n        (" + det.basis + ")").c_str());
                 print_op_support(*d);
                 if (d->kernel_table().supports(accel::Op::matmul, accel::OpPath::vendor)) {
                     // Reads the record only, unless asked to measure.

@@ -159,6 +159,10 @@ DeviceInfo common_device_info(const cudaDeviceProp& p, int index) {
     i.type = "gpu";
     i.compute_units = p.multiProcessorCount;
     i.global_memory_bytes = p.totalGlobalMem;
+    i.determinism = {true, true,
+                     "a product's element is one thread's fused multiply-adds in k order, whatever tile the "
+                     "shape takes; column_sum's tree depends on the launch geometry and the warp width only; "
+                     "no atomics"};
     i.limits.max_block_size = static_cast<std::size_t>(p.maxThreadsPerBlock);
     const auto dims = [](const int (&d)[3]) {
         return Dim3{static_cast<std::size_t>(d[0]), static_cast<std::size_t>(d[1]), static_cast<std::size_t>(d[2])};

@@ -64,6 +64,9 @@ DeviceInfo host_info() {
     i.limits.max_block_dims = {std::size_t{1} << 30, std::size_t{1} << 30, std::size_t{1} << 30};
     i.limits.max_grid_dims = {std::size_t{1} << 62, std::size_t{1} << 62, std::size_t{1} << 62};
     i.timer = "steady_clock (host ops run synchronously)";
+    i.determinism = {true, true,
+                     "a product's element is summed over k in one order fixed by K alone (passes of equal "
+                     "depth); threads split outputs (rectangles of C, columns of column_sum), never a sum"};
     i.extra.push_back({"threads", std::to_string(thread_count())});
     i.extra.push_back({"vendor BLAS", cblas().description});
     return i;

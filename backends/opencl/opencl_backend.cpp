@@ -443,6 +443,10 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
         static_cast<std::size_t>(std::min<std::uint64_t>(2147483647u, global_max / i.limits.max_block_size));
     i.limits.max_grid_dims = {grid_max, grid_max, grid_max};
     i.timer = "OpenCL profiling events (CL_PROFILING_COMMAND_END of queue markers)";
+    i.determinism = {true, true,
+                     "a product's element is one work-item's sum over k in an order fixed by K, the transposes "
+                     "and the tile, which follows the output's columns only; column_sum splits columns; no "
+                     "atomics"};
     physical_identity(d, i);
 
     const GemmParams gemm = gemm_params_for(p, d, i.limits);

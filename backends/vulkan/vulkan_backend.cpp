@@ -406,6 +406,9 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
                                l.maxComputeWorkGroupSize[2]};
     i.limits.max_grid_dims = {l.maxComputeWorkGroupCount[0], l.maxComputeWorkGroupCount[1],
                               l.maxComputeWorkGroupCount[2]};
+    i.determinism = {true, true,
+                     "a product's element is one invocation's sum over k in k order in both GEMM shaders; "
+                     "column_sum splits columns; no atomics"};
     i.timer = d.timestamp_bits > 0
                   ? "Vulkan timestamp queries (vkCmdWriteTimestamp, " + std::to_string(l.timestampPeriod) +
                         " ns per tick, " + std::to_string(d.timestamp_bits) + " valid bits)"

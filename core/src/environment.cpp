@@ -27,6 +27,9 @@ const std::vector<Variable>& variables() noexcept {
          "folders searched for backend plugins before libaccel's own folder"},
         {"ACCEL_OP_PATH", "native, vendor or auto (any case)",
          "the path of matmul/dense when a call does not name one (default auto)"},
+        {"ACCEL_DETERMINISTIC", "1 (on) or 0 (off)",
+         "deterministic mode of every device opened: bitwise-reproducible results, batch-invariant products "
+         "(default 0)"},
         {"ACCEL_HOST_BLAS",
          "openblas, blis, or a CBLAS library exporting cblas_sgemm: a path (with a '/') or a file name ending in "
          ".so or .so.N",

@@ -486,6 +486,7 @@ std::shared_ptr<Device> create_device_locked(Plugin& p, int index, const std::st
     const std::string key = p.name + ":" + std::to_string(index);
     if (auto d = cache[key].lock()) return d;
     const std::string call = "plugin " + p.path + ": create_device(" + std::to_string(index) + ")";
+    const bool deterministic = env::read_flag("ACCEL_DETERMINISTIC").value_or(false);  // a bad value: before the device exists
     std::shared_ptr<Device> d;
     try {
         d = p.backend->create_device(index);
@@ -503,6 +504,7 @@ std::shared_ptr<Device> create_device_locked(Plugin& p, int index, const std::st
         throw BackendUnavailable(asked + ": backend '" + p.name + "' cannot be used: " + p.error + "\n" +
                                  status_table(all));
     }
+    d->set_deterministic(deterministic);
     cache[key] = d;
     return d;
 }

@@ -40,7 +40,7 @@ struct Options {
     bool epochs_given = false;
     bool quick = false;
     std::string data;  ///< empty: mlp::default_data_path
-    std::string init_file, save_init_file;
+    std::string init_file, save_init_file, save_final_file;
     bool json = false;
     std::vector<accel::DType> dtypes{accel::DType::f32};
 };
@@ -81,6 +81,9 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
     app.add_option("--init", o.init_file, "load initial weights (JSON, see README.md) instead of drawing them")
         ->type_name("FILE");
     app.add_option("--save-init", o.save_init_file, "write the initial weights as JSON")->type_name("FILE");
+    app.add_option("--save-final", o.save_final_file,
+                   "write the trained weights as JSON (--init's format; needs one backend and one dtype)")
+        ->type_name("FILE");
     app.add_option("--format", format, "output format: table (default) or json")
         ->check(tool_cli::one_of("format", {"table", "json"}));
     app.add_option("--dtype", dtypes,
@@ -212,6 +215,10 @@ int run(const Options& o) {
 
     const auto sels = tool_cli::resolve_backends(o.backends);
     if (sels.empty()) throw accel::BackendUnavailable("no backend is available (run accel-info to see why)");
+    if (!o.save_final_file.empty() && sels.size() * o.dtypes.size() != 1)
+        throw tool_cli::UsageError("--save-final writes one model: name one backend and one dtype (got " +
+                                   std::to_string(sels.size()) + " backend(s), " + std::to_string(o.dtypes.size()) +
+                                   " dtype(s))");
     if (!o.json)
         std::printf("data %s: %zu train / %zu test samples, %zu features; network %zu-%zu-1, %zu epochs, batch %zu, "
                     "lr %g, seed %llu\n",
@@ -253,6 +260,7 @@ int run(const Options& o) {
                             100.0 * r.train_accuracy, 100.0 * r.test_accuracy, t.first_ms);
         }
     }
+    if (!o.save_final_file.empty() && !results.empty()) mlp::save_params(results.front().final_params, o.save_final_file);
     if (o.json)
         print_json(o, sp, results);
     else

@@ -225,7 +225,32 @@ Activation parse_activation(const std::string& text) {
                           "'; valid activations: none, relu, sigmoid, gelu, gelu_tanh");
 }
 
+bool deterministic_mode(const Device& device, const Options& o) noexcept {
+    return o.deterministic.value_or(device.deterministic());
+}
+
+namespace {
+
+// Deterministic mode: the device's promise for `op`, else Unsupported saying
+// what is missing. matmul and dense (and dense_backward through them) need
+// the batch invariance too.
+void check_determinism(const Device& device, Op op, DType dtype) {
+    const Determinism& p = device.info().determinism;
+    const bool product = op == Op::matmul || op == Op::dense;
+    if (p.reproducible && (p.batch_invariant || !product)) return;
+    throw Unsupported(std::string(op_name(op)) + " (" + dtype_name(dtype) + ", " + device.selector() +
+                      ") in deterministic mode: backend '" + device.info().backend + "' does not promise " +
+                      (p.reproducible ? "batch-invariant products" : "bitwise-reproducible kernels") +
+                      (p.basis.empty() ? std::string(" (its plugin states no promise)") : " (" + p.basis + ")") +
+                      "; turn the mode off for this call (Options::deterministic = false) or this device "
+                      "(Device::set_deterministic(false), ACCEL_DETERMINISTIC=0), or use another backend");
+}
+
+}  // namespace
+
 OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, GemmShape shape) {
+    const bool deterministic = deterministic_mode(device, o);
+    if (deterministic) check_determinism(device, op, dtype);
     if (!op_info(op).has_vendor_path) {
         if (o.path == PathChoice::vendor)
             throw Unsupported(std::string(op_name(op)) + " (" + dtype_name(dtype) + ", " + device.selector() +
@@ -245,6 +270,14 @@ OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, 
         }
     }
     if (choice == PathChoice::native) return OpPath::native;
+    if (deterministic && choice == PathChoice::vendor)
+        throw Unsupported(std::string(op_name(op)) + " (" + dtype_name(dtype) + ", " + device.selector() +
+                          "): the vendor path was asked for (" +
+                          (from_env ? "ACCEL_OP_PATH=" + detail::echo(*from_env) : std::string("Options::path")) +
+                          ") in deterministic mode, which it cannot keep: a vendor library picks other kernels "
+                          "and summation orders for other shapes and thread counts (row i of a product changes "
+                          "with the batch size); use the native path or turn the mode off");
+    if (deterministic) return OpPath::native;  // auto: never a measured choice
     const bool vendor = device.kernel_table().supports(op, dtype, OpPath::vendor);
     if (choice == PathChoice::vendor && !vendor)
         throw Unsupported(std::string(op_name(op)) + ": the vendor path was asked for (" +
@@ -404,6 +437,7 @@ float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
     const Op op = Op::bce_with_logits;
     Device& d = same_device(op, {{"z", &z}, {"t", &t}});
     same_shape(op, {{"z", &z}, {"t", &t}});
+    if (deterministic_mode(d, o)) check_determinism(d, op, z.dtype());
     const std::size_t n = z.elements();
     if (n == 0) return std::nanf("");
     // Losses laid out as [rows, cols] (zero-padded) so that column_sum gives

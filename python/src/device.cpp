@@ -39,6 +39,15 @@ std::shared_ptr<accel::Device> device_or_default(const std::shared_ptr<accel::De
 
 namespace {
 
+// DeviceInfo::determinism as a dict (DeviceInfo.determinism).
+StrDict determinism_dict(const accel::Determinism& p) {
+    StrDict d;
+    d["reproducible"] = p.reproducible;
+    d["batch_invariant"] = p.batch_invariant;
+    d["basis"] = p.basis;
+    return d;
+}
+
 // DeviceInfo and MemoryInfo: what a device is, and what accel holds on it.
 void bind_device_facts(nb::module_& m) {
     nb::class_<accel::DeviceInfo>(m, "DeviceInfo",
@@ -62,6 +71,11 @@ void bind_device_facts(nb::module_& m) {
         .def_ro("pci_bus_id", &accel::DeviceInfo::pci_bus_id, "PCI address 'DDDD:BB:DD.F', or ''.")
         .def_ro("host", &accel::DeviceInfo::host, "Name of the machine the device is attached to.")
         .def_ro("extra", &accel::DeviceInfo::extra, "Backend-specific facts as (key, value) pairs.")
+        .def_prop_ro("determinism", [](const accel::DeviceInfo& i) { return determinism_dict(i.determinism); },
+                     "What the native kernels promise in deterministic mode (Device.deterministic), stated by the "
+                     "backend: a dict with reproducible (bool: the same bits on every run, stream and thread "
+                     "count), batch_invariant (bool: matmul/dense rows do not depend on the batch size) and basis "
+                     "(str: what the promise rests on).")
         .def(
             "as_dict",
             [](const accel::DeviceInfo& i) {
@@ -81,6 +95,7 @@ void bind_device_facts(nb::module_& m) {
                 d["pci_bus_id"] = i.pci_bus_id;
                 d["host"] = i.host;
                 d["extra"] = i.extra;
+                d["determinism"] = determinism_dict(i.determinism);
                 return d;
             },
             "Every field as a dict (field name to value).")
@@ -162,6 +177,13 @@ void bind_device_class(nb::module_& m) {
                      "The device's facts (DeviceInfo): name, vendor, memory, timer, ...")
         .def("memory_info", &accel::Device::memory_info,
              "Bytes accel holds on this device now (MemoryInfo). Never raises.")
+        .def_prop_rw(
+            "deterministic", [](const accel::Device& d) { return d.deterministic(); },
+            [](accel::Device& d, bool on) { d.set_deterministic(on); },
+            "Deterministic mode of this device (bool; starts as ACCEL_DETERMINISTIC, off when unset): every op "
+            "runs its native kernel, bitwise reproducible across runs, streams and thread counts, matmul/dense rows "
+            "independent of the batch size (info.determinism says what the backend promises); the vendor path, or "
+            "a backend that promises nothing, raises Unsupported instead. Set it from any thread.")
         .def("set_memory_limit", &accel::Device::set_memory_limit, nb::arg("bytes"),
              "Caps the bytes accel holds on this device: an allocation past it raises OutOfMemory. 0 removes the "
              "cap; allocations already made stay.")

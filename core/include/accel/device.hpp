@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -115,6 +116,27 @@ private:
 };
 
 /// What a device is, as reported by its runtime.
+/// What a device's native kernels promise in deterministic mode
+/// (Device::set_deterministic, ops::Options::deterministic,
+/// ACCEL_DETERMINISTIC=1), stated by its backend. A backend that states
+/// nothing (a default-constructed value) promises nothing: the mode then
+/// refuses its ops (Unsupported) rather than give results it cannot vouch for.
+struct Determinism {
+    /// The same call (operands, shapes, dtype, launch geometry) gives
+    /// bitwise-identical outputs on every run, on every stream and at every
+    /// thread count of the runtime (host threads, OpenMP, an OpenCL CPU
+    /// runtime's pthreads): no atomics, no sum split by thread count.
+    bool reproducible = false;
+    /// matmul, dense and dense_backward's dx: row i of the output is the
+    /// same bits whether the call has 1, 7 or 4096 rows (the sum over k of
+    /// each element runs in one order that does not depend on M, whatever
+    /// tile or kernel the backend picks for the shape).
+    bool batch_invariant = false;
+    /// What the promise rests on (how the kernels sum), or why there is
+    /// none; one sentence for accel-info.
+    std::string basis;
+};
+
 struct DeviceInfo {
     std::string backend;          ///< the backend's name, e.g. "host", "opencl", "cuda", "hip", "vulkan"
     int index = 0;                ///< index within the backend
@@ -146,6 +168,8 @@ struct DeviceInfo {
     /// Name of the machine the device is attached to (gethostname). Filled
     /// by libaccel when the device is created; backends leave it empty.
     std::string host;
+    /// What the native kernels promise in deterministic mode (Determinism).
+    Determinism determinism;
 };
 
 /// The memory a device holds for accel (Device::memory_info()), in bytes.
@@ -235,6 +259,21 @@ public:
     /// set_per_process_memory_fraction); 0 removes the cap. Allocations
     /// already made stay. Thread-safe.
     void set_memory_limit(std::uint64_t bytes) noexcept;
+
+    // ---- deterministic mode ------------------------------------------------
+    /// Turns deterministic mode on or off for this device's ops that do not
+    /// choose themselves (ops::Options::deterministic): every op then runs
+    /// its native kernel, whose results are bitwise reproducible (and
+    /// batch-invariant for matmul, dense and dense_backward) as
+    /// info().determinism promises, and an op that cannot keep the promise
+    /// throws Unsupported saying why (the vendor path asked for, a backend
+    /// that promises nothing). The device starts with ACCEL_DETERMINISTIC
+    /// (read when it is first opened; off when unset). Affects ops enqueued
+    /// after the call. Thread-safe; never throws.
+    void set_deterministic(bool on) noexcept { deterministic_.store(on, std::memory_order_relaxed); }
+    /// Whether deterministic mode is on for this device (set_deterministic).
+    /// Thread-safe; never throws.
+    bool deterministic() const noexcept { return deterministic_.load(std::memory_order_relaxed); }
 
     // ---- copies (bounds-checked; InvalidArgument on a range past a buffer's
     // end or a buffer of another device). Blocking forms return when the copy
@@ -412,6 +451,7 @@ private:
     std::uint64_t in_use_ = 0, peak_in_use_ = 0, limit_ = 0;
     std::once_flag default_stream_once_;
     std::unique_ptr<Stream> default_stream_;
+    std::atomic<bool> deterministic_{false};
 };
 
 /// Whether a backend can be used here, and why not.

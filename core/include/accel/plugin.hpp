@@ -23,8 +23,11 @@
 /// claim); KernelArgs gained `tile` (TileLayout::variant), which the
 /// front-end chooses once for tiled ops; Device lost the Tensor copy forms.
 /// 11: Activation gained gelu and gelu_tanh (KernelArgs::act 3 and 4), which
-/// a plugin built before would run as none.
-#define ACCEL_PLUGIN_ABI 12
+/// a plugin built before would run as none. 12: NativeInterop (a program's
+/// own kernels, runtime objects both ways). 13: DeviceInfo gained
+/// `determinism`, what a device's native kernels promise in deterministic
+/// mode; Device holds the mode.
+#define ACCEL_PLUGIN_ABI 13
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check

@@ -22,6 +22,18 @@
 // (path_evidence(): measured once per device, driver, library version and
 // shape class, then recorded).
 // Asking for vendor explicitly where the device has none raises Unsupported.
+//
+// Deterministic mode (Options::deterministic, else Device::deterministic(),
+// which ACCEL_DETERMINISTIC=1 turns on): every op runs its native kernel,
+// which the device's backend promises (DeviceInfo::determinism) gives the
+// same bits on every run, stream and thread count, and for matmul, dense and
+// dense_backward's dx the same row i whatever the number of rows; `auto`
+// then means native, whatever was measured. What cannot keep the promise is
+// refused with Unsupported naming the reason, never run: the vendor path
+// asked for (Options::path or ACCEL_OP_PATH; a BLAS picks other kernels for
+// other shapes and thread counts), or a device whose backend promises
+// nothing. Ops a program defines (ops::run) and its own kernels
+// (accel/user_kernel.hpp) are its own code: the mode does not cover them.
 #pragma once
 
 #include <accel/device.hpp>
@@ -61,7 +73,15 @@ struct Options {
     /// Stream to enqueue on; nullptr = the device's default stream. Must
     /// belong to the tensors' device.
     Stream* stream = nullptr;
+    /// Deterministic mode for this call (file comment): true on, false off,
+    /// nullopt the device's setting (Device::deterministic()).
+    std::optional<bool> deterministic;
 };
+
+/// Whether an op on `device` under `options` runs in deterministic mode:
+/// options.deterministic when set, else device.deterministic(). Thread-safe;
+/// never throws.
+bool deterministic_mode(const Device& device, const Options& options) noexcept;
 
 /// Parses an op-path name as ACCEL_OP_PATH holds it: "native", "vendor", or
 /// "auto" / empty (PathChoice::automatic); case-insensitive, surrounding
@@ -98,9 +118,13 @@ GemmShape path_class(GemmShape s);
 /// product of shape `shape` (matmul: its op(a)·op(b) and transposes; dense:
 /// [batch, in]·[out, in]ᵀ; other ops ignore it): see the file comment; `auto` for a dtype other than f32
 /// takes the vendor path where the device has one for that dtype (the
-/// libraries outrun accel's kernels there). Throws Unsupported when vendor
+/// libraries outrun accel's kernels there). In deterministic mode
+/// (deterministic_mode) native, always. Throws Unsupported when vendor
 /// is demanded (by Options or ACCEL_OP_PATH=vendor for an op that has a
-/// vendor path) but the device has none for the dtype, and InvalidArgument
+/// vendor path) but the device has none for the dtype, or in deterministic
+/// mode at all; in deterministic mode also when the device's backend does
+/// not promise reproducible kernels (DeviceInfo::determinism.reproducible),
+/// or, for matmul and dense, batch-invariant ones; InvalidArgument
 /// for a bad ACCEL_OP_PATH value (see parse_path_choice).
 OpPath resolve_path(const Device& device, Op op, const Options& options = {}, DType dtype = DType::f32,
                     GemmShape shape = {});

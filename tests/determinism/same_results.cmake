@@ -1,0 +1,86 @@
+# cmake -DCOMMAND="prog|arg|..." -DENV_ONE="VAR=1|..." -DENV_TWO="VAR=2|..."
+#       [-DJSON_PATH="results|0|loss"] [-DSAVED=file] -P same_results.cmake
+# Runs COMMAND three times: under ENV_TWO, under ENV_TWO again, and under
+# ENV_ONE pinned to one CPU (taskset -c 0, where taskset exists: runtimes that
+# size their thread pools by the CPUs they may use then start one thread).
+# Fails when a run's result differs from the first's, saying which runs and
+# where: its whole standard output, or with JSON_PATH only that member of
+# it (the rest holds timings), and with SAVED the file the command wrote there
+# (the path is the same each run; it is compared after each). A program that
+# prints "SKIPPED:" (its backend is absent) ends the test there; CTest's
+# SKIP_REGULAR_EXPRESSION reports it skipped.
+string(REPLACE "|" ";" command "${COMMAND}")
+string(REPLACE "|" ";" env_one "${ENV_ONE}")
+string(REPLACE "|" ";" env_two "${ENV_TWO}")
+find_program(TASKSET taskset)
+
+# Runs the command under `env` (and `pin`), sets `out_var` to what it yields.
+function(run_once label env pin out_var)
+  set(prefix ${CMAKE_COMMAND} -E env ${env})
+  if(pin AND TASKSET)
+    list(PREPEND prefix ${TASKSET} -c 0)
+  endif()
+  if(DEFINED SAVED)
+    file(REMOVE ${SAVED})
+  endif()
+  execute_process(COMMAND ${prefix} ${command} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(out MATCHES "SKIPPED:")
+    message("${out}")
+    message(STATUS "SKIPPED: the backend is not available here")
+    return()
+  endif()
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run ${label} (${env}) exited with ${rc}:\n${out}${err}")
+  endif()
+  set(result "${out}")
+  if(DEFINED JSON_PATH)
+    string(REPLACE "|" ";" path "${JSON_PATH}")
+    string(JSON result ERROR_VARIABLE bad GET "${out}" ${path})
+    if(bad)
+      message(FATAL_ERROR "run ${label}: no ${JSON_PATH} in its output (${bad}):\n${out}${err}")
+    endif()
+  endif()
+  if(DEFINED SAVED)
+    if(NOT EXISTS ${SAVED})
+      message(FATAL_ERROR "run ${label} did not write ${SAVED}:\n${out}${err}")
+    endif()
+    file(READ ${SAVED} saved)
+    string(APPEND result "\n--- ${SAVED}:\n${saved}")
+  endif()
+  set(${out_var} "${result}" PARENT_SCOPE)
+endfunction()
+
+# Fails naming the first line where `got` differs from `want`.
+function(expect_same want got what)
+  if(want STREQUAL got)
+    return()
+  endif()
+  string(REPLACE "\n" ";" want_lines "${want}")
+  string(REPLACE "\n" ";" got_lines "${got}")
+  list(LENGTH want_lines n)
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE ${last})
+    list(GET want_lines ${i} w)
+    list(LENGTH got_lines gn)
+    if(i LESS gn)
+      list(GET got_lines ${i} g)
+    else()
+      set(g "(nothing)")
+    endif()
+    if(NOT w STREQUAL g)
+      message(FATAL_ERROR "${what}: line ${i} differs:\n  first run: ${w}\n  this run:  ${g}")
+    endif()
+  endforeach()
+  message(FATAL_ERROR "${what}: the results differ in length")
+endfunction()
+
+run_once(1 "${env_two}" OFF first)
+if(NOT DEFINED first)
+  return()
+endif()
+run_once(2 "${env_two}" OFF again)
+expect_same("${first}" "${again}" "two runs under ${ENV_TWO}")
+run_once(3 "${env_one}" ON single)
+expect_same("${first}" "${single}" "a run under ${ENV_TWO} and one under ${ENV_ONE} pinned to one CPU")
+string(LENGTH "${first}" size)
+message(STATUS "three runs, the same ${size} characters of results (${ENV_TWO} twice; ${ENV_ONE} on one CPU)")
