@@ -36,7 +36,8 @@ done
 implementations() { [ -f "$1" ] && tail -n +2 "$1" | cut -d, -f1 | sort -u; }
 missing=$(comm -23 <(implementations "$docs/support.csv") <(implementations "$work/support.csv"))
 why_missing() {
-  echo "  not here: $(echo $missing)"
+  echo "  not here: $(echo $missing) (accel-info --ops does not list it: not installed or registered, its backend"
+  echo "  not built or unavailable; tools/install-deps.sh --opencl-runtimes installs Intel's runtime and Oclgrind)"
   sed 's/^/  /' "$work/notes.csv"
 }
 
