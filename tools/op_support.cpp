@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <exception>
 #include <memory>
+#include <new>
 #include <tuple>
 
 namespace op_support {
@@ -98,7 +100,9 @@ Matrix collect() {
             try {
                 const auto d = accel::open_device(s);
                 m.columns.push_back(column_of(*d));
-            } catch (const accel::Error& e) {
+            } catch (const std::bad_alloc&) {
+                throw;
+            } catch (const std::exception& e) {  // accel::Error; a plugin's own, to be safe
                 m.failed.push_back(s + " cannot be opened: " + e.what());
             }
         }

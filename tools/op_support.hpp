@@ -46,24 +46,29 @@ struct Matrix {
 };
 
 /// Opens every device of every available backend (by index, and the
-/// simulators opened only by name) and reads its kernel table. A device
-/// that cannot be opened is left out with its error (Matrix::failed), an
-/// unavailable backend with its reason (Matrix::unavailable). Throws only std::bad_alloc. Not thread-safe
-/// with respect to a caller that changes the plugin environment meanwhile
-/// (ACCEL_PLUGIN_PATH); otherwise safe to call from any thread.
+/// simulators opened only by name; each runtime starts as open_device
+/// starts it) and reads its kernel table; the devices are released before
+/// it returns. A device that cannot be opened is left out with its error
+/// (Matrix::failed), an unavailable backend with its reason
+/// (Matrix::unavailable). Throws only std::bad_alloc. Thread-safe as
+/// open_device is; the plugins are those of the process's environment
+/// (ACCEL_PLUGIN_PATH, the runtimes' own variables) when first loaded.
 Matrix collect();
 
 /// The matrix as CSV (RFC 4180, "\n" line ends): a header, then one line per
 /// cell, columns in Matrix order:
 /// implementation,backend,op,dtype,path,supported,reason
-/// with supported "yes" or "no". Never throws beyond std::bad_alloc.
+/// with supported "yes" or "no" and reason "" where it is yes. Reads `m`
+/// only: thread-safe. Never throws beyond std::bad_alloc.
 std::string to_csv(const Matrix& m);
 
 /// The matrix as Markdown: a table of ops (rows: op and path; the vendor
 /// path only for ops with one, OpInfo::has_vendor_path) by implementation
 /// (columns), each cell the dtypes that run and those that do not, each
-/// with the number of its reason, and the numbered reasons below. Never
-/// throws beyond std::bad_alloc.
+/// with the number of its reason, and the numbered reasons below (numbered
+/// in the order the table first cites them, so the text depends on the
+/// matrix alone). Reads `m` only: thread-safe. Never throws beyond
+/// std::bad_alloc.
 std::string to_markdown(const Matrix& m);
 
 }  // namespace op_support

@@ -17,6 +17,9 @@ if [ $# -lt 2 ] || [ $# -gt 3 ] || { [ $# -eq 3 ] && [ "$3" != --update ]; }; th
   exit 2
 fi
 info=$1 docs=$2 mode=${3:-check}
+# The defaults, whatever the caller's shell has: another CBLAS changes the
+# host's vendor cells, injected faults the emulated devices.
+unset ACCEL_HOST_BLAS ACCEL_CUDA_EMULATION_FAULTS ACCEL_HIP_EMULATION_FAULTS ACCEL_BACKEND
 regenerate='cmake --build --preset release --target update-op-support'
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
