@@ -1,11 +1,13 @@
 #include "op_support.hpp"
 
 #include <algorithm>
-#include <map>
 #include <exception>
-#include <memory>
+#include <map>
 #include <new>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 namespace op_support {
 
