@@ -9,6 +9,10 @@
 // Exit status: 0; 1 when a device of a backend reported available cannot be
 // opened (the line of that device says why); 2 when ACCEL_BACKEND (or `auto`
 // when it is unset) opens no device (the last line says why).
+// `--ops [--format md|csv]` prints only the op-support matrix of every device
+// (op_support.hpp), the form docs/ops/support.md and .csv are generated in.
+#include "op_support.hpp"
+
 #include <accel/accel.hpp>
 #include <tool_cli.hpp>
 
@@ -46,7 +50,17 @@ int main(int argc, char** argv) {
     app.add_flag("--measure-paths", measure_paths,
                  "measure which matmul/dense path `auto` takes on devices with no record of it yet");
     bool list_env = false;
-    app.add_flag("--env", list_env, "list accel's environment variables (value here, accepted values, meaning) and exit");
+    auto* env_flag = app.add_flag("--env", list_env,
+                                  "list accel's environment variables (value here, accepted values, meaning) and exit");
+    bool list_ops = false;
+    auto* ops_flag = app.add_flag("--ops", list_ops,
+                                  "print only the op-support matrix: each op x dtype x path on every device, and why "
+                                  "each gap (docs/ops/support.md); backends and devices left out are named on stderr");
+    ops_flag->excludes(env_flag)->excludes("--measure-paths");
+    std::string format = "md";
+    app.add_option("--format", format, "the form of --ops: md (Markdown, for people) or csv (one line per cell)")
+        ->check(tool_cli::one_of("format", {"md", "csv"}))
+        ->needs(ops_flag);
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     if (list_env) {
         for (const auto& v : accel::env::variables()) {
@@ -61,6 +75,13 @@ int main(int argc, char** argv) {
     } catch (const accel::Error& e) {
         std::cerr << "accel-info: " << e.what() << "\n";
         return 2;
+    }
+    if (list_ops) {
+        const op_support::Matrix m = op_support::collect();
+        std::cout << (format == "csv" ? op_support::to_csv(m) : op_support::to_markdown(m));
+        for (const auto& line : m.unavailable) std::cerr << "accel-info: not in the matrix: " << line << "\n";
+        for (const auto& line : m.failed) std::cerr << "accel-info: not in the matrix: " << line << "\n";
+        return m.failed.empty() ? 0 : 1;
     }
     std::cout << "accel " << ACCEL_VERSION << "\n";
     std::cout << "ACCEL_BACKEND=" << accel::env::value("ACCEL_BACKEND").value_or("(unset: auto)") << "\n\n";

@@ -52,6 +52,9 @@ struct Cblas {
     /// BUILD_BFLOAT16, as Debian 12's 0.3.21 is)
     Sbgemm sbgemm = nullptr;
     std::string description;  ///< library, version, core and why; or why none was loaded
+    /// The loaded library's file name without its folder ("libopenblas.so.0"),
+    /// for messages that must not depend on the machine; "" when none loaded.
+    std::string library;
 };
 
 /// Loads the CBLAS once per process (thread-safe). Without ACCEL_HOST_BLAS

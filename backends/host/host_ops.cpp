@@ -249,10 +249,18 @@ void HostDevice::register_kernels() {
         });
 }
 
+// The library's file name and the missing entry point, not the description
+// (its folder and CPU core differ between machines; accel-info shows it).
 std::string HostDevice::do_unsupported_reason(Op op, DType t, OpPath path) const {
-    if (path == OpPath::vendor && op_info(op).has_vendor_path)
-        return std::string("the host's CBLAS has no ") + dtype_name(t) + " gemm (" + cblas().description + ")";
-    return "";
+    if (path != OpPath::vendor || !op_info(op).has_vendor_path) return "";
+    const Cblas& blas = cblas();
+    if (!blas.sgemm) return "no CBLAS library was loaded: " + blas.description;
+    if (t == DType::f16)
+        return "CBLAS has no f16 gemm (the host's vendor kernels are cblas_sgemm, cblas_dgemm and cblas_sbgemm)";
+    const char* entry = t == DType::f64 ? "cblas_dgemm" : t == DType::bf16 ? "cblas_sbgemm" : "cblas_sgemm";
+    std::string why = "the host's CBLAS (" + blas.library + ") has no " + entry;
+    if (t == DType::bf16) why += " (OpenBLAS has it when built with BUILD_BFLOAT16)";
+    return why;
 }
 
 void HostDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,

@@ -119,6 +119,7 @@ Loaded load() {
         out.dgemm = reinterpret_cast<Cblas::Dgemm>(dl::optional_symbol(h, "cblas_dgemm"));
         out.sbgemm = reinterpret_cast<Cblas::Sbgemm>(dl::optional_symbol(h, "cblas_sbgemm"));
         out.description = lib;
+        out.library = lib.substr(lib.rfind('/') + 1);
         using CharFn = char* (*)();
         if (auto cfg = reinterpret_cast<CharFn>(dl::optional_symbol(h, "openblas_get_config"))) out.description += " (" + std::string(cfg());
         if (auto core = reinterpret_cast<CharFn>(dl::optional_symbol(h, "openblas_get_corename")))

@@ -100,11 +100,19 @@ std::string KernelTable::unsupported_reason(Op op, DType dtype, OpPath path) con
         return std::string("no backend has a vendor path for ") + op_name(op);
     const std::string what = std::string(op_name(op)) + " in " + dtype_name(dtype) + " on the " + path_name(path) +
                              " path is ";
-    for (const KernelKey& k : claimed())
+    bool claims_op = false;  // in some dtype or path
+    for (const KernelKey& k : claimed()) {
         if (k.op == op && k.dtype == dtype && k.path == path)
             return what + "in the " + backend_ + " backend's kernel table but has no kernel: a defect of the backend";
+        claims_op = claims_op || k.op == op;
+    }
     const std::string own = reason_ ? reason_(op, dtype, path) : std::string();
     if (!own.empty()) return own;
+    // A built-in op a plugin states nothing of: built-in ops only grow, and
+    // a plugin built before one existed loads and lacks all of it.
+    if (!claims_op && static_cast<std::size_t>(op) < kBuiltinOpCount)
+        return what + "not in the " + backend_ + " backend's kernel table, which has no " + op_name(op) +
+               " in any dtype or path: its plugin was built before the op existed, or the backend lacks it";
     return what + "not in the " + backend_ + " backend's kernel table";
 }
 

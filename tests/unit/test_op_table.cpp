@@ -169,6 +169,25 @@ TEST_CASE("a device's kernel table: the claimed kernels are the registered ones,
     }
 }
 
+TEST_CASE("a kernel table's reasons: a built-in op its backend states nothing of is one its plugin may predate") {
+    // A plugin built before gelu existed: its claim and kernels have add (f32) only.
+    KernelTable table("old:0", "old", nullptr);
+    table.claim({{{Op::add}, {DType::f32}, OpPath::native}});
+    table.add(Op::add, DType::f32, OpPath::native, [](const KernelArgs&) {});
+    const std::string no_gelu = table.unsupported_reason(Op::gelu, DType::f32, OpPath::native);
+    CHECK(contains(no_gelu, "gelu in f32 on the native path is not in the old backend's kernel table"));
+    CHECK(contains(no_gelu, "its plugin was built before the op existed, or the backend lacks it"));
+    // add in another dtype: the backend states add, so not an op it predates.
+    const std::string no_f64 = table.unsupported_reason(Op::add, DType::f64, OpPath::native);
+    CHECK(contains(no_f64, "not in the old backend's kernel table"));
+    CHECK_FALSE(contains(no_f64, "built before"));
+    // An op a program defined: no plugin has it unless given, nothing to predate.
+    CHECK_FALSE(contains(table.unsupported_reason(scale_shift_op(), DType::f32, OpPath::native), "built before"));
+    // A backend's own reason comes first.
+    KernelTable own("own:0", "own", [](Op, DType, OpPath) { return std::string("the device lacks it"); });
+    CHECK(own.unsupported_reason(Op::gelu, DType::f32, OpPath::native) == "the device lacks it");
+}
+
 TEST_CASE("ops::run validates operand counts and nulls") {
     const Op op = scale_shift_op();
     auto host = open_device("host");

@@ -79,8 +79,8 @@ public:
 
     /// Why (op, dtype, path) does not run here, for messages: "" when it
     /// does (supports()); else that no backend has a vendor path for the op,
-    /// that the backend claims it but registered no kernel (a defect), the
-    /// backend's reason (ReasonFn), or "not in <backend>'s kernel table".
+    /// that the backend claims it but registered no kernel (a defect), the backend's reason (ReasonFn), or
+    /// that it is not in its kernel table (a built-in op of which it has none: plugin older than the op, or lacks it).
     /// Throws InvalidArgument for an Op value that names no op.
     std::string unsupported_reason(Op op, DType dtype, OpPath path) const;
 
