@@ -21,6 +21,10 @@ using Dims = std::vector<std::size_t>;
 
 constexpr std::size_t kMostProblemsListed = 20;  // then "and N more": a wrong file says so in a screenful
 
+// Times closer than this are one (µs; ts + dur of an enclosed event can
+// round past its enclosing event's end by a few ulps).
+constexpr double kSameTimeUs = 1e-3;
+
 const char* const kComposedCalls[] = {"dense_backward", "bce_with_logits_loss"};
 
 std::string dims_text(const Dims& d) {
@@ -411,8 +415,8 @@ void read_trace(const json& doc, CaseFile& file) {
         });
         std::vector<const Event*> open;  // the composed calls enclosing the sweep's position
         for (const Event& e : list) {
-            while (!open.empty() && open.back()->end < e.start) open.pop_back();
-            if (!open.empty() && e.end <= open.back()->end) {
+            while (!open.empty() && open.back()->end + kSameTimeUs < e.start) open.pop_back();
+            if (!open.empty() && e.end <= open.back()->end + kSameTimeUs) {
                 ++file.enclosed;
             } else {
                 top_level.push_back(e.index);
