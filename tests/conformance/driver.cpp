@@ -482,12 +482,15 @@ std::vector<std::string> prepare_suite(const Command& cmd, const char* program) 
     if (!cmd.case_file.empty()) args.push_back(std::string("--test-suite=") + kCaseSuite);  // the file's cases alone
     if (!include.empty()) args.push_back("--test-case=" + join(include, ","));
     if (!exclude.empty()) args.push_back("--test-case-exclude=" + join(exclude, ","));
-    if (!cmd.cases.empty() || !cmd.ops.empty() || !cmd.dtypes.empty()) {
+    if (!cmd.cases.empty() || !cmd.ops.empty() || !cmd.dtypes.empty() || !cmd.case_file.empty()) {
         run_query(args, "--count");
         if (CaseQuery::answered && CaseQuery::passing == 0)
-            throw tool_cli::UsageError(std::string("--cases, --ops and --dtypes select no test case together") +
-                                       (cmd.case_file.empty() ? "" : " among the cases of --case-file") + " (" +
-                                       kName + " -- --list-test-cases lists them)");
+            throw tool_cli::UsageError(
+                std::string(cmd.cases.empty() && cmd.ops.empty() && cmd.dtypes.empty()
+                                ? "no case of --case-file was registered to run"
+                                : "--cases, --ops and --dtypes select no test case together") +
+                (cmd.case_file.empty() ? "" : " among the cases of --case-file") + " (" + kName +
+                " -- --list-test-cases lists them)");
     }
     return args;
 }
