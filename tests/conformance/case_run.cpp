@@ -247,18 +247,21 @@ void run_current_case() {
     const Op op = op_of(c);
     const double threshold = nmse_threshold(op, c.dtype);
     auto g = accel_test::rng(fnv1a(text));
+    // doctest's messages print a const char* as a pointer: the names as strings.
+    const std::string op_text = op_name(op), dtype_text = dtype_name(c.dtype);
     for (ops::PathChoice path : accel_test::paths(op)) {
         ops::Options o;
         o.path = path;
+        const std::string path_text = accel_test::name(path);
         std::vector<Output> outputs;
         try {
             outputs = run_call(c, o, g);
         } catch (const Unsupported& e) {
-            std::cout << "  skip  " << text << " [" << accel_test::name(path) << "]: " << e.what() << "\n";
+            std::cout << "  skip  " << text << " [" << path_text << "]: " << e.what() << "\n";
             continue;
         } catch (const std::exception& e) {
-            g_failures.push_back(text + " [" + accel_test::name(path) + "]: " + e.what());
-            FAIL_CHECK("case FAILED: " << text << " on the " << accel_test::name(path) << " path: " << std::string(e.what())
+            g_failures.push_back(text + " [" + path_text + "]: " + e.what());
+            FAIL_CHECK("case FAILED: " << text << " on the " << path_text << " path: " << std::string(e.what())
                                        << " (from " << c.origin << ")");
             continue;
         }
@@ -266,18 +269,18 @@ void run_current_case() {
             // An empty output (a dimension of 0) has nothing to compare: it passes when it is empty.
             const double nmse = out.want.empty() && out.got.empty() ? 0.0 : reference::nmse(out.got, out.want);
             const bool pass = nmse <= threshold;  // +inf for a NaN or Inf: fails
-            std::cout << (pass ? "  pass  " : "  FAIL  ") << text << " [" << accel_test::name(path) << "] " << out.name
+            std::cout << (pass ? "  pass  " : "  FAIL  ") << text << " [" << path_text << "] " << out.name
                       << ": NMSE " << number(nmse) << (pass ? " <= " : " > ") << number(threshold) << "\n";
             if (pass) {
                 CHECK(pass);
                 continue;
             }
-            g_failures.push_back(text + " [" + accel_test::name(path) + "] " + out.name + ": NMSE " + number(nmse) +
-                                 " > threshold " + number(threshold) + " of " + op_name(op) + " in " +
-                                 dtype_name(c.dtype));
-            FAIL_CHECK("case FAILED: " << text << " on the " << accel_test::name(path) << " path: output " << out.name
+            g_failures.push_back(text + " [" + path_text + "] " + out.name + ": NMSE " + number(nmse) +
+                                 " > threshold " + number(threshold) + " of " + op_text + " in " +
+                                 dtype_text);
+            FAIL_CHECK("case FAILED: " << text << " on the " << path_text << " path: output " << out.name
                                        << " has NMSE " << number(nmse) << ", past the threshold " << number(threshold)
-                                       << " of " << op_name(op) << " in " << dtype_name(c.dtype) << " (from "
+                                       << " of " << op_text << " in " << dtype_text << " (from "
                                        << c.origin << ", " << c.calls << " call(s); seed " << accel_test::seed()
                                        << ")");
         }
