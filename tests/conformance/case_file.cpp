@@ -473,7 +473,7 @@ void validate(const TraceCase& c) {
     if (c.src_dtype != c.dtype && c.op != "convert") throw std::invalid_argument("src_dtype applies to convert only");
     for (const auto* list : {&c.inputs, &c.outputs})
         for (const Operand& o : *list) {
-            if (o.dims.size() > 2 && !(c.op == "bce_with_logits_loss"))
+            if (o.dims.size() > 2)
                 throw std::invalid_argument(c.op + ": " + o.name + dims_text(o.dims) + " has rank " +
                                             std::to_string(o.dims.size()) + "; accel's tensors have rank 1 or 2");
             double elements = 1;
