@@ -347,8 +347,10 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
         // The library picks its own launches; a caller's geometry is still checked.
         if (o.geometry) check_geometry(*o.geometry, d.info().limits, op_name(op));
         instrument::Span span(d, "matmul", "composed");  // encloses gemm's trace event
-        if (span.live()) detail::trace_call(span, op, composed_args(dtype, {a.handle(), b.handle()}, c.handle(),
-                                                                    [&](KernelArgs& k) { GemmArgs{m, n, ka, t.a, t.b}.store(k); }));
+        if (span.live())
+            detail::trace_call(span, op, composed_args(dtype, {a.handle(), b.handle()}, c.handle(), [&](KernelArgs& k) {
+                                   GemmArgs{m, n, ka, t.a, t.b}.store(k);
+                               }));
         if (m && n) vendor_linear(d, dtype, a.handle(), b.handle(), nullptr, c.handle(), m, n, ka, t.a, t.b,
                                   Activation::none, s);
         return;
