@@ -710,6 +710,22 @@ void verify(Device& d, Op op, const KernelArgs& a, check::OpRecord r, instrument
 
 }  // namespace
 
+void detail::trace_call(instrument::Span& span, Op op, const KernelArgs& a) {
+    span.arg("dtype", dtype_name(a.dtype));
+    if (op == Op::convert) span.arg("src_dtype", dtype_name(a.src_dtype));
+    span.arg("path", path_name(a.path));
+    span.arg("shapes", shapes_text(op, a));
+    if (op == Op::dense || op == Op::bias_activation) span.arg("activation", activation_name(a.act));
+    // What the shapes leave open: a square operand's layout, and (for a
+    // reader that does not parse the shapes) whether the bias was given.
+    if (op == Op::matmul || op == Op::gemm) {
+        span.arg("trans_a", a.trans_a);
+        span.arg("trans_b", a.trans_b);
+    }
+    if (op == Op::dense) span.arg("bias", a.in[2] != nullptr);
+    if (op == Op::bias_activation) span.arg("bias", a.in[0] != nullptr);
+}
+
 void detail::run_observed(Device& d, Op op, const KernelArgs& a, const Kernel& kernel) {
     const instrument::CallNumber call = instrument::next_call(d, op);
     const bool checking = instrument::g_active.load() & instrument::kChecking;
@@ -725,13 +741,9 @@ void detail::run_observed(Device& d, Op op, const KernelArgs& a, const Kernel& k
             const OpSize size{a.m, a.n, a.k};
             span.arg("seq", std::uint64_t{call.seq});
             span.arg("of_op", std::uint64_t{call.of_op});
-            span.arg("dtype", dtype_name(a.dtype));
-            if (op == Op::convert) span.arg("src_dtype", dtype_name(a.src_dtype));
-            span.arg("path", path_name(a.path));
-            span.arg("shapes", shapes_text(op, a));
+            trace_call(span, op, a);
             if (info.bytes) span.arg("bytes", info.bytes(size, a.dtype));
             if (info.flops) span.arg("flops", info.flops(size));
-            if (op == Op::dense || op == Op::bias_activation) span.arg("activation", activation_name(a.act));
         }
         kernel(a);
     }

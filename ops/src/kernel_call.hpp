@@ -4,6 +4,8 @@
 
 #include <accel/device.hpp>
 
+#include <accel_internal/instrument.hpp>
+
 namespace accel::detail {
 
 /// Finds the kernel of (op, args.dtype, args.path) in d's KernelTable and
@@ -16,6 +18,14 @@ void run_kernel(Device& d, Op op, const KernelArgs& args);
 /// layout (asked once; the geometry is built from it). Throws
 /// InvalidArgument where the default exceeds the device's limits.
 void default_launch(Device& d, Op op, KernelArgs& args, std::size_t rows, std::size_t cols);
+
+/// Writes a call's identity into its trace event (accel/trace.hpp): dtype,
+/// src_dtype (convert), path, shapes, activation (dense, bias_activation),
+/// trans_a and trans_b (matmul, gemm), bias (dense, bias_activation: whether
+/// it was given). For the kernel events and for the events of matmul and
+/// dense that the front-end composes on the vendor path. Call only while
+/// span.live(); throws what formatting throws (std::bad_alloc).
+void trace_call(instrument::Span& span, Op op, const KernelArgs& args);
 
 /// run_kernel()'s path when a trace or the shadow check is on (check.cpp).
 void run_observed(Device& d, Op op, const KernelArgs& args, const Kernel& kernel);

@@ -10,6 +10,7 @@
 #include <accel_internal/text.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -133,6 +134,26 @@ KernelArgs args_for(DType dtype, OpPath path, const LaunchGeometry& g, Stream& s
     a.geometry = g;
     a.stream = &s;
     return a;
+}
+
+// The arguments a composed call's trace event describes (detail::trace_call):
+// its operands and sizes, as its own kernel would be given them.
+template <class Sizes>
+KernelArgs composed_args(DType dtype, std::array<DeviceHandle, 3> in, DeviceHandle out, Sizes store_sizes) {
+    KernelArgs a;
+    a.dtype = a.src_dtype = dtype;
+    a.path = OpPath::vendor;
+    std::copy(in.begin(), in.end(), a.in.begin());
+    a.out[0] = out;
+    store_sizes(a);
+    return a;
+}
+
+// "[40,30]": dimensions as the trace's shapes write them.
+std::string dims_text(const Shape& s) {
+    std::string t = "[";
+    for (std::size_t i = 0; i < s.rank(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+    return t + "]";
 }
 
 // The arguments of a tiled op (matmul, dense) on the native path over a
@@ -359,6 +380,10 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Opti
         // The library picks its own launches; a caller's geometry is still checked.
         if (o.geometry) check_geometry(*o.geometry, d.info().limits, op_name(op));
         instrument::Span span(d, "matmul", "composed");  // encloses gemm's trace event
+        if (span.live())
+            detail::trace_call(span, op, composed_args(dtype, {a.handle(), b.handle()}, c.handle(), [&](KernelArgs& k) {
+                                   GemmArgs{m, n, ka, t.a, t.b}.store(k);
+                               }));
         if (m && n) vendor_linear(d, dtype, a.handle(), b.handle(), nullptr, c.handle(), m, n, ka, t.a, t.b,
                                   Activation::none, s);
         return;
@@ -397,6 +422,9 @@ void dense(const Tensor& x, const Tensor& w, OptionalTensor bias_operand, Tensor
     if (path == OpPath::vendor) {
         if (o.geometry) check_geometry(*o.geometry, d.info().limits, op_name(op));
         instrument::Span span(d, "dense", "composed");  // encloses gemm's and bias_activation's
+        if (span.live())
+            detail::trace_call(span, op, composed_args(dtype, {x.handle(), w.handle(), handle_of(bias)}, y.handle(),
+                                                       [&](KernelArgs& k) { DenseArgs{batch, in, out, act}.store(k); }));
         // x·Wᵀ: W is stored [out, in], so B = W transposed.
         if (batch && out)
             vendor_linear(d, dtype, x.handle(), w.handle(), handle_of(bias), y.handle(), batch, out, in, false, true,
@@ -453,6 +481,10 @@ float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
     }
     Stream& s = stream_of(op, d, o);
     instrument::Span span(d, "bce_with_logits_loss", "composed");
+    if (span.live()) {
+        span.arg("dtype", dtype_name(dtype));
+        span.arg("shapes", "z" + dims_text({n}) + " t" + dims_text({n}) + " -> loss[]");  // the mean, to the host
+    }
     KernelArgs a = args_for(dtype, OpPath::native, geometry_of(op, d, dtype, o, 1, n), s);
     a.in = {z.handle(), t.handle()};
     a.out[0] = l.handle();
@@ -529,6 +561,18 @@ void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Ten
     if (dx && dx->shape() != x.shape())
         reject(op, "backward: dx has shape " + dx->shape().to_string() + "; it must be x's " + x.shape().to_string());
     instrument::Span span(x.device(), "dense_backward", "composed");
+    if (span.live()) {
+        std::string shapes = "x" + dims_text(x.shape()) + " w" + dims_text(w.shape()) + " y" + dims_text(y.shape()) +
+                             " dy" + dims_text(dy.shape());
+        if (z) shapes += " pre_activation" + dims_text(z->shape());
+        shapes += " ->";
+        if (dx) shapes += " dx" + dims_text(dx->shape());
+        shapes += " dw" + dims_text(dw.shape());
+        if (db) shapes += " db" + dims_text(db->shape());
+        span.arg("dtype", dtype_name(dw.dtype()));
+        span.arg("shapes", shapes);
+        span.arg("activation", activation_name(act));
+    }
     Options plain = o;
     plain.geometry.reset();  // one geometry cannot fit the elementwise and the matmul kernels at once
     Options native_only = plain;  // the gradient's elementwise op and column_sum have no vendor path

@@ -3,6 +3,7 @@
 // of this program with ACCEL_BACKEND set, so that a device whose driver
 // crashes the process costs its own verdict only. See driver.hpp.
 #include "driver.hpp"
+#include "case_run.hpp"
 
 #include "support/check.hpp"
 #include "support/silent_reporter.hpp"
@@ -250,6 +251,7 @@ nlohmann::json report(const Command& cmd, const nlohmann::json& seed, const nloh
             {"cases", cmd.cases},
             {"ops", cmd.ops},
             {"dtypes", cmd.dtypes},
+            {"case_file", cmd.case_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(cmd.case_file)},
             {"verdict", verdict == 0 ? "pass" : verdict == 77 ? "unavailable" : "FAIL"},
             {"exit_status", verdict},
             {"devices", devices}};
@@ -426,12 +428,23 @@ std::optional<int> parse_command_line(int argc, char** argv, Command& cmd) {
             },
             ""))
         ->type_name("N");
+    // Not --cases, which is the test-case filter above: a program's calls
+    // (a trace, or the case file written from one) are the test cases here.
+    app.add_option("--case-file", cmd.case_file,
+                   "run only the distinct op calls of FILE, a trace ACCEL_TRACE wrote or a case file (lines 'OP "
+                   "DTYPE INPUTS -> OUTPUTS [activation=NAME] [trans_a] [trans_b]'), each as a test case: fresh "
+                   "random data, every path, the float64 oracle; a bad file is an error naming its line, before "
+                   "any run")
+        ->type_name("FILE");
+    app.add_option("--write-case-file", cmd.write_case_file,
+                   "write the distinct calls of --case-file to OUT as a case file (one line each) and stop")
+        ->type_name("OUT");
     app.add_option("--json", cmd.json,
                    "write the verdicts to FILE: per device selector, device, uuid, pci_bus_id, status, test cases "
                    "passed/failed/skipped, reason, seed, duration_s")
         ->type_name("FILE");
     if (const auto rc = tool_cli::parse(app, ours)) return rc;
-    for (const char* option : {"--backends", "--cases", "--json"})
+    for (const char* option : {"--backends", "--cases", "--json", "--case-file", "--write-case-file"})
         if (app.count(option) && app[option]->as<std::string>().empty())
             return tool_cli::usage_error(kName, std::string(option) + " got an empty value");
     if (app.count("--seed")) cmd.seed = seed;
@@ -466,13 +479,18 @@ std::vector<std::string> prepare_suite(const Command& cmd, const char* program) 
         for (const auto& name : CaseQuery::names)
             if (!case_selected(name, cmd.ops, cmd.dtypes)) exclude.push_back(exact_pattern(name));
     }
+    if (!cmd.case_file.empty()) args.push_back(std::string("--test-suite=") + kCaseSuite);  // the file's cases alone
     if (!include.empty()) args.push_back("--test-case=" + join(include, ","));
     if (!exclude.empty()) args.push_back("--test-case-exclude=" + join(exclude, ","));
-    if (!cmd.cases.empty() || !cmd.ops.empty() || !cmd.dtypes.empty()) {
+    if (!cmd.cases.empty() || !cmd.ops.empty() || !cmd.dtypes.empty() || !cmd.case_file.empty()) {
         run_query(args, "--count");
         if (CaseQuery::answered && CaseQuery::passing == 0)
-            throw tool_cli::UsageError(std::string("--cases, --ops and --dtypes select no test case together (") +
-                                       kName + " -- --list-test-cases lists them)");
+            throw tool_cli::UsageError(
+                std::string(cmd.cases.empty() && cmd.ops.empty() && cmd.dtypes.empty()
+                                ? "no case of --case-file was registered to run"
+                                : "--cases, --ops and --dtypes select no test case together") +
+                (cmd.case_file.empty() ? "" : " among the cases of --case-file") + " (" + kName +
+                " -- --list-test-cases lists them)");
     }
     return args;
 }
@@ -534,6 +552,7 @@ int run_devices(const Command& cmd, const char* program) {
     if (!cmd.cases.empty()) child.insert(child.end(), {"--cases", cmd.cases});
     if (!cmd.ops.empty()) child.insert(child.end(), {"--ops", join(cmd.ops, ",")});
     if (!cmd.dtypes.empty()) child.insert(child.end(), {"--dtypes", join(cmd.dtypes, ",")});
+    if (!cmd.case_file.empty()) child.insert(child.end(), {"--case-file", cmd.case_file});
     nlohmann::json devices = nlohmann::json::array();
     try {
         TempDir dir;

@@ -19,6 +19,10 @@ struct Command {
     std::vector<std::string> dtypes;  ///< --dtypes: f32, f64, f16, bf16 (checked, canonical names)
     std::optional<std::uint64_t> seed;  ///< --seed: the random data's seed (else ACCEL_TEST_SEED, else drawn)
     std::string json;                 ///< --json: the file the verdicts go to; empty: none
+    /// --case-file: a trace (ACCEL_TRACE) or case file whose distinct calls
+    /// are the only test cases run (case_file.hpp); empty: the suite's own
+    std::string case_file;
+    std::string write_case_file;      ///< --write-case-file: write case_file's cases there and stop
     /// doctest's own options: those after `--`, and those of doctest's names
     /// given before it (as older command lines do); without the program name.
     std::vector<std::string> doctest_args;

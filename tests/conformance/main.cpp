@@ -13,8 +13,10 @@
 // is marked `timeout` / `died` (accel::mpi::Watchdog); rank 0 prints the
 // others' verdicts and then ends the job with status 1.
 //
-// The command line (--backends, --cases, --ops, --dtypes, --seed, --json;
-// doctest's options after --) is driver.cpp's.
+// The command line (--backends, --cases, --ops, --dtypes, --seed, --json,
+// --case-file; doctest's options after --) is driver.cpp's; --case-file's
+// cases are case_file.cpp's and case_run.cpp's.
+#include "case_run.hpp"
 #include "driver.hpp"
 #include "support/check.hpp"
 #include "support/silent_reporter.hpp"
@@ -188,6 +190,7 @@ int fleet_main(int argc, char** argv) {
 int main(int argc, char** argv) {
     conformance::Command cmd;
     if (const auto rc = conformance::parse_command_line(argc, argv, cmd)) return *rc;
+    if (const auto rc = conformance::use_case_file(cmd)) return *rc;  // every rank reads it: a bad file stops all
 #ifdef ACCEL_HAVE_MPI
     bool fleet = false;
     try {

@@ -80,6 +80,9 @@ TEST_CASE("a trace holds every op called, with its shapes, dtype, path and devic
     CHECK(matmuls[0]["args"]["flops"].get<double>() == 2.0 * 7 * 3 * 5);
     CHECK(denses[0]["args"]["shapes"] == "x[7,5] w[3,5] bias[3] -> y[7,3]");
     CHECK(denses[0]["args"]["activation"] == "relu");
+    CHECK(denses[0]["args"]["bias"] == true);
+    CHECK(matmuls[0]["args"]["trans_a"] == false);
+    CHECK(matmuls[0]["args"]["trans_b"] == false);
     CHECK(adds[0]["args"]["stream"] == "stream 0");
     CHECK(sigmoids[0]["args"]["stream"] != "stream 0");
     // Numbered in call order on the device; all four on one device (process).
@@ -138,6 +141,15 @@ TEST_CASE("a composed op's event encloses its kernels' events") {
     REQUIRE(epilogues.size() == 1);
     CHECK(gemms[0]["args"]["shapes"] == "a[4,6] b[5,6] -> c[4,5]");
     CHECK(epilogues[0]["args"]["shapes"] == "-> y[4,5]");
+    CHECK(epilogues[0]["args"]["bias"] == false);
+    CHECK(gemms[0]["args"]["trans_b"] == true);
+    // The composed call carries the call as the program made it (accel-conformance --case-file reads it).
+    const json& call = composed[0]["args"];
+    CHECK(call["dtype"] == "f32");
+    CHECK(call["path"] == "vendor");
+    CHECK(call["shapes"] == "x[4,6] w[5,6] -> y[4,5]");
+    CHECK(call["activation"] == "sigmoid");
+    CHECK(call["bias"] == false);
     for (const json& inner : {gemms[0], epilogues[0]}) {
         CHECK(inner["tid"] == composed[0]["tid"]);
         CHECK(inner["ts"].get<double>() >= composed[0]["ts"].get<double>());

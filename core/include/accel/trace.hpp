@@ -13,10 +13,20 @@
 //     call took. An op's args: seq (its number on the device, see below),
 //     of_op (which call of that op it is on the device: the 37th matmul),
 //     dtype, path (native/vendor), shapes ("a[256,30] b[30,1024] -> c[256,
-//     1024]"), stream, bytes (the least bytes it moves) and flops. Ops the
-//     front-end composes from kernels (matmul and dense on the vendor path,
-//     dense_backward, bce_with_logits_loss) are events that enclose their
-//     kernels' events;
+//     1024]": operands as stored, absent optional ones left out), stream,
+//     bytes (the least bytes it moves) and flops; convert adds src_dtype,
+//     dense and bias_activation activation and bias (true when given),
+//     matmul and gemm trans_a and trans_b (whether a and b are stored
+//     transposed). Ops the front-end composes from kernels (matmul and dense
+//     on the vendor path, dense_backward, bce_with_logits_loss) are events of
+//     category "composed" that enclose their kernels' events on the same
+//     track; they carry the call as the program made it: dtype and shapes
+//     (dense_backward: "x[..] w[..] y[..] dy[..] [pre_activation[..]] ->
+//     [dx[..]] dw[..] [db[..]]"; bce_with_logits_loss: "z[n] t[n] ->
+//     loss[]"), and matmul's and dense's path, activation, bias and
+//     transposes as above (dense_backward: its activation). Args are only
+//     ever added, so readers ignore those they do not know
+//     (accel-conformance --case-file reads a trace's calls as test cases);
 //   - on a track per stream ("stream N", the default stream "stream 0"): the
 //     device time of each op and copy, measured with the device's events
 //     (Device::create_event: cudaEvent, OpenCL profiling, Vulkan timestamps,
