@@ -295,5 +295,46 @@ std::string OpenclDevice::do_unsupported_reason(Op op, DType t, OpPath path) con
     return "";
 }
 
+// One work-group per TM × TN tile of C, column tiles along x (the NDRange's
+// x is the column index); the tile depends on the output's shape.
+std::optional<TileLayout> OpenclDevice::do_tile_layout(Op, std::size_t rows, std::size_t cols) const {
+    TileLayout t;
+    t.variant = tiles_.choose(rows, cols);
+    const GemmParams& p = tiles_.tiles[t.variant];
+    t.block = Dim3{p.bx, p.by, 1};
+    t.tile_rows = p.tile_rows();
+    t.tile_cols = p.tile_cols();
+    return t;
+}
+
+LaunchGeometry OpenclDevice::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
+    // EW_VW of dtype's program: the f32 program's vector width, 1 in the others.
+    const std::size_t width = dtype == DType::f32 ? ew_width_ : 1;
+    const auto items = [](std::size_t elements, std::size_t per_item) {
+        return std::max<std::size_t>(1, ceil_div(elements, per_item));
+    };
+    if (op == Op::add && add_block_)  // CPU devices: one element per work-item, large work-groups
+        return geometry_1d_fit(rows * cols, add_block_, info().limits);
+    if (op == Op::sigmoid) {  // pairs of vectors per work-item where EW_VW > 1 (kernels/elementwise.cl)
+        const std::size_t n = items(rows * cols, width > 1 ? 2 * width : 1);
+        // CPU devices: add's large work-groups (PoCL: +0.1 of add's GB/s at 1e7 over 256)
+        return add_block_ ? geometry_1d_fit(n, add_block_, info().limits)
+                          : Device::do_default_geometry(op, dtype, 1, n);
+    }
+    if (op == Op::column_sum)  // a vector of EW_VW columns per work-item (kernels/reduce.cl)
+        return Device::do_default_geometry(op, dtype, 1, items(cols, width));
+    // The kernels of EW_VW-wide vectors (kernels/elementwise.cl).
+    if (op == Op::add || op == Op::relu || op == Op::relu_backward || op == Op::sigmoid_backward ||
+        op == Op::bce_with_logits || op == Op::bce_with_logits_backward || op == Op::bias_activation)
+        return Device::do_default_geometry(op, dtype, 1, items(rows * cols, width));
+    return Device::do_default_geometry(op, dtype, rows, cols);
+}
+
+std::size_t GemmTiles::choose(std::size_t m, std::size_t n) const noexcept {
+    if (count == 1) return general;
+    (void)m;
+    return n <= tiles[narrow].tile_cols() ? narrow : general;
+}
+
 }  // namespace opencl
 }  // namespace accel
