@@ -133,8 +133,8 @@ bool runs_in_f64(std::initializer_list<Op> ops) {
     for (Op op : ops) {
         const std::string why = device()->kernel_table().unsupported_reason(op, DType::f64, OpPath::native);
         if (!why.empty()) {
-            MESSAGE("skipped: " << op_name(op) << " does not run in f64 on " << device()->selector() << ": " << why
-                                << " (the gradient check evaluates the forward ops in f64)");
+            MESSAGE("skipped: " << std::string(op_name(op)) << " in f64 does not run on " << device()->selector()
+                                << ": " << why << " (the gradient check evaluates the forward ops in f64)");
             return false;
         }
     }
