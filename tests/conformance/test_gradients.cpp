@@ -46,7 +46,10 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <sstream>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
 
 using namespace accel;
 using namespace accel_test;
@@ -81,6 +84,7 @@ Derivatives derivatives(Activation act) {
 // ℓ(z) = bce_with_logits(z, t) in z: ℓ' = σ(z) − t, ℓ'' = σ', ℓ''' = σ''.
 constexpr Derivatives kLoss{1, 0.25, 0.0963};
 
+// The 2-norm, the inner product and Σ|a_i·b_i|, summed in f64.
 double norm(const Vec& v) {
     double s = 0;
     for (double x : v) s += x * x;
@@ -109,6 +113,7 @@ Vec moved(const Vec& p, double h, const Vec& v) {
     return q;
 }
 
+// n values uniform in [lo, hi), in full double precision.
 Vec uniform64(std::mt19937_64& g, std::size_t n, double lo, double hi) {
     std::uniform_real_distribution<double> d(lo, hi);
     Vec v(n);
@@ -116,17 +121,18 @@ Vec uniform64(std::mt19937_64& g, std::size_t n, double lo, double hi) {
     return v;
 }
 
-// The step that balances truncation h²T/6 and rounding E/h, within
-// [kMinStep, min(kMaxStep, limit)].
+// The step that balances truncation h²T/6 and rounding E/h, at least
+// kMinStep, at most kMaxStep and `limit` (a kink's distance comes first).
 double step_for(double rounding, double third_derivative, double limit) {
     const double top = std::min(kMaxStep, limit);
     if (!(third_derivative > 0)) return top;
-    return std::max(kMinStep, std::min(top, std::cbrt(3 * rounding / third_derivative)));
+    return std::min(top, std::max(kMinStep, std::cbrt(3 * rounding / third_derivative)));
 }
 
 // √τ of `op` in f64: the relative 2-norm error its threshold allows.
 double root_threshold(Op op) { return std::sqrt(threshold(op, DType::f64)); }
 
+// An f64 tensor of shape s holding v, on the device under test.
 Tensor put(const Vec& v, Shape s) { return Tensor::from_host(device(), std::move(s), v); }
 
 // Whether the device runs every op of `ops` in f64 on the native path; when
@@ -257,6 +263,8 @@ void check_per_element(const Elementwise& e, const std::string& where, std::mt19
                                   << seed() << ")");
 }
 
+// The per-element case of `act`'s backward op on the device under test
+// (skipped where the device has no f64).
 void check_activation_on_device(Activation act, std::uint64_t salt) {
     const Elementwise e = activation_check(act, true);
     if (!runs_in_f64({find_op(e.forward_name)->op, backward_op(act)})) return;
@@ -272,7 +280,7 @@ struct Evaluation {
 };
 
 // For a direction v: a bound T of |d³L/ds³| within a step, and the longest
-// step allowed (relu's kink; +∞ for none).
+// step allowed (relu's kink; kMaxStep where there is none).
 struct AlongDirection {
     double third_derivative, step_limit;
 };
