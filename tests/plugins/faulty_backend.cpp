@@ -1,19 +1,30 @@
-// A backend for the shadow check's tests (tests/check): one device in system
-// memory whose kernels are accel's float64 oracle of each call
-// (accel::check::oracle), rounded to the dtype — and which corrupts one
-// call on purpose, as a driver bug would: FAULTY_CORRUPT=OP:N adds 1 to
-// element 0 of the first output of the N-th call of OP on the device
-// (e.g. matmul:37). Everything else is exact, so ACCEL_CHECK=oracle passes
-// every other call.
+// A test backend: one device in system memory whose kernels are accel's
+// float64 oracle of each call (accel::check::oracle), rounded to the dtype,
+// with faults chosen by environment variables:
+// - FAULTY_CORRUPT=OP:N adds 1 to element 0 of the first output of the N-th
+//   call of OP on the device (e.g. matmul:37), as a driver bug would: the
+//   shadow check's tests (tests/trace), which ACCEL_CHECK=oracle must catch
+//   at that call and no other.
+// - FAULTY_WRONG_GRADIENT=OP gives backward op OP a wrong formula, each a
+//   slip a derivation can make: sigmoid_backward dx = dy·y (the factor 1 − y
+//   left out), gelu_backward dx = dy·Φ(x) (the term x·φ(x) left out),
+//   bce_with_logits_backward dz = σ(z) − t (the scale 1/n left out). The
+//   conformance suite's gradient cases must fail naming it
+//   (tests/conformance/test_gradients.cpp).
+// - FAULTY_DTYPES=f32 claims the kernels in f32 only, as a device without
+//   f64 (OpenCL without cl_khr_fp64): cases that need f64 are skipped.
+// Everything else is exact.
 #include <accel/check.hpp>
 #include <accel/error.hpp>
 #include <accel/plugin.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -49,6 +60,24 @@ DeviceInfo faulty_info() {
     return i;
 }
 
+// The backward op FAULTY_WRONG_GRADIENT names ("": none).
+std::string wrong_gradient() {
+    const char* v = std::getenv("FAULTY_WRONG_GRADIENT");
+    return v ? v : "";
+}
+
+// The wrong formula of FAULTY_WRONG_GRADIENT's op, in place of the oracle's
+// outputs `out` for inputs `in` (float64).
+void apply_wrong_gradient(Op op, const KernelArgs& a, const std::vector<std::vector<double>>& in,
+                          std::vector<std::vector<double>>& out) {
+    std::vector<double>& dx = out.at(0);
+    for (std::size_t i = 0; i < dx.size(); ++i) {
+        if (op == Op::sigmoid_backward) dx[i] = in[0][i] * in[1][i];  // dy·y
+        if (op == Op::gelu_backward) dx[i] = in[0][i] * 0.5 * std::erfc(-in[1][i] / std::sqrt(2.0));  // dy·Φ(x)
+        if (op == Op::bce_with_logits_backward && a.scalars[0] != 0) dx[i] /= a.scalars[0];  // scale left out
+    }
+}
+
 // The op and call number FAULTY_CORRUPT names ("" / 0: none).
 std::pair<std::string, unsigned long> corruption() {
     const char* v = std::getenv("FAULTY_CORRUPT");
@@ -71,10 +100,14 @@ public:
         const std::vector<Op> ops{Op::add,         Op::mul,      Op::sigmoid,         Op::relu,
                                   Op::relu_backward, Op::sigmoid_backward, Op::matmul, Op::dense,
                                   Op::column_sum,  Op::bce_with_logits, Op::bce_with_logits_backward,
-                                  Op::adam_step,   Op::convert,  Op::bias_activation};
-        kernel_table().claim({{ops, {DType::f32, DType::f64}, OpPath::native}});
+                                  Op::adam_step,   Op::convert,  Op::bias_activation, Op::gelu,
+                                  Op::gelu_tanh,   Op::gelu_backward, Op::gelu_tanh_backward};
+        const char* only = std::getenv("FAULTY_DTYPES");
+        const std::vector<DType> dtypes = only && std::string(only) == "f32" ? std::vector<DType>{DType::f32}
+                                                                              : std::vector<DType>{DType::f32, DType::f64};
+        kernel_table().claim({{ops, dtypes, OpPath::native}});
         for (Op op : ops)
-            for (DType t : {DType::f32, DType::f64})
+            for (DType t : dtypes)
                 kernel_table().add(op, t, OpPath::native, [this, op](const KernelArgs& a) { run(op, a); });
     }
 
@@ -97,6 +130,14 @@ private:
             r.outputs_before.emplace_back(p, p + bytes_of(info.inputs.size() + o, a.dtype));
         }
         auto out = check::oracle(r);
+        if (!wrong_gradient().empty() && wrong_gradient() == info.name) {
+            std::vector<std::vector<double>> in;
+            for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+                in.emplace_back(elements(shapes[i]));
+                convert_elements(r.inputs[i].data(), a.dtype, in.back().data(), DType::f64, in.back().size());
+            }
+            apply_wrong_gradient(op, a, in, out);
+        }
         const auto [corrupt_op, corrupt_call] = corruption();
         if (corrupt_op == info.name && ++calls_ == corrupt_call && !out[0].empty()) out[0][0] += 1.0;
         for (std::size_t o = 0; o < out.size(); ++o)
