@@ -69,8 +69,10 @@ double product_work(const accel::Tensor& a, const accel::Tensor& b, std::size_t 
 // Python str arguments compared without a conversion (the usual values are these literals).
 bool is(nb::handle text, const char* value) { return PyUnicode_CompareWithASCIIString(text.ptr(), value) == 0; }
 
-ops::Options options(nb::handle path, PyStream* stream, const accel::Tensor& first, const char* op) {
+ops::Options options(nb::handle path, PyStream* stream, nb::handle deterministic, const accel::Tensor& first,
+                     const char* op) {
     ops::Options o;
+    if (!deterministic.is_none()) o.deterministic = nb::cast<bool>(deterministic);
     o.path = is(path, "auto") ? ops::PathChoice::automatic : ops::parse_path_choice(nb::cast<std::string>(path));
     if (stream) {
         if (first.device_ptr() && stream->device != first.device_ptr())
@@ -159,7 +161,9 @@ PyTensor* one_output(PyTensor* out, const accel::Tensor& like, const accel::Shap
 const char* kCommon =
     " Options: out (a Tensor to write, else a new one like the first input is made and returned), path ('auto', "
     "'native', 'vendor': accel's kernel or the platform's library; 'auto' follows ACCEL_OP_PATH, else the faster "
-    "measured), stream (a Stream of the tensors' device; default its default stream). Enqueued on the stream: "
+    "measured), stream (a Stream of the tensors' device; default its default stream), deterministic (True: "
+    "deterministic mode for this call, bitwise reproducible results from the native kernel; False: off; None: "
+    "the device's Device.deterministic). Enqueued on the stream: "
     "may return before the work ran (numpy() and synchronize() wait). GIL released while it runs (kept by an "
     "op under 32768 elements or multiply-adds, which takes about as long as releasing it). Raises "
     "InvalidArgument for mismatched shapes, dtypes or devices (naming them), Unsupported where the device has "
@@ -183,9 +187,9 @@ std::vector<std::string> elementwise_names() {
 // Runs elementwise op `info` on `inputs` (as many as it takes, none null) into `out`, or into a new tensor like
 // the first input.
 PyTensor* run_elementwise(const accel::OpInfo& info, const std::vector<const accel::Tensor*>& inputs, PyTensor* out,
-                          nb::handle path, PyStream* stream) {
+                          nb::handle path, PyStream* stream, nb::handle deterministic) {
     const accel::Tensor& first = *inputs[0];
-    auto o = options(path, stream, first, info.name.c_str());
+    auto o = options(path, stream, deterministic, first, info.name.c_str());
     return one_output(out, first, first.shape(), first.dtype(), double(first.elements()),
                       output_name(info.outputs[0].c_str(), out, info.inputs[0].c_str()),
                       [&](accel::Tensor& y) { ops::run(info.op, inputs, {&y}, o); });
@@ -201,7 +205,7 @@ const accel::OpInfo& elementwise_op(const std::string& name, const char* what) {
 }
 
 PyTensor* run_op(const std::string& name, const std::vector<PyTensor*>& inputs, PyTensor* out, nb::str path,
-                 PyStream* stream) {
+                 PyStream* stream, nb::handle deterministic) {
     const accel::OpInfo& info = elementwise_op(name, "accel.ops.run");
     if (inputs.size() != info.inputs.size() || std::count(inputs.begin(), inputs.end(), nullptr))
         throw accel::InvalidArgument("accel.ops." + name + ": " + std::to_string(inputs.size()) +
@@ -209,7 +213,7 @@ PyTensor* run_op(const std::string& name, const std::vector<PyTensor*>& inputs, 
                                      " tensor(s)");
     std::vector<const accel::Tensor*> tensors;
     for (PyTensor* t : inputs) tensors.push_back(&t->t);
-    return run_elementwise(info, tensors, out, path, stream);
+    return run_elementwise(info, tensors, out, path, stream, deterministic);
 }
 
 // "a, b" or "a or b": the names joined.
@@ -234,7 +238,8 @@ template <class F, class... Inputs>
 nb::object table_function(nb::handle scope, const accel::OpInfo& info, F&& f, Inputs... inputs) {
     return nb::cpp_function(std::forward<F>(f), nb::scope(scope), nb::name(info.name.c_str()), inputs...,
                             nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-                            nb::arg("stream").none() = nb::none(), owned, table_doc(info).c_str());
+                            nb::arg("stream").none() = nb::none(),
+                            nb::arg("deterministic").none() = nb::none(), owned, table_doc(info).c_str());
 }
 
 // `scope`: a module that gives the function its __module__ and holds nothing else. nanobind sets a function
@@ -246,14 +251,15 @@ nb::object table_function(nb::handle scope, const accel::OpInfo& info) {
         info.inputs.size() == 1
             ? table_function(
                   scope, info,
-                  [op](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
-                      return run_elementwise(*op, {&x.t}, out, path, stream);
+                  [op](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream, nb::handle deterministic) {
+                      return run_elementwise(*op, {&x.t}, out, path, stream, deterministic);
                   },
                   nb::arg(info.inputs[0].c_str()))
             : table_function(
                   scope, info,
-                  [op](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream) {
-                      return run_elementwise(*op, {&a.t, &b.t}, out, path, stream);
+                  [op](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream,
+                      nb::handle deterministic) {
+                      return run_elementwise(*op, {&a.t, &b.t}, out, path, stream, deterministic);
                   },
                   nb::arg(info.inputs[0].c_str()), nb::arg(info.inputs[1].c_str()));
     nb::delattr(scope, info.name.c_str());
@@ -279,7 +285,8 @@ void bind_table_ops(nb::module_& m) {
           "suite's criterion). Raises InvalidArgument for an unknown op or dtype.");
     m.def("run", &run_op,
           nb::arg("op"), nb::arg("inputs"), nb::arg("out").none() = nb::none(), nb::kw_only(),
-          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), owned,
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          nb::arg("deterministic").none() = nb::none(), owned,
           doc("Runs elementwise op `op` (a name of accel.elementwise_op_names(): one or two inputs and one output, "
               "all of one shape and dtype, no scalars) on `inputs`, e.g. run('mul', [a, b]). accel.ops has a "
               "function of the same name for each such op, this one underneath. Raises InvalidArgument for an "
@@ -304,8 +311,8 @@ void bind_table_ops(nb::module_& m) {
 // ---- Ops whose call has a form of its own -----------------------------------------------------------------
 
 PyTensor* matmul_op(PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool trans_b, nb::str path,
-                    PyStream* stream) {
-    auto o = options(path, stream, a.t, "matmul");
+                    PyStream* stream, nb::handle deterministic) {
+    auto o = options(path, stream, deterministic, a.t, "matmul");
     std::unique_ptr<PyTensor> made;
     if (!out) {
         need_rank(a.t, 2, "matmul", "a");
@@ -325,8 +332,8 @@ PyTensor* matmul_op(PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool 
 }
 
 PyTensor* dense_op(PyTensor& x, PyTensor& w, PyTensor* bias, PyTensor* out, nb::str act, nb::str path,
-                   PyStream* stream) {
-    auto o = options(path, stream, x.t, "dense");
+                   PyStream* stream, nb::handle deterministic) {
+    auto o = options(path, stream, deterministic, x.t, "dense");
     const accel::Activation a = activation(act);
     std::unique_ptr<PyTensor> made;
     if (!out) {
@@ -360,8 +367,9 @@ struct Gradient {
 
 nb::tuple dense_backward_op(PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy, nb::str act, PyTensor* dx,
                             PyTensor* dw, PyTensor* db, bool with_dx, bool with_db, nb::str path, PyStream* stream,
+                                nb::handle deterministic,
                             PyTensor* pre_activation) {
-    auto o = options(path, stream, x.t, "dense_backward");
+    auto o = options(path, stream, deterministic, x.t, "dense_backward");
     const accel::Activation a = activation(act);
     need_rank(w.t, 2, "dense_backward", "w");
     Gradient gx{dx, nullptr, with_dx}, gw{dw, nullptr, true}, gb{db, nullptr, with_db};
@@ -377,8 +385,8 @@ nb::tuple dense_backward_op(PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy,
     return nb::make_tuple(gx.python(), gw.python(), gb.python());
 }
 
-PyTensor* column_sum_op(PyTensor& x, PyTensor* out, nb::str path, PyStream* stream) {
-    auto o = options(path, stream, x.t, "column_sum");
+PyTensor* column_sum_op(PyTensor& x, PyTensor* out, nb::str path, PyStream* stream, nb::handle deterministic) {
+    auto o = options(path, stream, deterministic, x.t, "column_sum");
     need_rank(x.t, 2, "column_sum", "x");
     return one_output(out, x.t, accel::Shape{x.t.shape()[1]}, x.t.dtype(), double(x.t.elements()),
                       output_name("y", out, "y"), [&](accel::Tensor& y) { ops::column_sum(x.t, y, o); });
@@ -387,14 +395,15 @@ PyTensor* column_sum_op(PyTensor& x, PyTensor* out, nb::str path, PyStream* stre
 void bind_linear_ops(nb::module_& m) {
     m.def("matmul", &matmul_op,
           nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("trans_a") = false,
-          nb::arg("trans_b") = false, nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), owned,
+          nb::arg("trans_b") = false, nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          nb::arg("deterministic").none() = nb::none(), owned,
           doc("c[M, N] = op(a) @ op(b), row-major: op(a) is a [M, K] (a [K, M] with trans_a), op(b) is b [K, N] "
               "(b [N, K] with trans_b). All rank 2; c must not be a or b.")
               .c_str());
     m.def("dense", &dense_op,
           nb::arg("x"), nb::arg("w"), nb::arg("bias").none() = nb::none(), nb::arg("out").none() = nb::none(),
           nb::arg("activation") = "none", nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned,
+          nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(), owned,
           doc("y[batch, out] = act(x[batch, in] @ w[out, in].T + bias[out]) (w laid out as torch.nn.Linear.weight); "
               "bias optional (None: no bias); x may be rank 1 [in] (y then [out]); activation 'none', 'relu', "
               "'sigmoid', 'gelu' or 'gelu_tanh'. y must not be x, w or bias.")
@@ -403,10 +412,12 @@ void bind_linear_ops(nb::module_& m) {
           nb::arg("x"), nb::arg("w"), nb::arg("y"), nb::arg("dy"), nb::arg("activation") = "none",
           nb::arg("dx").none() = nb::none(), nb::arg("dw").none() = nb::none(), nb::arg("db").none() = nb::none(),
           nb::arg("with_dx") = true, nb::arg("with_db") = true, nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), nb::arg("pre_activation").none() = nb::none(),
+          nb::arg("stream").none() = nb::none(),
+          nb::arg("deterministic").none() = nb::none(), nb::arg("pre_activation").none() = nb::none(),
           nb::sig("def dense_backward(x: Tensor, w: Tensor, y: Tensor, dy: Tensor, activation: str = 'none', "
                   "dx: Tensor | None = None, dw: Tensor | None = None, db: Tensor | None = None, "
                   "with_dx: bool = True, with_db: bool = True, *, path: str = 'auto', stream: Stream | None = None, "
+                  "deterministic: bool | None = None, "
                   "pre_activation: Tensor | None = None) -> tuple[Tensor | None, Tensor, Tensor | None]"),
           doc("Gradients of dense given dy (dL/dy) and the forward's x, w and output y (read for 'relu' and "
               "'sigmoid'): returns (dx [batch, in] or None, dw [out, in], db [out] or None). dx, dw, db: tensors "
@@ -417,19 +428,19 @@ void bind_linear_ops(nb::module_& m) {
               .c_str());
     m.def("column_sum", &column_sum_op,
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
-          nb::arg("stream").none() = nb::none(), owned,
+          nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(), owned,
           doc("y[c] = sum over r of x[r, c]: x rank 2 [rows, cols], y rank 1 [cols].").c_str());
 }
 
-double bce_loss_op(PyTensor& z, PyTensor& t, nb::str path, PyStream* stream) {
-    auto o = options(path, stream, z.t, "bce_with_logits_loss");
+double bce_loss_op(PyTensor& z, PyTensor& t, nb::str path, PyStream* stream, nb::handle deterministic) {
+    auto o = options(path, stream, deterministic, z.t, "bce_with_logits_loss");
     GilRelease gil(waits_for_queue(z.t) ? kSmallWork : double(z.t.elements()));
     return static_cast<double>(ops::bce_with_logits_loss(z.t, t.t, o));
 }
 
 PyTensor* bce_backward_op(PyTensor& z, PyTensor& t, PyTensor* out, nb::object scale, nb::str path,
-                          PyStream* stream) {
-    auto o = options(path, stream, z.t, "bce_with_logits_backward");
+                          PyStream* stream, nb::handle deterministic) {
+    auto o = options(path, stream, deterministic, z.t, "bce_with_logits_backward");
     const bool scaled = !scale.is_none();
     const float s = scaled ? nb::cast<float>(scale) : 0.0f;
     return one_output(out, z.t, z.t.shape(), z.t.dtype(), double(z.t.elements()), output_name("dz", out, "z"),
@@ -439,8 +450,9 @@ PyTensor* bce_backward_op(PyTensor& z, PyTensor& t, PyTensor* out, nb::object sc
                       });
 }
 
-PyTensor* convert_op(PyTensor& x, PyTensor* out, nb::object dtype, nb::str path, PyStream* stream) {
-    auto o = options(path, stream, x.t, "convert");
+PyTensor* convert_op(PyTensor& x, PyTensor* out, nb::object dtype, nb::str path, PyStream* stream,
+                     nb::handle deterministic) {
+    auto o = options(path, stream, deterministic, x.t, "convert");
     const accel::DType d = dtype.is_none() ? x.t.dtype() : dtype_from(dtype);
     return one_output(out, x.t, x.t.shape(), d, double(x.t.elements()), output_name("y", out, "x"),
                       [&](accel::Tensor& y) { ops::convert(x.t, y, o); });
@@ -449,23 +461,26 @@ PyTensor* convert_op(PyTensor& x, PyTensor* out, nb::object dtype, nb::str path,
 void bind_loss_and_convert_ops(nb::module_& m) {
     m.def("bce_with_logits_loss", &bce_loss_op,
           nb::arg("z"), nb::arg("t"), nb::kw_only(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          nb::arg("deterministic").none() = nb::none(),
           "The mean of bce_with_logits over all elements (float, computed in float32), returned to the host: "
           "blocking (waits for the stream). Empty inputs give NaN, as PyTorch. path, stream and errors as the "
           "other ops.");
     m.def("bce_with_logits_backward", &bce_backward_op,
           nb::arg("z"), nb::arg("t"), nb::arg("out").none() = nb::none(), nb::kw_only(),
           nb::arg("scale").none() = nb::none(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          nb::arg("deterministic").none() = nb::none(),
           nb::sig("def bce_with_logits_backward(z: Tensor, t: Tensor, out: Tensor | None = None, *, "
-                  "scale: float | None = None, path: str = 'auto', stream: Stream | None = None) -> Tensor"),
+                  "scale: float | None = None, path: str = 'auto', stream: Stream | None = None, "
+                  "deterministic: bool | None = None) -> Tensor"),
           owned,
           doc("dz = (sigmoid(z) - t) * scale, scale 1/n (n = elements, the gradient of the mean loss) unless "
               "given (finite). z, t, dz: one shape.")
               .c_str());
     m.def("convert", &convert_op,
           nb::arg("x"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
-          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(),
           nb::sig("def convert(x: Tensor, out: Tensor | None = None, *, dtype: str | numpy.typing.DTypeLike | None = None, "
-                  "path: str = 'auto', stream: Stream | None = None) -> Tensor"),
+                  "path: str = 'auto', stream: Stream | None = None, deterministic: bool | None = None) -> Tensor"),
           owned,
           doc("y = x converted to y's dtype elementwise (widening exact, narrowing to nearest, ties to even; NaN "
               "and Inf kept). Give out, or dtype for a new tensor ('f32', 'f64', 'f16', 'bf16', or a NumPy dtype "
@@ -483,8 +498,8 @@ ops::AdamParams adam_params(double lr, double beta1, double beta2, double eps) {
 }
 
 void adam_step_op(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, std::size_t step, double lr,
-                  double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
-    auto o = options(path, stream, param.t, "adam_step");
+                  double beta1, double beta2, double eps, nb::str path, PyStream* stream, nb::handle deterministic) {
+    auto o = options(path, stream, deterministic, param.t, "adam_step");
     const ops::AdamParams hp = adam_params(lr, beta1, beta2, eps);
     GilRelease gil(double(param.t.elements()));
     with_python_names({{"p", "param"}}, [&] { ops::adam_step(param.t, grad.t, m.t, v.t, step, hp, o); });
@@ -492,7 +507,8 @@ void adam_step_op(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, std
 
 void adam_step_list_op(const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
                        const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs, std::size_t step,
-                       double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream) {
+                       double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream,
+                           nb::handle deterministic) {
     if (grads.size() != params.size() || ms.size() != params.size() || vs.size() != params.size())
         throw accel::InvalidArgument("accel.ops.adam_step: " + std::to_string(params.size()) + " params, " +
                                      std::to_string(grads.size()) + " grads, " + std::to_string(ms.size()) +
@@ -503,7 +519,7 @@ void adam_step_list_op(const std::vector<PyTensor*>& params, const std::vector<P
     const ops::AdamParams hp = adam_params(lr, beta1, beta2, eps);
     if (params.empty()) return;
     // One Options for all: each call still checks its tensors and the stream against each other.
-    const ops::Options o = options(path, stream, params[0]->t, "adam_step");
+    const ops::Options o = options(path, stream, deterministic, params[0]->t, "adam_step");
     double elements = 0;
     for (const PyTensor* p : params) elements += double(p->t.elements());
     GilRelease gil(elements);
@@ -516,7 +532,7 @@ void bind_adam_step(nb::module_& m) {
     m.def("adam_step", &adam_step_op,
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
           nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
-          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(),
           "One Adam update of param in place (torch.optim.Adam's arithmetic, single-tensor form): m = beta1*m + "
           "(1-beta1)*g; v = beta2*v + (1-beta2)*g*g; param -= lr/(1-beta1^step) * m / (sqrt(v)/sqrt(1-beta2^step) "
           "+ eps). m and v: moments of param's shape, zeroed before step 1; step: the 1-based step count. Computed "
@@ -525,7 +541,7 @@ void bind_adam_step(nb::module_& m) {
     m.def("adam_step", &adam_step_list_op,
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::arg("lr") = 1e-3,
           nb::kw_only(), nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
-          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(),
           "adam_step over lists of tensors (as torch.optim.Adam's foreach form): param[i] updated from grad[i], "
           "m[i], v[i], one after the other on the stream, in one call. The lists must have one length. Errors "
           "as the single-tensor form; a rejected entry leaves the later ones untouched.");
@@ -536,7 +552,7 @@ void bind_adam_step(nb::module_& m) {
 // a OP b as accel.ops.NAME(a, b): elementwise op `name` of the table, a new output, the default path and stream.
 PyTensor* elementwise_operator(const char* name, PyTensor& a, PyTensor& b) {
     return run_elementwise(elementwise_op(name, "accel.Tensor operator"), {&a.t, &b.t}, nullptr, nb::str("auto"),
-                           nullptr);
+                           nullptr, nb::none());
 }
 
 // a - b: the op table's elementwise 'sub' where there is one (a plugin's, or a later table's), else TypeError.
@@ -547,7 +563,7 @@ PyTensor* sub_operator(PyTensor& a, PyTensor& b) {
                               "ops: " + joined(elementwise_names(), ", ") + "); subtract on the host "
                               "(numpy.asarray(a) - numpy.asarray(b)) or add a 'sub' op to the op table")
                                  .c_str());
-    return run_elementwise(*sub, {&a.t, &b.t}, nullptr, nb::str("auto"), nullptr);
+    return run_elementwise(*sub, {&a.t, &b.t}, nullptr, nb::str("auto"), nullptr, nb::none());
 }
 
 void bind_operators() {
@@ -564,7 +580,9 @@ void bind_operators() {
                          nb::arg("other"), owned,
                          ("a * b: accel.ops.mul(a, b), elementwise; one shape and dtype." + operand).c_str());
     nb::cpp_function_def(
-        [](PyTensor& a, PyTensor& b) { return matmul_op(a, b, nullptr, false, false, nb::str("auto"), nullptr); },
+        [](PyTensor& a, PyTensor& b) {
+            return matmul_op(a, b, nullptr, false, false, nb::str("auto"), nullptr, nb::none());
+        },
         nb::scope(tensor), nb::name("__matmul__"), nb::is_method(), nb::is_operator(), nb::arg("other"), owned,
         ("a @ b: accel.ops.matmul(a, b), c[M, N] = a[M, K] @ b[K, N]; both rank 2." + operand).c_str());
     nb::cpp_function_def(&sub_operator, nb::scope(tensor), nb::name("__sub__"), nb::is_method(), nb::is_operator(),

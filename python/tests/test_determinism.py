@@ -1,4 +1,4 @@
-"""Deterministic mode from Python: Device.deterministic and DeviceInfo.determinism.
+"""Deterministic mode from Python: Device.deterministic, the ops' deterministic= and DeviceInfo.determinism.
 
 With the mode on, a product's row is the same bits whatever the batch size,
 a repeated call gives the same bits, and the vendor path raises Unsupported
@@ -62,5 +62,23 @@ def test_mode_is_per_device(device: accel.Device) -> None:
         assert device.deterministic
         device.deterministic = False
         assert not device.deterministic
+    finally:
+        device.deterministic = was
+
+
+def test_per_call_option_wins_over_the_device(device: accel.Device) -> None:
+    was = device.deterministic
+    a = accel.from_numpy(RNG.standard_normal((16, 16)).astype(np.float32), device=device)
+    try:
+        device.deterministic = False
+        with pytest.raises(accel.Unsupported, match="deterministic mode"):
+            ops.matmul(a, a, path="vendor", deterministic=True)
+        device.deterministic = True
+        with pytest.raises(accel.Unsupported, match="deterministic mode"):
+            ops.dense(a, a, path="vendor")
+        once = ops.sigmoid(a, deterministic=True).numpy()
+        assert once.tobytes() == ops.sigmoid(a).numpy().tobytes()
+        if device.supports("matmul", "f32", "vendor"):
+            ops.matmul(a, a, path="vendor", deterministic=False)  # the call's choice wins
     finally:
         device.deterministic = was
