@@ -90,6 +90,7 @@ void store(void* p, DType t, std::size_t i, double v) noexcept {
 }  // namespace
 
 void convert_elements(const void* src, DType from, void* dst, DType to, std::size_t count) noexcept {
+    if (count == 0) return;  // an absent operand (dense without bias): its data may be null, which memcpy forbids
     if (from == to) {
         std::memcpy(dst, src, count * dtype_size(from));
         return;
