@@ -206,7 +206,9 @@ TEST_CASE("deterministic mode: every op gives the same bits again and on another
                  return p;
              }},
         };
-        for (const auto& [op, call] : calls) {
+        for (const auto& entry : calls) {  // not a structured binding: doctest's messages capture `op` in a lambda
+            const Op op = entry.first;
+            const auto& call = entry.second;
             if (!selected(op) || !runs_in(op, dt)) continue;
             CAPTURE(std::string(op_name(op)));
             ops::Options on_default = deterministic(), on_other = deterministic();
