@@ -28,6 +28,12 @@
 
 namespace accel {
 
+std::string detail::dims_text(const std::vector<std::size_t>& dims) {
+    std::string t = "[";
+    for (std::size_t i = 0; i < dims.size(); ++i) t += (i ? "," : "") + std::to_string(dims[i]);
+    return t + "]";
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -59,9 +65,7 @@ std::string shapes_text(Op op, const KernelArgs& a) {
     const auto shapes = operand_shapes(op, a);
     std::string s;
     auto one = [&](const std::string& name, const std::vector<std::size_t>& dims) {
-        s += name + "[";
-        for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-        s += "]";
+        s += name + detail::dims_text(dims);
     };
     for (std::size_t i = 0; i < info.inputs.size(); ++i) {
         if (!a.in[i]) continue;  // an absent optional operand

@@ -6,6 +6,10 @@
 
 #include <accel_internal/instrument.hpp>
 
+#include <cstddef>
+#include <string>
+#include <vector>
+
 namespace accel::detail {
 
 /// Finds the kernel of (op, args.dtype, args.path) in d's KernelTable and
@@ -26,6 +30,10 @@ void default_launch(Device& d, Op op, KernelArgs& args, std::size_t rows, std::s
 /// dense that the front-end composes on the vendor path. Call only while
 /// span.live(); throws what formatting throws (std::bad_alloc).
 void trace_call(instrument::Span& span, Op op, const KernelArgs& args);
+
+/// Dimensions as the trace's shapes write them: "[40,30]", "[7]" (no
+/// blanks, unlike Shape::to_string). Thread-safe (pure).
+std::string dims_text(const std::vector<std::size_t>& dims);
 
 /// run_kernel()'s path when a trace or the shadow check is on (check.cpp).
 void run_observed(Device& d, Op op, const KernelArgs& args, const Kernel& kernel);

@@ -149,12 +149,8 @@ KernelArgs composed_args(DType dtype, std::array<DeviceHandle, 3> in, DeviceHand
     return a;
 }
 
-// "[40,30]": dimensions as the trace's shapes write them.
-std::string dims_text(const Shape& s) {
-    std::string t = "[";
-    for (std::size_t i = 0; i < s.rank(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
-    return t + "]";
-}
+// "[40,30]": a shape as the trace's shapes write it.
+std::string dims_text(const Shape& s) { return detail::dims_text(s.dims()); }
 
 // The arguments of a tiled op (matmul, dense) on the native path over a
 // rows × cols output: the device's tile layout for it, asked once and handed
