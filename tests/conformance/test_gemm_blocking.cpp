@@ -144,3 +144,135 @@ TEST_CASE("matmul and dense in every dtype match the reference at GPU tile sizes
                      threshold(Op::matmul, t), std::string("gemm dtypes dense ") + dtype_name(t));
     }
 }
+
+namespace {
+
+// Depths around the slices of the GPU kernels (8-deep SIMT slices; 16-deep
+// mma steps in 32-deep tensor-core slices; 8 values per 16-byte copy of a
+// 16-bit row), with outputs whose rows are and are not multiples of 8
+// values (16-byte rows of f16/bf16: the tensor-core kernel's cp.async path
+// against its element copies).
+std::vector<MNK> slice_shapes() {
+    std::vector<MNK> s;
+    bool aligned = false;
+    for (std::size_t k : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65}) {
+        s.push_back(aligned ? MNK{40, 48, k} : MNK{37, 45, k});
+        aligned = !aligned;
+    }
+    s.push_back({37, 45, 64});
+    return s;
+}
+
+// A tensor of `dtype` holding v (values representable in dtype).
+Tensor exact_tensor(Shape shape, const std::vector<double>& v, DType dtype) {
+    if (dtype == DType::f64) return Tensor::from_host(device(), shape, v);
+    return Tensor::from_host(device(), shape, std::vector<float>(v.begin(), v.end()), dtype);
+}
+
+// The smallest positive normal value of dtype.
+double smallest_normal(DType t) {
+    switch (t) {
+        case DType::f16: return std::ldexp(1.0, -14);
+        case DType::f64: return std::numeric_limits<double>::min();
+        default: return std::numeric_limits<float>::min();  // f32, bf16
+    }
+}
+
+// v rounded once to dtype (to nearest even), as a kernel stores an exact result.
+double rounded(double v, DType t) {
+    unsigned char raw[8];
+    convert_elements(&v, DType::f64, raw, t, 1);
+    double back = 0;
+    convert_elements(raw, t, &back, DType::f64, 1);
+    return back;
+}
+
+}  // namespace
+
+TEST_CASE("matmul in every dtype matches the reference around the GPU kernels' slices, every transpose") {
+    if (!runs({Op::matmul})) return;
+    auto g = rng(64);
+    for (DType t : dtypes()) {
+        if (!device()->kernel_table().supports(Op::matmul, t, OpPath::native)) continue;
+        for (const MNK& s : within_work_cap(slice_shapes(), [](const MNK& x) { return x.m * x.n * x.k; }, "gemm slices"))
+            for (int tr = 0; tr < 4; ++tr) {
+                const bool ta = tr & 1, tb = tr & 2;
+                CAPTURE(std::string(dtype_name(t)));
+                INFO(describe(s, ta, tb));
+                const auto a = stored(uniform(g, s.m * s.k), t), b = stored(uniform(g, s.k * s.n), t);
+                auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a, t);
+                auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b, t);
+                auto C = Tensor::from_host(device(), {s.m, s.n},
+                                           std::vector<float>(s.m * s.n, std::numeric_limits<float>::quiet_NaN()), t);
+                ops::Options o;
+                o.path = ops::PathChoice::native;
+                ops::matmul(A, B, C, {ta, tb}, o);
+                expect_close(C.download_as<double>(), reference::matmul(a, b, s.m, s.n, s.k, ta, tb),
+                             threshold(Op::matmul, t), std::string("gemm slices ") + dtype_name(t));
+            }
+    }
+}
+
+TEST_CASE("matmul in every dtype carries NaN, ±Inf, ±0 and subnormal operands as the float64 reference does") {
+    if (!runs({Op::matmul})) return;
+    // A[m,k]·B[k,n] with: a NaN in row 1 of A (row 1 of C is NaN); +Inf in
+    // column 7 of B, row 5 (column 7 of C is ±Inf, or NaN where A[i][5] is
+    // 0); row 9 of A all zeros of both signs (+0 in C: some product is +0);
+    // row 12 of A subnormal (multiples of smallest_normal / 64 up to 8 of
+    // them) against B of quarter integers, so that its products and sums are
+    // exact in every dtype. These rows must be the exact result rounded once
+    // to the dtype, bit for bit; every other element is compared by the
+    // op's NMSE threshold.
+    const std::size_t m = 24, n = 24, k = 40;
+    auto g = rng(65);
+    std::uniform_int_distribution<int> small(-8, 8), quarter(-4, 4);
+    for (DType t : dtypes()) {
+        if (!device()->kernel_table().supports(Op::matmul, t, OpPath::native)) continue;
+        const double tiny = smallest_normal(t) / 64;
+        for (int tr = 0; tr < 4; ++tr) {
+            const bool ta = tr & 1, tb = tr & 2;
+            CAPTURE(std::string(dtype_name(t)));
+            CAPTURE(ta);
+            CAPTURE(tb);
+            std::vector<double> a(m * k), b(k * n);  // logical A[i][p] and B[p][j], row-major
+            for (auto& v : a) v = quarter(g) / 4.0;
+            for (auto& v : b) v = quarter(g) / 4.0;
+            a[1 * k + 3] = std::numeric_limits<double>::quiet_NaN();
+            b[5 * n + 7] = std::numeric_limits<double>::infinity();
+            for (std::size_t p = 0; p < k; ++p) {
+                a[9 * k + p] = p % 2 ? -0.0 : 0.0;
+                a[12 * k + p] = small(g) * tiny;
+            }
+            a[3 * k + 5] = 0.0;  // 0·Inf: NaN at C[3][7]
+            // Stored as the transposes ask.
+            std::vector<double> as(a.size()), bs(b.size());
+            for (std::size_t i = 0; i < m; ++i)
+                for (std::size_t p = 0; p < k; ++p) as[ta ? p * m + i : i * k + p] = a[i * k + p];
+            for (std::size_t p = 0; p < k; ++p)
+                for (std::size_t j = 0; j < n; ++j) bs[tb ? j * k + p : p * n + j] = b[p * n + j];
+            auto A = exact_tensor(ta ? Shape{k, m} : Shape{m, k}, as, t);
+            auto B = exact_tensor(tb ? Shape{n, k} : Shape{k, n}, bs, t);
+            auto C = poisoned(device(), {m, n}).to(t);
+            ops::Options o;
+            o.path = ops::PathChoice::native;
+            ops::matmul(A, B, C, {ta, tb}, o);
+            const std::vector<double> got = C.download_as<double>(), ref = reference::matmul(as, bs, m, n, k, ta, tb);
+            std::vector<double> got_rest, ref_rest;
+            for (std::size_t i = 0; i < m; ++i)
+                for (std::size_t j = 0; j < n; ++j) {
+                    const double x = got[i * n + j], r = ref[i * n + j];
+                    INFO("C[" << i << "][" << j << "] = " << x << ", reference " << r);
+                    if (std::isnan(r)) {
+                        CHECK(std::isnan(x));
+                    } else if (std::isinf(r) || i == 9 || i == 12) {
+                        CHECK(x == rounded(r, t));
+                        CHECK(std::signbit(x) == std::signbit(r));
+                    } else {
+                        got_rest.push_back(x);
+                        ref_rest.push_back(r);
+                    }
+                }
+            expect_close(got_rest, ref_rest, threshold(Op::matmul, t), std::string("gemm specials ") + dtype_name(t));
+        }
+    }
+}
