@@ -14,6 +14,22 @@
 #include <sstream>
 
 namespace conformance {
+
+const std::vector<ComposedCall>& composed_calls() {
+    using accel::Op;
+    static const std::vector<ComposedCall> calls{
+        {"dense_backward",
+         {Op::matmul, Op::column_sum, Op::relu_backward, Op::sigmoid_backward, Op::gelu_backward,
+          Op::gelu_tanh_backward}},
+        {"bce_with_logits_loss", {Op::bce_with_logits, Op::column_sum}}};
+    return calls;
+}
+
+const ComposedCall* find_composed_call(const std::string& name) {
+    for (const ComposedCall& c : composed_calls())
+        if (name == c.name) return &c;
+    return nullptr;
+}
 namespace {
 
 using json = nlohmann::json;
@@ -25,7 +41,6 @@ constexpr std::size_t kMostProblemsListed = 20;  // then "and N more": a wrong f
 // round past its enclosing event's end by a few ulps).
 constexpr double kSameTimeUs = 1e-3;
 
-const char* const kComposedCalls[] = {"dense_backward", "bce_with_logits_loss"};
 
 std::string dims_text(const Dims& d) {
     std::string t = "[";
@@ -44,12 +59,11 @@ std::string accepted_ops() {
     std::string list;
     for (const accel::OpInfo* info : accel::op_table())
         if (!info->kernel_only) list += info->name + ", ";
-    return list + "dense_backward, bce_with_logits_loss";
+    for (const ComposedCall& c : composed_calls()) list += std::string(c.name) + ", ";
+    return list.substr(0, list.size() - 2);
 }
 
-bool is_composed_call(const std::string& op) {
-    return std::find(std::begin(kComposedCalls), std::end(kComposedCalls), op) != std::end(kComposedCalls);
-}
+bool is_composed_call(const std::string& op) { return find_composed_call(op) != nullptr; }
 
 // The table entry of `name`, the plugins loaded first when no built-in op
 // has that name (a backend may define ops); null when none has it.

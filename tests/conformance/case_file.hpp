@@ -30,6 +30,22 @@
 
 namespace conformance {
 
+/// A call the op front-end composes from ops of the op table (accel/ops.hpp)
+/// rather than an op of its own: its name and the table ops it runs.
+struct ComposedCall {
+    const char* name;
+    std::vector<accel::Op> ops;
+};
+
+/// The composed calls a program makes and a case may name: dense_backward
+/// (the activation's backward op, matmul for dx and dW, column_sum for db)
+/// and bce_with_logits_loss (bce_with_logits, then column_sum of the
+/// losses). Thread-safe (a constant).
+const std::vector<ComposedCall>& composed_calls();
+
+/// The composed call named `name`, or null.
+const ComposedCall* find_composed_call(const std::string& name);
+
 /// One operand of a case: its name and dimensions (row-major; none for a
 /// scalar such as bce_with_logits_loss's loss).
 struct Operand {

@@ -4,7 +4,9 @@
 # stderr) matches every regex of MATCH and, with JSON, that the file written
 # by --json parses and holds exactly DEVICES in order: each device's requested
 # selector, status and test cases passed ("-" for none: no test case ran),
-# with the run's seed SEED on the record and on every device.
+# with the run's seed SEED on the record and on every device, and that the
+# record names accel's version and commit, the date, the machine and each
+# passing device's runtime and driver versions.
 string(REPLACE "|" ";" command "${COMMAND}")
 string(REPLACE "|" ";" match "${MATCH}")
 if(DEFINED JSON)
@@ -29,6 +31,17 @@ if(bad)
 endif()
 if(NOT exit_status EQUAL EXPECT_RC)
   message(FATAL_ERROR "${JSON}: exit_status ${exit_status}, the program's was ${rc}")
+endif()
+# What a certificate says it certifies: accel's version and commit, the date
+# (UTC, ISO 8601), the machine, and (below) each opened device's runtime and driver.
+string(JSON version GET "${record}" accel_version)
+string(JSON commit GET "${record}" commit)
+string(JSON date GET "${record}" date)
+string(JSON hostname GET "${record}" machine hostname)
+if(version STREQUAL "" OR NOT version MATCHES "^[0-9]+\\.[0-9]+\\.[0-9]+" OR commit STREQUAL ""
+   OR NOT date MATCHES "^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z$" OR hostname STREQUAL "")
+  message(FATAL_ERROR "${JSON}: accel_version '${version}', commit '${commit}', date '${date}', machine hostname "
+                      "'${hostname}': a verdict must say what and where it certifies:\n${record}")
 endif()
 string(REPLACE "|" ";" devices "${DEVICES}")
 list(LENGTH devices want)
@@ -56,6 +69,12 @@ foreach(device IN LISTS devices)
   endif()
   if(status STREQUAL "pass" AND device_name STREQUAL "")
     message(FATAL_ERROR "${JSON}: device ${i} (${selector}) passed but names no device:\n${record}")
+  endif()
+  string(JSON runtime GET "${record}" devices ${i} runtime_version)
+  string(JSON driver GET "${record}" devices ${i} driver_version)
+  if(status STREQUAL "pass" AND (runtime STREQUAL "" OR driver STREQUAL ""))
+    message(FATAL_ERROR "${JSON}: device ${i} (${selector}) passed without its runtime ('${runtime}') and driver "
+                        "('${driver}') versions:\n${record}")
   endif()
   if(DEFINED SEED AND NOT got_seed STREQUAL SEED)
     message(FATAL_ERROR "${JSON}: device ${i} ran with seed ${got_seed}, not --seed ${SEED}")

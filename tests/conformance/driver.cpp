@@ -3,12 +3,15 @@
 // of this program with ACCEL_BACKEND set, so that a device whose driver
 // crashes the process costs its own verdict only. See driver.hpp.
 #include "driver.hpp"
+#include "case_file.hpp"
 #include "case_run.hpp"
 
 #include "support/check.hpp"
 #include "support/silent_reporter.hpp"
 
+#include <accel/version.hpp>
 #include <backend_list.hpp>
+#include <machine.hpp>
 #include <tool_cli.hpp>
 
 #include <nlohmann/json.hpp>
@@ -83,20 +86,23 @@ bool is_doctest_option(const std::string& arg) {
     return names.count(doctest_option_name(arg)) > 0;
 }
 
-// The op of the op table named `name` that the suite checks (not a
-// kernel-only building block); the plugins are loaded first when no op has
-// that name (a backend may define ops). Throws accel::InvalidArgument naming
-// the valid ops otherwise.
-accel::Op lookup_op(const std::string& name) {
+// The ops of the op table that `name` stands for in --ops: the op of that
+// name the suite checks (not a kernel-only building block), or the ops a
+// composed call runs (dense_backward, bce_with_logits_loss); the plugins are
+// loaded first when no op has that name (a backend may define ops). Throws
+// accel::InvalidArgument naming the valid ops otherwise.
+std::vector<accel::Op> lookup_op(const std::string& name) {
+    if (const conformance::ComposedCall* call = conformance::find_composed_call(name)) return call->ops;
     auto find = [&name]() -> const accel::OpInfo* {
         const accel::OpInfo* info = accel::find_op(name);
         return info && !info->kernel_only ? info : nullptr;
     };
     if (!find()) (void)accel::backend_statuses();
-    if (const accel::OpInfo* info = find()) return info->op;
+    if (const accel::OpInfo* info = find()) return {info->op};
     std::string valid;
     for (const accel::OpInfo* info : accel::op_table())
         if (!info->kernel_only) valid += (valid.empty() ? "" : ", ") + info->name;
+    for (const conformance::ComposedCall& call : conformance::composed_calls()) valid += std::string(", ") + call.name;
     throw accel::InvalidArgument("unknown op '" + name + "'; valid ops: " + valid);
 }
 
@@ -224,6 +230,8 @@ nlohmann::json device_record(const std::string& requested, const accel_test::Sui
             {"device", o.device},
             {"uuid", o.uuid},
             {"pci_bus_id", o.pci_bus_id},
+            {"runtime_version", o.runtime_version},
+            {"driver_version", o.driver_version},
             {"status", o.status},
             {"passed", count(CaseCounts::passed)},
             {"failed", count(CaseCounts::failed)},
@@ -243,10 +251,23 @@ int verdict_of(const nlohmann::json& devices) {
     return passed == devices.size() ? 0 : unavailable == devices.size() ? 77 : 1;
 }
 
-// The whole record: the run's settings, every device's verdict, the exit status.
+// The commit of ACCEL_VERSION ("0.1.0+0f40e4e-dirty": "0f40e4e-dirty"), or
+// null for a build outside a git checkout ("0.1.0").
+nlohmann::json commit_of(const std::string& version) {
+    const auto plus = version.find('+');
+    return plus == std::string::npos ? nlohmann::json(nullptr) : nlohmann::json(version.substr(plus + 1));
+}
+
+// The whole record: what certified (accel's version and commit, the date, the
+// machine), the run's settings, every device's verdict, the exit status.
 nlohmann::json report(const Command& cmd, const nlohmann::json& seed, const nlohmann::json& devices) {
     const int verdict = devices.empty() ? 77 : verdict_of(devices);
+    const tool_machine::Machine m = tool_machine::this_machine();
     return {{"program", kName},
+            {"accel_version", ACCEL_VERSION},
+            {"commit", commit_of(ACCEL_VERSION)},
+            {"date", tool_machine::utc_now()},
+            {"machine", {{"hostname", m.hostname}, {"cpu", m.cpu}, {"os", m.os}}},
             {"seed", seed},
             {"cases", cmd.cases},
             {"ops", cmd.ops},
@@ -360,9 +381,9 @@ nlohmann::json child_verdict(const std::string& selector, const std::string& fil
                       strsignal(WTERMSIG(wait_status)) + "); its output above shows where"
                 : "the suite's process exited with status " + std::to_string(WEXITSTATUS(wait_status)) +
                       " without a verdict; its output above shows why";
-        d = {{"selector", selector}, {"device", ""},     {"uuid", ""},        {"pci_bus_id", ""},
-             {"status", "error"},    {"passed", nullptr}, {"failed", nullptr}, {"skipped", nullptr},
-             {"reason", why},        {"seed", seed}};
+        d = {{"selector", selector},  {"device", ""},         {"uuid", ""},        {"pci_bus_id", ""},
+             {"runtime_version", ""}, {"driver_version", ""}, {"status", "error"}, {"passed", nullptr},
+             {"failed", nullptr},     {"skipped", nullptr},   {"reason", why},     {"seed", seed}};
     }
     d["requested"] = selector;
     d["duration_s"] = seconds;  // the process's whole time, its start and the device's opening included
@@ -393,7 +414,8 @@ std::optional<int> parse_command_line(int argc, char** argv, Command& cmd) {
         ->type_name("PATTERNS");
     app.add_option("--ops", cmd.ops,
                    "only these ops: the test cases that name one of them, and the every-op case for these alone "
-                   "(add, matmul, dense, sigmoid, relu_backward, ...)")
+                   "(add, matmul, dense, sigmoid, relu_backward, ...; a composed call such as dense_backward: "
+                   "the cases that name it and the ops it runs)")
         ->delimiter(',')
         ->allow_extra_args(false)
         ->check(tool_cli::throws_if_bad(lookup_op, ""))
@@ -440,7 +462,8 @@ std::optional<int> parse_command_line(int argc, char** argv, Command& cmd) {
                    "write the distinct calls of --case-file to OUT as a case file (one line each) and stop")
         ->type_name("OUT");
     app.add_option("--json", cmd.json,
-                   "write the verdicts to FILE: per device selector, device, uuid, pci_bus_id, status, test cases "
+                   "write the verdicts to FILE: accel's version and commit, the date (UTC) and machine, and per device "
+                   "selector, device, uuid, pci_bus_id, runtime and driver versions, status, test cases "
                    "passed/failed/skipped, reason, seed, duration_s")
         ->type_name("FILE");
     if (const auto rc = tool_cli::parse(app, ours)) return rc;
@@ -456,7 +479,8 @@ int usage_error(const std::string& message) { return tool_cli::usage_error(kName
 std::vector<std::string> prepare_suite(const Command& cmd, const char* program) {
     if (cmd.seed) setenv("ACCEL_TEST_SEED", std::to_string(*cmd.seed).c_str(), 1);
     std::vector<accel::Op> ops;
-    for (const auto& name : cmd.ops) ops.push_back(lookup_op(name));
+    for (const auto& name : cmd.ops)
+        for (accel::Op op : lookup_op(name)) ops.push_back(op);
     std::vector<accel::DType> dtypes;
     for (const auto& name : cmd.dtypes) dtypes.push_back(accel::parse_dtype(name));
     accel_test::select(ops, dtypes);

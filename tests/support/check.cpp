@@ -162,6 +162,8 @@ int run_suite(int argc, const char* const* argv, const char* suite, bool hold_de
         out.device = d->info().name;
         out.uuid = d->info().uuid;
         out.pci_bus_id = d->info().pci_bus_id;
+        out.runtime_version = d->info().runtime_version;
+        out.driver_version = d->info().driver_version;
         std::cout << suite << " on " << d->selector() << " (" << d->info().name << "), seed " << seed() << "\n";
         // The kernel path facts ("f16/bf16 matmul: tensor cores, ..."), so the log says what ran.
         const std::string path_fact = " matmul";

@@ -167,6 +167,9 @@ struct SuiteOutcome {
     /// stable_selector, else Device::selector()), name and, where
     /// the backend reports them, UUID and PCI bus id); empty before.
     std::string selector, device, uuid, pci_bus_id;
+    /// Its runtime and driver as DeviceInfo states them ("CUDA runtime
+    /// 13.0", "OpenCL 3.0 PoCL 3.1 ..."); empty before it is opened.
+    std::string runtime_version, driver_version;
 };
 
 /// The entry of a per-backend suite: prints the device under test and the

@@ -2,9 +2,6 @@
 
 #include <accel/version.hpp>
 
-#include <sys/utsname.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdarg>
 #include <cerrno>
@@ -18,17 +15,6 @@ namespace bench {
 namespace {
 
 using nlohmann::json;
-
-std::string cpu_model() {
-    std::ifstream f("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(f, line)) {
-        if (line.rfind("model name", 0) != 0) continue;
-        auto colon = line.find(':');
-        if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-    return "unknown";
-}
 
 std::string opt(const std::optional<double>& x, double scale = 1) { return x ? num(*x * scale) : ""; }
 
@@ -149,16 +135,6 @@ std::string format(const char* fmt, ...) {
     std::vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     return buf;
-}
-
-Machine this_machine() {
-    Machine m;
-    m.cpu = cpu_model();
-    utsname u{};
-    m.os = uname(&u) == 0 ? std::string(u.sysname) + " " + u.release + " " + u.machine : "unknown";
-    char host[256] = {};
-    m.hostname = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
-    return m;
 }
 
 json to_json(const Settings& s, const Results& r, const Machine& m) {

@@ -9,17 +9,13 @@
 #include <string>
 #include <vector>
 
+#include <machine.hpp>
+
 namespace bench {
 
-/// The machine a run happened on.
-struct Machine {
-    std::string cpu;       ///< /proc/cpuinfo "model name" (or "unknown")
-    std::string os;        ///< uname: sysname release machine
-    std::string hostname;
-};
-
-/// Facts about this machine; never throws (unknown fields say "unknown").
-Machine this_machine();
+/// The machine a run happened on (tools/common/machine.hpp).
+using tool_machine::Machine;
+using tool_machine::this_machine;
 
 /// The run as a JSON document: {"accel_version", "machine", "settings",
 /// "devices": [...with ceilings...], "rows": [...], "notes", "unavailable"}.
