@@ -174,12 +174,16 @@ PhysicalDevice describe(VkPhysicalDevice d, bool* usable, std::string* why) {
     pd.has_pci_bus_info = has_extension(d, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
     VkPhysicalDevice16BitStorageFeatures s16{};
     s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+    VkPhysicalDevice8BitStorageFeatures s8{};
+    s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES;
+    if (pd.props.apiVersion >= VK_API_VERSION_1_2) s16.pNext = &s8;  // core there: no extension to enable
     VkPhysicalDeviceFeatures2 f2{};
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &s16;
     vkGetPhysicalDeviceFeatures2(d, &f2);
     pd.fp64 = f2.features.shaderFloat64 && f2.features.shaderInt64;
     pd.storage16 = s16.storageBuffer16BitAccess;
+    pd.storage8 = s8.storageBuffer8BitAccess;
     *usable = true;
     return pd;
 }
@@ -440,6 +444,10 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
     i.extra.push_back({"dtypes", std::string("f32") + (d.fp64 ? ", f64" : "") + (d.storage16 ? ", f16, bf16" : "")});
     i.extra.push_back({"memory allocation", "buffers up to 2 MiB sub-allocated from 16 MiB VkDeviceMemory blocks, "
                                             "larger ones in their own"});
+    i.extra.push_back({"device-to-device copy",
+                       copy_method(d) == "shader"
+                           ? "compute shader (16-byte units, a byte head and tail; ACCEL_VULKAN_COPY)"
+                           : "vkCmdCopyBuffer (ACCEL_VULKAN_COPY)"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
     return i;
 }
