@@ -413,6 +413,22 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
     i.determinism = {true, true,
                      "a product's element is one invocation's sum over k in k order in both GEMM shaders; "
                      "column_sum splits columns; no atomics"};
+    // Without DenormPreserve (VkPhysicalDeviceFloatControlsProperties) for a
+    // width, the driver may flush its subnormals. The f64 modules declare it
+    // only where both widths have it (with_float_controls); f16 and bf16 are
+    // computed in float, where f16's subnormals are normal and bf16's are
+    // float's.
+    const bool keep32 = d.denorm_preserve32, keep64 = d.denorm_preserve32 && d.denorm_preserve64;
+    if (!keep32) i.subnormals.flushed = {DType::f32, DType::bf16};
+    if (d.fp64 && !keep64) i.subnormals.flushed.push_back(DType::f64);
+    const bool no64 = d.fp64 && !d.denorm_preserve64;
+    if (!i.subnormals.flushed.empty())
+        i.subnormals.basis =
+            std::string("the driver reports no DenormPreserve for ") +
+            (!keep32 && no64 ? "32- and 64-bit floats" : !keep32 ? "32-bit floats" : "64-bit floats") +
+            " (VkPhysicalDeviceFloatControlsProperties), so its compiler may flush their subnormals" +
+            (!keep32 ? "; bf16 is computed in 32-bit floats" : "") +
+            (d.fp64 && !keep64 && !no64 ? "; the f64 kernels use 32-bit floats too" : "");
     i.timer = d.timestamp_bits > 0
                   ? "Vulkan timestamp queries (vkCmdWriteTimestamp, " + std::to_string(l.timestampPeriod) +
                         " ns per tick, " + std::to_string(d.timestamp_bits) + " valid bits)"
