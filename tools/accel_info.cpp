@@ -149,6 +149,12 @@ int main(int argc, char** argv) {
                                                   : "bitwise across runs, streams and thread counts; products "
                                                     "refused (not batch-invariant)",
                             det.basis.empty() ? "" : ("\n        (" + det.basis + ")").c_str());
+                const accel::Subnormals& sub = info.subnormals;
+                std::string flushed;
+                for (accel::DType t : sub.flushed) flushed += (flushed.empty() ? "" : ", ") + std::string(accel::dtype_name(t));
+                std::printf("      subnormals: %s%s\n",
+                            flushed.empty() ? "kept in every dtype" : ("flushed to zero in " + flushed).c_str(),
+                            sub.basis.empty() ? "" : ("\n        (" + sub.basis + ")").c_str());
                 print_op_support(*d);
                 if (d->kernel_table().supports(accel::Op::matmul, accel::OpPath::vendor)) {
                     // Reads the record only, unless asked to measure.

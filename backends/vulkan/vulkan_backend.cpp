@@ -174,12 +174,16 @@ PhysicalDevice describe(VkPhysicalDevice d, bool* usable, std::string* why) {
     pd.has_pci_bus_info = has_extension(d, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
     VkPhysicalDevice16BitStorageFeatures s16{};
     s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+    VkPhysicalDevice8BitStorageFeatures s8{};
+    s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES;
+    if (pd.props.apiVersion >= VK_API_VERSION_1_2) s16.pNext = &s8;  // core there: no extension to enable
     VkPhysicalDeviceFeatures2 f2{};
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &s16;
     vkGetPhysicalDeviceFeatures2(d, &f2);
     pd.fp64 = f2.features.shaderFloat64 && f2.features.shaderInt64;
     pd.storage16 = s16.storageBuffer16BitAccess;
+    pd.storage8 = s8.storageBuffer8BitAccess;
     *usable = true;
     return pd;
 }
@@ -409,6 +413,22 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
     i.determinism = {true, true,
                      "a product's element is one invocation's sum over k in k order in both GEMM shaders; "
                      "column_sum splits columns; no atomics"};
+    // Without DenormPreserve (VkPhysicalDeviceFloatControlsProperties) for a
+    // width, the driver may flush its subnormals. The f64 modules declare it
+    // only where both widths have it (with_float_controls); f16 and bf16 are
+    // computed in float, where f16's subnormals are normal and bf16's are
+    // float's.
+    const bool keep32 = d.denorm_preserve32, keep64 = d.denorm_preserve32 && d.denorm_preserve64;
+    if (!keep32) i.subnormals.flushed = {DType::f32, DType::bf16};
+    if (d.fp64 && !keep64) i.subnormals.flushed.push_back(DType::f64);
+    const bool no64 = d.fp64 && !d.denorm_preserve64;
+    if (!i.subnormals.flushed.empty())
+        i.subnormals.basis =
+            std::string("the driver reports no DenormPreserve for ") +
+            (!keep32 && no64 ? "32- and 64-bit floats" : !keep32 ? "32-bit floats" : "64-bit floats") +
+            " (VkPhysicalDeviceFloatControlsProperties), so its compiler may flush their subnormals" +
+            (!keep32 ? "; bf16 is computed in 32-bit floats" : "") +
+            (d.fp64 && !keep64 && !no64 ? "; the f64 kernels use 32-bit floats too" : "");
     i.timer = d.timestamp_bits > 0
                   ? "Vulkan timestamp queries (vkCmdWriteTimestamp, " + std::to_string(l.timestampPeriod) +
                         " ns per tick, " + std::to_string(d.timestamp_bits) + " valid bits)"
@@ -440,6 +460,10 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
     i.extra.push_back({"dtypes", std::string("f32") + (d.fp64 ? ", f64" : "") + (d.storage16 ? ", f16, bf16" : "")});
     i.extra.push_back({"memory allocation", "buffers up to 2 MiB sub-allocated from 16 MiB VkDeviceMemory blocks, "
                                             "larger ones in their own"});
+    i.extra.push_back({"device-to-device copy",
+                       copy_method(d) == "shader"
+                           ? "compute shader (16-byte units, a byte head and tail; ACCEL_VULKAN_COPY)"
+                           : "vkCmdCopyBuffer (ACCEL_VULKAN_COPY)"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
     return i;
 }

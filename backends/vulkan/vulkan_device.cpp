@@ -13,6 +13,7 @@ namespace vulkan {
 
 VulkanDevice::VulkanDevice(int index, VkInstance instance, const PhysicalDevice& pd, const std::string& stable)
     : Device(make_info(index, pd, stable)), instance_(instance), pd_(pd) {
+    copy_by_shader_ = copy_method(pd) == "shader";
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo qi{};
     qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
@@ -22,6 +23,10 @@ VulkanDevice::VulkanDevice(int index, VkInstance instance, const PhysicalDevice&
     VkPhysicalDevice16BitStorageFeatures s16{};
     s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
     s16.storageBuffer16BitAccess = pd.storage16 ? VK_TRUE : VK_FALSE;
+    VkPhysicalDevice8BitStorageFeatures s8{};
+    s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES;
+    s8.storageBuffer8BitAccess = VK_TRUE;  // the copy shader's head and tail bytes
+    if (pd.storage8) s16.pNext = &s8;
     VkPhysicalDeviceFeatures2 f2{};
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &s16;
@@ -169,41 +174,6 @@ void VulkanDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std
             std::memcpy(dst, mapped, bytes);  // the copy reaches the caller's memory once complete
             destroy_buffer(staging);
         });
-    if (blocking) state_of(s).wait(seq);
-}
-
-// vkCmdCopyBuffer forbids overlapping regions: a copy within one VkBuffer
-// whose ranges overlap goes through a temporary device buffer (two handles
-// may share one VkBuffer: adopted ranges of a program's buffer).
-void VulkanDevice::do_copy_d2d(DeviceHandle dst, std::size_t dst_off, DeviceHandle src, std::size_t src_off,
-                               std::size_t bytes, Stream& s, bool blocking) {
-    const VkBuffer to = vb(dst)->buffer, from = vb(src)->buffer;
-    const VkDeviceSize doff = vb(dst)->start + dst_off, soff = vb(src)->start + src_off;
-    const bool overlap = to == from && doff < soff + bytes && soff < doff + bytes;
-    std::uint64_t seq = 0;
-    if (!overlap) {
-        seq = state_of(s).submit([=](VkCommandBuffer cb) {
-            VkBufferCopy region{soff, doff, bytes};
-            vkCmdCopyBuffer(cb, from, to, 1, &region);
-        });
-    } else {
-        VulkanBuffer* tmp = create_buffer(bytes, false, nullptr);
-        const VkBuffer mid = tmp->buffer;
-        seq = state_of(s).submit(
-            [=](VkCommandBuffer cb) {
-                VkBufferCopy in{soff, 0, bytes};
-                vkCmdCopyBuffer(cb, from, mid, 1, &in);
-                VkMemoryBarrier mb{};
-                mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-                mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-                mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-                vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb,
-                                     0, nullptr, 0, nullptr);
-                VkBufferCopy out{0, doff, bytes};
-                vkCmdCopyBuffer(cb, mid, to, 1, &out);
-            },
-            [this, tmp] { destroy_buffer(tmp); });
-    }
     if (blocking) state_of(s).wait(seq);
 }
 

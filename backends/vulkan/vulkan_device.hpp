@@ -366,6 +366,7 @@ struct PhysicalDevice {
     bool has_pci_bus_info = false;  ///< VK_EXT_pci_bus_info
     bool fp64 = false;              ///< shaderFloat64 and shaderInt64
     bool storage16 = false;         ///< storageBuffer16BitAccess
+    bool storage8 = false;          ///< storageBuffer8BitAccess (Vulkan 1.2; false before)
     std::uint32_t subgroup_size = 0;   ///< VkPhysicalDeviceSubgroupProperties (0 before Vulkan 1.1)
     bool subgroup_arithmetic = false;  ///< subgroupAdd and the like in compute shaders
     /// VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2; all false before):
@@ -373,6 +374,13 @@ struct PhysicalDevice {
     bool denorm_preserve32 = false, denorm_preserve64 = false;
     bool nan_preserve32 = false, nan_preserve64 = false;
 };
+
+/// How copy_device_to_device copies on `pd`: "shader" (shaders/copy.comp)
+/// or "transfer" (vkCmdCopyBuffer), by ACCEL_VULKAN_COPY (auto, shader,
+/// transfer; vulkan_copy.cpp gives auto's rule). Throws InvalidArgument for
+/// another value, Unsupported for shader on a device without
+/// storageBuffer8BitAccess. Thread-safe.
+std::string copy_method(const PhysicalDevice& pd);
 
 /// The DeviceInfo of `d` opened as vulkan:`index`, `stable` its stable
 /// selector (vulkan_backend.cpp, for the VulkanDevice constructor).
@@ -531,14 +539,33 @@ private:
     /// command buffer: binds `buffers` (in binding order), and dispatches
     /// g.grid work-groups of g.block once per range of at most
     /// invocations × `per_invocation` elements, with push constants {range
-    /// start, range length, extra...} (at most 8 words). Throws InvalidArgument
-    /// (a grid of 2^32 invocations or more), DeviceError.
+    /// start, range length, extra...} (at most 32 words in all). Returns the
+    /// stream's sequence number of the command. Throws InvalidArgument (a
+    /// grid of 2^32 invocations or more), DeviceError.
     /// `spec`: the pipeline's specialization constants after the block's.
     /// `byte_offset`: where every binding starts in its buffer (a multiple
     /// of minStorageBufferOffsetAlignment; 0 for the scratch buffer).
-    void dispatch(const std::string& module, const std::vector<const VulkanBuffer*>& buffers, std::size_t n,
-                  std::size_t per_invocation, const std::vector<std::uint32_t>& extra, const LaunchGeometry& g,
-                  Stream& s, const std::vector<std::uint32_t>& spec = {}, VkDeviceSize byte_offset = 0);
+    std::uint64_t dispatch(const std::string& module, const std::vector<const VulkanBuffer*>& buffers, std::size_t n,
+                           std::size_t per_invocation, const std::vector<std::uint32_t>& extra,
+                           const LaunchGeometry& g, Stream& s, const std::vector<std::uint32_t>& spec = {},
+                           VkDeviceSize byte_offset = 0);
+    /// dispatch() with binding i at the range infos[i] (1..4 bindings; each
+    /// offset a multiple of minStorageBufferOffsetAlignment, each range
+    /// within maxStorageBufferRange).
+    std::uint64_t dispatch_ranges(const std::string& module, const std::vector<VkDescriptorBufferInfo>& infos,
+                                  std::size_t n, std::size_t per_invocation, const std::vector<std::uint32_t>& extra,
+                                  const LaunchGeometry& g, Stream& s, const std::vector<std::uint32_t>& spec = {});
+    /// Copies `bytes` from byte `soff` of `src` to byte `doff` of `dst`
+    /// (offsets from each buffer's start, ranges not overlapping) by
+    /// shaders/copy.comp, in segments one binding reaches; returns the
+    /// sequence number of the last dispatch (0 for no bytes). Needs
+    /// storageBuffer8BitAccess (pd_.storage8). Throws DeviceError.
+    /// vulkan_copy.cpp.
+    std::uint64_t copy_by_shader(const VulkanBuffer& dst, VkDeviceSize doff, const VulkanBuffer& src,
+                                 VkDeviceSize soff, VkDeviceSize bytes, Stream& s);
+    /// Whether copy_device_to_device runs copy_by_shader (else
+    /// vkCmdCopyBuffer): copy_method() when the device opens.
+    bool copy_by_shader_ = false;
     /// The most elements of dtype t one binding reaches from an aligned
     /// offset: maxStorageBufferRange rounded down to whole elements and to
     /// minStorageBufferOffsetAlignment, so that the next segment starts

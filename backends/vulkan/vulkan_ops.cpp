@@ -373,10 +373,24 @@ std::size_t VulkanDevice::segment_elements(DType t) const noexcept {
     return static_cast<std::size_t>(std::max<VkDeviceSize>(bytes / size, 1));
 }
 
-void VulkanDevice::dispatch(const std::string& module, const std::vector<const VulkanBuffer*>& buffers,
-                            std::size_t n, std::size_t per_invocation, const std::vector<std::uint32_t>& extra,
-                            const LaunchGeometry& g, Stream& s, const std::vector<std::uint32_t>& spec,
-                            VkDeviceSize byte_offset) {
+std::uint64_t VulkanDevice::dispatch(const std::string& module, const std::vector<const VulkanBuffer*>& buffers,
+                                     std::size_t n, std::size_t per_invocation, const std::vector<std::uint32_t>& extra,
+                                     const LaunchGeometry& g, Stream& s, const std::vector<std::uint32_t>& spec,
+                                     VkDeviceSize byte_offset) {
+    std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+    const VkDeviceSize max_range = pd_.props.limits.maxStorageBufferRange;
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+        const VkDeviceSize offset = buffers[i] == scratch_ ? 0 : byte_offset;
+        infos[i] = {buffers[i]->buffer, buffers[i]->start + offset,
+                    std::min<VkDeviceSize>(buffers[i]->size - offset, max_range)};
+    }
+    return dispatch_ranges(module, infos, n, per_invocation, extra, g, s, spec);
+}
+
+std::uint64_t VulkanDevice::dispatch_ranges(const std::string& module, const std::vector<VkDescriptorBufferInfo>& infos,
+                                            std::size_t n, std::size_t per_invocation,
+                                            const std::vector<std::uint32_t>& extra, const LaunchGeometry& g,
+                                            Stream& s, const std::vector<std::uint32_t>& spec) {
     const std::size_t grid = g.grid.volume(), block = g.block.volume();
     if (grid == SIZE_MAX || block == SIZE_MAX || (grid && block > SIZE_MAX / grid) || grid * block >= (std::size_t{1} << 32))
         throw InvalidArgument(module + " on " + selector() + ": geometry " + g.to_string() +
@@ -387,20 +401,13 @@ void VulkanDevice::dispatch(const std::string& module, const std::vector<const V
     // Dispatches of at most `per_invocation` elements per invocation (llvmpipe
     // ends an invocation after 65535 loop iterations), each given its range.
     const std::size_t chunk = std::max<std::size_t>(1, std::min<std::size_t>(n, invocations * std::max<std::size_t>(per_invocation, 1)));
-    const auto bindings = static_cast<std::uint32_t>(buffers.size());
+    const auto bindings = static_cast<std::uint32_t>(infos.size());
     VkPipeline p = pipeline(module, bindings, g.block, spec);
     const auto set = allocate_set(bindings);
-    std::vector<VkDescriptorBufferInfo> infos(bindings);
-    const VkDeviceSize max_range = pd_.props.limits.maxStorageBufferRange;
-    for (std::uint32_t i = 0; i < bindings; ++i) {
-        const VkDeviceSize offset = buffers[i] == scratch_ ? 0 : byte_offset;
-        infos[i] = {buffers[i]->buffer, buffers[i]->start + offset,
-                    std::min<VkDeviceSize>(buffers[i]->size - offset, max_range)};
-    }
     write_storage_buffers(set.first, infos);
     const VkPipelineLayout layout = pipeline_layouts_[bindings - 1];
     const Dim3 gd = g.grid;
-    state_of(s).submit(
+    return state_of(s).submit(
         [&](VkCommandBuffer cb) {
             vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
             vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set.first, 0, nullptr);

@@ -38,6 +38,9 @@ const std::vector<Variable>& variables() noexcept {
          "worker threads of the host backend (default: all hardware threads)"},
         {"ACCEL_CUDA_TF32", "1 (TF32 tensor-core sgemm) or 0 (FP32)",
          "whether cuBLAS may use TF32 tensor cores on the vendor path (default 0)"},
+        {"ACCEL_VULKAN_COPY", "auto, shader or transfer (any case)",
+         "how the Vulkan backend copies device to device: its compute shader, vkCmdCopyBuffer, or auto (default: "
+         "the shader on GPUs, vkCmdCopyBuffer on CPU drivers)"},
         {"ACCEL_CACHE_DIR", "a folder (created when missing), not a file",
          "where the auto path's measurements and the Vulkan pipeline cache are kept (default $XDG_CACHE_HOME/accel, "
          "else ~/.cache/accel)"},

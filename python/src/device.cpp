@@ -48,6 +48,16 @@ StrDict determinism_dict(const accel::Determinism& p) {
     return d;
 }
 
+// DeviceInfo::subnormals as a dict (DeviceInfo.subnormals).
+StrDict subnormals_dict(const accel::Subnormals& p) {
+    nb::list flushed;
+    for (accel::DType t : p.flushed) flushed.append(nb::str(accel::dtype_name(t)));
+    StrDict d;
+    d["flushed"] = flushed;
+    d["basis"] = p.basis;
+    return d;
+}
+
 // DeviceInfo and MemoryInfo: what a device is, and what accel holds on it.
 void bind_device_facts(nb::module_& m) {
     nb::class_<accel::DeviceInfo>(m, "DeviceInfo",
@@ -76,6 +86,10 @@ void bind_device_facts(nb::module_& m) {
                      "backend: a dict with reproducible (bool: the same bits on every run, stream and thread "
                      "count), batch_invariant (bool: matmul/dense rows do not depend on the batch size) and basis "
                      "(str: what the promise rests on).")
+        .def_prop_ro("subnormals", [](const accel::DeviceInfo& i) { return subnormals_dict(i.subnormals); },
+                     "The dtypes whose subnormal values the kernels may flush to zero, stated by the backend from "
+                     "what the runtime reports: a dict with flushed (list of dtype names, e.g. ['f32', 'bf16']; "
+                     "empty: every dtype keeps its subnormals) and basis (str: why).")
         .def(
             "as_dict",
             [](const accel::DeviceInfo& i) {
@@ -96,6 +110,7 @@ void bind_device_facts(nb::module_& m) {
                 d["host"] = i.host;
                 d["extra"] = i.extra;
                 d["determinism"] = determinism_dict(i.determinism);
+                d["subnormals"] = subnormals_dict(i.subnormals);
                 return d;
             },
             "Every field as a dict (field name to value).")

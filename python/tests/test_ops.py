@@ -10,6 +10,7 @@ has no kernel for is skipped with accel's reason.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -148,6 +149,35 @@ def test_bce_with_logits_loss(device: accel.Device, dtype: str) -> None:
     loss = ops.bce_with_logits_loss(z, t)
     assert isinstance(loss, float)
     assert abs(loss - ref) <= 1e-2 * abs(ref) if dtype in ("f16", "bf16") else abs(loss - ref) <= 1e-5 * abs(ref)
+
+
+# Logits whose loss log1p(exp(-z)) is subnormal in the dtype (f32: 3.8e-44 at z = 100).
+SUBNORMAL_LOSS_Z = {"f32": 100.0, "f64": 740.0, "bf16": 90.0}
+
+
+@pytest.mark.parametrize("dtype", sorted(SUBNORMAL_LOSS_Z))
+def test_bce_with_logits_subnormal_loss(device: accel.Device, dtype: str) -> None:
+    """bce_with_logits(z, 1) against PyTorch's definition max(z, 0) - z t + log1p(exp(-|z|)) where the loss is
+    subnormal: the value itself, or 0 on a device that says it flushes the dtype's subnormals."""
+    if not device.supports("bce_with_logits", dtype, "native"):
+        pytest.skip(f"bce_with_logits in {dtype} does not run on {device.selector}")
+    z0 = SUBNORMAL_LOSS_Z[dtype]
+    z = accel.from_numpy(np.array([z0, -z0], dtype=np.float32 if dtype != "f64" else np.float64), device=device,
+                         dtype=dtype)
+    t = accel.from_numpy(np.array([1.0, 0.0], dtype=np.float32), device=device, dtype=dtype)
+    zs, ts = stored(z), stored(t)
+    ref = np.maximum(zs, 0) - zs * ts + np.log1p(np.exp(-np.abs(zs)))
+    want = stored(accel.from_numpy(ref.astype(np.float64 if dtype == "f64" else np.float32), device=device, dtype=dtype))
+    got = stored(ops.bce_with_logits(z, t))
+    tiny = math.ldexp(1.0, {"f32": -149, "f64": -1074, "bf16": -133}[dtype])  # the smallest subnormal
+    close = np.abs(got - want) <= np.maximum(1e-6 * np.abs(want), 4 * tiny)
+    subnormals = device.info.subnormals
+    if dtype in subnormals["flushed"]:
+        assert np.all(close | (got == 0)), f"{got} is neither the loss {want} nor flushed to 0"
+        warnings.warn(f"{device.selector} flushes {dtype} subnormals ({subnormals['basis']}): the loss {want[0]:.3g} "
+                      f"compared with flush-to-zero semantics, got {got[0]:.3g}")
+    else:
+        assert np.all(close & (got != 0)), f"{got}, expected the subnormal loss {want} ({device.selector} keeps them)"
 
 
 def paths_of(device: accel.Device, op: str, dtype: str) -> List[str]:

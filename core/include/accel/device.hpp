@@ -115,7 +115,6 @@ private:
     bool recorded_ = false;
 };
 
-/// What a device is, as reported by its runtime.
 /// What a device's native kernels promise in deterministic mode
 /// (Device::set_deterministic, ops::Options::deterministic,
 /// ACCEL_DETERMINISTIC=1), stated by its backend. A backend that states
@@ -137,6 +136,27 @@ struct Determinism {
     std::string basis;
 };
 
+/// Which dtypes' subnormal values a device's kernels may flush to zero,
+/// stated by its backend from what the runtime reports: in such a dtype a
+/// subnormal input may be read as a signed zero and a subnormal result
+/// stored as one (flush-to-zero, denormals-are-zero), where IEEE 754 keeps
+/// them (gradual underflow). A default value flushes nothing: every dtype
+/// keeps its subnormals. Copies never flush (they move bytes).
+struct Subnormals {
+    /// The dtypes flushed, each at most once; empty: none.
+    std::vector<DType> flushed;
+    /// Why (what the runtime reports), one sentence for accel-info; empty
+    /// when nothing is flushed.
+    std::string basis;
+    /// Whether `t`'s subnormals may be flushed. Never throws; thread-safe.
+    bool flushes(DType t) const noexcept {
+        for (DType f : flushed)
+            if (f == t) return true;
+        return false;
+    }
+};
+
+/// What a device is, as reported by its runtime.
 struct DeviceInfo {
     std::string backend;          ///< the backend's name, e.g. "host", "opencl", "cuda", "hip", "vulkan"
     int index = 0;                ///< index within the backend
@@ -170,6 +190,8 @@ struct DeviceInfo {
     std::string host;
     /// What the native kernels promise in deterministic mode (Determinism).
     Determinism determinism;
+    /// The dtypes whose subnormals the kernels may flush to zero (Subnormals).
+    Subnormals subnormals;
 };
 
 /// The memory a device holds for accel (Device::memory_info()), in bytes.

@@ -26,8 +26,9 @@
 /// a plugin built before would run as none. 12: NativeInterop (a program's
 /// own kernels, runtime objects both ways). 13: DeviceInfo gained
 /// `determinism`, what a device's native kernels promise in deterministic
-/// mode; Device holds the mode.
-#define ACCEL_PLUGIN_ABI 13
+/// mode; Device holds the mode. 14: DeviceInfo gained `subnormals`, the
+/// dtypes whose subnormal values a device's kernels may flush to zero.
+#define ACCEL_PLUGIN_ABI 14
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check
