@@ -26,8 +26,10 @@
 /// a plugin built before would run as none. 12: NativeInterop (a program's
 /// own kernels, runtime objects both ways). 13: DeviceInfo gained
 /// `determinism`, what a device's native kernels promise in deterministic
-/// mode; Device holds the mode.
-#define ACCEL_PLUGIN_ABI 13
+/// mode; Device holds the mode. 14: Probes gained matrix_throughput (the
+/// matrix engine's peak) and gemm_compute (the unit each dtype and path of
+/// matmul/dense runs on); fma_throughput takes f16 (half arithmetic).
+#define ACCEL_PLUGIN_ABI 14
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check
