@@ -427,6 +427,22 @@ void StagingPool::release_after(void* p, cudaStream_t stream) noexcept {
 
 // ---- the device -------------------------------------------------------------------
 
+namespace {
+
+// Whether device `ordinal` runs the tensor-core GEMM (kernels.hpp).
+bool tensor_core_gemm([[maybe_unused]] int ordinal) {
+#ifdef ACCEL_HIP
+    return false;
+#else
+    int major = 0, minor = 0;
+    ACCEL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
+    ACCEL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal));
+    return major * 10 + minor >= kTensorCoreGemmMinArch;
+#endif
+}
+
+}  // namespace
+
 CudaDevice::CudaDevice(int index, int ordinal) : Device(device_info(index, ordinal)), ordinal_(ordinal) {
     const CurrentDevice current(ordinal_);
     int warp = 0;
@@ -436,6 +452,9 @@ CudaDevice::CudaDevice(int index, int ordinal) : Device(device_info(index, ordin
                               " threads; expected 1 to 1024 (32 on NVIDIA GPUs, 32 or 64 on AMD ones)",
                           warp, "warp width out of range");
     warp_size_ = static_cast<unsigned>(warp);
+    tensor_cores_ = tensor_core_gemm(ordinal_);
+    mutable_info().extra.push_back({"f16/bf16 matmul", tensor_cores_ ? "tensor cores, mma.sync m16n8k16, f32 accumulation"
+                                                                     : "SIMT, f32 FMA accumulation"});
     blas_ = vendor_blas_start(blas_description_);
     mutable_info().extra.push_back({"kernels built for", ACCEL_GPU_ARCHS});
     mutable_info().extra.push_back(

@@ -502,6 +502,7 @@ private:
 
     int ordinal_;            // the CUDA device ordinal (cudaSetDevice)
     unsigned warp_size_ = 32;  // threads per warp (wavefront): read from the device
+    bool tensor_cores_ = false;  // f16/bf16 matmul and dense through launch_matmul_mma
     std::shared_ptr<DeviceMemory> memory_ = std::make_shared<DeviceMemory>();
     StagingPool staging_;
     std::string blas_description_;  // the vendor BLAS, or why it did not start

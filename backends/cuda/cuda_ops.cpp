@@ -9,6 +9,8 @@
 
 #include <accel/error.hpp>
 
+#include <type_traits>
+
 namespace accel {
 namespace cuda {
 
@@ -44,19 +46,27 @@ void CudaDevice::register_dtype(DType dt) {
             ACCEL_CUDA_CHECK(launch_elementwise(op, in<T>(a.in[0]), in<T>(a.in[1]),
                                                 out<T>(a.out[0]), a.n, launch(a.geometry, *a.stream)));
         });
-    kernel_table().add(Op::matmul, dt, nat, [this](const KernelArgs& a) {
+    // matmul and dense: the tensor-core kernel for f16/bf16 where the device has it, else the SIMT one.
+    const auto gemm = [this](const KernelArgs& a, const GemmArgs& p, const T* bias, Epilogue act) {
         const CurrentDevice current(ordinal_);
-        const GemmArgs p = GemmArgs::of(a);
+        const Launch l = launch(a.geometry, *a.stream);
+#ifndef ACCEL_HIP
+        if constexpr (!std::is_same<T, F>::value) {  // f16, bf16
+            if (tensor_cores_) {
+                ACCEL_CUDA_CHECK(launch_matmul_mma(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), p.m, p.n, p.k,
+                                                   p.trans_a, p.trans_b, bias, act, tile_of(a), l));
+                return;
+            }
+        }
+#endif
         ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), p.m, p.n, p.k, p.trans_a,
-                                       p.trans_b, static_cast<const T*>(nullptr), Epilogue::none, tile_of(a),
-                                       launch(a.geometry, *a.stream)));
+                                       p.trans_b, bias, act, tile_of(a), l));
+    };
+    kernel_table().add(Op::matmul, dt, nat, [gemm](const KernelArgs& a) {
+        gemm(a, GemmArgs::of(a), static_cast<const T*>(nullptr), Epilogue::none);
     });
-    kernel_table().add(Op::dense, dt, nat, [this](const KernelArgs& a) {
-        const CurrentDevice current(ordinal_);
-        const GemmArgs p = DenseArgs::of(a).gemm();  // x·Wᵀ
-        ACCEL_CUDA_CHECK(launch_matmul(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), p.m, p.n, p.k, p.trans_a,
-                                       p.trans_b, in<T>(a.in[2]), epilogue(a.act), tile_of(a),
-                                       launch(a.geometry, *a.stream)));
+    kernel_table().add(Op::dense, dt, nat, [gemm](const KernelArgs& a) {
+        gemm(a, DenseArgs::of(a).gemm(), in<T>(a.in[2]), epilogue(a.act));  // x·Wᵀ
     });
     kernel_table().add(Op::bias_activation, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);

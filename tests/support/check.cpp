@@ -163,6 +163,12 @@ int run_suite(int argc, const char* const* argv, const char* suite, bool hold_de
         out.uuid = d->info().uuid;
         out.pci_bus_id = d->info().pci_bus_id;
         std::cout << suite << " on " << d->selector() << " (" << d->info().name << "), seed " << seed() << "\n";
+        // The kernel path facts ("f16/bf16 matmul: tensor cores, ..."), so the log says what ran.
+        const std::string path_fact = " matmul";
+        for (const auto& fact : d->info().extra)
+            if (fact.first.size() > path_fact.size() &&
+                fact.first.compare(fact.first.size() - path_fact.size(), path_fact.size(), path_fact) == 0)
+                std::cout << "  " << fact.first << ": " << fact.second << "\n";
     } catch (const accel::InvalidArgument& e) {
         // A bad ACCEL_ variable (or selector) is the user's error: fail, do not skip.
         std::cout << "ERROR: " << e.what() << "\n";

@@ -43,6 +43,11 @@ extern "C" {
 ///                      code `value` without doing anything
 ///   "compute_mode"     cudaDevAttrComputeMode of the device (0 default,
 ///                      2 prohibited, 3 exclusive-process)
+///   "compute_capability" the device's compute capability as major·10 + minor
+///                      (default 90, as an H100; 50..129): cudaDeviceProp's
+///                      major and minor, and so the kernels the plugin picks
+///                      (below 80 the f16/bf16 GEMMs run without tensor
+///                      cores); set before the plugin opens the device
 ///   "warp_size"        the device's warp width, 32 or 64 (default 32; the HIP
 ///                      emulation's default 64): warpSize in kernels,
 ///                      cudaDevAttrWarpSize, cudaDeviceProp::warpSize; set

@@ -97,6 +97,7 @@ struct Device {
     std::atomic<long> hang{0};          // launches until the one that never finishes (0: none)
     std::atomic<long> kill_process{0};  // launches until the one that kills the process (0: none)
     std::atomic<int> compute_mode{cudaComputeModeDefault};
+    std::atomic<int> compute_capability{90};  // major·10 + minor
     std::atomic<int> warp_size{ACCEL_EMULATION_WARP_SIZE};
     std::atomic<bool> busy{false};
     std::atomic<bool> no_kernel_image{false};
@@ -137,6 +138,10 @@ int set_fault(State& st, const char* name, int device, long value) {
         (n == "hang" ? v.hang : v.kill_process) = value;
     }
     else if (n == "compute_mode") v.compute_mode = static_cast<int>(value);
+    else if (n == "compute_capability") {
+        if (value < 50 || value > 129) return -1;
+        v.compute_capability = static_cast<int>(value);
+    }
     else if (n == "warp_size") {
         if (value != 32 && value != 64) return -1;
         v.warp_size = static_cast<int>(value);
@@ -393,6 +398,12 @@ struct Fiber {
     enum { waiting, done } state = done;
 };
 
+// What makes a block's run fail with cudaErrorIllegalInstruction (undefined
+// behaviour on a GPU), as "... in block (x,y,z)<what>".
+struct IllegalInBlock {
+    const char* what;
+};
+
 // One block being run on this OS thread.
 struct BlockRun {
     void* scheduler = nullptr;  // the scheduler's saved stack pointer
@@ -400,17 +411,15 @@ struct BlockRun {
     std::size_t current = 0, threads = 0;
     bool direct = false;  // the remaining threads are plain calls
     const std::function<void()>* body = nullptr;
+    const char* failure = nullptr;  // an IllegalInBlock a fiber's thread raised
+    unsigned exchanges[1024] = {};  // warp exchanges each thread has made
 };
 
 thread_local BlockRun* tl_block = nullptr;
 
-// What makes a block's run fail with cudaErrorIllegalInstruction (undefined
-// behaviour on a GPU), as "... in block (x,y,z)<what>".
-struct IllegalInBlock {
-    const char* what;
-};
 constexpr IllegalInBlock kDivergentBarrier{": __syncthreads() reached by only some of its threads"};
 constexpr IllegalInBlock kShuffleOutOfBlock{": a shuffle read a lane past its last thread"};
+constexpr IllegalInBlock kExchangeOutOfBlock{": a warp-wide operation (ldmatrix, mma) in a warp of fewer than 32 threads"};
 
 // The values the threads of the running block publish in a shuffle (every
 // thread of a block runs on this OS thread).
@@ -419,7 +428,11 @@ thread_local std::uint64_t tl_shuffle[1024];
 [[noreturn]] void fiber_main() {
     for (;;) {
         BlockRun& r = *tl_block;
-        (*r.body)();
+        try {
+            (*r.body)();
+        } catch (const IllegalInBlock& e) {  // no frame to unwind into past this one: the scheduler rethrows
+            r.failure = e.what;
+        }
         Fiber& f = (*r.fibers)[r.current];
         f.state = Fiber::done;
         accel_emulation_switch(&f.sp, r.scheduler);
@@ -484,7 +497,19 @@ void run_block(const std::function<void()>& body, std::size_t threads) {
     r.threads = threads;
     r.body = &body;
     tl_block = &r;
+    // A thread that failed ends the block: the others' stacks are abandoned
+    // where they wait (their frames hold no resources of the emulation's).
+    const auto check = [&r] {
+        if (!r.failure) return;
+        for (Fiber& f : *r.fibers)
+            if (f.state == Fiber::waiting) {
+                f.sp = initial_stack(f.stack);
+                f.state = Fiber::done;
+            }
+        throw IllegalInBlock{r.failure};
+    };
     start(r, 0);
+    check();
     if ((*r.fibers)[0].state == Fiber::done) {
         // No barrier on thread 0's path, so (barriers being block-uniform) on none.
         r.direct = true;
@@ -493,7 +518,10 @@ void run_block(const std::function<void()>& body, std::size_t threads) {
             body();
         }
     } else {
-        for (std::size_t t = 1; t < threads; ++t) start(r, t);
+        for (std::size_t t = 1; t < threads; ++t) {
+            start(r, t);
+            check();
+        }
         // Every live thread now waits at the barrier: release them, in turn, to the next one.
         for (bool live = true; live;) {
             live = false;
@@ -501,6 +529,7 @@ void run_block(const std::function<void()>& body, std::size_t threads) {
                 if ((*r.fibers)[t].state == Fiber::waiting) {
                     live = true;
                     resume(r, t);
+                    check();
                 }
         }
     }
@@ -552,6 +581,25 @@ void shuffle(const void* value, void* out, std::size_t bytes, unsigned source) {
     __syncthreads();
     std::memcpy(out, &tl_shuffle[source], bytes);
     __syncthreads();
+}
+
+void illegal_in_block(const char* what) { throw IllegalInBlock{what}; }
+
+const unsigned char* warp_exchange(const void* value, std::size_t bytes) {
+    constexpr std::size_t kLanes = 32;
+    // Two sets of slots, used in turn: a thread writes set p only after the
+    // barrier of the exchange before, which every thread reaches after it has
+    // read set p of the exchange before that. So one barrier per exchange.
+    alignas(16) thread_local unsigned char published[2][1024][kMaxExchangeBytes];
+    BlockRun* r = tl_block;
+    const std::size_t threads = r ? r->threads : 1;
+    const std::size_t t = threadIdx.x + static_cast<std::size_t>(blockDim.x) * (threadIdx.y + static_cast<std::size_t>(blockDim.y) * threadIdx.z);
+    const std::size_t first = t - t % kLanes;
+    if (!r || bytes > kMaxExchangeBytes || first + kLanes > threads) throw kExchangeOutOfBlock;
+    const unsigned set = r->exchanges[t]++ % 2;
+    std::memcpy(published[set][t], value, bytes);
+    __syncthreads();
+    return published[set][first];
 }
 
 cudaError_t launch(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> body) {
@@ -712,7 +760,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
     p->maxThreadsPerBlock = 1024;
     p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 64;
     p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
-    p->major = 9, p->minor = 0;
+    p->major = dev(d).compute_capability.load() / 10, p->minor = dev(d).compute_capability.load() % 10;
     p->multiProcessorCount = 2;
     p->warpSize = dev(d).warp_size.load();
     // A fixed UUID per emulated device ("accel-emu" + index) and no PCI
@@ -728,6 +776,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr a, int d) {
     switch (a) {
         case cudaDevAttrComputeMode: *value = dev(d).compute_mode.load(); return cudaSuccess;
         case cudaDevAttrWarpSize: *value = dev(d).warp_size.load(); return cudaSuccess;
+        case cudaDevAttrComputeCapabilityMajor: *value = dev(d).compute_capability.load() / 10; return cudaSuccess;
+        case cudaDevAttrComputeCapabilityMinor: *value = dev(d).compute_capability.load() % 10; return cudaSuccess;
         case cudaDevAttrClockRate:
         case cudaDevAttrMemoryClockRate: *value = 0; return cudaSuccess;
     }

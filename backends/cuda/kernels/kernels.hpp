@@ -210,6 +210,26 @@ template <class T>
 cudaError_t launch_matmul(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
                           bool tb, const T* bias, Epilogue act, MatmulTile tile, const Launch& l);
 
+// The tensor-core GEMM: in the CUDA build; the HIP build of these sources
+// (AMD GPUs) has none.
+#ifndef ACCEL_HIP
+/// The oldest compute capability (major·10 + minor) launch_matmul_mma runs
+/// on: mma.sync.m16n8k16 with f16 and bf16 operands needs sm_80.
+constexpr int kTensorCoreGemmMinArch = 80;
+
+/// launch_matmul's contract (the same shapes, transposes, tiles, block,
+/// grid, bias and epilogue) for T = __half or __nv_bfloat16 on tensor cores
+/// (kernels/matmul_mma.cu): operands staged unconverted, products summed in
+/// f32 by mma.sync.m16n8k16, 16 values of k at a time in k order per
+/// element (the same order for every tile and shape), each element of C
+/// rounded once to T. Only for devices of compute capability ≥
+/// kTensorCoreGemmMinArch (older device code traps). Returns the launch
+/// error; never throws.
+template <class T>
+cudaError_t launch_matmul_mma(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
+                              bool tb, const T* bias, Epilogue act, MatmulTile tile, const Launch& l);
+#endif
+
 /// Calls X(T) for each storage type the launchers are defined for (the
 /// explicit instantiations in kernels/*.cu).
 #define ACCEL_CUDA_FOR_EACH_STORAGE(X) X(float) X(double) X(__half) X(__nv_bfloat16)

@@ -78,6 +78,25 @@ cudaError_t launch(dim3 grid, dim3 block, cudaStream_t stream, std::function<voi
 /// cudaErrorIllegalInstruction (on a GPU the value would be undefined).
 void shuffle(const void* value, void* out, std::size_t bytes, unsigned source);
 
+/// The most bytes one thread publishes in a warp_exchange.
+constexpr std::size_t kMaxExchangeBytes = 64;
+
+/// One exchange among the 32 lanes of the calling thread's warp (threads
+/// 32w..32w+31 of the block, numbered x-fastest): publishes the calling
+/// thread's `bytes` (at most kMaxExchangeBytes) at `value`, waits for the
+/// whole block, and returns where lane 0's bytes are; lane l's follow at
+/// l·kMaxExchangeBytes. They stay there until the thread's next exchange.
+/// The warp-wide instructions of the PTX ISA (ldmatrix, mma) are built on
+/// it (warp_mma.cpp), so, as with a shuffle, every thread of the block must
+/// reach it. A block whose last warp has fewer than 32 threads fails the
+/// launch with cudaErrorIllegalInstruction (undefined on a GPU).
+const unsigned char* warp_exchange(const void* value, std::size_t bytes);
+
+/// Fails the running launch with cudaErrorIllegalInstruction, the message
+/// naming the block and `what` (an access a GPU would fault on or leave
+/// undefined). Only from kernel code.
+[[noreturn]] void illegal_in_block(const char* what);
+
 /// cudaFuncGetAttributes of any kernel: cudaErrorNoKernelImageForDevice on a
 /// device with that fault (see control.h), else fixed attributes.
 cudaError_t func_attributes(cudaFuncAttributes* attr);

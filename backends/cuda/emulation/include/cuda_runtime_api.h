@@ -64,6 +64,8 @@ enum cudaDeviceAttr {
     cudaDevAttrClockRate = 13,
     cudaDevAttrComputeMode = 20,
     cudaDevAttrMemoryClockRate = 36,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
 };
 
 /// Compute modes (nvidia-smi -c).
