@@ -462,13 +462,14 @@ public:
     /// 0 is the legacy default stream (e.g. PyTorch's default stream).
     bool zero_is_a_queue() const noexcept override { return true; }
 
-    /// Tensor cores through mma.sync m16n8k16 (compute capability 8.0 and
-    /// newer; cuda_ops.cpp). Throws Unsupported on older devices, in the HIP
-    /// build and in the CUDA emulation (no mma.sync there).
+    /// Tensor cores through mma.sync m16n8k16 (warp_mma.cuh; compute
+    /// capability 8.0 and newer, the CUDA emulation's device too; cuda_ops.cpp).
+    /// Throws Unsupported on older devices and in the HIP build.
     void matrix_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations, Stream& s) override;
-    /// f16/bf16 on the vendor path: the matrix engine (cuBLAS and rocBLAS run
-    /// 16-bit GEMMs with f32 compute there); the native kernels: FMA in f32
-    /// (f64 for f64). Never throws.
+    /// f16/bf16 on the matrix engine on the vendor path (cuBLAS and rocBLAS
+    /// run 16-bit GEMMs with f32 compute there) and on the native path where
+    /// the device has tensor cores (the mma kernel); else FMA in f32 (f64 for
+    /// f64). Never throws.
     GemmCompute gemm_compute(DType dtype, OpPath path) const noexcept override;
 
 protected:

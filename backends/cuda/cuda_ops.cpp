@@ -151,27 +151,24 @@ void CudaDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std:
 }
 
 void CudaDevice::matrix_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations, Stream& s) {
-#if defined(ACCEL_HIP)
+#ifdef ACCEL_HIP
     (void)y, (void)dtype, (void)n, (void)iterations, (void)s;
     throw Unsupported("the HIP build has no matrix-engine probe");
-#elif defined(ACCEL_CUDA_EMULATION)
-    (void)y, (void)dtype, (void)n, (void)iterations, (void)s;
-    throw Unsupported("the CUDA emulation has no mma.sync: the matrix engine is not measured");
 #else
+    if (!tensor_cores_)
+        throw Unsupported(std::string("mma.sync m16n8k16 on ") + dtype_name(dtype) + " operands needs compute capability " +
+                          std::to_string(kTensorCoreGemmMinArch / 10) + "." + std::to_string(kTensorCoreGemmMinArch % 10) +
+                          " (" + selector() + ": no tensor cores of that kind)");
     const CurrentDevice current(ordinal_);
-    int major = 0, minor = 0;
-    ACCEL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal_));
-    ACCEL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal_));
-    if (major < 8)
-        throw Unsupported(std::string("mma.sync m16n8k16 on ") + dtype_name(dtype) + " needs compute capability 8.0; " +
-                          selector() + " has " + std::to_string(major) + "." + std::to_string(minor));
     ACCEL_CUDA_CHECK(launch_matrix_throughput(out<float>(y), n, iterations, dtype == DType::bf16,
-                                                     static_cast<CudaStream&>(s).handle()));
+                                              static_cast<CudaStream&>(s).handle()));
 #endif
 }
 
 GemmCompute CudaDevice::gemm_compute(DType dtype, OpPath path) const noexcept {
-    if ((dtype == DType::f16 || dtype == DType::bf16) && path == OpPath::vendor) return {GemmCompute::Unit::matrix, dtype};
+    // The native f16/bf16 kernel is the tensor-core one where the device has them (register_dtype).
+    if ((dtype == DType::f16 || dtype == DType::bf16) && (path == OpPath::vendor || tensor_cores_))
+        return {GemmCompute::Unit::matrix, dtype};
     return gemm_compute_default(dtype);
 }
 

@@ -177,9 +177,9 @@ TEST_CASE("activations") {
 TEST_CASE("ceilings") {
     // Each matmul/dense row is rated against the ceiling of the unit its kernel
     // computes with in its dtype and path: f64 against f64's FMA peak, f32 and
-    // the f16/bf16 kernels that accumulate in f32 against f32's, the CUDA
-    // vendor path's f16/bf16 (cuBLAS on tensor cores) against the matrix
-    // engine, which the emulation does not measure: no % there, never f32's.
+    // the f16/bf16 kernels that accumulate in f32 against f32's, CUDA's
+    // f16/bf16 on cuBLAS and, where the device says its native kernel runs on
+    // tensor cores, on that kernel, against the matrix engine's (never f32's).
 #ifdef ACCEL_EMULATED_PLUGINS
     REQUIRE(setenv("ACCEL_PLUGIN_PATH", ACCEL_EMULATED_PLUGINS, 1) == 0);
     const Outcome r = bench("--quick --backends host,cuda --ops matmul,dense --dtypes f32,f64,f16,bf16 --json c.json");
@@ -198,13 +198,14 @@ TEST_CASE("ceilings") {
         INFO(row.dump());
         const std::string dtype = row["dtype"], path = row["path"], backend = row["backend"];
         const bool half = dtype == "f16" || dtype == "bf16";
-        const std::string want = dtype == "f64"                                    ? "fma f64"
-                                 : half && backend == "cuda" && path == "vendor" ? "matrix " + dtype
-                                                                                   : "fma f32";
+        const json& dev = device.at(row["selector"]);
+        const bool tensor_cores = dev["extra"].value("f16/bf16 matmul", "").rfind("tensor cores", 0) == 0;
+        const bool matrix = half && backend == "cuda" && (path == "vendor" || tensor_cores);
+        const std::string want = dtype == "f64" ? "fma f64" : matrix ? "matrix " + dtype : "fma f32";
         REQUIRE(row.contains("ceiling"));
         CHECK(row["ceiling"].get<std::string>() == want);
         matrix_rows += want.rfind("matrix", 0) == 0;
-        const double ceiling = device.at(row["selector"])[field.at(want)].get<double>();
+        const double ceiling = dev[field.at(want)].get<double>();
         if (ceiling > 0) {
             REQUIRE(row.contains("fraction_of_ceiling"));
             CHECK(row["fraction_of_ceiling"].get<double>() == doctest::Approx(row["gflops"].get<double>() / ceiling));
@@ -213,12 +214,21 @@ TEST_CASE("ceilings") {
         }
     }
     CHECK(matrix_rows >= 4);  // matmul and dense, f16 and bf16, on cuda's vendor path
-    // The table shows the absent ceiling as "–" in those rows.
-    const auto cuda_rows = lines_starting(r.output, "cuda:0 ");
+    // Where the device has no matrix engine (an sm_75 one), its ceiling is
+    // absent: "–" in the table, and its native f16 kernel is rated as SIMT.
+    REQUIRE(setenv("ACCEL_PLUGIN_PATH", ACCEL_EMULATED_PLUGINS, 1) == 0);
+    REQUIRE(setenv("ACCEL_CUDA_EMULATION_FAULTS", "compute_capability=75", 1) == 0);
+    const Outcome old = bench("--quick --backends cuda --ops matmul --dtypes f16 --json c75.json");
+    unsetenv("ACCEL_CUDA_EMULATION_FAULTS");
+    unsetenv("ACCEL_PLUGIN_PATH");
+    REQUIRE_MESSAGE(old.code == 0, old.output);
+    const auto cuda_rows = lines_starting(old.output, "cuda:0 ");
     CHECK(std::any_of(cuda_rows.begin(), cuda_rows.end(), [](const std::string& l) {
-        return l.find(" bf16 ") != std::string::npos && l.find(" vendor ") != std::string::npos &&
+        return l.find(" f16 ") != std::string::npos && l.find(" vendor ") != std::string::npos &&
                l.find("–") != std::string::npos;
     }));
+    for (const auto& row : load("c75.json")["rows"])
+        CHECK(row["ceiling"].get<std::string>() == (row["path"] == "vendor" ? "matrix f16" : "fma f32"));
 #else
     MESSAGE("skipped: no CUDA emulation in this build");
     std::exit(77);

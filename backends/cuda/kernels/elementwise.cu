@@ -8,6 +8,9 @@
 #include "device_math.cuh"
 #include "kernels.hpp"
 #include "launch.cuh"
+#ifndef ACCEL_HIP
+#include "warp_mma.cuh"  // the matrix-engine probe
+#endif
 
 #include <cstdint>
 #include <type_traits>
@@ -299,46 +302,35 @@ cudaError_t launch_fma_throughput(double* y, std::size_t n, std::size_t iteratio
 // exactly 16/16 = 1. Device code for sm_80 and newer; older devices trap.
 // Whole warps only: n is a multiple of 32 and blocks of 128 threads, so a
 // warp is all in or all out.
-template <bool Bf16>
+template <class T>
 __global__ void matrix_probe_kernel(float* y, std::size_t n, std::size_t iterations) {
     const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (t >= n) return;
-#if !defined(ACCEL_CUDA_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const std::uint32_t q = Bf16 ? 0x3E803E80u : 0x34003400u;  // two 1/4 values per register
-    float c[8][4];
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-        for (int v = 0; v < 4; ++v) c[j][v] = float(j);
-    for (std::size_t it = 0; it < iterations; ++it) {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            if constexpr (Bf16)
-                asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%4,%4,%4}, "
-                             "{%4,%4}, {%0,%1,%2,%3};\n"
-                             : "+f"(c[j][0]), "+f"(c[j][1]), "+f"(c[j][2]), "+f"(c[j][3]) : "r"(q));
-            else
-                asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%4,%4,%4}, "
-                             "{%4,%4}, {%0,%1,%2,%3};\n"
-                             : "+f"(c[j][0]), "+f"(c[j][1]), "+f"(c[j][2]), "+f"(c[j][3]) : "r"(q));
-        }
-    }
-    float s = 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-        for (int v = 0; v < 4; ++v) s += c[j][v];
-    y[t] = s;
-#elif defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     (void)y, (void)iterations;
     __trap();  // launched only where the device has sm_80's mma.sync (CudaDevice::matrix_throughput)
 #else
-    (void)y, (void)iterations;  // the emulation has no mma.sync: never launched there
+    const std::uint32_t q = std::is_same<T, __nv_bfloat16>::value ? 0x3E803E80u : 0x34003400u;  // two 1/4 per register
+    const warp::FragmentA a{{q, q, q, q}};
+    const warp::FragmentB b{{q, q}};
+    warp::FragmentC c[8];
+    for (int j = 0; j < 8; ++j)
+        for (float& v : c[j].r) v = float(j);
+    for (std::size_t it = 0; it < iterations; ++it) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) warp::mma<T>(c[j], a, b);
+    }
+    float s = 0;
+    for (int j = 0; j < 8; ++j)
+        for (float v : c[j].r) s += v;
+    y[t] = s;
 #endif
 }
 
 cudaError_t launch_matrix_throughput(float* y, std::size_t n, std::size_t iterations, bool bf16, cudaStream_t stream) {
     const Launch l{dim3(unsigned((n + 127) / 128)), dim3(128), stream};
-    return bf16 ? launch_kernel(matrix_probe_kernel<true>, l, y, n, iterations)
-                : launch_kernel(matrix_probe_kernel<false>, l, y, n, iterations);
+    return bf16 ? launch_kernel(matrix_probe_kernel<__nv_bfloat16>, l, y, n, iterations)
+                : launch_kernel(matrix_probe_kernel<__half>, l, y, n, iterations);
 }
 #endif
 
