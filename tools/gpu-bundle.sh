@@ -17,7 +17,10 @@
 #                     build/release, whose programs are already built)
 #   --cuda-archs LIST CMAKE_CUDA_ARCHITECTURES of the CUDA plugin (default
 #                     90-real: H100/H200; e.g. "90-real;100-real")
-#   --max-mib N       fail when the bundle is larger (default 40)
+#   --max-mib N       fail when the bundle is larger (default 40; 64 with
+#                     --from-build: a build tree's CUDA plugin carries each
+#                     architecture of its CMAKE_CUDA_ARCHITECTURES, six in the
+#                     release preset's default, and its programs may link MPI)
 # Every library the programs load outside the C/C++ runtime, the NVIDIA
 # driver and CUDA's runtime and cuBLAS is copied into lib/, and every RPATH
 # is $ORIGIN-relative: nothing is found through this machine's paths.
@@ -28,7 +31,7 @@ out=$root/build/gpu-bundle/bundle
 build=$root/build/gpu-bundle
 from_build=""
 archs="90-real"
-max_mib=40
+max_mib=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out|--build-dir|--from-build|--cuda-archs|--max-mib)
@@ -42,11 +45,12 @@ while [ $# -gt 0 ]; do
                    max_mib=$2 ;;
       esac
       shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "gpu-bundle.sh: unknown option '$1' (known: --out, --build-dir, --from-build, --cuda-archs, --max-mib)" >&2; exit 2 ;;
   esac
   shift
 done
+[ -n "$max_mib" ] || max_mib=$([ -n "$from_build" ] && echo 64 || echo 40)
 command -v patchelf >/dev/null || { echo "gpu-bundle.sh: patchelf not found (tools/install-deps.sh installs it)" >&2; exit 1; }
 
 programs=(accel-info accel-bench accel-conformance accel-reliability accel-interop-tests mlp_train custom_kernel)
@@ -128,6 +132,8 @@ for f in "$stage"/lib/*.so*; do [ -L "$f" ] || patchelf --set-rpath '$ORIGIN' "$
 for f in "$stage"/lib/emulated/*.so; do [ -e "$f" ] && patchelf --set-rpath '$ORIGIN/..' "$f"; done
 for f in "$stage"/lib/fallback/*; do [ -e "$f" ] && patchelf --set-rpath '$ORIGIN' "$f"; done
 
+# Symbol tables and debug sections are not run: the bundle carries the code only.
+find "$stage/bin" "$stage/lib" -type f \( -path "$stage/bin/*" -o -name '*.so*' \) -exec strip --strip-unneeded {} +
 mib=$(( ($(du -sb "$stage" | cut -f1) + 1048575) / 1048576 ))
 {
   echo "accel GPU bundle $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown), built $(date -u '+%Y-%m-%d %H:%M UTC') on $(. /etc/os-release; echo "$PRETTY_NAME"), $mib MiB"

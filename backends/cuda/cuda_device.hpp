@@ -464,6 +464,16 @@ public:
     /// 0 is the legacy default stream (e.g. PyTorch's default stream).
     bool zero_is_a_queue() const noexcept override { return true; }
 
+    /// Tensor cores through mma.sync m16n8k16 (warp_mma.cuh; compute
+    /// capability 8.0 and newer, the CUDA emulation's device too; cuda_ops.cpp).
+    /// Throws Unsupported on older devices and in the HIP build.
+    void matrix_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations, Stream& s) override;
+    /// f16/bf16 on the matrix engine on the vendor path (cuBLAS and rocBLAS
+    /// run 16-bit GEMMs with f32 compute there) and on the native path where
+    /// the device has tensor cores (the mma kernel); else FMA in f32 (f64 for
+    /// f64). Never throws.
+    GemmCompute gemm_compute(DType dtype, OpPath path) const noexcept override;
+
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     ACCEL_DEVICE_PROBES_OVERRIDES  // cuda_ops.cpp

@@ -140,11 +140,36 @@ void CudaDevice::register_kernels() {
 
 void CudaDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
                                 const LaunchGeometry& g, Stream& s) {
+    if (dtype == DType::f16)
+        throw Unsupported("fma_throughput: " + selector() + " has no f16 probe (its f16 kernels accumulate in f32 "
+                          "or on the matrix engine: see matrix_throughput)");
     const CurrentDevice current(ordinal_);
     if (dtype == DType::f64)
         ACCEL_CUDA_CHECK(launch_fma_throughput(out<double>(y), n, iterations, launch(g, s)));
     else
         ACCEL_CUDA_CHECK(launch_fma_throughput(out<float>(y), n, iterations, launch(g, s)));
+}
+
+void CudaDevice::matrix_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations, Stream& s) {
+#ifdef ACCEL_HIP
+    (void)y, (void)dtype, (void)n, (void)iterations, (void)s;
+    throw Unsupported("the HIP build has no matrix-engine probe");
+#else
+    if (!tensor_cores_)
+        throw Unsupported(std::string("mma.sync m16n8k16 on ") + dtype_name(dtype) + " operands needs compute capability " +
+                          std::to_string(kTensorCoreGemmMinArch / 10) + "." + std::to_string(kTensorCoreGemmMinArch % 10) +
+                          " (" + selector() + ": no tensor cores of that kind)");
+    const CurrentDevice current(ordinal_);
+    ACCEL_CUDA_CHECK(launch_matrix_throughput(out<float>(y), n, iterations, dtype == DType::bf16,
+                                              static_cast<CudaStream&>(s).handle()));
+#endif
+}
+
+GemmCompute CudaDevice::gemm_compute(DType dtype, OpPath path) const noexcept {
+    // The native f16/bf16 kernel is the tensor-core one where the device has them (register_dtype).
+    if ((dtype == DType::f16 || dtype == DType::bf16) && (path == OpPath::vendor || tensor_cores_))
+        return {GemmCompute::Unit::matrix, dtype};
+    return gemm_compute_default(dtype);
 }
 
 void CudaDevice::launch_empty(Stream& s) {

@@ -13,6 +13,7 @@
 
 #include "../common/compute_type.hpp"
 
+#include <accel/error.hpp>
 #include <accel/round_to_odd.hpp>
 
 #include <Eigen/Core>
@@ -265,6 +266,9 @@ std::string HostDevice::do_unsupported_reason(Op op, DType t, OpPath path) const
 
 void HostDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
                                 const LaunchGeometry& g, Stream&) {
+    if (dtype == DType::f16)
+        throw Unsupported("fma_throughput: " + selector() + " has no f16 probe (C++17 has no half arithmetic; f16 "
+                          "computes in f32)");
     const auto run = [&](auto* yo) {
         parallel_for(n, g.block.x, [&](std::size_t b, std::size_t e) { fma_probe(yo, b, e, iterations); });
     };

@@ -278,6 +278,9 @@ void OpenclDevice::fma_throughput(DeviceHandle y, DType dtype, std::size_t n, st
                                   const LaunchGeometry& g, Stream& s) {
     if (dtype == DType::f64 && !fp64_)
         throw Unsupported("fma_throughput: " + selector() + " has no f64 probe (the device lacks cl_khr_fp64)");
+    if (dtype == DType::f16)  // the f16 program computes in float (kernels/common.cl)
+        throw Unsupported("fma_throughput: " + selector() + " has no f16 probe (accel's OpenCL kernels compute f16 in "
+                          "float; a half probe needs cl_khr_fp16)");
     launch(dtype, ProgramKernel::fma_throughput, g, s, mem(y), ul(n), ul(iterations));
 }
 

@@ -100,6 +100,16 @@ Device::Device(DeviceInfo info)
 
 Device::~Device() { instrument::device_destroyed(this); }
 
+void Probes::matrix_throughput(DeviceHandle, DType dtype, std::size_t, std::size_t, Stream&) {
+    throw Unsupported(std::string("the backend has no matrix-engine probe (for ") + dtype_name(dtype) + " operands)");
+}
+
+GemmCompute Probes::gemm_compute(DType dtype, OpPath) const noexcept { return gemm_compute_default(dtype); }
+
+GemmCompute Probes::gemm_compute_default(DType dtype) noexcept {
+    return {GemmCompute::Unit::fma, dtype == DType::f64 ? DType::f64 : DType::f32};
+}
+
 std::string Device::selector() const { return info_.backend + ":" + std::to_string(info_.index); }
 
 namespace {

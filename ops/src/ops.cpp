@@ -671,16 +671,26 @@ void launch_empty(Device& d, Stream& stream) {
     probes_of(d, "launch_empty").launch_empty(stream);
 }
 
-double fma_throughput(Tensor& y, std::size_t iterations, const ops::Options& o) {
-    if (!y.device_ptr()) throw InvalidArgument("fma_throughput: tensor 'y' has no storage (default-constructed or moved-from)");
-    if (y.dtype() != DType::f32 && y.dtype() != DType::f64)
-        throw InvalidArgument(std::string("fma_throughput: y is ") + dtype_name(y.dtype()) +
-                              "; the probe runs in a compute type, f32 or f64 (f16/bf16 compute in f32)");
+namespace {
+// The probe's stream: o.stream, which must be y's device's, else its default.
+Stream& probe_stream(const Tensor& y, const ops::Options& o, const char* what) {
+    if (!y.device_ptr())
+        throw InvalidArgument(std::string(what) + ": tensor 'y' has no storage (default-constructed or moved-from)");
     Device& d = y.device();
     Stream& s = o.stream ? *o.stream : d.default_stream();
     if (&s.device() != &d)
-        throw InvalidArgument("fma_throughput: Options::stream belongs to " + s.device().selector() +
+        throw InvalidArgument(std::string(what) + ": Options::stream belongs to " + s.device().selector() +
                               " but y is on " + d.selector());
+    return s;
+}
+}  // namespace
+
+double fma_throughput(Tensor& y, std::size_t iterations, const ops::Options& o) {
+    Stream& s = probe_stream(y, o, "fma_throughput");
+    if (y.dtype() == DType::bf16)
+        throw InvalidArgument("fma_throughput: y is bf16; the probe runs in a compute type, f32, f64 or f16 "
+                              "(bf16 computes in f32: probe f32)");
+    Device& d = y.device();
     const std::size_t n = y.elements();
     // Blocks of 256 work-items (each thousands of FMAs), as clpeak launches.
     LaunchGeometry g = geometry_1d(n, std::min<std::size_t>(256, d.info().limits.max_block_size), d.info().limits);
@@ -691,6 +701,36 @@ double fma_throughput(Tensor& y, std::size_t iterations, const ops::Options& o) 
     Probes& p = probes_of(d, "fma_throughput");
     if (n && iterations) p.fma_throughput(y.handle(), y.dtype(), n, iterations, g, s);
     return 16.0 * static_cast<double>(iterations) * static_cast<double>(n);
+}
+
+double matrix_throughput(Tensor& y, DType operands, std::size_t iterations, const ops::Options& o) {
+    Stream& s = probe_stream(y, o, "matrix_throughput");
+    Device& d = y.device();
+    if (y.dtype() != DType::f32)
+        throw InvalidArgument(std::string("matrix_throughput: y is ") + dtype_name(y.dtype()) +
+                              "; it holds the f32 accumulators");
+    if (operands != DType::f16 && operands != DType::bf16)
+        throw InvalidArgument(std::string("matrix_throughput: operands in ") + dtype_name(operands) +
+                              "; the matrix engine's probe takes f16 or bf16");
+    const std::size_t n = y.elements();
+    if (n % 32 != 0)
+        throw InvalidArgument("matrix_throughput: y has " + std::to_string(n) +
+                              " elements, not a multiple of 32 (one group of 32 lanes per 32)");
+    if (o.geometry) throw InvalidArgument("matrix_throughput: the device chooses the geometry (Options::geometry is set)");
+    Probes& p = probes_of(d, "matrix_throughput");
+    if (n && iterations) {
+        try {
+            p.matrix_throughput(y.handle(), operands, n, iterations, s);
+        } catch (const Unsupported& e) {
+            throw Unsupported("matrix_throughput: " + d.selector() + ": " + e.what());
+        }
+    }
+    return 8.0 * 4096.0 * static_cast<double>(iterations) * static_cast<double>(n / 32);
+}
+
+GemmCompute gemm_compute(Device& d, DType dtype, OpPath path) noexcept {
+    if (Probes* p = d.probes()) return p->gemm_compute(dtype, path);
+    return Probes::gemm_compute_default(dtype);
 }
 
 }  // namespace diagnostics

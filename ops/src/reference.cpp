@@ -136,8 +136,29 @@ void adam_step(Vec& p, const Vec& g, Vec& m, Vec& v, std::size_t step, double lr
     }
 }
 
-double fma_throughput_value(std::size_t i, std::size_t iterations) {
+namespace {
+// x rounded once to the nearest half, ties to even (accel's conversion).
+double to_half(double x) {
+    Half h;
+    convert_elements(&x, DType::f64, &h, DType::f16, 1);
+    return double(to_float(h));
+}
+}  // namespace
+
+double fma_throughput_value(std::size_t i, std::size_t iterations, DType dtype) {
+    if (dtype == DType::bf16)
+        throw InvalidArgument("fma_throughput_value: no bf16 probe (bf16 computes in f32)");
     double total = 0;
+    if (dtype == DType::f16) {
+        // r·a is exact in double (11 × 11 bits) and so is adding c: one rounding per fma.
+        const double r = to_half(0.999), c = to_half(0.001);
+        for (int j = 0; j < 8; ++j) {
+            double a = to_half(double(float(i) * 1e-9f + float(j)));
+            for (std::size_t it = 0; it < iterations; ++it) a = to_half(a * r + c);
+            total = to_half(total + a);
+        }
+        return total;
+    }
     for (int j = 0; j < 8; ++j) {
         // a ← a·r + c converges geometrically to c/(1−r); closed form.
         const double r = 0.9999f, c = 1e-4f, a0 = double(float(i) * 1e-9f + float(j));
@@ -146,6 +167,8 @@ double fma_throughput_value(std::size_t i, std::size_t iterations) {
     }
     return total;
 }
+
+double matrix_throughput_value(std::size_t iterations) { return 112.0 + 32.0 * double(iterations); }
 
 namespace {
 template <class G>

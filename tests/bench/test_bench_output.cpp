@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -171,4 +172,91 @@ TEST_CASE("activations") {
     r = bench("--quick --backends host --activations tanh");
     CHECK_MESSAGE(r.code == 2, r.output);
     CHECK_MESSAGE(r.output.find("valid activations: none, relu, sigmoid") != std::string::npos, r.output);
+}
+
+TEST_CASE("ceilings") {
+    // Each matmul/dense row is rated against the ceiling of the unit its kernel
+    // computes with in its dtype and path: f64 against f64's FMA peak, f32 and
+    // the f16/bf16 kernels that accumulate in f32 against f32's, CUDA's
+    // f16/bf16 on cuBLAS and, where the device says its native kernel runs on
+    // tensor cores, on that kernel, against the matrix engine's (never f32's).
+#ifdef ACCEL_EMULATED_PLUGINS
+    REQUIRE(setenv("ACCEL_PLUGIN_PATH", ACCEL_EMULATED_PLUGINS, 1) == 0);
+    const Outcome r = bench("--quick --backends host,cuda --ops matmul,dense --dtypes f32,f64,f16,bf16 --json c.json");
+    unsetenv("ACCEL_PLUGIN_PATH");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load("c.json");
+    const std::map<std::string, const char*> field{{"fma f32", "peak_fma_gflops"},
+                                                   {"fma f64", "peak_fma_gflops_f64"},
+                                                   {"fma f16", "peak_fma_gflops_f16"},
+                                                   {"matrix f16", "peak_matrix_gflops_f16"},
+                                                   {"matrix bf16", "peak_matrix_gflops_bf16"}};
+    std::map<std::string, json> device;
+    for (const auto& d : j["devices"]) device[d["selector"].get<std::string>()] = d;
+    int matrix_rows = 0;
+    for (const auto& row : j["rows"]) {
+        INFO(row.dump());
+        const std::string dtype = row["dtype"], path = row["path"], backend = row["backend"];
+        const bool half = dtype == "f16" || dtype == "bf16";
+        const json& dev = device.at(row["selector"]);
+        const bool tensor_cores = dev["extra"].value("f16/bf16 matmul", "").rfind("tensor cores", 0) == 0;
+        const bool matrix = half && backend == "cuda" && (path == "vendor" || tensor_cores);
+        const std::string want = dtype == "f64" ? "fma f64" : matrix ? "matrix " + dtype : "fma f32";
+        REQUIRE(row.contains("ceiling"));
+        CHECK(row["ceiling"].get<std::string>() == want);
+        matrix_rows += want.rfind("matrix", 0) == 0;
+        const double ceiling = dev[field.at(want)].get<double>();
+        if (ceiling > 0) {
+            REQUIRE(row.contains("fraction_of_ceiling"));
+            CHECK(row["fraction_of_ceiling"].get<double>() == doctest::Approx(row["gflops"].get<double>() / ceiling));
+        } else {
+            CHECK_FALSE(row.contains("fraction_of_ceiling"));  // an absent ceiling, not another one
+        }
+    }
+    CHECK(matrix_rows >= 4);  // matmul and dense, f16 and bf16, on cuda's vendor path
+    // Where the device has no matrix engine (an sm_75 one), its ceiling is
+    // absent: "–" in the table, and its native f16 kernel is rated as SIMT.
+    REQUIRE(setenv("ACCEL_PLUGIN_PATH", ACCEL_EMULATED_PLUGINS, 1) == 0);
+    REQUIRE(setenv("ACCEL_CUDA_EMULATION_FAULTS", "compute_capability=75", 1) == 0);
+    const Outcome old = bench("--quick --backends cuda --ops matmul --dtypes f16 --json c75.json");
+    unsetenv("ACCEL_CUDA_EMULATION_FAULTS");
+    unsetenv("ACCEL_PLUGIN_PATH");
+    REQUIRE_MESSAGE(old.code == 0, old.output);
+    const auto cuda_rows = lines_starting(old.output, "cuda:0 ");
+    CHECK(std::any_of(cuda_rows.begin(), cuda_rows.end(), [](const std::string& l) {
+        return l.find(" f16 ") != std::string::npos && l.find(" vendor ") != std::string::npos &&
+               l.find("–") != std::string::npos;
+    }));
+    for (const auto& row : load("c75.json")["rows"])
+        CHECK(row["ceiling"].get<std::string>() == (row["path"] == "vendor" ? "matrix f16" : "fma f32"));
+#else
+    MESSAGE("skipped: no CUDA emulation in this build");
+    std::exit(77);
+#endif
+}
+
+TEST_CASE("committed_results") {
+    // No row of a committed result file passes its ceiling (docs/results):
+    // each is rated against the unit its kernel computes with; only rows
+    // marked cache-resident may pass the DRAM bandwidth.
+    const std::string dir = std::string(ACCEL_SOURCE_DIR) + "/docs/results";
+    DIR* d = opendir(dir.c_str());
+    REQUIRE(d != nullptr);
+    int files = 0, rows = 0;
+    while (const dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.size() < 5 || name.compare(name.size() - 5, 5, ".json") != 0) continue;
+        const json j = load(dir + "/" + name);
+        if (!j.is_object() || !j.contains("rows") || !j.contains("devices")) continue;
+        ++files;
+        for (const auto& row : j["rows"]) {
+            if (!row.contains("fraction_of_ceiling") || row.value("cache_resident", false)) continue;
+            ++rows;
+            INFO(name << ": " << row.dump());
+            CHECK(row["fraction_of_ceiling"].get<double>() <= 1.0);
+        }
+    }
+    closedir(d);
+    CHECK(files >= 3);
+    CHECK(rows > 100);
 }

@@ -236,12 +236,12 @@ TEST_CASE("adam_step matches PyTorch's update over several steps") {
     }
 }
 
-TEST_CASE("fma_throughput probe computes what it claims, in f32 and f64") {
+TEST_CASE("fma_throughput probe computes what it claims, in f32, f64 and f16") {
     const std::size_t n = 4099, iterations = 1000;
-    reference::Vec ref(n);
-    for (std::size_t i = 0; i < n; ++i) ref[i] = reference::fma_throughput_value(i, iterations);
-    for (DType t : dtypes({DType::f32, DType::f64})) {
+    for (DType t : dtypes({DType::f32, DType::f64, DType::f16})) {
         CAPTURE(std::string(dtype_name(t)));
+        reference::Vec ref(n);
+        for (std::size_t i = 0; i < n; ++i) ref[i] = reference::fma_throughput_value(i, iterations, t);
         Tensor y = Tensor::from_host(device(), {n}, std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), t);
         double flops = 0;
         try {
@@ -253,6 +253,28 @@ TEST_CASE("fma_throughput probe computes what it claims, in f32 and f64") {
         CHECK(flops == doctest::Approx(16.0 * iterations * n));
         expect_close(y.download_as<double>(), ref, diagnostics::fma_probe_nmse(t), "fma_throughput");
     }
-    Tensor half(device(), {8}, DType::f16);
-    CHECK_THROWS_AS(diagnostics::fma_throughput(half, 10), InvalidArgument);
+    Tensor bf16(device(), {8}, DType::bf16);
+    CHECK_THROWS_AS(diagnostics::fma_throughput(bf16, 10), InvalidArgument);  // bf16 computes in f32
+}
+
+TEST_CASE("matrix_throughput probe computes what it claims, on f16 and bf16 operands") {
+    const std::size_t n = 32 * 70, iterations = 300;
+    for (DType t : {DType::f16, DType::bf16}) {
+        CAPTURE(std::string(dtype_name(t)));
+        Tensor y = Tensor::from_host(device(), {n}, std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
+        double flops = 0;
+        try {
+            flops = diagnostics::matrix_throughput(y, t, iterations);
+        } catch (const Unsupported& e) {
+            MESSAGE((std::string("skipped: matrix_throughput ") + dtype_name(t) + ": " + e.what()));
+            continue;
+        }
+        CHECK(flops == doctest::Approx(8.0 * 4096 * iterations * (n / 32)));
+        // Every value is exact in f32: each round adds 1 to every accumulator.
+        for (float v : y.download()) REQUIRE(double(v) == reference::matrix_throughput_value(iterations));
+    }
+    Tensor ragged(device(), {40});
+    CHECK_THROWS_AS(diagnostics::matrix_throughput(ragged, DType::f16, 10), InvalidArgument);
+    Tensor y(device(), {64});
+    CHECK_THROWS_AS(diagnostics::matrix_throughput(y, DType::f32, 10), InvalidArgument);
 }

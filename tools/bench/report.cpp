@@ -70,6 +70,9 @@ json device_json(const DeviceReport& d) {
            {"bandwidth_ceiling_gbps", d.bandwidth_gbps},
            {"peak_fma_gflops", d.peak_gflops},
            {"peak_fma_gflops_f64", d.peak_gflops_f64},
+           {"peak_fma_gflops_f16", d.peak_gflops_f16},
+           {"peak_matrix_gflops_f16", d.matrix_gflops_f16},
+           {"peak_matrix_gflops_bf16", d.matrix_gflops_bf16},
            {"ceiling_source", d.ceiling_source},
            {"last_level_cache_bytes", d.cache_bytes},
            {"device_timer_ok", d.device_timer_ok},
@@ -82,6 +85,7 @@ json device_json(const DeviceReport& d) {
     j["uuid"] = i.uuid;
     j["pci_bus_id"] = i.pci_bus_id;
     if (!d.error.empty()) j["ceiling_error"] = d.error;
+    for (const auto& [c, why] : d.unmeasured) j["unmeasured_ceilings"][ceiling_name(c)] = why;
     return j;
 }
 
@@ -117,6 +121,7 @@ json row_json(const Row& r) {
     j["end_to_end_ms"] = r.end_to_end_ms;
     if (r.gbps) j["gbps"] = *r.gbps;
     if (r.gflops) j["gflops"] = *r.gflops;
+    if (r.ceiling) j["ceiling"] = ceiling_name(*r.ceiling);
     if (r.fraction) j["fraction_of_ceiling"] = *r.fraction;
     if (r.gbps) j["cache_resident"] = r.cache_resident;
     j["nmse"] = r.nmse;
@@ -151,16 +156,23 @@ json to_json(const Settings& s, const Results& r, const Machine& m) {
     return j;
 }
 
+namespace {
+// Columns a UTF-8 text takes: its characters (continuation bytes do not count).
+std::size_t columns(const std::string& s) {
+    return std::size_t(std::count_if(s.begin(), s.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+}
+}  // namespace
+
 void TextTable::write(std::ostream& out) const {
     std::vector<std::size_t> width;
     for (const auto& row : rows_) {
         width.resize(std::max(width.size(), row.size()));
-        for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+        for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], columns(row[c]));
     }
     auto line = [&](const std::vector<std::string>& row) {
         std::string s;
         for (std::size_t c = 0; c < row.size(); ++c) {
-            const std::string pad(width[c] - row[c].size(), ' ');
+            const std::string pad(width[c] - columns(row[c]), ' ');
             s += (c ? "  " : "") + (c < left_ ? row[c] + pad : pad + row[c]);
         }
         while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -257,14 +269,17 @@ void write_table(std::ostream& out, const Results& r, const Machine& m, bool wid
     out << "launch us: host time per bare empty launch of the runtime (host backend: dispatching an empty task to "
            "its OpenMP team, its cost of a parallel op); add(1) us: per 1-element ops::add (both back to back, one "
            "sync)\n";
-    out << "% ceil: GB/s of the bandwidth ceiling (memory-bound ops) or GFLOP/s of the peak-FMA ceiling in the row's compute type (f64 for f64, f32 otherwise; matmul, "
-           "dense); * marks operands within twice the last-level cache (may pass the DRAM ceiling); nmse vs the "
-           "float64 oracle\n\n";
+    out << "% ceil: GB/s of the bandwidth ceiling (memory-bound ops), or GFLOP/s of the peak of the unit the row's "
+           "kernel computes with in its dtype and path (matmul, dense: FMA in f32 or f64, f16/bf16 accumulated in "
+           "f32 against f32's; the matrix engine's f16 or bf16 peak where the device runs them there); – where that "
+           "ceiling was not measured; * marks operands within twice the last-level cache (may pass the DRAM "
+           "ceiling); nmse vs the float64 oracle\n\n";
     // Compact: the long texts once, in a legend; wide: in every line.
     std::vector<std::string> dev_header{"device"};
     if (wide) dev_header.insert(dev_header.end(), {"name", "runtime", "timer"});
     dev_header.insert(dev_header.end(), {"ceiling GB/s", "own add GB/s", "ceiling GFLOP/s", "own FMA GFLOP/s",
-                                         "launch us", "add(1) us", "vendor path"});
+                                         "f16 FMA GFLOP/s", "matrix f16 / bf16", "launch us", "add(1) us",
+                                         "vendor path"});
     TextTable dev(dev_header, wide ? 4 : 1);
     std::vector<LegendEntry> legend;
     for (const auto& d : r.devices) {
@@ -275,9 +290,12 @@ void write_table(std::ostream& out, const Results& r, const Machine& m, bool wid
         const std::string timer = d.device_timer_ok ? d.info.timer : "host clock (device timer rejected)";
         std::vector<std::string> line{d.shown_selector()};
         if (wide) line.insert(line.end(), {d.info.name, d.info.runtime_version, timer});
+        // Absent ceilings (not measured, or the device has none) as "–".
+        auto peak = [&](double x) { return !ok ? std::string("error") : x > 0 ? num(x) : std::string("–"); };
         line.insert(line.end(), {v(d.bandwidth_gbps), v(d.add_gbps), fma(d.peak_gflops, d.peak_gflops_f64),
-                                 fma(d.probe_gflops, d.probe_gflops_f64), v(d.bare_launch_us), v(d.add1_launch_us),
-                                 d.vendor_matmul ? "yes" : "no"});
+                                 fma(d.probe_gflops, d.probe_gflops_f64), peak(d.peak_gflops_f16),
+                                 peak(d.matrix_gflops_f16) + " / " + peak(d.matrix_gflops_bf16), v(d.bare_launch_us),
+                                 v(d.add1_launch_us), d.vendor_matmul ? "yes" : "no"});
         dev.add(std::move(line));
         legend.push_back({d.shown_selector(), d.info.name, d.info.runtime_version, d.info.driver_version, timer});
     }
@@ -286,6 +304,8 @@ void write_table(std::ostream& out, const Results& r, const Machine& m, bool wid
     for (const auto& d : r.devices) {
         if (!d.error.empty()) out << "ceilings of " << d.selector << " failed: " << d.error << "\n";
         if (!d.timer_note.empty()) out << "timer of " << d.shown_selector() << ": " << d.timer_note << "\n";
+        for (const auto& [c, why] : d.unmeasured)
+            out << "no " << ceiling_name(c) << " ceiling on " << d.shown_selector() << ": " << why << "\n";
         if (d.error.empty())
             out << "ceilings of " << d.shown_selector() << ": " << d.ceiling_source << "; add probe on "
                 << d.add_elements << " elements (" << num(12.0 * double(d.add_elements) / (1 << 20)) << " MiB)"
@@ -310,7 +330,8 @@ void write_table(std::ostream& out, const Results& r, const Machine& m, bool wid
                 c.push_back(num(v));
             c.back() += row.stalled ? "!" : "";
             for (double v : {row.kernel_ms_cold, row.end_to_end_ms}) c.push_back(num(v));
-            c.insert(c.end(), {opt(row.gbps), opt(row.gflops), opt(row.fraction, 100) + (row.cache_resident ? "*" : ""),
+            const std::string ceil = row.fraction ? opt(row.fraction, 100) : row.ceiling ? "–" : "";
+            c.insert(c.end(), {opt(row.gbps), opt(row.gflops), ceil + (row.cache_resident ? "*" : ""),
                                format("%.1e", row.nmse)});
         } else {
             c.insert(c.end(), 9, "-");
@@ -340,7 +361,7 @@ void write_csv(std::ostream& out, const Results& r) {
     const auto q = csv_field;
     out << "backend,device,selector,stable_selector,runtime,timer,op,activation,shape,dtype,size,size_unit,path,block,geometry,runs,"
            "kernel_ms_median,kernel_ms_min,kernel_ms_max,kernel_ms_cold,stalled,end_to_end_ms,gbps,gflops,fraction_of_ceiling,cache_resident,"
-           "nmse,nmse_threshold,pass,error\n";
+           "nmse,nmse_threshold,pass,error,ceiling\n";
     for (const auto& row : r.rows) {
         const bool ok = row.error.empty();
         auto val = [&](double v) { return ok ? format("%.6g", v) : std::string(); };
@@ -357,7 +378,7 @@ void write_csv(std::ostream& out, const Results& r) {
             << ov(row.gflops) << "," << ov(row.fraction) << "," << (ok && row.gbps ? (row.cache_resident ? "true" : "false") : "")
             << "," << (ok ? format("%.3e", row.nmse) : "") << ","
             << format("%.0e", row.threshold) << "," << (row.passed() ? "true" : "false") << "," << q(row.error)
-            << "\n";
+            << "," << (row.ceiling ? ceiling_name(*row.ceiling) : "") << "\n";
     }
 }
 

@@ -16,6 +16,36 @@
 #include <sstream>
 
 namespace bench {
+
+const char* ceiling_name(Ceiling c) noexcept {
+    switch (c) {
+    case Ceiling::bandwidth: return "bandwidth";
+    case Ceiling::fma_f32: return "fma f32";
+    case Ceiling::fma_f64: return "fma f64";
+    case Ceiling::fma_f16: return "fma f16";
+    case Ceiling::matrix_f16: return "matrix f16";
+    case Ceiling::matrix_bf16: return "matrix bf16";
+    }
+    return "?";
+}
+
+Ceiling gemm_ceiling(const accel::GemmCompute& c) noexcept {
+    using accel::DType;
+    if (c.unit == accel::GemmCompute::Unit::matrix) return c.type == DType::bf16 ? Ceiling::matrix_bf16 : Ceiling::matrix_f16;
+    return c.type == DType::f64 ? Ceiling::fma_f64 : c.type == DType::f16 ? Ceiling::fma_f16 : Ceiling::fma_f32;
+}
+
+double DeviceReport::ceiling(Ceiling c) const {
+    switch (c) {
+    case Ceiling::bandwidth: return bandwidth_gbps;
+    case Ceiling::fma_f32: return peak_gflops;
+    case Ceiling::fma_f64: return peak_gflops_f64;
+    case Ceiling::fma_f16: return peak_gflops_f16;
+    case Ceiling::matrix_f16: return matrix_gflops_f16;
+    case Ceiling::matrix_bf16: return matrix_gflops_bf16;
+    }
+    return 0;
+}
 namespace {
 
 using accel::Op;
@@ -188,19 +218,16 @@ void measure_add(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, Even
     r.add_gbps = 12.0 * double(n) / (best_of(t) * 1e6);
 }
 
-// Peak FMA in compute type t (f32, f64), GFLOP/s: enough work-items to fill
-// every compute unit many times over; the iteration count grows until one
-// run takes fma_target_ms (host time bounds the growth too, whatever the
-// device timer reads). Throws Unsupported where the device lacks t.
-double measure_fma(const std::shared_ptr<accel::Device>& dp, EventTimer& timer, const Settings& s, int runs,
-                   accel::DType t) {
-    const std::size_t n = std::size_t(std::max(1, dp->info().compute_units)) * 16384;
-    accel::Tensor y(dp, accel::Shape{n}, t);
+// The best rate of a probe, GFLOP/s: `call(iterations)` enqueues it and
+// returns its FLOPs; the iteration count grows until one run takes
+// fma_target_ms (host time bounds the growth too, whatever the device timer
+// reads).
+double measure_probe(EventTimer& timer, const Settings& s, int runs, const std::function<double(std::size_t)>& call) {
     std::size_t iterations = 64;
     double flops = 0, ms = 0;
     for (;;) {
         const auto t0 = Clock::now();
-        ms = timer.time([&] { flops = accel::diagnostics::fma_throughput(y, iterations); });
+        ms = timer.time([&] { flops = call(iterations); });
         const double host_ms = ms_since(t0);
         if (ms >= s.fma_target_ms || host_ms >= s.fma_target_ms || host_ms * 16 > kProbeBudgetMs ||
             iterations >= (std::size_t{1} << 24))
@@ -210,8 +237,29 @@ double measure_fma(const std::shared_ptr<accel::Device>& dp, EventTimer& timer, 
         iterations = std::size_t(double(iterations) * grow);
     }
     std::vector<double> t_ms{ms};
-    timer.fill(t_ms, [&] { flops = accel::diagnostics::fma_throughput(y, iterations); }, runs, 0);
+    timer.fill(t_ms, [&] { flops = call(iterations); }, runs, 0);
     return flops / (best_of(t_ms) * 1e6);
+}
+
+// Peak FMA in compute type t (f32, f64, f16), GFLOP/s: enough work-items to
+// fill every compute unit many times over. Throws Unsupported where the
+// device lacks t.
+double measure_fma(const std::shared_ptr<accel::Device>& dp, EventTimer& timer, const Settings& s, int runs,
+                   accel::DType t) {
+    const std::size_t n = std::size_t(std::max(1, dp->info().compute_units)) * 16384;
+    accel::Tensor y(dp, accel::Shape{n}, t);
+    return measure_probe(timer, s, runs, [&](std::size_t it) { return accel::diagnostics::fma_throughput(y, it); });
+}
+
+// Peak of the matrix engine on `operands` (f16, bf16), GFLOP/s: 16 groups of
+// 32 lanes (warps) per compute unit, 8 independent chains each. Throws
+// Unsupported where the device has no matrix engine or no probe of it.
+double measure_matrix(const std::shared_ptr<accel::Device>& dp, EventTimer& timer, const Settings& s, int runs,
+                      accel::DType operands) {
+    const std::size_t n = std::size_t(std::max(1, dp->info().compute_units)) * 16 * 32;
+    accel::Tensor y(dp, accel::Shape{n});
+    return measure_probe(timer, s, runs,
+                         [&](std::size_t it) { return accel::diagnostics::matrix_throughput(y, operands, it); });
 }
 
 // Launch cost: back-to-back submissions, one synchronize, host clock. The
@@ -247,13 +295,27 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
     measure_copy(r, dp, timer, s, runs);
     measure_add(r, dp, timer, s, runs);
     r.probe_gflops = measure_fma(dp, timer, s, runs, accel::DType::f32);
-    if (std::find(s.dtypes.begin(), s.dtypes.end(), accel::DType::f64) != s.dtypes.end()) {
+    const auto wanted = [&](accel::DType t) { return std::find(s.dtypes.begin(), s.dtypes.end(), t) != s.dtypes.end(); };
+    // A ceiling the device lacks is absent (0) with its reason, not an error.
+    const auto optional_ceiling = [&](Ceiling c, double& to, const std::function<double()>& measure) {
         try {
-            r.probe_gflops_f64 = measure_fma(dp, timer, s, runs, accel::DType::f64);
-        } catch (const accel::Unsupported&) {
-            r.probe_gflops_f64 = 0;  // no f64 on this device: its f64 rows are unsupported too
+            to = measure();
+        } catch (const accel::Unsupported& e) {
+            to = 0;
+            r.unmeasured.emplace_back(c, e.what());
         }
+    };
+    using accel::DType;
+    if (wanted(DType::f64))
+        optional_ceiling(Ceiling::fma_f64, r.probe_gflops_f64, [&] { return measure_fma(dp, timer, s, runs, DType::f64); });
+    if (wanted(DType::f16)) {
+        optional_ceiling(Ceiling::fma_f16, r.peak_gflops_f16, [&] { return measure_fma(dp, timer, s, runs, DType::f16); });
+        optional_ceiling(Ceiling::matrix_f16, r.matrix_gflops_f16,
+                         [&] { return measure_matrix(dp, timer, s, runs, DType::f16); });
     }
+    if (wanted(DType::bf16))
+        optional_ceiling(Ceiling::matrix_bf16, r.matrix_gflops_bf16,
+                         [&] { return measure_matrix(dp, timer, s, runs, DType::bf16); });
     r.bandwidth_gbps = r.add_gbps;
     r.peak_gflops = r.probe_gflops;
     r.peak_gflops_f64 = r.probe_gflops_f64;
@@ -394,18 +456,20 @@ void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item
     row.end_to_end_ms = median(e2e);
 }
 
-void fill_rates(Row& row, const Workload& w, const DeviceReport& dev) {
+// `gemm`: what the device's matmul/dense computes with in the row's dtype and path.
+void fill_rates(Row& row, const Workload& w, const DeviceReport& dev, const accel::GemmCompute& gemm) {
     row.flops = w.all_flops;
     row.bytes = w.all_bytes;
     const double seconds = row.kernel_ms_median * 1e-3;
     if (seconds <= 0) return;
+    row.ceiling = w.flops > 0 ? gemm_ceiling(gemm) : Ceiling::bandwidth;
+    const double ceiling = dev.ceiling(*row.ceiling);
     if (w.flops > 0) {
         row.gflops = w.flops / seconds * 1e-9;
-        const double peak = dev.peak_for(w.problem.dtype);
-        if (peak > 0) row.fraction = *row.gflops / peak;
+        if (ceiling > 0) row.fraction = *row.gflops / ceiling;
     } else {
         row.gbps = w.bytes / seconds * 1e-9;
-        if (dev.bandwidth_gbps > 0) row.fraction = *row.gbps / dev.bandwidth_gbps;
+        if (ceiling > 0) row.fraction = *row.gbps / ceiling;
         // Operands within twice the last-level cache are served partly from it.
         row.cache_resident = dev.cache_bytes > 0 && w.bytes <= 2.0 * double(dev.cache_bytes);
     }
@@ -703,7 +767,7 @@ Results run(const Settings& s) {
             }
             row.oracle = w->oracle_text();
             measure(row, *w, *bound, d, it, s, dev.device_timer_ok);
-            fill_rates(row, *w, dev);
+            fill_rates(row, *w, dev, accel::diagnostics::gemm_compute(d, p.dtype, it.path));
         } catch (const accel::Unsupported& e) {
             // A size beyond what this device can hold or run (e.g. one
             // binding's range): a fact of the device, listed as a note like

@@ -100,6 +100,20 @@ struct Settings {
     std::vector<Problem> problems(accel::Op op) const;
 };
 
+/// The ceiling a row's rate is divided by (docs/benchmarking.md): memory-bound
+/// ops the bandwidth; matmul and dense the peak of the unit their kernel
+/// computes with in the row's dtype and path (accel::diagnostics::gemm_compute):
+/// FMA in f32, f64 or f16, or the matrix engine on f16 or bf16 operands.
+enum class Ceiling { bandwidth, fma_f32, fma_f64, fma_f16, matrix_f16, matrix_bf16 };
+/// Every Ceiling, in enum order.
+constexpr Ceiling kCeilings[] = {Ceiling::bandwidth, Ceiling::fma_f32,    Ceiling::fma_f64,
+                                 Ceiling::fma_f16,   Ceiling::matrix_f16, Ceiling::matrix_bf16};
+/// "bandwidth", "fma f32", "fma f64", "fma f16", "matrix f16", "matrix bf16"
+/// (JSON rows' "ceiling", the table's legend). Never throws.
+const char* ceiling_name(Ceiling c) noexcept;
+/// The ceiling of a matmul/dense row whose kernel computes with `c`. Never throws.
+Ceiling gemm_ceiling(const accel::GemmCompute& c) noexcept;
+
 /// A device's facts and its measured ceilings.
 ///
 /// Ceilings are the limits a row's rate is divided by: bandwidth is the best
@@ -126,9 +140,18 @@ struct DeviceReport {
     double bandwidth_gbps = 0;   ///< bandwidth ceiling: max(add_gbps, machine's on CPU devices)
     double peak_gflops = 0;      ///< f32 FMA ceiling: max(probe_gflops, machine's on CPU devices)
     double peak_gflops_f64 = 0;  ///< f64 FMA ceiling: max(probe_gflops_f64, machine's on CPU devices)
-    /// The FMA ceiling of rows in `dtype`: f64's for f64, f32's otherwise
-    /// (16-bit dtypes accumulate in f32); 0 when not measured.
-    double peak_for(accel::DType dtype) const { return dtype == accel::DType::f64 ? peak_gflops_f64 : peak_gflops; }
+    /// Half-precision FMA, GFLOP/s (Probes::fma_throughput in f16); measured
+    /// when the run has f16 rows, 0 where the device computes in no half.
+    double peak_gflops_f16 = 0;
+    /// The matrix engine on f16 / bf16 operands, GFLOP/s
+    /// (diagnostics::matrix_throughput); measured when the run has rows of
+    /// that dtype, 0 where the device has no such engine or no probe of it.
+    double matrix_gflops_f16 = 0, matrix_gflops_bf16 = 0;
+    /// Why a ceiling the run needed is absent (name, reason), e.g. the matrix
+    /// engine on a device without one.
+    std::vector<std::pair<Ceiling, std::string>> unmeasured;
+    /// The GFLOP/s or GB/s of ceiling `c`; 0 when not measured (shown "–").
+    double ceiling(Ceiling c) const;
     std::string ceiling_source;  ///< where the ceilings come from, e.g. "own probes" or "machine (host)"
     std::size_t cache_bytes = 0; ///< last-level cache of a CPU device (sysfs), 0 when unknown
     double bare_launch_us = 0;   ///< host µs per diagnostics::launch_empty (many back to back, then one sync)
@@ -171,7 +194,8 @@ struct Row {
     double end_to_end_ms = 0;              ///< median, upload inputs + op + download output
     std::optional<double> gbps;            ///< memory-bound ops: bytes moved / kernel time
     std::optional<double> gflops;          ///< matmul, dense: 2·M·N·K / kernel time
-    std::optional<double> fraction;        ///< rate / the device's matching ceiling
+    std::optional<double> fraction;        ///< rate / the device's `ceiling`; absent where it was not measured
+    std::optional<Ceiling> ceiling;        ///< what `fraction` is of (rows that ran)
     bool cache_resident = false;           ///< memory-bound row whose operands fit in the last-level cache
     double nmse = 0;                       ///< against the float64 oracle
     double threshold = 0;                  ///< nmse limit: the op table's for the dtype (accel::nmse_threshold)

@@ -3,7 +3,7 @@
 # tools/gpu-bundle.sh, on a machine with an NVIDIA GPU and its driver and
 # nothing of accel's build installed (docs/gpu.md).
 #
-# Usage: run-gpu-checks.sh OUT [--minutes N] [--steps LIST] [--rehearsal] [--quick]
+# Usage: run-gpu-checks.sh OUT [--minutes N] [--steps LIST] [--python PATH] [--rehearsal] [--quick]
 #   OUT          folder for the results (created; one log per step, the
 #                figures as JSON, and OUT/summary.txt)
 #   --minutes N  wall-time budget (default 8): a step that no longer fits
@@ -11,10 +11,13 @@
 #   --steps LIST only these steps (comma list of names as in the summary, or
 #                their first part: conformance, sanitizer, bench, mlp; facts
 #                and info always run), e.g. --steps bench,peer
+#   --python PATH the Python with PyTorch for the peer and mlp.wide steps
+#                (default: the first python3 on PATH that imports torch)
 #   --rehearsal  no NVIDIA GPU: the same steps with the bundle's emulated
 #                CUDA plugin as `cuda`, PoCL as the OpenCL driver and Mesa's
 #                lavapipe as the Vulkan driver (the machine's own packages)
-#   --quick      small sizes and few epochs (the CTest test of the rehearsal)
+#   --quick      every step at small sizes, few epochs (the CTest test of
+#                the rehearsal)
 #
 # Each step writes its log and figures into OUT as soon as it ends, and one
 # line `STEP VERDICT detail` into OUT/summary.txt (VERDICT: pass, fail or
@@ -23,8 +26,8 @@
 # GPU). Exit status: 0 no step failed; 1 a step failed; 2 usage error.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-usage() { sed -n '2,25p' "$0"; }
-out="" minutes=8 rehearsal=0 quick=0 steps=""
+usage() { sed -n '2,27p' "$0"; }
+out="" minutes=8 rehearsal=0 quick=0 steps="" python_arg=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes)
@@ -33,10 +36,13 @@ while [ $# -gt 0 ]; do
     --steps)
       [[ "${2:-}" =~ ^[a-z.,]+$ ]] || { echo "run-gpu-checks: --steps needs a comma list of step names, got '${2:-}'" >&2; exit 2; }
       steps=$2; shift ;;
+    --python)
+      [ -n "${2:-}" ] && [ -x "$2" ] || { echo "run-gpu-checks: --python needs an executable Python, got '${2:-}'" >&2; exit 2; }
+      python_arg=$2; shift ;;
     --rehearsal) rehearsal=1 ;;
     --quick) quick=1 ;;
     -h|--help) usage; exit 0 ;;
-    -*) echo "run-gpu-checks: unknown option '$1' (known: --minutes N, --steps LIST, --rehearsal, --quick)" >&2; exit 2 ;;
+    -*) echo "run-gpu-checks: unknown option '$1' (known: --minutes N, --steps LIST, --python PATH, --rehearsal, --quick)" >&2; exit 2 ;;
     *) [ -z "$out" ] || { echo "run-gpu-checks: one OUT folder, got '$out' and '$1'" >&2; exit 2; }
        out=$1 ;;
   esac
@@ -139,7 +145,24 @@ find_lib() {
     [ -e "$d/$name" ] && { echo "$d/$name"; return; }
   done
 }
-python=$(command -v python3 || true)
+# PyTorch's Python: --python, else the first python3 on PATH that imports
+# torch; `python` (the summaries, accel's side of mlp.wide) is that one, else
+# the first python3.
+torch_python="" tried=""
+if [ -n "$python_arg" ]; then
+  tried=$python_arg
+  "$python_arg" -c 'import torch' 2>/dev/null && torch_python=$python_arg
+else
+  IFS=: read -ra path_dirs <<<"${PATH:-}"
+  for d in "${path_dirs[@]}"; do
+    [ -x "${d:-.}/python3" ] || continue
+    case " $tried " in *" ${d:-.}/python3 "*) continue ;; esac
+    tried="${tried:+$tried }${d:-.}/python3"
+    "${d:-.}/python3" -c 'import torch' 2>/dev/null && { torch_python=${d:-.}/python3; break; }
+  done
+fi
+python=${torch_python:-${python_arg:-$(command -v python3 || true)}}
+echo "python: ${python:-none}; PyTorch: ${torch_python:-not importable by ${tried:-any python3 (none on PATH)}}" >>"$facts"
 export OCL_ICD_VENDORS=$out/opencl-vendors  # only what is registered here
 mkdir -p "$OCL_ICD_VENDORS"
 if [ $rehearsal = 1 ]; then
@@ -232,11 +255,11 @@ fi
 available() { case " $opened " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # ---- 2. conformance --------------------------------------------------------
-# Full sizes on a GPU; the rehearsal's CPU drivers take the small cases.
-# --quick: the device's facts and add (the bundle's wiring, not the kernels).
+# Full sizes on a GPU; the rehearsal's CPU drivers take the small cases;
+# --quick: every case at the smallest sizes.
 conf_env=() conf_args=()
 [ $rehearsal = 1 ] && conf_env=(ACCEL_TEST_MAX_WORK=$([ $quick = 1 ] && echo 20000 || echo 2000000))
-[ $quick = 1 ] && conf_args=("--test-case=device info*,add matches the reference*")
+[ $quick = 1 ] && conf_env=(ACCEL_TEST_MAX_WORK=20000)
 for run in "$cuda native" "$cuda vendor" "$opencl auto" "$vulkan auto"; do
   set -- $run
   name=conformance.${1%%:*}$([ "$2" = auto ] || echo ".$2")
@@ -262,9 +285,9 @@ done
 gpus=""
 for sel in $cuda $opencl $vulkan; do available "$sel" && gpus=${gpus:+$gpus,}$sel; done
 if [ $quick = 1 ]; then
-  common=(--quick --dtypes f32) add=() matmul=() dense=()
+  common=(--quick --dtypes f32,f16,bf16) add=() matmul=() dense=()
 elif [ $rehearsal = 1 ]; then
-  common=(--dtypes f32 --repeats 2) add=(--add-sizes 1e6) matmul=(--matmul-sizes 256) dense=(--dense-shapes 256x1024x1024)
+  common=(--dtypes f32,f16,bf16 --repeats 2) add=(--add-sizes 1e6) matmul=(--matmul-sizes 256) dense=(--dense-shapes 256x1024x1024)
 else
   # add past 2^28 elements (3 GiB moved in f32); matmul and dense to 8192³.
   common=(--dtypes f32,f16,bf16 --repeats 3) add=(--add-sizes 268435456)
@@ -320,7 +343,7 @@ elif [ -z "$python" ]; then verdict mlp.wide skip "no python3 on this machine (m
   case $rc in
     200) ;;
     0) if grep -q 'PyTorch is not installed' "$out/mlp.wide.log"; then
-         verdict mlp.wide pass "accel's figures only: PyTorch is not importable by $python; mlp.wide.log"
+         verdict mlp.wide pass "accel's figures only: PyTorch is not importable by ${tried:-any python3}; mlp.wide.log"
        else verdict mlp.wide pass "$(grep -cE '^[0-9].* ok$' "$out/mlp.wide.log") rows whose final loss agrees with PyTorch's; mlp.wide.log"; fi ;;
     *) verdict mlp.wide fail "exit $rc: $(grep -m2 -E 'DIFF|FAIL|rror' "$out/mlp.wide.log" | cut -c1-200 | paste -sd'|' -)" ;;
   esac
@@ -328,7 +351,7 @@ fi
 
 # ---- 6. the peer on the same GPU: PyTorch (cuBLAS) at the same sizes ---------
 if [ -z "$python" ]; then verdict peer skip "no python3 on this machine"
-elif ! "$python" -c 'import torch' 2>/dev/null; then verdict peer skip "PyTorch is not importable by $python"
+elif [ -z "$torch_python" ]; then verdict peer skip "PyTorch is not importable by ${tried:-any python3} (--python PATH names one)"
 elif [ ! -s "$bench_json" ]; then verdict peer skip "no bench.json (step bench)"
 else
   step peer 30 120 "$python" "$here/python/ops_vs_pytorch.py" "$bench_json" --device $torch_device --json "$out/peer.json"

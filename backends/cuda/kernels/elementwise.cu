@@ -8,6 +8,9 @@
 #include "device_math.cuh"
 #include "kernels.hpp"
 #include "launch.cuh"
+#ifndef ACCEL_HIP
+#include "warp_mma.cuh"  // the matrix-engine probe
+#endif
 
 #include <cstdint>
 #include <type_traits>
@@ -290,6 +293,46 @@ cudaError_t launch_fma_throughput(float* y, std::size_t n, std::size_t iteration
 cudaError_t launch_fma_throughput(double* y, std::size_t n, std::size_t iterations, const Launch& l) {
     return run(n, l, FmaBody<double>{y, iterations});
 }
+
+#ifndef ACCEL_HIP
+// The matrix-engine probe (accel::Probes::matrix_throughput): each warp keeps
+// 8 independent accumulator tiles of mma.sync m16n8k16 (f32), chain j
+// starting at j, and runs `iterations` rounds of C_j += A·B with every value
+// of A and B 1/4 (0x3400 in f16, 0x3E80 in bf16), so each round adds
+// exactly 16/16 = 1. Device code for sm_80 and newer; older devices trap.
+// Whole warps only: n is a multiple of 32 and blocks of 128 threads, so a
+// warp is all in or all out.
+template <class T>
+__global__ void matrix_probe_kernel(float* y, std::size_t n, std::size_t iterations) {
+    const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    (void)y, (void)iterations;
+    __trap();  // launched only where the device has sm_80's mma.sync (CudaDevice::matrix_throughput)
+#else
+    const std::uint32_t q = std::is_same<T, __nv_bfloat16>::value ? 0x3E803E80u : 0x34003400u;  // two 1/4 per register
+    const warp::FragmentA a{{q, q, q, q}};
+    const warp::FragmentB b{{q, q}};
+    warp::FragmentC c[8];
+    for (int j = 0; j < 8; ++j)
+        for (float& v : c[j].r) v = float(j);
+    for (std::size_t it = 0; it < iterations; ++it) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) warp::mma<T>(c[j], a, b);
+    }
+    float s = 0;
+    for (int j = 0; j < 8; ++j)
+        for (float v : c[j].r) s += v;
+    y[t] = s;
+#endif
+}
+
+cudaError_t launch_matrix_throughput(float* y, std::size_t n, std::size_t iterations, bool bf16, cudaStream_t stream) {
+    const Launch l{dim3(unsigned((n + 127) / 128)), dim3(128), stream};
+    return bf16 ? launch_kernel(matrix_probe_kernel<__nv_bfloat16>, l, y, n, iterations)
+                : launch_kernel(matrix_probe_kernel<__half>, l, y, n, iterations);
+}
+#endif
 
 template <class T>
 cudaError_t launch_column_sum(const T* x, T* y, std::size_t rows, std::size_t cols, const Launch& l) {

@@ -220,6 +220,13 @@ constexpr int kTensorCoreGemmMinArch = 80;
 template <class T>
 cudaError_t launch_matmul_mma(const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k, bool ta,
                               bool tb, const T* bias, Epilogue act, MatmulTile tile, const Launch& l);
+
+/// The matrix-engine probe (see accel::Probes::matrix_throughput) on f16
+/// (bf16 false) or bf16 operands: y[n] (n a multiple of 32, one warp per 32)
+/// in blocks of 128 threads, through warp_mma.cuh (the CUDA emulation's
+/// mma.sync too). For devices of compute capability ≥ kTensorCoreGemmMinArch
+/// only (older device code traps). Returns the launch error; never throws.
+cudaError_t launch_matrix_throughput(float* y, std::size_t n, std::size_t iterations, bool bf16, cudaStream_t stream);
 #endif
 
 /// Calls X(T) for each storage type the launchers are defined for (the

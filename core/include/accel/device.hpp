@@ -39,6 +39,19 @@ class Device;
 class Buffer;
 class Stream;
 
+/// What a device's matmul and dense kernels compute with in one dtype on one
+/// path: the unit whose peak their benchmark rows are measured against.
+struct GemmCompute {
+    enum class Unit {
+        fma,     ///< vector FMA units (SIMT lanes, CPU SIMD) in the width `type`
+        matrix,  ///< the matrix engine (tensor cores) on `type` operands, f32 accumulators
+    };
+    Unit unit = Unit::fma;
+    /// fma: the arithmetic's width (f32 or f64; f16 where a kernel computes in
+    /// half); matrix: the operands' dtype (f16 or bf16).
+    DType type = DType::f32;
+};
+
 /// Benchmark probes of a device (accel/diagnostics.hpp calls them, after
 /// validation): not ops, and not part of the op interface. Implemented by
 /// backends that have them (Device::probes()).
@@ -47,15 +60,37 @@ public:
     virtual ~Probes() = default;
     /// Enqueues a kernel that does nothing (one block of one thread) on `s`.
     virtual void launch_empty(Stream& s) = 0;
-    /// Peak-FMA probe (clpeak-style) in `dtype`, a compute type: f32, or f64
-    /// (16-bit dtypes compute in f32). Work-item i keeps 8 independent
-    /// accumulators a_j = i * 1e-9 + j (computed in float32), runs `iterations` rounds of
-    /// a_j = a_j * 0.9999 + 1e-4 on each (constants as float32 literals), and
-    /// writes y[i] = Σ_j a_j (y[n] of `dtype`). FLOPs = 16 * iterations * n.
-    /// Throws Unsupported where the device has no probe in `dtype` (f64 on a
-    /// device without double precision).
+    /// Peak-FMA probe (clpeak-style) in `dtype`, a compute type: f32, f64, or
+    /// f16 where the device computes in half (16-bit storage alone computes in
+    /// f32). Work-item i keeps 8 independent accumulators a_j = i * 1e-9 + j
+    /// (computed in float32, then rounded to `dtype`), runs `iterations`
+    /// rounds of a_j = fma(a_j, r, c) on each, and writes y[i] = Σ_j a_j
+    /// (y[n] of `dtype`, the sum in `dtype`). r, c: float32 literals 0.9999
+    /// and 1e-4 in f32 and f64; in f16 the half values of 0.999 and 0.001
+    /// (0.9999 rounds to 1 in half). FLOPs = 16 * iterations * n. Throws
+    /// Unsupported where the device has no probe in `dtype` (f64 without
+    /// double precision, f16 without half arithmetic).
     virtual void fma_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations,
                                 const LaunchGeometry& g, Stream& s) = 0;
+    /// Peak of the matrix engine on `dtype` operands (f16 or bf16) with f32
+    /// accumulators: y[n] (f32, n a multiple of 32) is n / 32 groups of 32
+    /// lanes (a CUDA warp); each group keeps 8 independent 16×8 accumulator
+    /// tiles, chain j starting at j in every element, and runs `iterations`
+    /// rounds of C_j = A·B + C_j (m16n8k16: A 16×16 and B 16×8, every element
+    /// 1/4, so each round adds exactly 1); lane l writes y[32·w + l] = the sum
+    /// of its 4 values of every tile, 112 + 32·iterations
+    /// (reference::matrix_throughput_value). FLOPs = 8 · 4096 · iterations ·
+    /// n / 32. The default throws Unsupported (no matrix engine probe);
+    /// backends whose kernels use one override it, and throw Unsupported
+    /// where the device lacks the engine.
+    virtual void matrix_throughput(DeviceHandle y, DType dtype, std::size_t n, std::size_t iterations, Stream& s);
+    /// What matmul and dense compute with in `dtype` on `path`. The default:
+    /// FMA units in f64 for f64 and in f32 otherwise (16-bit operands widened
+    /// to f32), as accel's native kernels; a backend whose kernels or vendor
+    /// library use a matrix engine overrides it. Never throws.
+    virtual GemmCompute gemm_compute(DType dtype, OpPath path) const noexcept;
+    /// gemm_compute's default: FMA in f64 for f64, in f32 otherwise.
+    static GemmCompute gemm_compute_default(DType dtype) noexcept;
 };
 
 /// An in-order queue of device work (CUDA stream, OpenCL command queue,

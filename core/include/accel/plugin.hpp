@@ -27,7 +27,10 @@
 /// own kernels, runtime objects both ways). 13: DeviceInfo gained
 /// `determinism`, what a device's native kernels promise in deterministic
 /// mode; Device holds the mode. 14: DeviceInfo gained `subnormals`, the
-/// dtypes whose subnormal values a device's kernels may flush to zero.
+/// dtypes whose subnormal values a device's kernels may flush to zero;
+/// Probes gained matrix_throughput (the matrix engine's peak) and
+/// gemm_compute (the unit each dtype and path of matmul/dense runs on);
+/// fma_throughput takes f16 (half arithmetic).
 #define ACCEL_PLUGIN_ABI 14
 
 extern "C" {

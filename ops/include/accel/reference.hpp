@@ -53,8 +53,16 @@ Vec bce_with_logits_backward(const FVec& z, const FVec& t, double scale);
 /// Adam as in ops::adam_step, in float64; updates p, m, v in place.
 void adam_step(Vec& p, const Vec& g, Vec& m, Vec& v, std::size_t step, double lr, double beta1, double beta2,
                double eps);
-/// Per-element value of the fma_throughput probe for work-item i.
-double fma_throughput_value(std::size_t i, std::size_t iterations);
+/// Per-element value of the fma_throughput probe (Probes::fma_throughput)
+/// for work-item i in compute type `dtype`: f32 and f64 in closed form (the
+/// recurrence's exact limit, within the probe's NMSE bound); f16 step by step,
+/// each fma rounded once to half as the device does, and the sum in half.
+/// Throws InvalidArgument for bf16.
+double fma_throughput_value(std::size_t i, std::size_t iterations, DType dtype = DType::f32);
+/// Every element of the matrix_throughput probe's output after `iterations`
+/// rounds (Probes::matrix_throughput): 4 values of 8 tiles, chain j holding
+/// j + iterations, summed: 112 + 32 · iterations.
+double matrix_throughput_value(std::size_t iterations);
 
 /// Normalized mean squared error Σ(got−ref)² / Σ ref² (ggml's test-backend-ops
 /// measure). When Σ ref² == 0 it returns the plain mean squared error.
