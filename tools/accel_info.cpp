@@ -96,7 +96,11 @@ int main(int argc, char** argv) {
             std::cout << "  plugin " << st.plugin_path;
             for (const auto& other : st.shadowed) std::cout << " (replaces " << other << ")";
             std::vector<std::string> when;
-            if (st.auto_rank > 0) when.push_back("opens its GPU (rank " + std::to_string(st.auto_rank) + ")");
+            const std::string rank = "(rank " + std::to_string(st.auto_rank) + ")";
+            if (st.auto_rank > 0)
+                when.push_back(st.availability.has_gpu ? "opens its first device, a GPU " + rank
+                                                       : "opens its first device if that is a GPU " + rank +
+                                                             "; none here is");
             if (st.auto_cpu_fallback) when.push_back("opens it when no backend has a GPU");
             std::string text = when.empty() ? "never: name it to use it" : when.front();
             if (when.size() > 1) text += "; " + when.back();

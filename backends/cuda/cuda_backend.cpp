@@ -64,8 +64,7 @@ public:
         if (!probed_) {
             int count = 0;
             const cudaError_t e = cleared(cudaGetDeviceCount(&count));
-            // No driver: cudaErrorInsufficientDriver; stub libcuda on the path: cudaErrorStubLibrary.
-            if (e != cudaSuccess) return unavailable(ACCEL_GPU_NAME(cudaGetDeviceCount) " failed: " + describe(e));
+            if (e != cudaSuccess) return unavailable(no_device_reason(e));
             if (count == 0)
                 return unavailable("no " ACCEL_GPU_RUNTIME " device found (" ACCEL_GPU_NAME(cudaGetDeviceCount) " returned 0)");
             for (int ordinal = 0; ordinal < count; ++ordinal) {

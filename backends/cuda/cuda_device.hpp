@@ -148,6 +148,15 @@ std::string describe(cudaError_t e);
 /// ...): the process must be restarted. Defined per runtime (cuda_platform.cpp).
 bool is_sticky(cudaError_t e);
 
+/// Why the runtime found no device, for accel-info and every selector error,
+/// from the error of its device count `e` and the driver's version: no
+/// driver installed at all (the runtime reads driver version 0), a driver
+/// older than the runtime this plugin was built with (both versions, and the
+/// driver series that would do), no device the driver sees, or the error as
+/// it is. Defined per runtime (cuda_platform.cpp). Never throws but
+/// std::bad_alloc.
+std::string no_device_reason(cudaError_t e);
+
 /// The facts of device `ordinal` as accel's <backend>:`index` (name, vendor,
 /// versions, limits, UUID, PCI bus id, warp width, clocks). Defined per
 /// runtime (cuda_platform.cpp). Throws DeviceError when the runtime fails.

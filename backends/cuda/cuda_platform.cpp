@@ -53,6 +53,28 @@ int attribute(cudaDeviceAttr a, int index) {
 
 }  // namespace
 
+std::string no_device_reason(cudaError_t e) {
+    int driver = 0, runtime = 0;
+    (void)cleared(cudaDriverGetVersion(&driver));  // 0 when no driver is installed
+    (void)cleared(cudaRuntimeGetVersion(&runtime));
+    const std::string error = "cudaGetDeviceCount: " + describe(e);
+    // The oldest driver series of each CUDA major version (the CUDA Toolkit release notes: minimum driver versions).
+    const char* floor = runtime / 1000 >= 13 ? "R580" : runtime / 1000 == 12 ? "R525" : "one of its series";
+    if (e == cudaErrorInsufficientDriver && driver == 0)
+        return "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded): install it (" + std::string(floor) +
+               " or newer for this build's CUDA " + version_text(runtime) + ") [" + error + "]";
+    if (e == cudaErrorInsufficientDriver)
+        return "the NVIDIA driver supports CUDA " + version_text(driver) + ", older than this build's CUDA runtime " +
+               version_text(runtime) + ": update the driver to " + floor + " or newer, or use a build for CUDA " +
+               std::to_string(driver / 1000) + " [" + error + "]";
+    if (e == cudaErrorNoDevice)
+        return "the NVIDIA driver (CUDA " + version_text(driver) + ") sees no CUDA device [" + error + "]";
+    if (e == cudaErrorStubLibrary)
+        return "the libcuda.so.1 found is the toolkit's stub, not a driver: take its folder (lib64/stubs) off the "
+               "library path [" + error + "]";
+    return "cudaGetDeviceCount failed: " + describe(e);
+}
+
 DeviceInfo device_info(int index, int ordinal) {
     cudaDeviceProp p{};
     ACCEL_CUDA_CHECK(cudaGetDeviceProperties(&p, ordinal));

@@ -8,6 +8,8 @@
 
 #include <accel/error.hpp>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -43,6 +45,16 @@ std::string version_text(int v) {
 }
 
 }  // namespace
+
+std::string no_device_reason(hipError_t e) {
+    const std::string error = "hipGetDeviceCount: " + describe(e);
+    // ROCm's kernel driver (amdgpu with KFD) shows itself as /dev/kfd.
+    if (access("/dev/kfd", F_OK) != 0)
+        return "no AMD GPU driver is loaded (/dev/kfd is absent: the amdgpu kernel driver with ROCm support) [" +
+               error + "]";
+    if (e == hipErrorNoDevice) return "the AMD GPU driver sees no HIP device (/dev/kfd is there) [" + error + "]";
+    return "hipGetDeviceCount failed: " + describe(e);
+}
 
 DeviceInfo device_info(int index, int ordinal) {
     hipDeviceProp_t p{};

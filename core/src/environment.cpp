@@ -88,22 +88,6 @@ const Variable& variable(const std::string& name) {
 
 namespace {
 
-// Edit distance (insertions, deletions, substitutions), for "did you mean".
-std::size_t distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
 // ACCEL_ENV_ALLOW's prefixes. Read with getenv, not value(): value() runs
 // the check that needs them.
 std::vector<std::string> allowed_prefixes() {
@@ -137,15 +121,11 @@ void check_unknown_variables() {
         for (const auto& v : variables()) known = known || name == v.name;
         for (const auto& prefix : allowed) known = known || name.rfind(prefix, 0) == 0;
         if (known) continue;
-        const Variable* closest = nullptr;
-        std::size_t best = 0;
-        for (const auto& v : variables()) {
-            const std::size_t d = distance(name, v.name);
-            if (!closest || d < best) closest = &v, best = d;
-        }
-        const bool near = closest && best <= std::max<std::size_t>(3, name.size() / 4);
+        std::vector<std::string> names;
+        for (const auto& v : variables()) names.push_back(v.name);
+        const std::string closest = detail::closest_name(name, names);
         throw InvalidArgument("the environment sets " + detail::echo(name) + ", which is not an accel variable" +
-                              (near ? std::string("; did you mean ") + closest->name + "?" : std::string()) +
+                              (closest.empty() ? std::string() : "; did you mean " + closest + "?") +
                               " (accel-info --env lists accel's variables; a variable of your own under the ACCEL_ "
                               "prefix is left alone when ACCEL_ENV_ALLOW lists its prefix)");
     }

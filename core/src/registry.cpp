@@ -220,6 +220,18 @@ std::string searched(const Found& f) {
     return list;
 }
 
+// "unknown backend 'hots'; did you mean host?", then the backends found and
+// where plugins were looked for (the name alone is echoed: it is all of the
+// text that matters).
+std::string unknown_backend_message(const std::string& name, const Found& f) {
+    std::vector<std::string> names;
+    for (const auto& entry : f.plugins) names.push_back(entry.first);
+    const std::string closest = detail::closest_name(name, names);
+    return "unknown backend '" + echo(name) + "'" + (closest.empty() ? "" : "; did you mean " + closest + "?") +
+           "\nbackends found: " + (names.empty() ? "none" : detail::join(names)) + ", and auto (no " + kFilePrefix +
+           echo(name) + kFileSuffix + " in " + searched(f) + "; ACCEL_PLUGIN_PATH adds folders)";
+}
+
 // Checks the optional fields of a plugin's info; "" when they are fine.
 std::string info_defect(const accel_plugin_info& info) {
     if (info.selector_forms) {
@@ -400,12 +412,11 @@ Selector parse_selector_locked(const std::string& text) {
     auto colon = t.find(':');
     sel.backend = t.substr(0, colon);
     const Found& f = found_locked();
-    if (sel.backend != "auto" && !f.plugins.count(sel.backend))
-        throw InvalidArgument(  // the name alone is echoed: it is all of the text that matters
-            "backend selector names unknown backend '" + echo(sel.backend) + "': no plugin file " +
-            (backend_name_defect(sel.backend).empty() ? kFilePrefix + sel.backend + kFileSuffix : "of that name") +
-            " in " + searched(f) + " (accel was built without it, or set ACCEL_PLUGIN_PATH to the folder holding " +
-            "it); expected " + grammar_locked());
+    if (sel.backend != "auto" && !f.plugins.count(sel.backend)) {
+        if (!backend_name_defect(sel.backend).empty())
+            bad("does not start with a backend name (a lower-case letter, then lower-case letters, digits or '_')");
+        throw InvalidArgument("backend selector names " + unknown_backend_message(sel.backend, f));
+    }
     if (colon == std::string::npos) return sel;
     if (sel.backend == "auto" && t.substr(colon + 1) == "local") {
         sel.device = "local";
@@ -433,13 +444,7 @@ Selector parse_selector_locked(const std::string& text) {
 Plugin& require_known_backend(const std::string& name) {
     Found& f = found_locked();
     Plugin* p = load_plugin(name);
-    if (!p) {
-        std::string names;
-        for (const auto& entry : f.plugins) names += (names.empty() ? "" : ", ") + entry.first;
-        throw InvalidArgument("unknown backend '" + echo(name) + "': no plugin file " +
-                              (backend_name_defect(name).empty() ? kFilePrefix + name + kFileSuffix : "of that name") +
-                              " in " + searched(f) + "; the backends found are: " + (names.empty() ? "none" : names));
-    }
+    if (!p) throw InvalidArgument(unknown_backend_message(name, f));
     return *p;
 }
 

@@ -5,7 +5,9 @@
 #     linker flags, so that sanitizer builds stay consistent) and runs it;
 #     with WITH_MPI, also consumer_mpi linking accel::mpi;
 #  2. compiles and runs the consumer with the flags of `pkg-config --cflags
-#     --libs accel` (accel-mpi for consumer_mpi with WITH_MPI);
+#     --libs accel` and nothing else, as README's line does (accel-mpi for
+#     consumer_mpi with WITH_MPI): the program must start without
+#     LD_LIBRARY_PATH;
 #  3. runs the installed accel-conformance on the host backend;
 #  4. runs an installed example (vector_add --quick) when the examples are built;
 #  5. builds a backend outside the tree (TOY: the toy_backend project beside
@@ -66,8 +68,8 @@ function(pkg_config_build package source exe)
   message(STATUS "pkg-config ${package}: ${flags}")
   separate_arguments(flags UNIX_COMMAND "${flags}")
   separate_arguments(extra UNIX_COMMAND "${FLAGS} ${LINK_FLAGS}")
-  execute_process(COMMAND ${CXX} -std=c++17 ${extra} ${source} -o ${exe} ${flags}
-                          -Wl,-rpath,${prefix}/${LIBDIR} RESULT_VARIABLE rc)
+  # pkg-config's flags alone, as README's line has it: accel.pc carries the run-time path.
+  execute_process(COMMAND ${CXX} -std=c++17 ${extra} ${source} -o ${exe} ${flags} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "compiling ${source} with pkg-config's flags for ${package} failed (${rc})")
   endif()

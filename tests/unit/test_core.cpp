@@ -43,7 +43,7 @@ TEST_CASE("selectors parse case-insensitively with optional device index") {
 }
 
 TEST_CASE("malformed selectors are rejected with the accepted forms") {
-    for (const char* bad : {"", "bogus", "cuda:", "cuda:-1", "cuda:x:y", "opencl:1:2", "auto:0", "host 1", ":0",
+    for (const char* bad : {"", "cuda:", "cuda:-1", "cuda:x:y", "opencl:1:2", "auto:0", "host 1", ":0",
                             "cuda:99999999999"}) {
         CAPTURE(bad);
         try {
@@ -97,6 +97,35 @@ TEST_CASE("an unknown backend in ACCEL_BACKEND is an InvalidArgument naming it a
         CHECK(contains(e.what(), "Backends on this machine"));
         CHECK(contains(e.what(), "host: available"));
     }
+}
+
+TEST_CASE("an unknown backend name in a selector is rejected with the backends found") {
+    try {
+        parse_selector("bogus");
+        FAIL("accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK(contains(e.what(), "unknown backend 'bogus'"));
+        CHECK(contains(e.what(), "backends found: "));
+        for (const auto& name : known_backends()) CHECK(contains(e.what(), name));
+    }
+}
+
+TEST_CASE("a mistyped backend is answered with the closest backend found, in two lines") {
+    for (const char* typo : {"hots", "hsot", "hostt"}) {
+        ScopedEnv env("ACCEL_BACKEND", typo);
+        const std::string msg = accel_test::message_of([] { (void)default_device(); });
+        CAPTURE(msg);
+        CHECK(contains(msg, std::string("unknown backend '") + typo + "'; did you mean host?"));
+    }
+    ScopedEnv env("ACCEL_BACKEND", "zzzzzzzzzz");  // nothing near: no guess
+    const std::string msg = accel_test::message_of([] { (void)default_device(); });
+    CAPTURE(msg);
+    CHECK(contains(msg, "unknown backend 'zzzzzzzzzz'"));
+    CHECK_FALSE(contains(msg, "did you mean"));
+    // The selector's error: its first line names the typo and the guess, its second the backends found.
+    const std::string first = msg.substr(0, msg.find("\nBackends on this machine"));
+    CHECK(std::count(first.begin(), first.end(), '\n') <= 1);
+    CHECK(contains(first, "backends found: "));
 }
 
 TEST_CASE("every backend has a status line; host is always available") {

@@ -20,6 +20,10 @@ extern "C" {
 /// index out of range. Faults:
 ///   "devices"          process-wide: the number of emulated devices (default 1;
 ///                      takes effect at the plugin's first probe)
+///   "driver_version"   process-wide: the driver's CUDA version as
+///                      cudaDriverGetVersion encodes it (default 13000); 0 is no
+///                      driver installed, and below 13000 (the runtime's) the
+///                      device count fails with cudaErrorInsufficientDriver
 ///   "event_not_ready"  the next `value` cudaEventQuery calls on the device
 ///                      answer cudaErrorNotReady (and leave it in the calling
 ///                      thread's last-error slot, as every failed call does)

@@ -113,6 +113,7 @@ struct Device {
 
 struct State {
     std::atomic<int> device_count{1};
+    std::atomic<int> driver_version{13000};  // CUDA's encoding; 0: no driver installed
     Device devices[kMaxDevices];
     std::mutex alloc_mutex;
     std::map<void*, std::pair<std::size_t, int>> allocations;  // device pointer -> bytes, device
@@ -123,6 +124,11 @@ struct State {
 // Sets a fault of control.h on `st` (accel_cuda_emulation_fault's work).
 int set_fault(State& st, const char* name, int device, long value) {
     const std::string n = name ? name : "";
+    if (n == "driver_version") {
+        if (value < 0 || value > 99990) return -1;
+        st.driver_version = static_cast<int>(value);
+        return 0;
+    }
     if (n == "devices") {
         if (value < 1 || value > kMaxDevices) return -1;
         st.device_count = static_cast<int>(value);
@@ -729,6 +735,9 @@ cudaError_t cudaPeekAtLastError() {
 // ---- devices ------------------------------------------------------------------
 
 cudaError_t cudaGetDeviceCount(int* count) {
+    *count = 0;
+    // As CUDA's runtime: no driver, or one older than the runtime (13.0), has no devices to count.
+    if (state().driver_version.load() < 13000) return ret(cudaErrorInsufficientDriver);
     *count = state().device_count.load();
     return cudaSuccess;
 }
@@ -785,7 +794,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr a, int d) {
 }
 
 cudaError_t cudaDriverGetVersion(int* v) {
-    *v = 13000;
+    *v = state().driver_version.load();
     return cudaSuccess;
 }
 
