@@ -62,6 +62,28 @@ std::vector<MNK> gpu_tile_shapes() {
             {1030, 4, 5}};      // a skinny output: the smallest tile
 }
 
+// The native matmul in dtype t on each of `shapes` (within the work cap),
+// every transpose, against the float64 reference of the stored inputs; the
+// output NaN-poisoned first.
+void check_native_matmul(DType t, const std::vector<MNK>& shapes, std::mt19937_64& g, const std::string& what) {
+    for (const auto& s : within_work_cap(shapes, [](const MNK& x) { return x.m * x.n * x.k; }, what))
+        for (int tr = 0; tr < 4; ++tr) {
+            const bool ta = tr & 1, tb = tr & 2;
+            CAPTURE(std::string(dtype_name(t)));
+            INFO(describe(s, ta, tb));
+            const auto a = stored(uniform(g, s.m * s.k), t), b = stored(uniform(g, s.k * s.n), t);
+            auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a, t);
+            auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b, t);
+            auto C = Tensor::from_host(device(), {s.m, s.n},
+                                       std::vector<float>(s.m * s.n, std::numeric_limits<float>::quiet_NaN()), t);
+            ops::Options o;
+            o.path = ops::PathChoice::native;
+            ops::matmul(A, B, C, {ta, tb}, o);
+            expect_close(C.download_as<double>(), reference::matmul(a, b, s.m, s.n, s.k, ta, tb),
+                         threshold(Op::matmul, t), what + " " + dtype_name(t));
+        }
+}
+
 }  // namespace
 
 TEST_CASE("matmul matches the reference around the CPU GEMM's block sizes, every transpose and path") {
@@ -112,22 +134,7 @@ TEST_CASE("matmul and dense in every dtype match the reference at GPU tile sizes
     const std::vector<MNK> shapes{{2049, 1151, 13}, {1087, 577, 19}, {1024, 576, 16}};
     for (DType t : dtypes()) {
         if (!device()->kernel_table().supports(Op::matmul, t, OpPath::native)) continue;
-        for (const auto& s : within_work_cap(shapes, [](const MNK& x) { return x.m * x.n * x.k; }, "gemm dtypes"))
-            for (int tr = 0; tr < 4; ++tr) {
-                const bool ta = tr & 1, tb = tr & 2;
-                CAPTURE(std::string(dtype_name(t)));
-                INFO(describe(s, ta, tb));
-                const auto a = stored(uniform(g, s.m * s.k), t), b = stored(uniform(g, s.k * s.n), t);
-                auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a, t);
-                auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b, t);
-                auto C = Tensor::from_host(device(), {s.m, s.n},
-                                           std::vector<float>(s.m * s.n, std::numeric_limits<float>::quiet_NaN()), t);
-                ops::Options o;
-                o.path = ops::PathChoice::native;
-                ops::matmul(A, B, C, {ta, tb}, o);
-                expect_close(C.download_as<double>(), reference::matmul(a, b, s.m, s.n, s.k, ta, tb),
-                             threshold(Op::matmul, t), std::string("gemm dtypes ") + dtype_name(t));
-            }
+        check_native_matmul(t, shapes, g, "gemm dtypes");
         // dense: x [batch, in]·W[out, in]ᵀ + bias, then sigmoid; batch × out at the large tiles.
         const std::size_t batch = 2049, in = 13, out = 1151;
         if (!runs_at_size(batch * in * out, "gemm dtypes dense")) continue;
@@ -194,22 +201,7 @@ TEST_CASE("matmul in every dtype matches the reference around the GPU kernels' s
     auto g = rng(64);
     for (DType t : dtypes()) {
         if (!device()->kernel_table().supports(Op::matmul, t, OpPath::native)) continue;
-        for (const MNK& s : within_work_cap(slice_shapes(), [](const MNK& x) { return x.m * x.n * x.k; }, "gemm slices"))
-            for (int tr = 0; tr < 4; ++tr) {
-                const bool ta = tr & 1, tb = tr & 2;
-                CAPTURE(std::string(dtype_name(t)));
-                INFO(describe(s, ta, tb));
-                const auto a = stored(uniform(g, s.m * s.k), t), b = stored(uniform(g, s.k * s.n), t);
-                auto A = Tensor::from_host(device(), ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, a, t);
-                auto B = Tensor::from_host(device(), tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, b, t);
-                auto C = Tensor::from_host(device(), {s.m, s.n},
-                                           std::vector<float>(s.m * s.n, std::numeric_limits<float>::quiet_NaN()), t);
-                ops::Options o;
-                o.path = ops::PathChoice::native;
-                ops::matmul(A, B, C, {ta, tb}, o);
-                expect_close(C.download_as<double>(), reference::matmul(a, b, s.m, s.n, s.k, ta, tb),
-                             threshold(Op::matmul, t), std::string("gemm slices ") + dtype_name(t));
-            }
+        check_native_matmul(t, slice_shapes(), g, "gemm slices");
     }
 }
 
