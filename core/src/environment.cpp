@@ -123,7 +123,7 @@ void check_unknown_variables() {
         if (known) continue;
         std::vector<std::string> names;
         for (const auto& v : variables()) names.push_back(v.name);
-        const std::string closest = detail::closest_name(name, names);
+        const std::string closest = accel::closest_name(name, names);
         throw InvalidArgument("the environment sets " + detail::echo(name) + ", which is not an accel variable" +
                               (closest.empty() ? std::string() : "; did you mean " + closest + "?") +
                               " (accel-info --env lists accel's variables; a variable of your own under the ACCEL_ "

@@ -226,7 +226,7 @@ std::string searched(const Found& f) {
 std::string unknown_backend_message(const std::string& name, const Found& f) {
     std::vector<std::string> names;
     for (const auto& entry : f.plugins) names.push_back(entry.first);
-    const std::string closest = detail::closest_name(name, names);
+    const std::string closest = accel::closest_name(name, names);
     return "unknown backend '" + echo(name) + "'" + (closest.empty() ? "" : "; did you mean " + closest + "?") +
            "\nbackends found: " + (names.empty() ? "none" : detail::join(names)) + ", and auto (no " + kFilePrefix +
            echo(name) + kFileSuffix + " in " + searched(f) + "; ACCEL_PLUGIN_PATH adds folders)";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <accel/accel.hpp>
+#include <backend_list.hpp>
 #include <tool_cli.hpp>
 
 #include <algorithm>
@@ -18,19 +19,34 @@
 
 namespace example {
 
-/// Every device of every available backend, the host backend first (the
-/// baseline the others are compared with). Unavailable backends are listed
-/// on stderr with the reason.
-inline std::vector<std::shared_ptr<accel::Device>> all_devices() {
+/// Adds the examples' common `--backends` option to `app`, writing into
+/// `backends`: "all", or a comma list of selectors (host, opencl:pocl:0,
+/// vulkan, cuda:1, ...); empty (not given) means $ACCEL_BACKEND, else all.
+/// mlp_train has the same option with its own default (auto).
+inline void add_backends_option(CLI::App& app, std::string& backends) {
+    app.add_option("--backends", backends,
+                   "all (every device of every available backend), or a comma-separated list of selectors (host, "
+                   "opencl[:N], vulkan[:N], kokkos, cuda[:N], ...); the host backend always runs first as the "
+                   "baseline; default: $ACCEL_BACKEND, else all")
+        ->type_name("all|LIST");
+}
+
+/// The devices a --backends value names (tool_cli::resolve_backends), the
+/// host backend first, added when the list lacks it: it is the baseline the
+/// others are compared with. For "all" (or no value and no ACCEL_BACKEND),
+/// unavailable backends are listed on stderr with the reason and left out; a
+/// device the user named explicitly that cannot be opened throws (the
+/// backend's reason), never silently dropped. Throws accel::InvalidArgument
+/// for an unknown backend name, tool_cli::UsageError for an empty list.
+inline std::vector<std::shared_ptr<accel::Device>> devices(const std::string& backends) {
+    const bool every = (backends.empty() && !accel::env::value("ACCEL_BACKEND")) || backends == "all";
+    if (every)
+        for (const auto& st : accel::backend_statuses())
+            if (!st.availability.available) std::fprintf(stderr, "(not run) %s\n", st.summary().c_str());
     std::vector<std::shared_ptr<accel::Device>> out{accel::open_device("host")};
-    for (const auto& st : accel::backend_statuses()) {
-        if (st.name == "host") continue;
-        if (!st.availability.available) {
-            std::fprintf(stderr, "(not run) %s\n", st.summary().c_str());
-            continue;
-        }
-        for (int i = 0; i < st.availability.device_count; ++i)
-            out.push_back(accel::open_device(st.name + ":" + std::to_string(i)));
+    for (const auto& sel : tool_cli::resolve_backends(backends)) {
+        auto d = accel::open_device(sel);
+        if (d->info().backend != "host") out.push_back(std::move(d));
     }
     return out;
 }

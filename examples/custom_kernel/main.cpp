@@ -117,13 +117,15 @@ int main(int argc, char** argv) try {
                  "custom_kernel"};
     bool quick = false;
     app.add_flag("--quick", quick, "small sizes only");
+    std::string backends;
+    example::add_backends_option(app, backends);
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     accel::UserKernel vector_add(vector_add_source()), matrix_add(matrix_add_source());
     const std::vector<std::size_t> lengths = quick ? std::vector<std::size_t>{1, 1000, 100003}
                                                    : std::vector<std::size_t>{1, 1000, 100003, 1 << 24};
     std::vector<std::pair<std::size_t, std::size_t>> shapes{{32, 32}, {100, 200}, {1000, 1000}};
     if (!quick) shapes.push_back({4096, 4096});
-    const auto devices = example::all_devices();
+    const auto devices = example::devices(backends);
 
     std::printf("custom_kernel: own kernels vs ops::add (vector add: blocks of %zu; matrix add: %zux%zu blocks).\n"
                 "'same' = the own kernel's result is bitwise identical to ops::add's on that device.\n\n",

@@ -25,10 +25,12 @@ int main(int argc, char** argv) try {
                  "dense_layer"};
     bool quick = false;
     app.add_flag("--quick", quick, "small layers only");
+    std::string backends;
+    example::add_backends_option(app, backends);
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     std::vector<Layer> layers{{8, 32, 16}, {64, 784, 128}};
     if (!quick) layers.insert(layers.end(), {{256, 1024, 1024}, {1024, 1024, 1024}});
-    const auto devices = example::all_devices();
+    const auto devices = example::devices(backends);
 
     std::printf("dense_layer: y[batch,out] = sigmoid(x[batch,in]·W[out,in]^T + b[out]), float32, W as nn.Linear.\n"
                 "max|y-host| = largest difference from the host backend's native result; nmse and max err vs the "

@@ -32,8 +32,10 @@ int main(int argc, char** argv) try {
         app.add_option("--max-n", max_n, "the largest N (default 4096 when a GPU is available, else 2048)")
             ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 16))
             ->excludes(app.get_option("--quick"));
+    std::string backends;
+    example::add_backends_option(app, backends);
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
-    const auto devices = example::all_devices();
+    const auto devices = example::devices(backends);
     bool gpu = false;
     for (const auto& d : devices) gpu |= d->info().type == "gpu";
     if (quick) max_n = 128;

@@ -36,10 +36,12 @@ int main(int argc, char** argv) try {
                  "matrix_add"};
     bool quick = false;
     app.add_flag("--quick", quick, "matrices up to 1000x1000 only");
+    std::string backends;
+    example::add_backends_option(app, backends);
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     std::vector<std::pair<std::size_t, std::size_t>> shapes{{32, 32}, {100, 200}, {1000, 1000}};
     if (!quick) shapes.insert(shapes.end(), {{1023, 4097}, {4096, 4096}});
-    const auto devices = example::all_devices();
+    const auto devices = example::devices(backends);
 
     std::printf("matrix_add: C[M,N] = A + B with a 2-D grid of %zux%zu blocks, grid = (ceil(N/%zu), ceil(M/%zu)).\n"
                 "thread (x, y) -> flat element x + 16*gx*y; 'exact' = that is element (row y, col x) (N %% 16 == 0).\n"

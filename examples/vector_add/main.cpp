@@ -47,10 +47,12 @@ int main(int argc, char** argv) try {
                  "vector_add"};
     bool quick = false;
     app.add_flag("--quick", quick, "N up to 1e5 only");
+    std::string backends;
+    example::add_backends_option(app, backends);
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
     std::vector<std::size_t> sizes{1000, 10000, 100000};
     if (!quick) sizes.insert(sizes.end(), {1000000, 10000000, 50000000});
-    const auto devices = example::all_devices();
+    const auto devices = example::devices(backends);
 
     std::printf("vector_add: c = a + b (float32). kernel = device events around the add; e2e = upload a,b + add + "
                 "download c (host clock);\ncopy %% = share of e2e spent outside the kernel. Times in ms, medians.\n\n");

@@ -1,6 +1,8 @@
 // Text helpers shared by libaccel's sources (internal: not installed).
 #pragma once
 
+#include <accel/closest_name.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <sstream>
@@ -33,36 +35,6 @@ std::string join(const Strings& items, const std::string& separator = ", ") {
 inline std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
     return s;
-}
-
-/// Edit distance (insertions, deletions, substitutions) between a and b.
-inline std::size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
-/// The one of `known` closest to `name` by edit distance, letter case
-/// ignored, for "did you mean": empty when none is within max(3, |name|/4)
-/// edits (a guess that far off helps no one). Ties go to the first in `known`.
-template <class Strings>
-std::string closest_name(const std::string& name, const Strings& known) {
-    std::string best;
-    std::size_t best_distance = 0;
-    for (const auto& k : known) {
-        const std::size_t d = edit_distance(lower(name), lower(std::string(k)));
-        if (best.empty() || d < best_distance) best = std::string(k), best_distance = d;
-    }
-    return !best.empty() && best_distance <= std::max<std::size_t>(3, name.size() / 4) ? best : std::string();
 }
 
 /// `s` as an error message may echo it: control characters become '?' (a

@@ -1,5 +1,6 @@
 // Unit tests of core/: selectors, errors, geometry, shapes, buffers, registry.
 #include <accel/accel.hpp>
+#include <accel/closest_name.hpp>
 #include <accel/plugin.hpp>
 
 #include <doctest/doctest.h>
@@ -108,6 +109,18 @@ TEST_CASE("an unknown backend name in a selector is rejected with the backends f
         CHECK(contains(e.what(), "backends found: "));
         for (const auto& name : known_backends()) CHECK(contains(e.what(), name));
     }
+}
+
+TEST_CASE("closest_name: a swap is one edit, a far name gets no guess, letter case is ignored") {
+    CHECK(accel::edit_distance("hots", "host") == 1);
+    CHECK(accel::edit_distance("hepl", "help") == 1);
+    CHECK(accel::edit_distance("", "abc") == 3);
+    CHECK(accel::edit_distance("kitten", "sitting") == 3);
+    const std::vector<std::string> formats{"md", "csv"}, options{"--json", "--op", "--lr", "--help"};
+    CHECK(accel::closest_name("json", formats).empty());
+    CHECK(accel::closest_name("--frob", options).empty());
+    CHECK(accel::closest_name("--hepl", options) == "--help");
+    CHECK(accel::closest_name("CUDA", std::vector<std::string>{"host", "cuda"}) == "cuda");
 }
 
 TEST_CASE("a mistyped backend is answered with the closest backend found, in two lines") {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <accel/check.hpp>
+#include <accel/closest_name.hpp>
 #include <accel/device.hpp>
 #include <accel/diagnostics.hpp>
 #include <accel/dtype.hpp>
