@@ -236,6 +236,38 @@ TEST_CASE("adam_step matches PyTorch's update over several steps") {
     }
 }
 
+TEST_CASE("adam_step where the update cancels the parameter stays within 16u(|p| + |u|) of the oracle") {
+    // lr = 0.1 and p0 = u·(1 + δ), |δ| <= 1e-3: step 1's update u = lr·g/(|g| + eps) takes
+    // p to p0 − u ≈ δ·u, so the result's own magnitude says nothing of the error (its
+    // relative error may reach u·|u|/|p − u|). The bound is per element, at the scale of
+    // the terms: a dozen f32 roundings of magnitudes up to |p| + |u|, 16 units of 2^-24.
+    if (!runs({Op::adam_step})) return;
+    auto g = rng(81);
+    const float lr = 0.1f;
+    for (std::size_t n : within_work_cap({1, 31, 4099}, "adam_step")) {
+        CAPTURE(n);
+        std::vector<float> grad = uniform(g, n), p(n), delta = uniform(g, n, -1e-3f, 1e-3f);
+        for (std::size_t i = 0; i < n; ++i) p[i] = (grad[i] < 0 ? -lr : lr) * (1 + delta[i]);
+        auto tp = Tensor::from_host(device(), {n}, p), tg = Tensor::from_host(device(), {n}, grad);
+        auto tm = Tensor::from_host(device(), {n}, std::vector<float>(n, 0.0f));
+        auto tv = Tensor::from_host(device(), {n}, std::vector<float>(n, 0.0f));
+        ops::adam_step(tp, tg, tm, tv, 1, {lr, 0.9f, 0.999f, 1e-8f});
+        reference::Vec rp(p.begin(), p.end()), rm(n, 0.0), rv(n, 0.0);
+        reference::adam_step(rp, reference::Vec(grad.begin(), grad.end()), rm, rv, 1, double(lr), double(0.9f),
+                             double(0.999f), double(1e-8f));
+        const std::vector<float> got = tp.download();
+        std::size_t worst = 0;
+        double worst_ratio = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const double scale = std::fabs(double(p[i])) + std::fabs(double(p[i]) - rp[i]);
+            const double ratio = std::fabs(double(got[i]) - rp[i]) / (16 * 0x1p-24 * scale);
+            if (!(ratio <= worst_ratio)) worst = i, worst_ratio = ratio;
+        }
+        INFO("element " << worst << ": p0 " << p[worst] << ", got " << got[worst] << ", oracle " << rp[worst]);
+        CHECK(worst_ratio <= 1.0);
+    }
+}
+
 TEST_CASE("fma_throughput probe computes what it claims, in f32, f64 and f16") {
     const std::size_t n = 4099, iterations = 1000;
     for (DType t : dtypes({DType::f32, DType::f64, DType::f16})) {
