@@ -133,7 +133,7 @@ TEST_CASE("case_file_bad_files") {
 TEST_CASE("case_file_mlp") {
     // mlp_train's own trace (tests/CMakeLists.txt's fixture): its 19
     // distinct calls, the weighted total over every call it made.
-    const char* trace = std::getenv("ACCEL_MLP_CASE_TRACE");
+    const char* trace = std::getenv("BENCH_MLP_TRACE");
     if (!trace || !exists(trace)) {
         MESSAGE("no mlp_train trace (the fixture conformance.case-file.trace writes it); skipped");
         std::exit(77);

@@ -263,24 +263,24 @@ TEST_CASE("committed_results") {
 
 namespace {
 
-// The colour (lc rgb "#rrggbb") of the plot-command line of `script` whose title holds `title`; "" when none.
-std::string colour_of(const std::string& script, const std::string& title) {
+// The colour (lc rgb "#rrggbb") of the first plot-command line of `script` that holds `text`; "" when none.
+std::string colour_of(const std::string& script, const std::string& text) {
     std::stringstream s(script);
     std::string line;
     while (std::getline(s, line)) {
-        if (line.find("title \"") == std::string::npos || line.find(title) == std::string::npos) continue;
+        if (line.find(text) == std::string::npos) continue;
         const std::size_t at = line.find("lc rgb \"");
         if (at != std::string::npos) return line.substr(at + 8, 7);
     }
     return "";
 }
 
-// The value after `key` (" dt ", " lw ") on the line of `script` whose title holds `title`; -1 when none.
-double style_of(const std::string& script, const std::string& title, const std::string& key) {
+// The value after `key` (" dt ", " lw ") on the first line of `script` that holds `text`; -1 when none.
+double style_of(const std::string& script, const std::string& text, const std::string& key) {
     std::stringstream s(script);
     std::string line;
     while (std::getline(s, line)) {
-        if (line.find("title \"") == std::string::npos || line.find(title) == std::string::npos) continue;
+        if (line.find(text) == std::string::npos) continue;
         const std::size_t at = line.find(key);
         if (at != std::string::npos) return std::atof(line.c_str() + at + key.size());
     }
@@ -301,6 +301,15 @@ std::vector<std::vector<double>> data_of(const std::string& script, const std::s
         rows.push_back(row);
     }
     return rows;
+}
+
+// How many lines of `script` hold every one of `parts`.
+int lines_with(const std::string& script, const std::vector<std::string>& parts) {
+    std::stringstream s(script);
+    int n = 0;
+    for (std::string line; std::getline(s, line);)
+        n += std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return line.find(p) != std::string::npos; });
+    return n;
 }
 
 // Renders `args` to a PNG and returns its gnuplot script (plot --script).
@@ -335,17 +344,20 @@ TEST_CASE("plot_styles") {
     std::ofstream("styles-b.json") << b.dump(2);
 
     const std::string two = plot_script("styles-a.json styles-b.json --op add", "styles-time");
-    const std::string host = colour_of(two, "(host:0, native, f32)"), other = colour_of(two, "(opencl:pocl:0, native");
+    // The key: one entry per device (its colour), marker and file (its dashes).
+    const std::string host = colour_of(two, "title \"host:0"), other = colour_of(two, "title \"opencl:pocl:0");
     CHECK(host.size() == 7);
     CHECK(other.size() == 7);
     CHECK(host != other);
-    CHECK(style_of(two, "styles-a.json: ", " dt ") == 1);
-    CHECK(style_of(two, "styles-b.json: ", " dt ") == 2);
-    CHECK(two.find("with yerrorlines") != std::string::npos);
+    CHECK(style_of(two, "title \"file styles-a.json\"", " dt ") == 1);
+    CHECK(style_of(two, "title \"file styles-b.json\"", " dt ") == 2);
+    CHECK(lines_with(two, {"title \"native f32\"", " pt 7 "}) == 1);
+    // Each line: its device's colour, its file's dashes, the native f32 marker, error bars.
+    CHECK(lines_with(two, {"yerrorlines", "lc rgb \"" + host + "\" pt 7 dt 1 notitle"}) == 1);
+    CHECK(lines_with(two, {"yerrorlines", "lc rgb \"" + other + "\" pt 7 dt 2 notitle"}) == 1);
     // The device keeps its colour alone, and with the files the other way round.
-    CHECK(colour_of(plot_script("styles-a.json --op add", "styles-one"), "(host:0, native, f32)") == host);
-    CHECK(colour_of(plot_script("styles-b.json styles-a.json --op add", "styles-swapped"), "(host:0, native, f32)") ==
-          host);
+    CHECK(colour_of(plot_script("styles-a.json --op add", "styles-one"), "title \"host:0") == host);
+    CHECK(colour_of(plot_script("styles-b.json styles-a.json --op add", "styles-swapped"), "title \"host:0") == host);
     // Error bars: each point is its row's median, from its min to its max.
     std::map<double, std::vector<double>> want;  // size -> median, min, max of host:0's native f32 add rows
     for (const auto& row : a["rows"])
@@ -376,7 +388,7 @@ TEST_CASE("plot_styles") {
     CHECK(roof.find("title \"ringed: cache-resident (operands fit in the last-level cache") != std::string::npos);
     std::size_t cached = 0;  // rows on the roofline marked cache-resident, in both files
     for (const auto& row : a["rows"])
-        cached += row["op"] == "add" && row.value("flops", 0.0) > 0 && row.value("bytes", 0.0) > 0 ? 2 : 0;
+        cached += row.value("cache_resident", false) && row.value("flops", 0.0) > 0 && row.value("bytes", 0.0) > 0 ? 2 : 0;
     CHECK(cached > 0);
     CHECK(data_of(roof, "cache_resident").size() == cached);
     // Both ceilings labelled, in their device's colour, the second stacked under the first.
@@ -389,6 +401,7 @@ TEST_CASE("plot_styles") {
     CHECK(labels[0].find("char -1 ") != std::string::npos);
     CHECK(labels[1].find("char -2.1 ") != std::string::npos);
     // The line drawn under the equal one is wider, so both show.
-    CHECK(style_of(roof, "styles-a.json: host:0 ceilings", " lw ") >
-          style_of(roof, "styles-b.json: opencl:pocl:0 ceilings", " lw "));
+    CHECK(colour_of(roof, "roof0(x) with lines") == host);
+    CHECK(colour_of(roof, "roof1(x) with lines") == other);
+    CHECK(style_of(roof, "roof0(x) with lines", " lw ") > style_of(roof, "roof1(x) with lines", " lw "));
 }
