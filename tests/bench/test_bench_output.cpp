@@ -358,6 +358,7 @@ TEST_CASE("plot_styles") {
     // The device keeps its colour alone, and with the files the other way round.
     CHECK(colour_of(plot_script("styles-a.json --op add", "styles-one"), "title \"host:0") == host);
     CHECK(colour_of(plot_script("styles-b.json styles-a.json --op add", "styles-swapped"), "title \"host:0") == host);
+    CHECK(colour_of(plot_script("styles-b.json --op add", "styles-other"), "title \"opencl:pocl:0") == other);
     // Error bars: each point is its row's median, from its min to its max.
     std::map<double, std::vector<double>> want;  // size -> median, min, max of host:0's native f32 add rows
     for (const auto& row : a["rows"])
@@ -385,21 +386,21 @@ TEST_CASE("plot_styles") {
     const std::string roof = plot_script("styles-a.json styles-b.json --roofline", "styles-roofline");
     CHECK(roof.find("with yerrorbars") != std::string::npos);
     CHECK(roof.find("$cache_resident using 1:2 with points") != std::string::npos);
-    CHECK(roof.find("title \"ringed: cache-resident (operands fit in the last-level cache") != std::string::npos);
+    CHECK(roof.find("title \"ringed: cache-resident (in the last-level cache)\"") != std::string::npos);
     std::size_t cached = 0;  // rows on the roofline marked cache-resident, in both files
     for (const auto& row : a["rows"])
         cached += row.value("cache_resident", false) && row.value("flops", 0.0) > 0 && row.value("bytes", 0.0) > 0 ? 2 : 0;
     CHECK(cached > 0);
     CHECK(data_of(roof, "cache_resident").size() == cached);
-    // Both ceilings labelled, in their device's colour, the second stacked under the first.
+    // Both ceilings labelled, in their device's colour, the second stacked over the first.
     std::vector<std::string> labels = lines_starting(roof, "set label ");
     REQUIRE(labels.size() == 2);
     CHECK(labels[0].find("styles-a.json: host:0 ceilings") != std::string::npos);
     CHECK(labels[0].find(host) != std::string::npos);
     CHECK(labels[1].find("styles-b.json: opencl:pocl:0 ceilings") != std::string::npos);
     CHECK(labels[1].find(other) != std::string::npos);
-    CHECK(labels[0].find("char -1 ") != std::string::npos);
-    CHECK(labels[1].find("char -2.1 ") != std::string::npos);
+    CHECK(labels[0].find("char 0.7 ") != std::string::npos);
+    CHECK(labels[1].find("char 1.8 ") != std::string::npos);
     // The line drawn under the equal one is wider, so both show.
     CHECK(colour_of(roof, "roof0(x) with lines") == host);
     CHECK(colour_of(roof, "roof1(x) with lines") == other);

@@ -77,9 +77,9 @@ std::string file_prefix(const std::vector<std::string>& files, std::size_t i) {
 // names path and dtype (filled: native, open: vendor; circle f32, square
 // f64, triangle f16, diamond bf16); the line style names the file.
 
-// A fixed palette, chosen for contrast on white and in greyscale.
-constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                                    "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#000080", "#006400"};
+// A fixed palette of ten hues no two of which read alike (matplotlib's tab10).
+constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 constexpr std::size_t kColours = sizeof(kPalette) / sizeof(kPalette[0]);
 
 std::uint64_t fnv1a(const std::string& s) {
@@ -254,7 +254,7 @@ std::map<std::string, std::string> device_names(const SeriesMap& m) {
 }
 
 // The key's layout: below the plot, in columns, small enough to leave the plot its room.
-const char* kKey = "set key below horizontal font \",8\" samplen 3 width -14\n";
+const char* kKey = "set key below horizontal font \",8\" samplen 3\n";
 
 const char* kStyleNote = "colour: device, marker: path (filled native, open vendor) and dtype, line style: file; "
                          "error bars: fastest..slowest warm run";
@@ -266,7 +266,7 @@ std::string time_script(const PlotData& d, const std::vector<std::string>& files
     std::ostringstream script;
     script << "set terminal " << terminal << " size 1200,760\n"
            << "set output \"" << clean(png) << "\"\n"
-           << "set logscale xy\nset grid\n" << kKey << "set format x \"%g\"\nset bars 0.6\n"
+           << "set logscale xy\nset grid\n" << kKey << "set format x \"%g\"\nset format y \"%g\"\nset bars 0.6\n"
            << "set title \"accel-bench: " << (d.op_texts.size() == 1 ? *d.op_texts.begin() : op)
            << (rate ? " rate" : " kernel time") << " (log-log)\\n{/*0.8 " << kStyleNote << "}\"\n"
            << "set xlabel \"size (" << d.size_unit << ")\"\n"
@@ -336,7 +336,7 @@ std::string roofline_script(const Roofline& r, const std::vector<std::string>& f
     std::ostringstream script;
     script << "set terminal " << terminal << " size 1200,800\n"
            << "set output \"" << clean(png) << "\"\n"
-           << "set logscale xy\nset grid\n" << kKey << "set format x \"%g\"\nset samples 400\n"
+           << "set logscale xy\nset grid\n" << kKey << "set format x \"%g\"\nset format y \"%g\"\nset samples 400\n"
            << "set bars 0.6\n"
            << "set title \"accel-bench roofline: attained GFLOP/s against arithmetic intensity (one point per row; "
               "lines: each device's ceilings, labelled)\\n{/*0.8 "
@@ -349,16 +349,17 @@ std::string roofline_script(const Roofline& r, const std::vector<std::string>& f
     const auto colours = device_colours(ids);
     auto names = device_names(r.series);
     for (const auto& [key, c] : r.roof) names.emplace(c.device, c.name);
-    // The ceilings, highest peak first: each one's label under the left end
-    // of its flat part (above the bandwidth slope, where no row can be),
-    // stacked below those of ceilings it would overlap.
+    // The ceilings, highest peak first: each one's label above the knee of
+    // its roof (where no row can be), stacked above those of ceilings it
+    // would overlap; the y range grows at the top to hold the stack.
     std::vector<const Roofline::Ceiling*> order;
     for (const auto& [key, c] : r.roof) order.push_back(&c);
     std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->gflops > b->gflops; });
     std::string plots;
+    std::size_t stack = 0;  // the most labels stacked at one roof
     for (std::size_t i = 0; i < order.size(); ++i) {
         const Roofline::Ceiling& c = *order[i];
-        std::size_t below = 0, same_after = 0;  // labels stacked above this one; equal lines drawn after it
+        std::size_t below = 0, same_after = 0;  // labels stacked under this one; equal lines drawn after it
         for (std::size_t j = 0; j < order.size(); ++j) {
             const bool near = order[j]->gflops <= c.gflops * kSameCeiling && c.gflops <= order[j]->gflops * kSameCeiling;
             if (near && j < i) ++below;
@@ -368,11 +369,12 @@ std::string roofline_script(const Roofline& r, const std::vector<std::string>& f
         const std::string colour = colours.at(c.device);
         script << "roof" << i << "(x) = x * " << c.gbps << " < " << c.gflops << " ? x * " << c.gbps << " : "
                << c.gflops << "\n"
-               << "set label " << i + 1 << " \"" << ceiling_title(c) << "\" at graph 0.01, first " << c.gflops
-               << " left offset 0, char " << -1.0 - 1.1 * double(below) << " textcolor rgb \"" << colour
+               << "set label " << i + 1 << " \"" << ceiling_title(c) << "\" at first " << c.gflops / c.gbps << ", first "
+               << c.gflops << " left offset char 0.5, char " << 0.7 + 1.1 * double(below) << " textcolor rgb \"" << colour
                << "\" font \",9\"\n";
+        stack = std::max(stack, below + 1);
         plots += std::string(plots.empty() ? "" : ", \\\n     ") + "roof" + std::to_string(i) + "(x) with lines lw " +
-                 std::to_string(2 + 3 * same_after) + " dt " + std::to_string(dash(c.file)) + " lc rgb \"" + colour +
+                 num(1.5 + 1.0 * double(same_after)) + " dt " + std::to_string(dash(c.file)) + " lc rgb \"" + colour +
                  "\" notitle";
     }
     int k = 0;
@@ -385,11 +387,16 @@ std::string roofline_script(const Roofline& r, const std::vector<std::string>& f
         plots += std::string(plots.empty() ? "" : ", \\\n     ") + "$" + name +
                  " using 1:2:3:4 with yerrorbars ps 1.5 " + style(s, colours) + " notitle";
     }
+    // Room above the highest roof for its labels: a label's line is about
+    // 1/35 of the plot's height; gnuplot's offset is a fraction of the range
+    // before it grew.
+    const double room = std::min(0.5, double(stack + 1) / 35.0);
+    script << "set offsets 0, 0, graph " << room / (1 - room) << ", 0\n";
     plots += key_entries(r.series, colours, names, files);
     if (!cache.empty()) {
         script << data_block("cache_resident", cache);
         plots += ", \\\n     $cache_resident using 1:2 with points pt 6 ps 3.2 lw 1.5 lc rgb \"black\" title "
-                 "\"ringed: cache-resident (operands fit in the last-level cache: may pass the DRAM roof)\"";
+                 "\"ringed: cache-resident (in the last-level cache)\"";
     }
     script << "plot " << plots << "\n";
     return script.str();
