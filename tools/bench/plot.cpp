@@ -267,11 +267,20 @@ std::string time_script(const PlotData& d, const std::vector<std::string>& files
     script << "set terminal " << terminal << " size 1200,760\n"
            << "set output \"" << clean(png) << "\"\n"
            << "set logscale xy\nset grid\n" << kKey << "set format x \"%g\"\nset format y \"%g\"\nset bars 0.6\n"
+           << "set autoscale xfix\nset offsets graph 0.04, graph 0.04, 0, 0\n"  // the sizes span the plot
            << "set title \"accel-bench: " << (d.op_texts.size() == 1 ? *d.op_texts.begin() : op)
            << (rate ? " rate" : " kernel time") << " (log-log)\\n{/*0.8 " << kStyleNote << "}\"\n"
            << "set xlabel \"size (" << d.size_unit << ")\"\n"
            << "set ylabel \"" << (rate ? d.rate_unit + " (warm median)" : std::string("kernel time, warm median (ms)"))
            << "\"\n";
+    std::set<double> sizes;  // a tic at each size run, when they are few
+    for (const auto& [key, s] : d.series)
+        for (const auto& p : s.points) sizes.insert(p.x);
+    if (sizes.size() <= 12) {
+        script << "set xtics (";
+        for (auto it = sizes.begin(); it != sizes.end(); ++it) script << (it == sizes.begin() ? "" : ", ") << *it;
+        script << ")\n";
+    }
     const auto colours = device_colours(devices_of(d.series));
     std::string plots;
     int i = 0;
@@ -374,7 +383,7 @@ std::string roofline_script(const Roofline& r, const std::vector<std::string>& f
                << "\" font \",9\"\n";
         stack = std::max(stack, below + 1);
         plots += std::string(plots.empty() ? "" : ", \\\n     ") + "roof" + std::to_string(i) + "(x) with lines lw " +
-                 num(1.5 + 1.0 * double(same_after)) + " dt " + std::to_string(dash(c.file)) + " lc rgb \"" + colour +
+                 num(1.5 + 2.0 * double(same_after)) + " dt " + std::to_string(dash(c.file)) + " lc rgb \"" + colour +
                  "\" notitle";
     }
     int k = 0;
