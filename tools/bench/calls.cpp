@@ -212,20 +212,25 @@ int case_file_command(const RunArgs& a) {
     const double min_time_ms = a.given("--min-time-ms") ? a.min_time_ms : 20;
     tool_cli::OptionalOutput out_file(a.output), json_file(a.json_output);  // a bad path fails before the run
     std::vector<DeviceColumn> cols;
+    std::vector<std::shared_ptr<accel::Device>> devices;
     for (const auto& sel : resolve_backends(a.backends)) {
-        const auto d = accel::open_device(sel);
-        DeviceColumn col{sel, d->info().stable_selector.empty() ? d->selector() : d->info().stable_selector,
-                         d->info().name, {}, 0, 0};
-        for (const TraceCase& c : file.cases) {
+        devices.push_back(accel::open_device(sel));
+        const accel::DeviceInfo& info = devices.back()->info();
+        cols.push_back({sel, info.stable_selector.empty() ? devices.back()->selector() : info.stable_selector,
+                        info.name, {}, 0, 0});
+    }
+    // Call by call, each on every device in turn: a slow spell of the
+    // machine hits one call on all devices alike, not every call of one.
+    for (const TraceCase& c : file.cases)
+        for (std::size_t d = 0; d < devices.size(); ++d) {
+            DeviceColumn& col = cols[d];
             if (!a.no_progress) std::cerr << "  " << col.stable << ": " << c.text() << "\n";
-            col.times.push_back(time_call(c, d, warmup, min_time_ms));
+            col.times.push_back(time_call(c, devices[d], warmup, min_time_ms));
             if (col.times.back().error.empty()) {
                 col.total_ms += double(c.calls) * col.times.back().median_ms;
                 col.calls_timed += c.calls;
             }
         }
-        cols.push_back(std::move(col));
-    }
     std::ostream& out = out_file.stream();
     if (a.format == "json") out << to_json(file, cols).dump(2) << "\n";
     else if (a.format == "csv") write_csv(out, file, cols);

@@ -44,8 +44,9 @@ int run_command(const RunArgs& a);
 
 /// `run --case-file FILE`: reads a trace (ACCEL_TRACE) or a case file
 /// (`accel-conformance --write-case-file`; tools/common/case_file.hpp), and
-/// times each distinct call on every device of --backends (fresh uniform
-/// data, the path the device chooses, as in the program): per call, the
+/// times each distinct call on every device of --backends, call by call
+/// with the devices in turn (fresh uniform data, the path the device
+/// chooses, as in the program): per call, the
 /// median, min and max over batches of back-to-back calls, each batch timed
 /// on the host clock up to one synchronize; then per device the program's
 /// total, the sum of (calls of it × median) in ms. Prints a table (one column

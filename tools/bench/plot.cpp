@@ -1,8 +1,9 @@
 // `accel-bench plot`: log-log time (or rate) against size, one line per
-// file, device, path and dtype, with the spread of the runs; or, with --roofline, the roofline of every row (Williams,
-// Waterman and Patterson, "Roofline", CACM 52(4), 2009: arithmetic intensity
-// FLOP/byte against attained GFLOP/s, each device's ceilings as
-// min(peak FMA, bandwidth × intensity)); drawn by gnuplot from a script
+// file, device, path and dtype, with the spread of the runs; or, with
+// --roofline, the roofline of every row (Williams, Waterman and Patterson,
+// "Roofline", CACM 52(4), 2009: arithmetic intensity FLOP/byte against
+// attained GFLOP/s, each device's ceilings as min(peak FMA, bandwidth ×
+// intensity)); drawn by gnuplot from a script
 // that holds its data (in a temporary folder; plot --script keeps a copy).
 #include "commands.hpp"
 #include "report.hpp"
@@ -72,7 +73,7 @@ std::string file_prefix(const std::vector<std::string>& files, std::size_t i) {
     return files.size() > 1 ? file_name(files[i]) + ": " : "";
 }
 
-// How a plot tells series apart (docs/benchmarking.md, "Reading the plots"):
+// How a plot tells series apart (docs/benchmarking.md, "Plot"):
 // colour names the device, the same in every plot and file; the marker
 // names path and dtype (filled: native, open: vendor; circle f32, square
 // f64, triangle f16, diamond bf16); the line style names the file.
@@ -82,8 +83,10 @@ constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", 
                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 constexpr std::size_t kColours = sizeof(kPalette) / sizeof(kPalette[0]);
 
+// FNV-1a (Fowler, Noll and Vo): a hash that is the same on every machine
+// and standard library, as std::hash need not be.
 std::uint64_t fnv1a(const std::string& s) {
-    std::uint64_t h = 1469598103934665603ull;
+    std::uint64_t h = 14695981039346656037ull;
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
     return h;
 }
