@@ -148,3 +148,30 @@ TEST_CASE("case_file_mlp") {
     CHECK(calls == j["calls"].get<std::size_t>());
     CHECK(j["devices"][0]["calls_timed"] == j["calls"]);
 }
+
+TEST_CASE("case_file_unsupported") {
+    // A call a device cannot run (the test backend `faulty` with f32 kernels
+    // only, FAULTY_DTYPES=f32): its cell "–" with a note, the device's total
+    // over the calls it ran, marked, and exit 1.
+    if (!std::getenv("FAULTY_DTYPES")) {
+        MESSAGE("the test backend faulty is not built; skipped");
+        std::exit(77);
+    }
+    std::ofstream("unsupported.cases") << "add f64 a[100] b[100] -> c[100]\n"
+                                          "add f32 a[100] b[100] -> c[100]\n"
+                                          "add f32 a[100] b[100] -> c[100]\n";
+    const Outcome r = bench("--case-file unsupported.cases --backends host,faulty --min-time-ms 1 --no-progress "
+                            "--json calls-unsupported.json");
+    CHECK(r.code == 1);
+    CHECK(r.output.find("* faulty:0: 2 of the 3 calls") != std::string::npos);
+    CHECK(r.output.find("note: add f64 a[100] b[100] -> c[100] on faulty:0: add: faulty:0") != std::string::npos);
+    const json j = load("calls-unsupported.json");
+    REQUIRE(j["cases"].size() == 2);
+    CHECK(j["cases"][0]["times"][0].contains("median_ms"));  // host runs f64
+    CHECK(j["cases"][0]["times"][1].contains("error"));
+    CHECK(!j["cases"][0]["times"][1].contains("median_ms"));
+    CHECK(j["devices"][0]["calls_timed"] == 3);
+    CHECK(j["devices"][1]["calls_timed"] == 2);
+    CHECK(j["devices"][1]["total_ms"].get<double>() ==
+          doctest::Approx(2 * j["cases"][1]["times"][1]["median_ms"].get<double>()).epsilon(1e-9));
+}
