@@ -260,3 +260,149 @@ TEST_CASE("committed_results") {
     CHECK(files >= 3);
     CHECK(rows > 100);
 }
+
+namespace {
+
+// The colour (lc rgb "#rrggbb") of the first plot-command line of `script` that holds `text`; "" when none.
+std::string colour_of(const std::string& script, const std::string& text) {
+    std::stringstream s(script);
+    std::string line;
+    while (std::getline(s, line)) {
+        if (line.find(text) == std::string::npos) continue;
+        const std::size_t at = line.find("lc rgb \"");
+        if (at != std::string::npos) return line.substr(at + 8, 7);
+    }
+    return "";
+}
+
+// The value after `key` (" dt ", " lw ") on the first line of `script` that holds `text`; -1 when none.
+double style_of(const std::string& script, const std::string& text, const std::string& key) {
+    std::stringstream s(script);
+    std::string line;
+    while (std::getline(s, line)) {
+        if (line.find(text) == std::string::npos) continue;
+        const std::size_t at = line.find(key);
+        if (at != std::string::npos) return std::atof(line.c_str() + at + key.size());
+    }
+    return -1;
+}
+
+// The rows of inline data block `$name` of `script`: x, y, y_low, y_high.
+std::vector<std::vector<double>> data_of(const std::string& script, const std::string& name) {
+    std::vector<std::vector<double>> rows;
+    const std::size_t at = script.find("$" + name + " << EOD\n");
+    if (at == std::string::npos) return rows;
+    std::stringstream s(script.substr(script.find('\n', at) + 1));
+    std::string line;
+    while (std::getline(s, line) && line != "EOD") {
+        std::stringstream v(line);
+        std::vector<double> row;
+        for (double x; v >> x;) row.push_back(x);
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// How many lines of `script` hold every one of `parts`.
+int lines_with(const std::string& script, const std::vector<std::string>& parts) {
+    std::stringstream s(script);
+    int n = 0;
+    for (std::string line; std::getline(s, line);)
+        n += std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return line.find(p) != std::string::npos; });
+    return n;
+}
+
+// Renders `args` to a PNG and returns its gnuplot script (plot --script).
+std::string plot_script(const std::string& args, const std::string& name) {
+    const Outcome r = bench("plot " + args + " -o " + name + ".png --script " + name + ".gp");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    CHECK(exists(name + ".png"));
+    return read_text(name + ".gp");
+}
+
+}  // namespace
+
+TEST_CASE("plot_styles") {
+    // Two files: host:0's run, and the same rows (2× slower) as another
+    // device with the same ceilings. Colour follows the device, the same in
+    // every plot; line style the file; error bars the rows' min..max; the
+    // roofline labels both devices' ceilings apart and rings and explains
+    // the cache-resident rows.
+    if (!on_path("gnuplot")) {
+        MESSAGE("gnuplot is not installed (Debian: gnuplot-nox); skipped");
+        std::exit(77);
+    }
+    json a = load(kResults);
+    for (auto& row : a["rows"])
+        if (row["op"] == "add") row["cache_resident"] = true;
+    std::ofstream("styles-a.json") << a.dump(2);
+    json b = a;
+    for (auto* list : {&b["rows"], &b["devices"]})
+        for (auto& item : *list) item["selector"] = item["stable_selector"] = "opencl:pocl:0";
+    for (auto& row : b["rows"])
+        for (const char* k : {"min", "median", "max"}) row["kernel_ms"][k] = row["kernel_ms"][k].get<double>() * 2;
+    std::ofstream("styles-b.json") << b.dump(2);
+
+    const std::string two = plot_script("styles-a.json styles-b.json --op add", "styles-time");
+    // The key: one entry per device (its colour), marker and file (its dashes).
+    const std::string host = colour_of(two, "title \"host:0"), other = colour_of(two, "title \"opencl:pocl:0");
+    CHECK(host.size() == 7);
+    CHECK(other.size() == 7);
+    CHECK(host != other);
+    CHECK(style_of(two, "title \"file styles-a.json\"", " dt ") == 1);
+    CHECK(style_of(two, "title \"file styles-b.json\"", " dt ") == 2);
+    CHECK(lines_with(two, {"title \"native f32\"", " pt 7 "}) == 1);
+    // Each line: its device's colour, its file's dashes, the native f32 marker, error bars.
+    CHECK(lines_with(two, {"yerrorlines", "lc rgb \"" + host + "\" pt 7 dt 1 notitle"}) == 1);
+    CHECK(lines_with(two, {"yerrorlines", "lc rgb \"" + other + "\" pt 7 dt 2 notitle"}) == 1);
+    // The device keeps its colour alone, and with the files the other way round.
+    CHECK(colour_of(plot_script("styles-a.json --op add", "styles-one"), "title \"host:0") == host);
+    CHECK(colour_of(plot_script("styles-b.json styles-a.json --op add", "styles-swapped"), "title \"host:0") == host);
+    CHECK(colour_of(plot_script("styles-b.json --op add", "styles-other"), "title \"opencl:pocl:0") == other);
+    // Error bars: each point is its row's median, from its min to its max.
+    std::map<double, std::vector<double>> want;  // size -> median, min, max of host:0's native f32 add rows
+    for (const auto& row : a["rows"])
+        if (row["op"] == "add" && row["path"] == "native" && row.value("dtype", "f32") == "f32" &&
+            row.value("default_geometry", true))
+            want[row["size"].get<double>()] = {row["kernel_ms"]["median"], row["kernel_ms"]["min"],
+                                               row["kernel_ms"]["max"]};
+    REQUIRE(!want.empty());
+    const auto points = data_of(two, "series0");
+    REQUIRE(points.size() == want.size());
+    for (const auto& p : points) {
+        REQUIRE(p.size() == 4);
+        REQUIRE(want.count(p[0]));
+        for (int k = 0; k < 3; ++k) CHECK(p[k + 1] == doctest::Approx(want[p[0]][k]).epsilon(1e-6));
+    }
+    // The rate's spread is the rate of the slowest and of the fastest run.
+    const std::string rate = plot_script("styles-a.json styles-b.json --op add --metric rate", "styles-rate");
+    CHECK(rate.find("with yerrorlines") != std::string::npos);
+    for (const auto& p : data_of(rate, "series0")) {
+        const auto& t = want[p[0]];
+        CHECK(p[2] == doctest::Approx(p[1] * t[0] / t[2]).epsilon(1e-6));
+        CHECK(p[3] == doctest::Approx(p[1] * t[0] / t[1]).epsilon(1e-6));
+    }
+
+    const std::string roof = plot_script("styles-a.json styles-b.json --roofline", "styles-roofline");
+    CHECK(roof.find("with yerrorbars") != std::string::npos);
+    CHECK(roof.find("$cache_resident using 1:2 with points") != std::string::npos);
+    CHECK(roof.find("title \"ringed: cache-resident (in the last-level cache)\"") != std::string::npos);
+    std::size_t cached = 0;  // rows on the roofline marked cache-resident, in both files
+    for (const auto& row : a["rows"])
+        cached += row.value("cache_resident", false) && row.value("flops", 0.0) > 0 && row.value("bytes", 0.0) > 0 ? 2 : 0;
+    CHECK(cached > 0);
+    CHECK(data_of(roof, "cache_resident").size() == cached);
+    // Both ceilings labelled, in their device's colour, the second stacked over the first.
+    std::vector<std::string> labels = lines_starting(roof, "set label ");
+    REQUIRE(labels.size() == 2);
+    CHECK(labels[0].find("styles-a.json: host:0 ceilings") != std::string::npos);
+    CHECK(labels[0].find(host) != std::string::npos);
+    CHECK(labels[1].find("styles-b.json: opencl:pocl:0 ceilings") != std::string::npos);
+    CHECK(labels[1].find(other) != std::string::npos);
+    CHECK(labels[0].find("char 0.7 ") != std::string::npos);
+    CHECK(labels[1].find("char 1.8 ") != std::string::npos);
+    // The line drawn under the equal one is wider, so both show.
+    CHECK(colour_of(roof, "roof0(x) with lines") == host);
+    CHECK(colour_of(roof, "roof1(x) with lines") == other);
+    CHECK(style_of(roof, "roof0(x) with lines", " lw ") > style_of(roof, "roof1(x) with lines", " lw "));
+}

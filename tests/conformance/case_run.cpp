@@ -2,6 +2,8 @@
 // path, the oracle, the verdict. See case_run.hpp.
 #include "case_run.hpp"
 
+#include <case_call.hpp>
+
 #include "support/check.hpp"
 #include "support/silent_reporter.hpp"
 
@@ -72,7 +74,7 @@ std::vector<Output> run_matmul(const TraceCase& c, const ops::Options& o, std::m
     const auto a = draw(g, m * k, c.dtype), b = draw(g, k * n, c.dtype);
     auto A = put(a, da, c.dtype), B = put(b, db, c.dtype);
     auto C = nan_tensor({m, n}, c.dtype);
-    ops::matmul(A, B, C, {c.trans_a, c.trans_b}, o);
+    call_case(c, {{"a", &A}, {"b", &B}}, {{"c", &C}}, o);
     return {{"c", C.download_as<double>(), reference::matmul(a, b, m, n, k, c.trans_a, c.trans_b)}};
 }
 
@@ -84,12 +86,10 @@ std::vector<Output> run_dense(const TraceCase& c, const ops::Options& o, std::mt
     const auto b = with_bias ? draw(g, out, c.dtype) : std::vector<float>{};
     auto X = put(x, dx, c.dtype), W = put(w, {out, in}, c.dtype);
     auto Y = nan_tensor({batch, out}, c.dtype);
-    if (with_bias) {
-        auto Bias = put(b, {out}, c.dtype);
-        ops::dense(X, W, Bias, Y, c.activation, o);
-    } else {
-        ops::dense(X, W, std::nullopt, Y, c.activation, o);
-    }
+    std::optional<Tensor> Bias;
+    CaseOperands operands{{"x", &X}, {"w", &W}};
+    if (with_bias) operands["bias"] = &Bias.emplace(put(b, {out}, c.dtype));
+    call_case(c, operands, {{"y", &Y}}, o);
     return {{"y", Y.download_as<double>(), reference::dense(x, w, b, batch, in, out, c.activation)}};
 }
 
@@ -119,10 +119,11 @@ std::vector<Output> run_dense_backward(const TraceCase& c, const ops::Options& o
     auto Z = put(z, {batch, out}, t);
     auto DX = nan_tensor({batch, in}, t), DW = nan_tensor({out, in}, t), DB = nan_tensor({out}, t);
     const bool want_dx = has(c.outputs, "dx"), want_db = has(c.outputs, "db");
-    OptionalTensor pre_activation = std::nullopt;
-    if (has(c.inputs, "pre_activation")) pre_activation = Z;
-    ops::dense_backward(X, W, Y, DY, c.activation, want_dx ? &DX : nullptr, DW, want_db ? &DB : nullptr, o,
-                        pre_activation);
+    CaseOperands inputs{{"x", &X}, {"w", &W}, {"y", &Y}, {"dy", &DY}}, outputs{{"dw", &DW}};
+    if (has(c.inputs, "pre_activation")) inputs["pre_activation"] = &Z;
+    if (want_dx) outputs["dx"] = &DX;
+    if (want_db) outputs["db"] = &DB;
+    call_case(c, inputs, outputs, o);
     std::vector<Output> r{{"dw", DW.download_as<double>(), reference::matmul(dz, x, out, in, batch, true, false)}};
     if (want_db) r.push_back({"db", DB.download_as<double>(), reference::column_sum(dz, batch, out)});
     if (want_dx) r.push_back({"dx", DX.download_as<double>(), reference::matmul(dz, w, batch, in, out, false, false)});
@@ -134,7 +135,7 @@ std::vector<Output> run_bce_loss(const TraceCase& c, const ops::Options& o, std:
     const std::size_t n = elements(dims);
     const auto z = draw(g, n, c.dtype, -8.0f, 8.0f), t = draw(g, n, c.dtype, 0.0f, 1.0f);
     auto Z = put(z, dims, c.dtype), T = put(t, dims, c.dtype);
-    const float loss = ops::bce_with_logits_loss(Z, T, o);
+    const float loss = call_case(c, {{"z", &Z}, {"t", &T}}, {}, o);
     double sum = 0;
     for (double v : reference::bce_with_logits(z, t)) sum += v;
     return {{"loss", {double(loss)}, {n ? sum / double(n) : std::nan("")}}};
@@ -150,7 +151,7 @@ std::vector<Output> run_one_shape(const TraceCase& c, const OpInfo& info, const 
         auto x = draw(g, n, c.src_dtype, -1000.0f, 1000.0f);
         auto X = put(x, dims, c.src_dtype);
         auto Y = nan_tensor(dims, t);
-        ops::convert(X, Y, o);
+        call_case(c, {{"x", &X}}, {{"y", &Y}}, o);
         const auto want = accel_test::stored(x, t);
         return {{"y", Y.download_as<double>(), reference::Vec(want.begin(), want.end())}};
     }
@@ -158,17 +159,17 @@ std::vector<Output> run_one_shape(const TraceCase& c, const OpInfo& info, const 
         const auto z = draw(g, n, t, -8.0f, 8.0f), p = draw(g, n, t, 0.0f, 1.0f);
         auto Z = put(z, dims, t), P = put(p, dims, t);
         auto dZ = nan_tensor(dims, t);
-        ops::bce_with_logits_backward(Z, P, dZ, o);
+        call_case(c, {{"z", &Z}, {"t", &P}}, {{"dz", &dZ}}, o);
         return {{"dz", dZ.download_as<double>(), reference::bce_with_logits_backward(z, p, n ? 1.0 / double(n) : 0.0)}};
     }
     if (info.op == Op::adam_step) {  // one step from zero moments, the suite's hyper-parameters
         const auto p0 = draw(g, n, t), gr = draw(g, n, t);
         auto P = put(p0, dims, t), G = put(gr, dims, t);
         auto M = put(std::vector<float>(n, 0.0f), dims, t), V = put(std::vector<float>(n, 0.0f), dims, t);
-        const ops::AdamParams hp{1e-2f, 0.9f, 0.999f, 1e-8f};
-        ops::adam_step(P, G, M, V, 1, hp, o);
+        call_case(c, {{"p", &P}, {"grad", &G}, {"m", &M}, {"v", &V}}, {{"p", &P}, {"m", &M}, {"v", &V}}, o);
+        const ops::AdamParams& hp = kCaseAdamParams;
         reference::Vec p(p0.begin(), p0.end()), m(n, 0.0), v(n, 0.0);
-        reference::adam_step(p, reference::Vec(gr.begin(), gr.end()), m, v, 1, double(hp.lr), double(hp.beta1),
+        reference::adam_step(p, reference::Vec(gr.begin(), gr.end()), m, v, kCaseAdamStep, double(hp.lr), double(hp.beta1),
                              double(hp.beta2), double(hp.eps));
         return {{"p", P.download_as<double>(), p}, {"m", M.download_as<double>(), m}, {"v", V.download_as<double>(), v}};
     }
@@ -178,10 +179,10 @@ std::vector<Output> run_one_shape(const TraceCase& c, const OpInfo& info, const 
         x.push_back(draw(g, n, t, range[0], range[1]));
         tx.push_back(put(x.back(), dims, t));
     }
-    std::vector<const Tensor*> in;
-    for (const Tensor& v : tx) in.push_back(&v);
+    CaseOperands in;
+    for (std::size_t i = 0; i < tx.size(); ++i) in[info.inputs[i]] = &tx[i];
     auto y = nan_tensor(dims, t);
-    ops::run(info.op, in, {&y}, o);
+    call_case(c, in, {{info.outputs[0], &y}}, o);
     return {{info.outputs[0], y.download_as<double>(), reference::elementwise(info.op, x)}};
 }
 
@@ -203,7 +204,7 @@ std::vector<Output> run_call(const TraceCase& c, const ops::Options& o, std::mt1
         const auto x = draw(g, elements(dims), c.dtype, 0.0f, 1.0f);  // one sign: see the op table
         auto X = put(x, dims, c.dtype);
         auto Y = nan_tensor({dims[1]}, c.dtype);
-        ops::column_sum(X, Y, o);
+        call_case(c, {{"x", &X}}, {{"y", &Y}}, o);
         return {{"y", Y.download_as<double>(), reference::column_sum(x, dims[0], dims[1])}};
     }
     return run_one_shape(c, info, o, g);

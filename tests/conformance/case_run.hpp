@@ -3,7 +3,7 @@
 // float64 oracle with the op table's threshold.
 #pragma once
 
-#include "case_file.hpp"
+#include <case_file.hpp>
 #include "driver.hpp"
 
 #include <optional>

@@ -3,7 +3,7 @@
 // of this program with ACCEL_BACKEND set, so that a device whose driver
 // crashes the process costs its own verdict only. See driver.hpp.
 #include "driver.hpp"
-#include "case_file.hpp"
+#include <case_file.hpp>
 #include "case_run.hpp"
 
 #include "support/check.hpp"

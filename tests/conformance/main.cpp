@@ -15,7 +15,7 @@
 //
 // The command line (--backends, --cases, --ops, --dtypes, --seed, --json,
 // --case-file; doctest's options after --) is driver.cpp's; --case-file's
-// cases are case_file.cpp's and case_run.cpp's.
+// cases are tools/common/case_file.cpp's and case_run.cpp's.
 #include "case_run.hpp"
 #include "driver.hpp"
 #include "support/check.hpp"

@@ -81,7 +81,12 @@ CLI::App* add_plot(CLI::App& app, PlotArgs& a) {
     cmd->add_option("--metric", a.metric, "time (kernel ms, default) or rate (GB/s or GFLOP/s)")
         ->check(tool_cli::one_of("metric", {"time", "rate"}));
     cmd->add_flag("--roofline", a.roofline, "the roofline of every row instead (--op and --metric do not apply)");
-    cmd->footer("The PNG is written whole or not at all. exit status: 0 written; 2 gnuplot missing or failed, or "
+    cmd->add_option("--script", a.script,
+                    "also write the gnuplot script that draws the PNG, its data inline (to restyle the plot, or "
+                    "render it elsewhere: gnuplot FILE)")
+        ->type_name("FILE");
+    cmd->footer("Colour: device (the same in every plot), marker: path and dtype, line style: file; error bars: the "
+                "fastest to the slowest warm run. The PNG is written whole or not at all. exit status: 0 written; 2 gnuplot missing or failed, or "
                 "a file is not an accel-bench JSON report.");
     return cmd;
 }

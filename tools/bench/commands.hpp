@@ -22,6 +22,7 @@ struct RunArgs {
     bool wide = false;            ///< --wide: the table with device names in every row
     std::string backends, format = "table", output, json_output;
     std::string trace_output;  ///< --trace: a Chrome trace of the run (accel/trace.hpp)
+    std::string case_file;     ///< --case-file: time a program's calls (case_file_command) instead
     std::vector<std::string> ops, paths, dtypes, matmul_shapes, dense_shapes, column_sum_shapes, activations;
     std::vector<std::size_t> add_sizes, matmul_sizes, block_sizes;
     int warmup = 0, repeats = 0;
@@ -40,6 +41,21 @@ void add_run_options(CLI::App& app, RunArgs& a);
 /// failed its NMSE threshold or could not run. Output files are written
 /// whole or not at all: a run that throws leaves none.
 int run_command(const RunArgs& a);
+
+/// `run --case-file FILE`: reads a trace (ACCEL_TRACE) or a case file
+/// (`accel-conformance --write-case-file`; tools/common/case_file.hpp), and
+/// times each distinct call on every device of --backends, call by call
+/// with the devices in turn (fresh uniform data, the path the device
+/// chooses, as in the program): per call, the
+/// median, min and max over batches of back-to-back calls, each batch timed
+/// on the host clock up to one synchronize; then per device the program's
+/// total, the sum of (calls of it × median) in ms. Prints a table (one column
+/// per device, µs per call), CSV or JSON (--format; -o, --json). 0 when every
+/// call ran on every device; 1 when one could not (its cell "–", a note
+/// why); 2 for a bad file (every problem listed, one line each naming the
+/// file and its line or trace event, as accel-conformance's) before any
+/// device is opened, or a run option that does not apply (UsageError).
+int case_file_command(const RunArgs& a);
 
 /// What `compare` was given.
 struct CompareArgs {
@@ -61,18 +77,26 @@ int compare_command(const CompareArgs& a);
 struct PlotArgs {
     std::vector<std::string> files;
     std::string output, op, metric = "time";
+    std::string script;  ///< --script: also write the gnuplot script (its data inline) there
     bool roofline = false;
 };
 
 /// Adds the `plot` subcommand, bound to `a`.
 CLI::App* add_plot(CLI::App& app, PlotArgs& a);
 
-/// `plot RESULTS.json... -o out.png [--op OP] [--metric time|rate] [--roofline]`:
-/// one line (roofline: one series) per file, device, path and dtype, titled
-/// with the file's name when several are given; the roofline's ceilings one
-/// per device of each file, from that file's figures. Prints what it drew,
-/// one title per line. 0 when the PNG was written; 2 when gnuplot is missing
-/// or failed (the PNG is then neither created nor clobbered).
+/// `plot RESULTS.json... -o out.png [--op OP] [--metric time|rate] [--roofline]
+/// [--script FILE]`: one line (roofline: one series) per file, device, path
+/// and dtype, titled with the file's name when several are given, each point
+/// with error bars from its row's fastest to its slowest warm run
+/// (kernel_ms min..max); colour names the device (a fixed palette slot from
+/// a hash of its stable selector: the same in every plot), the marker path
+/// and dtype, the line style the file. The roofline's ceilings one per
+/// device of each file, from that file's figures, each labelled (labels of
+/// equal ceilings stacked, lines under an equal one drawn wider);
+/// cache-resident rows ringed and explained in the key. Prints what it
+/// drew, one title per line. 0 when the PNG (and the script) was written; 2
+/// when gnuplot is missing or failed (the PNG is then neither created nor
+/// clobbered).
 int plot_command(const PlotArgs& a);
 
 /// What `mlp` was given; options not given (app->count is 0) keep the

@@ -24,6 +24,7 @@ const char* kDescription =
     "FMA),\nchecks results against the float64 oracle, times training of the MLP example, and compares, plots or\n"
     "tabulates saved runs.\n"
     "  accel-bench [run] [OPTIONS]            time ops on backends (the options below)\n"
+    "  accel-bench --case-file FILE           time a program's own calls (a trace or case file) on backends\n"
     "  accel-bench compare BASE.json NEW.json kernel-time ratios of two runs\n"
     "  accel-bench fleet RESULTS.json         fleet table of a run (ratios to the best and median, outliers)\n"
     "  accel-bench mlp [OPTIONS]              ms per epoch training the MLP example on each device, losses compared\n"
@@ -158,6 +159,11 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                           "else 300)")
                ->check(CLI::Range(1, 86400))
                ->type_name("SECONDS"));
+    single(app.add_option("--case-file", a.case_file,
+                          "time a program's own calls instead: each distinct call of FILE (a trace written with "
+                          "ACCEL_TRACE, or a case file of accel-conformance --write-case-file) on every device, "
+                          "side by side, and the program's total weighted by how often it made each")
+               ->type_name("FILE"));
     single(app.add_option("--trace", a.trace_output,
                           "write a trace of the run (every op, copy and synchronize; Chrome trace event format, "
                           "opens in ui.perfetto.dev) to FILE; under MPI one file per rank")
@@ -226,6 +232,11 @@ int report_failures(const Results& r) {
 }
 
 int run_command(const RunArgs& a) {
+    if (!a.case_file.empty()) {
+        if (FleetScope::active()) throw UsageError("--case-file runs in one process, not under mpirun/srun");
+        if (!a.trace_output.empty()) accel::trace::start(a.trace_output);
+        return case_file_command(a);
+    }
     Settings s = settings_of(a);
     if (!a.trace_output.empty()) accel::trace::start(a.trace_output);  // finished at exit, or below
     if (FleetScope::active())

@@ -1,7 +1,9 @@
-// accel-conformance --case-file: a program's own op calls as conformance
-// cases. Reads an ACCEL_TRACE file (accel/trace.hpp) or a case file (one call
-// per line, written from a trace by --write-case-file), keeps each distinct
-// call once and checks it against the float64 oracle (case_run.cpp).
+// --case-file: a program's own op calls as cases. Reads an ACCEL_TRACE file
+// (accel/trace.hpp) or a case file (one call per line, written from a trace
+// by accel-conformance --write-case-file) and keeps each distinct call once;
+// accel-conformance checks each against the float64 oracle
+// (tests/conformance/case_run.cpp), accel-bench times each on every device
+// (tools/bench/calls.cpp), both through call_case (case_call.hpp).
 //
 // A case file, line by line ('#' starts a comment; blank lines are skipped):
 //
