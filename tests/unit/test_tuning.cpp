@@ -270,9 +270,11 @@ TEST_CASE("tuning on the device: every candidate gives the default's bits, and v
             const std::vector<TuningParams> all = t->candidates(key, false);
             REQUIRE(all.size() >= 2);
             std::vector<TuningParams> trials{op == Op::matmul ? all[1] : all.back()};
-            TuningParams other_vw = all[0];
-            other_vw["vw"] = other_vw["vw"] > 1 ? other_vw["vw"] / 2 : 2;
-            trials.push_back(other_vw);
+            if (all[0].count("vw")) {  // a backend whose kernels have a vector width named so
+                TuningParams other_vw = all[0];
+                other_vw["vw"] = other_vw["vw"] > 1 ? other_vw["vw"] / 2 : 2;
+                trials.push_back(other_vw);
+            }
             for (int layout = 0; layout < (op == Op::matmul ? 4 : 1); ++layout) {
                 const bool ta = layout & 1, tb = layout & 2;
                 t->reset_params();
@@ -282,7 +284,7 @@ TEST_CASE("tuning on the device: every candidate gives the default's bits, and v
                         t->set_params(key, p);
                     } catch (const InvalidArgument& e) {
                         // Only a vector width the device's dot products would split K by may be refused.
-                        CHECK_MESSAGE(&p == &trials.back(), std::string(e.what()));
+                        CHECK_MESSAGE(&p != &trials.front(), std::string(e.what()));
                         CHECK(contains(e.what(), "summation order"));
                         continue;
                     }
