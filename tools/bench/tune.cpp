@@ -28,6 +28,8 @@
 #include <iostream>
 #include <random>
 
+#include <unistd.h>
+
 namespace bench {
 namespace {
 
@@ -244,6 +246,13 @@ int tune_command(const TuneArgs& a) {
     std::vector<accel::DType> dtypes;
     for (const std::string& t : a.dtypes.empty() ? std::vector<std::string>{"f32"} : a.dtypes)
         dtypes.push_back(accel::parse_dtype(t));
+    if (!a.out.empty()) {  // a folder that cannot take the records fails now, not after the search
+        std::error_code ec;
+        std::filesystem::create_directories(a.out, ec);
+        if (!std::filesystem::is_directory(a.out) || ::access(a.out.c_str(), W_OK) != 0)
+            throw UsageError("--out '" + a.out + "': not a folder this process can write (" +
+                             (ec ? ec.message() : std::string("not writable")) + "); give a writable folder");
+    }
     const std::vector<std::string> selectors = resolve_backends(a.backends);
     std::vector<std::shared_ptr<accel::Device>> devices;
     for (const std::string& s : selectors) {
@@ -253,6 +262,10 @@ int tune_command(const TuneArgs& a) {
             continue;
         }
         devices.push_back(d);
+    }
+    if (devices.empty()) {
+        std::cerr << "tune: none of these devices has tunable kernels (accel-info says \"tuning record: none: nothing to tune\" for them)\n";
+        return 1;
     }
     const std::string cache = accel::env::cache_dir();
     std::mt19937_64 rng(std::random_device{}());
