@@ -17,6 +17,7 @@ namespace bench {
 /// defaults of default_settings().
 struct RunArgs {
     bool quick = false;
+    bool untuned = false;         ///< --untuned: default-parameter rows beside tuned ones (Settings::untuned)
     bool progress_lines = false;  ///< --progress: a line per row even on a terminal
     bool no_progress = false;     ///< --no-progress: nothing on stderr while the run goes
     bool wide = false;            ///< --wide: the table with device names in every row
@@ -126,6 +127,29 @@ CLI::App* add_mlp(CLI::App& app, MlpArgs& a);
 /// selector) and accel::BackendUnavailable: main() prints them, exit 2.
 /// Output files are written whole or not at all.
 int mlp_command(const MlpArgs& a);
+
+/// What `tune` was given.
+struct TuneArgs {
+    std::string backends, out;
+    double minutes = 3;
+    std::vector<std::string> dtypes;
+    bool quick = false;
+};
+
+/// Adds the `tune` subcommand, bound to `a` (tune.cpp).
+CLI::App* add_tune(CLI::App& app, TuneArgs& a);
+
+/// `tune [--backends SEL] [--minutes M] [--out FOLDER] [--dtypes LIST] [--quick]`:
+/// tunes every device that has tunable kernels (Device::tuning) within M
+/// minutes in all, on fresh random data, and writes each device's record
+/// (accel/tuning.hpp) into the cache's tuning folder and, with --out, into
+/// FOLDER under its database name. Prints default and tuned GFLOP/s per key.
+/// 0 when every device that has tunable kernels was tuned, 1 when none has
+/// any; throws UsageError for an --out that is not a writable folder (before
+/// any search), std::runtime_error when a default
+/// fails its own check, accel::Error for an unknown selector or a record
+/// that cannot be written (main() prints them, exit 2).
+int tune_command(const TuneArgs& a);
 
 /// What `fleet` was given.
 struct FleetArgs {

@@ -135,6 +135,9 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                           "add kernel-only runs until this many ms of kernel time (default 20)")
                ->check(CLI::Range(0.0, 1e7)));
     single(app.add_flag("--quick", a.quick, "tiny sizes and short probes, for CI"));
+    single(app.add_flag("--untuned", a.untuned,
+                        "matmul and dense native rows of a device that runs a tuning record also run with its "
+                        "default parameters, as path 'untuned' (accel-bench tune)"));
     CLI::Option* progress =
         single(app.add_flag("--progress", a.progress_lines,
                             "a line on stderr per device's ceilings and per finished row (op, shape, dtype, path, "
@@ -174,6 +177,7 @@ void add_run_options(CLI::App& app, RunArgs& a) {
 // line gave. UsageError for a list option given empty.
 Settings settings_of(const RunArgs& a) {
     Settings s = default_settings(a.quick);
+    s.untuned = a.untuned;
     // Whether list option `name` was given; UsageError when its list is empty.
     auto given = [&](const char* name, const auto& values) {
         if (!a.given(name)) return false;
@@ -284,14 +288,16 @@ int main(int argc, char** argv) {
     bench::PlotArgs plot_args;
     bench::FleetArgs fleet_args;
     bench::MlpArgs mlp_args;
+    bench::TuneArgs tune_args;
     bench::add_run_options(app, run_args);
     CLI::App* compare = bench::add_compare(app, compare_args);
     CLI::App* plot = bench::add_plot(app, plot_args);
     CLI::App* fleet_cmd = bench::add_fleet(app, fleet_args);
     CLI::App* mlp = bench::add_mlp(app, mlp_args);
+    CLI::App* tune = bench::add_tune(app, tune_args);
     app.footer(bench::kFooter);  // after the subcommands, which would inherit it
     app.require_subcommand(0, 1);
-    for (CLI::App* sub : {compare, plot, fleet_cmd, mlp})
+    for (CLI::App* sub : {compare, plot, fleet_cmd, mlp, tune})
         for (CLI::Option* o : run_args.options) sub->excludes(o);  // run's options belong to run alone
     if (const auto rc = tool_cli::parse(app, args)) return *rc;
 
@@ -301,6 +307,7 @@ int main(int argc, char** argv) {
         if (plot->parsed()) return bench::plot_command(plot_args);
         if (fleet_cmd->parsed()) return bench::fleet_command(fleet_args);
         if (mlp->parsed()) return bench::mlp_command(mlp_args);
+        if (tune->parsed()) return bench::tune_command(tune_args);
         return bench::run_command(run_args);
     } catch (const bench::UsageError& e) {
         return tool_cli::usage_error(command, e.what());
