@@ -44,8 +44,10 @@ TEST_CASE("selectors parse case-insensitively with optional device index") {
 }
 
 TEST_CASE("malformed selectors are rejected with the accepted forms") {
-    for (const char* bad : {"", "cuda:", "cuda:-1", "cuda:x:y", "opencl:1:2", "auto:0", "host 1", ":0",
-                            "cuda:99999999999"}) {
+    // Of a backend every build has (host): a backend without its plugin here is named as
+    // unknown before the grammar is checked (a build without CUDA has no 'cuda').
+    for (const char* bad : {"", "host:", "host:-1", "host:x:y", "host:1:2", "auto:0", "host 1", ":0",
+                            "host:99999999999"}) {
         CAPTURE(bad);
         try {
             parse_selector(bad);
