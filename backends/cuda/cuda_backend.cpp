@@ -585,7 +585,7 @@ void CudaDevice::do_synchronize() {
 // The matmul kernel is written for one block shape and does not loop over
 // tiles; its tile depends on the output's shape (matmul_tile in
 // kernels/kernels.hpp). Row tiles run along grid x (its limit is the largest).
-std::optional<TileLayout> CudaDevice::do_tile_layout(Op, std::size_t rows, std::size_t cols) const {
+std::optional<TileLayout> CudaDevice::do_tile_layout(Op, DType, std::size_t rows, std::size_t cols) const {
     const MatmulTile tile = matmul_tile(rows, cols);
     TileLayout t;
     t.block = Dim3{kMatmulThreads, kMatmulThreads, 1};

@@ -496,7 +496,7 @@ protected:
     /// matmul_tile(rows, cols) of kernels/kernels.hpp (128×128, 64×64 or
     /// 32×32 by the output's shape).
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
-    std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;
+    std::optional<TileLayout> do_tile_layout(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // cuda_ops.cpp
     /// The freed blocks DeviceMemory keeps, and their release (cudaFree).
     std::uint64_t do_cached_bytes() const noexcept override;

@@ -108,14 +108,24 @@ void check_cl(cl_int code, const std::string& where, const std::string& detail) 
 std::string GemmParams::build_options() const {
     auto d = [](const char* name, std::size_t v) { return std::string(" -D") + name + "=" + std::to_string(v); };
     return d("MM_BX", bx) + d("MM_BY", by) + d("MM_WM", wm) + d("MM_WN", wn) + d("MM_VW", vw) + d("MM_TK", tk) +
-           d("MM_FMA", fma) + d("MM_KBREAK", k_break);
+           d("MM_KU", ku) + d("MM_FMA", fma) + d("MM_KBREAK", k_break);
+}
+
+TuningParams GemmParams::tuning_params() const {
+    auto i = [](std::size_t v) { return static_cast<std::int64_t>(v); };
+    return {{"bx", i(bx)}, {"by", i(by)}, {"wm", i(wm)}, {"wn", i(wn)}, {"vw", i(vw)}, {"tk", i(tk)}, {"ku", i(ku)}};
+}
+
+bool GemmParams::operator==(const GemmParams& o) const noexcept {
+    return bx == o.bx && by == o.by && wm == o.wm && wn == o.wn && vw == o.vw && tk == o.tk && ku == o.ku &&
+           fma == o.fma && k_break == o.k_break;
 }
 
 std::string GemmParams::describe() const {
     auto n = [](std::size_t v) { return std::to_string(v); };
     return "register-blocked gemm, block (" + n(bx) + "," + n(by) + ",1), " + n(tile_rows()) + "x" +
            n(tile_cols()) + " output tile per work-group, " + n(wm) + "x" + n(wn * vw) +
-           " per work-item (vectors of " + n(vw) + "), K slice " + n(tk) + ", " + n(local_bytes()) +
+           " per work-item (vectors of " + n(vw) + "), K slice " + n(tk) + (ku > 1 ? " unrolled by " + n(ku) : "") + ", " + n(local_bytes()) +
            " bytes of local memory, " + (fma ? "fma" : "mad") + (k_break ? ", K-tail loop exit" : "") +
            " (build options" + build_options() + ")";
 }
@@ -314,9 +324,16 @@ std::size_t elementwise_width_for(cl_device_id d) { return is_cpu_device(d) ? na
 //    TM·TN·TK multiply-adds; explicit vectors let the compiler keep the
 //    accumulators in registers rather than vectorize across work-items.
 //  - other devices (GPUs; Oclgrind, which reports every type): 16 × 16
-//    work-items with 4 × 4 scalar accumulators each (neighbouring work-items
-//    own neighbouring columns, so loads of a warp are contiguous), a 64 × 64
-//    tile, K slice 16.
+//    work-items, each 8 rows × 2 vectors of 4 columns (64 accumulators), a
+//    128 × 128 tile, K slice 16 (16 KiB of local memory). No GPU was at hand
+//    to measure: this is the register-blocked SGEMM shape that CLBlast's
+//    tuned parameters for NVIDIA and AMD GPUs converge on (work-groups of
+//    8-16 × 8-16, 64-128 wide tiles, K slices of 16-32, vectors of 2-4),
+//    where the 64 × 64 tile with 4 × 4 per work-item reached 0.16 of cuBLAS
+//    on an H100 (docs/results/gpu-h100-2026-11-27.md). `accel-bench tune`
+//    finds the device's own best. Simulators (Oclgrind) keep the 64 × 64
+//    tile with 4 × 4 scalars per work-item: a simulated work-item costs
+//    thousands of times a real one, and small tiles pad small tests less.
 //  - fma() where the device reports CL_FP_FMA for float (the multiply-add is
 //    then fused in hardware; PoCL compiles mad() as a multiply and an add),
 //    mad() elsewhere.
@@ -337,6 +354,10 @@ GemmParams gemm_params_for(cl_platform_id p, cl_device_id d, const LaunchLimits&
         g.wm = 8;
         g.wn = 2;
         g.tk = 64;
+    } else if (!is_simulator(p)) {
+        g.wm = 8;
+        g.wn = 2;
+        g.vw = 4;
     }
     g.fma = (ACCEL_DEVICE_VALUE(cl_device_fp_config, d, CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_FMA) != 0;
     g.k_break = platform_key(p) == "pocl";
@@ -609,6 +630,8 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
     note_runtime_user_thread();
     max_alloc_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     tiles_ = gemm_tiles_for(gemm_params_for(platform, id, info().limits), id);
+    for (std::size_t v = 0; v < tiles_.count; ++v) variants_[v] = tiles_.tiles[v];
+    variant_count_.store(tiles_.count);
     ew_width_ = elementwise_width_for(id);
     add_width_ = is_cpu_device(id) ? 1 : ew_width_;
     add_block_ = is_cpu_device(id) ? std::min<std::size_t>({4096, info().limits.max_block_size,
@@ -628,7 +651,8 @@ OpenclDevice::~OpenclDevice() {
     // Queues (the default stream is destroyed after this body) keep the
     // context alive until they are released, as OpenCL reference counting says.
     if (runtime_may_be_torn_down()) return;
-    for (Program& p : programs_) {
+    for (std::size_t i = 0; i < variant_count_.load() * kDTypeCount; ++i) {
+        Program& p = programs_[i];
         for (const auto& set : p.sets)
             for (cl_kernel k : *set)
                 if (k) clReleaseKernel(k);
@@ -653,7 +677,7 @@ const char* const kKernelNames[] = {
 // slices fit the local memory (the tile, and so the launch geometry, stays).
 // Every dtype's program on a device with double precision also gets
 // ACCEL_HAS_FP64 (its convert_f64 kernel, kernels/convert.cl).
-// The gemm parameters are those of tile `tile` (GemmTiles).
+// The gemm parameters are those of variant `tile` (GemmTiles, then tuned ones).
 std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
     // accel::Activation's codes (accel/activation_codes.h) for activate() in
     // common.cl, so dense's activation passes to the kernels unchanged.
@@ -663,7 +687,7 @@ std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
                                     " -DACCEL_ACTIVATION_GELU=" + std::to_string(ACCEL_ACTIVATION_GELU) +
                                     " -DACCEL_ACTIVATION_GELU_TANH=" + std::to_string(ACCEL_ACTIVATION_GELU_TANH);
     const std::string fp64 = (fp64_ ? " -DACCEL_HAS_FP64" : "") + activations;
-    const GemmParams& general = tiles_.tiles[tile];
+    const GemmParams& general = variant(tile);
     if (t == DType::f32)
         return "-cl-std=CL1.2" + general.build_options() + " -DEW_VW=" + std::to_string(ew_width_) +
                " -DADD_VW=" + std::to_string(add_width_) + fp64;

@@ -41,7 +41,10 @@
 #include <accel/plugin.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
+#include <map>
+#include <shared_mutex>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -190,6 +193,7 @@ struct GemmParams {
     std::size_t wn = 4;            ///< accumulator vectors per row of a work-item (MM_WN)
     std::size_t vw = 1;            ///< accumulator vector width (MM_VW)
     std::size_t tk = 16;           ///< K slice staged in local memory (MM_TK)
+    std::size_t ku = 1;            ///< unroll factor of the loop over one slice (MM_KU)
     bool fma = false;              ///< fma() rather than mad() (MM_FMA)
     bool k_break = false;          ///< K-tail exit inside the slice loop (MM_KBREAK)
 
@@ -202,6 +206,9 @@ struct GemmParams {
     }
     /// " -DMM_BX=... -DMM_KBREAK=..." for clBuildProgram.
     std::string build_options() const;
+    /// The tunable fields as TuningParams ("bx", "by", "wm", "wn", "vw", "tk", "ku").
+    TuningParams tuning_params() const;
+    bool operator==(const GemmParams& o) const noexcept;
     /// One line for DeviceInfo::extra (accel-info).
     std::string describe() const;
 };
@@ -253,7 +260,12 @@ struct GemmTiles {
 /// f32, and in f64 where the device has it; not in bf16 (CLBlast has none)
 /// nor in f16 (CLBlast's HGEMM accumulates in half, accel's f16 in float).
 /// Timing: OpenCL profiling events (CL_PROFILING_COMMAND_END of markers).
-class OpenclDevice final : public Device, public Probes, public NativeInterop {
+///
+/// Tuning (opencl_tuning.cpp): matmul and dense in every dtype and shape
+/// class are tunable (accel/device.hpp's Tuning); a key set by a tuning
+/// record or a tuner runs a variant of its own (a GemmParams beyond the
+/// device's GemmTiles, with its own programs), chosen by do_tile_layout.
+class OpenclDevice final : public Device, public Probes, public NativeInterop, public Tuning {
 public:
     // NativeInterop (opencl_interop.cpp): cl_context, cl_device_id, a
     // stream's cl_command_queue, a buffer's cl_mem; adopted memory is a
@@ -270,6 +282,17 @@ public:
     /// The compile-time parameters of the general gemm tile on this device
     /// (what accel-info shows; do_tile_layout gives the one a shape uses).
     const GemmParams& gemm_params() const noexcept { return tiles_.tiles[GemmTiles::general]; }
+
+    // Tuning (contracts in accel/device.hpp; opencl_tuning.cpp). Parameters
+    // "bx", "by", "wm", "wn", "vw", "tk", "ku" of GemmParams; fma() and the
+    // K-tail exit stay the device's (gemm_params_for).
+    std::vector<TuningKey> tunable() const override;
+    TuningParams default_params(const TuningKey& key) const override;
+    std::vector<TuningParams> candidates(const TuningKey& key, bool quick) const override;
+    TuningParams params(const TuningKey& key) const override;
+    void set_params(const TuningKey& key, const TuningParams& p) override;
+    void reset_params() noexcept override;
+    std::string describe(const TuningKey& key, const TuningParams& p) const override;
     /// Whether f64 kernels are registered: the device reports double
     /// precision (CL_DEVICE_DOUBLE_FP_CONFIG or cl_khr_fp64).
     bool has_fp64() const noexcept { return fp64_; }
@@ -322,8 +345,9 @@ protected:
     ACCEL_DEVICE_INTEROP_OVERRIDES
     ACCEL_DEVICE_PROBES_OVERRIDES  // the `empty` and `fma_throughput` kernels of kernels/*.cl
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
-    std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const override;
+    std::optional<TileLayout> do_tile_layout(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
+    Tuning* do_tuning() noexcept override { return this; }
 
 private:
     /// One cl_kernel per ProgramKernel, then one per op of elementwise_ops_of_every_backend(),
@@ -386,18 +410,25 @@ private:
                      cl_mem bias, Activation act, std::size_t m, std::size_t n, std::size_t k, bool ta, bool tb);
     /// Enqueues dst [cols, rows] = src [rows, cols]ᵀ (kernels/matmul.cl transpose) on `s`.
     void transpose_into(DType t, cl_mem src, cl_mem dst, std::size_t rows, std::size_t cols, Stream& s);
-    /// Whether tile `tile`'s program has gemm_dot: matmul.cl builds it where
+    /// Whether a program of `p` has gemm_dot: matmul.cl builds it where
     /// MM_VW > 1 and a work-item's MM_WN·MM_VW columns are a multiple of 4.
-    bool has_gemm_dot(std::size_t tile) const noexcept {
-        const GemmParams& p = tiles_.tiles[tile];
-        return p.vw > 1 && p.wn * p.vw % 4 == 0;
-    }
+    static bool has_gemm_dot(const GemmParams& p) noexcept { return p.vw > 1 && p.wn * p.vw % 4 == 0; }
+    bool has_gemm_dot(std::size_t tile) const noexcept { return has_gemm_dot(variant(tile)); }
     /// Whether tile `tile`'s program has gemm_rows: built where MM_WM is a
     /// vector size (2, 4, 8, 16) and MM_WN·MM_VW a multiple of 4.
     bool has_gemm_rows(std::size_t tile) const noexcept {
-        const GemmParams& p = tiles_.tiles[tile];
+        const GemmParams& p = variant(tile);
         return (p.wm == 2 || p.wm == 4 || p.wm == 8 || p.wm == 16) && p.wn * p.vw % 4 == 0;
     }
+    /// The parameters of variant `v` (< variant_count_): the GemmTiles
+    /// first, then those tuning added (add_variant). Thread-safe.
+    const GemmParams& variant(std::size_t v) const noexcept { return variants_[v]; }
+    /// The variant of `p`, added when new (its programs built on first use).
+    /// Throws InvalidArgument past kMaxVariants. Thread-safe.
+    std::size_t add_variant(const GemmParams& p);
+    /// Why `p` is not a valid gemm variant on this device (the limits, the
+    /// summation order: opencl_tuning.cpp), or "".
+    std::string invalid_params(const GemmParams& p) const;
     /// launch_tile() in the general program (tile 0).
     template <class... Args>
     void launch(DType t, ProgramKernel k, const LaunchGeometry& g, Stream& s, const Args&... args) {
@@ -407,8 +438,18 @@ private:
     cl_platform_id platform_;
     cl_device_id id_;
     cl_context context_ = nullptr;
-    /// Indexed by tile · kDTypeCount + DType (tile: a GemmTiles index).
-    std::array<Program, kDTypeCount * GemmTiles::max_count> programs_;
+    /// The most gemm variants a device holds (its tiles and every parameter
+    /// set a record or a tuner asked for); programs are never released while
+    /// the device lives (a launch may still use them).
+    static constexpr std::size_t kMaxVariants = 512;
+    /// Indexed by variant · kDTypeCount + DType (variant: a GemmTiles index,
+    /// or one add_variant made).
+    std::unique_ptr<Program[]> programs_{new Program[kDTypeCount * kMaxVariants]};
+    std::unique_ptr<GemmParams[]> variants_{new GemmParams[kMaxVariants]};
+    std::atomic<std::size_t> variant_count_{0};  ///< written under tuning_mutex_
+    /// The variant of each key a record or a tuner set (do_tile_layout).
+    mutable std::shared_mutex tuning_mutex_;
+    std::map<TuningKey, std::size_t> tuned_;
     std::shared_ptr<QueueList> queues_ = std::make_shared<QueueList>();
     std::uint64_t max_alloc_ = 0;  ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes
     GemmTiles tiles_;  ///< the gemm tiles (gemm_tiles_for())

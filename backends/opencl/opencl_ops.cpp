@@ -213,7 +213,7 @@ void OpenclDevice::k_matmul(DType t, DeviceHandle a, DeviceHandle b, DeviceHandl
         same_geometry(g, tiled_geometry(tile, m, n, info().limits, "matmul"))) {
         // Cᵀ [n, m] = op(B)ᵀ·op(A)ᵀ: B stored [k, n] transposed, times A stored
         // [k, m]; a launch of its own over Cᵀ, with Cᵀ's tile.
-        const TileLayout ct_tile = *do_tile_layout(Op::matmul, n, m);
+        const TileLayout ct_tile = *do_tile_layout(Op::matmul, t, n, m);
         Scratch ct(*this, m * n * sizeof(float));
         launch_tile(t, ct_tile.variant, ProgramKernel::gemm_direct, tiled_geometry(ct_tile, n, m, info().limits, "matmul"),
                     s, mem(b), mem(a), ct.buffer, cl_mem{nullptr}, cl_int{0}, cl_int{0}, ul(n), ul(m), ul(k),
@@ -299,11 +299,19 @@ std::string OpenclDevice::do_unsupported_reason(Op op, DType t, OpPath path) con
 }
 
 // One work-group per TM × TN tile of C, column tiles along x (the NDRange's
-// x is the column index); the tile depends on the output's shape.
-std::optional<TileLayout> OpenclDevice::do_tile_layout(Op, std::size_t rows, std::size_t cols) const {
+// x is the column index); the tile depends on the output's shape (and on
+// the dtype where a tuning record sets its key: the key's variant).
+std::optional<TileLayout> OpenclDevice::do_tile_layout(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
     TileLayout t;
     t.variant = tiles_.choose(rows, cols);
-    const GemmParams& p = tiles_.tiles[t.variant];
+    {
+        std::shared_lock<std::shared_mutex> lock(tuning_mutex_);
+        if (!tuned_.empty()) {
+            const auto it = tuned_.find(TuningKey{op, dtype, gemm_shape_class(rows, cols)});
+            if (it != tuned_.end()) t.variant = it->second;
+        }
+    }
+    const GemmParams& p = variant(t.variant);
     t.block = Dim3{p.bx, p.by, 1};
     t.tile_rows = p.tile_rows();
     t.tile_cols = p.tile_cols();

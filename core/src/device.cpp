@@ -373,17 +373,17 @@ void Device::synchronize() {
 }
 
 LaunchGeometry Device::default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
-    if (const auto layout = tile_layout(op, rows, cols))
+    if (const auto layout = tile_layout(op, dtype, rows, cols))
         return tiled_geometry(*layout, rows, cols, info_.limits, std::string("default geometry of ") + op_name(op));
     return do_default_geometry(op, dtype, rows, cols);
 }
 
-std::optional<TileLayout> Device::tile_layout(Op op, std::size_t rows, std::size_t cols) const {
+std::optional<TileLayout> Device::tile_layout(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
     if (!op_info(op).tiled) return std::nullopt;
-    return do_tile_layout(op, rows, cols);
+    return do_tile_layout(op, dtype, rows, cols);
 }
 
-std::optional<TileLayout> Device::do_tile_layout(Op, std::size_t, std::size_t) const { return std::nullopt; }
+std::optional<TileLayout> Device::do_tile_layout(Op, DType, std::size_t, std::size_t) const { return std::nullopt; }
 
 LaunchGeometry Device::do_default_geometry(Op op, DType, std::size_t rows, std::size_t cols) const {
     if (op_info(op).tiled)

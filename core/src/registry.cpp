@@ -510,6 +510,7 @@ std::shared_ptr<Device> create_device_locked(Plugin& p, int index, const std::st
                                  status_table(all));
     }
     d->set_deterministic(deterministic);
+    d->load_tuning_record();
     cache[key] = d;
     return d;
 }

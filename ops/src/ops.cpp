@@ -32,7 +32,7 @@ void detail::run_kernel(Device& d, Op op, const KernelArgs& a) {
 }
 
 void detail::default_launch(Device& d, Op op, KernelArgs& a, std::size_t rows, std::size_t cols) {
-    const std::optional<TileLayout> layout = d.tile_layout(op, rows, cols);
+    const std::optional<TileLayout> layout = d.tile_layout(op, a.dtype, rows, cols);
     if (!layout) {
         a.geometry = d.default_geometry(op, a.dtype, rows, cols);
         return;
@@ -164,7 +164,7 @@ KernelArgs tiled_args(Op op, Device& d, DType dtype, OpPath path, const Options&
         return a;
     }
     check_geometry(*o.geometry, d.info().limits, op_name(op));
-    if (const std::optional<TileLayout> layout = d.tile_layout(op, rows, cols)) {
+    if (const std::optional<TileLayout> layout = d.tile_layout(op, dtype, rows, cols)) {
         check_tiled_geometry(*o.geometry, *layout, rows, cols, std::string(op_name(op)) + " (native, " + d.selector() + ")");
         a.tile = *layout;
     }

@@ -240,7 +240,7 @@ TEST_CASE("matmul and dense with a caller-given geometry larger than needed") {
 TEST_CASE("matmul and dense reject a caller-given geometry their tiled kernel cannot cover, writing nothing") {
     auto g = rng(27);
     const std::size_t m = 97, n = 70, k = 33;
-    const auto layout = device()->tile_layout(Op::matmul, m, n);
+    const auto layout = device()->tile_layout(Op::matmul, DType::f32, m, n);
     if (!layout) {
         MESSAGE("skipped: the native matmul of " << device()->selector() << " takes any geometry within the limits");
         return;

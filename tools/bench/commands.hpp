@@ -103,6 +103,27 @@ CLI::App* add_mlp(CLI::App& app, MlpArgs& a);
 /// Output files are written whole or not at all.
 int mlp_command(const MlpArgs& a);
 
+/// What `tune` was given.
+struct TuneArgs {
+    std::string backends, out;
+    double minutes = 3;
+    std::vector<std::string> dtypes;
+    bool quick = false;
+};
+
+/// Adds the `tune` subcommand, bound to `a` (tune.cpp).
+CLI::App* add_tune(CLI::App& app, TuneArgs& a);
+
+/// `tune [--backends SEL] [--minutes M] [--out FOLDER] [--dtypes LIST] [--quick]`:
+/// tunes every device that has tunable kernels (Device::tuning) within M
+/// minutes in all, on fresh random data, and writes each device's record
+/// (accel/tuning.hpp) into the cache's tuning folder and, with --out, into
+/// FOLDER under its database name. Prints default and tuned GFLOP/s per key.
+/// 0 when every device was tuned; throws std::runtime_error when a default
+/// fails its own check, accel::Error for an unknown selector or a record
+/// that cannot be written (main() prints them, exit 2).
+int tune_command(const TuneArgs& a);
+
 /// What `fleet` was given.
 struct FleetArgs {
     std::string file;

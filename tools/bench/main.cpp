@@ -273,14 +273,16 @@ int main(int argc, char** argv) {
     bench::PlotArgs plot_args;
     bench::FleetArgs fleet_args;
     bench::MlpArgs mlp_args;
+    bench::TuneArgs tune_args;
     bench::add_run_options(app, run_args);
     CLI::App* compare = bench::add_compare(app, compare_args);
     CLI::App* plot = bench::add_plot(app, plot_args);
     CLI::App* fleet_cmd = bench::add_fleet(app, fleet_args);
     CLI::App* mlp = bench::add_mlp(app, mlp_args);
+    CLI::App* tune = bench::add_tune(app, tune_args);
     app.footer(bench::kFooter);  // after the subcommands, which would inherit it
     app.require_subcommand(0, 1);
-    for (CLI::App* sub : {compare, plot, fleet_cmd, mlp})
+    for (CLI::App* sub : {compare, plot, fleet_cmd, mlp, tune})
         for (CLI::Option* o : run_args.options) sub->excludes(o);  // run's options belong to run alone
     if (const auto rc = tool_cli::parse(app, args)) return *rc;
 
@@ -290,6 +292,7 @@ int main(int argc, char** argv) {
         if (plot->parsed()) return bench::plot_command(plot_args);
         if (fleet_cmd->parsed()) return bench::fleet_command(fleet_args);
         if (mlp->parsed()) return bench::mlp_command(mlp_args);
+        if (tune->parsed()) return bench::tune_command(tune_args);
         return bench::run_command(run_args);
     } catch (const bench::UsageError& e) {
         return tool_cli::usage_error(command, e.what());

@@ -18,6 +18,7 @@
 #include <accel/kernel_table.hpp>
 #include <accel/native.hpp>
 #include <accel/op_table.hpp>
+#include <accel/tuning.hpp>
 
 #include <cstddef>
 #include <array>
@@ -91,6 +92,52 @@ public:
     virtual GemmCompute gemm_compute(DType dtype, OpPath path) const noexcept;
     /// gemm_compute's default: FMA in f64 for f64, in f32 otherwise.
     static GemmCompute gemm_compute_default(DType dtype) noexcept;
+};
+
+/// The tunable kernels of a device (Device::tuning()): what `accel-bench
+/// tune` searches and what a tuning record (accel/tuning.hpp) sets. A
+/// backend with parameterized kernels implements it (OpenCL, Vulkan); the
+/// others have none (Device::tuning() returns nullptr: nothing to tune).
+///
+/// The promise every implementation keeps: no parameter set changes a
+/// result. Each element of a product keeps the one summation order of the
+/// default (K walked in order into one accumulator per element, or the
+/// default's own split where a kernel splits K), so a call gives the same
+/// bits with any candidate as with the default, and deterministic mode
+/// holds whatever the record says. candidates() offers only such sets;
+/// set_params() refuses any other.
+///
+/// Thread-safety: every method may be called from any thread; set_params
+/// and reset_params change what later ops of the key run with on every
+/// thread (ops already enqueued keep theirs), so a tuner runs alone on the
+/// device.
+class Tuning {
+public:
+    virtual ~Tuning() = default;
+    /// Every key this device can tune (op, dtype, shape class), in a fixed
+    /// order. Never throws beyond std::bad_alloc.
+    virtual std::vector<TuningKey> tunable() const = 0;
+    /// The parameters `key` runs with when no record or trial sets them.
+    /// Throws InvalidArgument for a key not in tunable().
+    virtual TuningParams default_params(const TuningKey& key) const = 0;
+    /// The parameter sets worth measuring for `key`, the default first, each
+    /// one set_params accepts; `quick`: a short list (at most about 8).
+    /// Throws InvalidArgument for a key not in tunable().
+    virtual std::vector<TuningParams> candidates(const TuningKey& key, bool quick) const = 0;
+    /// The parameters `key` runs with now. Throws InvalidArgument for a key
+    /// not in tunable().
+    virtual TuningParams params(const TuningKey& key) const = 0;
+    /// Makes later ops of `key` run with `p` (kernels are built on first
+    /// use). Throws InvalidArgument naming the parameter and the accepted
+    /// values when `p` is not a valid set for `key` on this device (a name
+    /// missing or unknown, a value out of range, a set that would change the
+    /// summation order), or for a key not in tunable(); nothing changes then.
+    virtual void set_params(const TuningKey& key, const TuningParams& p) = 0;
+    /// Every key back to its default. Never throws.
+    virtual void reset_params() noexcept = 0;
+    /// One line for people: what `p` means for `key` (tile, work per item...).
+    /// Default: params_text(p).
+    virtual std::string describe(const TuningKey& key, const TuningParams& p) const;
 };
 
 /// An in-order queue of device work (CUDA stream, OpenCL command queue,
@@ -385,12 +432,14 @@ public:
     LaunchGeometry default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const;
 
     /// The tile layout of this device's native kernel for tiled op `op`
-    /// (op_info(op).tiled: matmul, dense) on a rows × cols output, or
+    /// (op_info(op).tiled: matmul, dense) on a rows × cols output of
+    /// `dtype`, or
     /// nullopt when that kernel accepts any geometry within the limits (or
     /// `op` is not tiled). The op front-end builds default geometry from it
     /// and rejects a caller's geometry that does not fit it
-    /// (check_tiled_geometry). Thread-safe.
-    std::optional<TileLayout> tile_layout(Op op, std::size_t rows, std::size_t cols) const;
+    /// (check_tiled_geometry). The layout may differ by dtype where a
+    /// tuning record gives a dtype its own tile. Thread-safe.
+    std::optional<TileLayout> tile_layout(Op op, DType dtype, std::size_t rows, std::size_t cols) const;
 
     // ---- kernels ------------------------------------------------------------
     /// The kernels this device runs and the ones its backend claims
@@ -402,6 +451,24 @@ public:
 
     /// The device's benchmark probes, or nullptr where the backend has none.
     Probes* probes() noexcept { return do_probes(); }
+
+    // ---- tuning (accel/tuning.hpp) -------------------------------------------
+    /// The device's tunable kernels, or nullptr where it has none to tune.
+    Tuning* tuning() noexcept { return do_tuning(); }
+    /// Reads this device's tuning record from record_folders() (the cache,
+    /// then the installed database) and sets the parameters of its best
+    /// entries (Tuning::set_params); a damaged, foreign or stale record is
+    /// refused with a warning on stderr naming the file and what is wrong,
+    /// and the next folder is tried (the defaults stay when none is usable).
+    /// States the outcome in DeviceInfo::extra ("tuning record": the file
+    /// used, or why none) and in tuning_record(). libaccel calls it once
+    /// when it opens the device; a tuner calls it again after writing a
+    /// record. Not concurrent with itself. Throws only std::bad_alloc (a bad
+    /// ACCEL_CACHE_DIR is reported in the line, and the database still read).
+    void load_tuning_record();
+    /// The file of the record in use, or "" when the device runs its defaults.
+    /// Not concurrent with load_tuning_record.
+    const std::string& tuning_record() const noexcept { return tuning_record_; }
 
     /// Builds a program's own kernel for this device from the code
     /// `source` has for this backend (KernelSource; accel::UserKernel
@@ -468,9 +535,11 @@ protected:
     virtual LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const;
     /// Default: nullopt (the tiled kernels take any geometry). Called only
     /// for tiled ops.
-    virtual std::optional<TileLayout> do_tile_layout(Op op, std::size_t rows, std::size_t cols) const;
+    virtual std::optional<TileLayout> do_tile_layout(Op op, DType dtype, std::size_t rows, std::size_t cols) const;
     /// The backend's benchmark probes (Probes); default none.
     virtual Probes* do_probes() noexcept { return nullptr; }
+    /// The backend's tunable kernels (Tuning); default none.
+    virtual Tuning* do_tuning() noexcept { return nullptr; }
     /// The backend's interop (NativeInterop); default none.
     virtual NativeInterop* do_interop() noexcept { return nullptr; }
     /// Builds `source` (named, with code for this backend: checked).
@@ -509,6 +578,7 @@ private:
     std::once_flag default_stream_once_;
     std::unique_ptr<Stream> default_stream_;
     std::atomic<bool> deterministic_{false};
+    std::string tuning_record_;  ///< load_tuning_record's file, "" when none
 };
 
 /// Whether a backend can be used here, and why not.

@@ -30,8 +30,10 @@
 /// dtypes whose subnormal values a device's kernels may flush to zero;
 /// Probes gained matrix_throughput (the matrix engine's peak) and
 /// gemm_compute (the unit each dtype and path of matmul/dense runs on);
-/// fma_throughput takes f16 (half arithmetic).
-#define ACCEL_PLUGIN_ABI 14
+/// fma_throughput takes f16 (half arithmetic). 15: Device::do_tuning (the
+/// Tuning interface: tunable kernels, candidates, set_params) and the tuning
+/// record's state; do_tile_layout takes the dtype.
+#define ACCEL_PLUGIN_ABI 15
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check
