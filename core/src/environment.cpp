@@ -42,7 +42,8 @@ const std::vector<Variable>& variables() noexcept {
          "how the Vulkan backend copies device to device: its compute shader, vkCmdCopyBuffer, or auto (default: "
          "the shader on GPUs, vkCmdCopyBuffer on CPU drivers)"},
         {"ACCEL_CACHE_DIR", "a folder (created when missing), not a file",
-         "where the auto path's measurements and the Vulkan pipeline cache are kept (default $XDG_CACHE_HOME/accel, "
+         "where the auto path's measurements, the tuning records (tuning/) and the Vulkan pipeline cache are kept "
+         "(default $XDG_CACHE_HOME/accel, "
          "else ~/.cache/accel)"},
         {"ACCEL_TRACE", "a file to write (its folder must exist)",
          "writes a Chrome trace event file of every op, copy, synchronize and allocation (default: none; "

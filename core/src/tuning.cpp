@@ -313,7 +313,12 @@ void Device::load_tuning_record() {
                         throw InvalidArgument(std::string("damaged: ") + e.what());
                     }
                     tuning_record_ = path;
-                    state = path + " (" + std::to_string(r.entries.size()) + " entries)";
+                    // The checksum tells two contents of one file apart (the auto path's key).
+                    std::uint64_t h = 1469598103934665603ull;
+                    for (unsigned char c : text.str()) h = (h ^ c) * 1099511628211ull;
+                    char sum[17];
+                    std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(h));
+                    state = path + " (" + std::to_string(r.entries.size()) + " entries, FNV-1a " + sum + ")";
                     break;
                 }
             } catch (const InvalidArgument& e) {

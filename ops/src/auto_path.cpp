@@ -93,14 +93,17 @@ std::string plugin_build(const std::string& backend) {
     return builds[backend] = build;
 }
 
-// What the measurement depends on: accel's kernels (the version and the
-// plugin's build), the device, its driver, its runtime, the vendor library
-// and the shape class.
+// What the measurement depends on: accel's kernels (the version, the
+// plugin's build and the tuning record the device runs: its file and
+// checksum), the device, its driver, its runtime, the vendor library and
+// the shape class.
 std::string device_key(const Device& d, const GemmShape& cls) {
     const DeviceInfo& i = d.info();
+    // A device without a record keeps the key it had before records existed.
+    const std::string tuning = d.tuning_record().empty() ? "" : " | tuning " + info_value(i, "tuning record");
     return std::string("accel ") + ACCEL_VERSION + " | " + i.backend + " plugin " + plugin_build(i.backend) + " | " +
            i.name + " | " + i.driver_version + " | " + i.runtime_version + " | " + info_value(i, "vendor BLAS") +
-           " | " + shape_text(cls);
+           " | " + shape_text(cls) + tuning;
 }
 
 std::string cache_file() {

@@ -17,6 +17,7 @@ namespace bench {
 /// defaults of default_settings().
 struct RunArgs {
     bool quick = false;
+    bool untuned = false;         ///< --untuned: default-parameter rows beside tuned ones (Settings::untuned)
     bool progress_lines = false;  ///< --progress: a line per row even on a terminal
     bool no_progress = false;     ///< --no-progress: nothing on stderr while the run goes
     bool wide = false;            ///< --wide: the table with device names in every row

@@ -134,6 +134,9 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                           "add kernel-only runs until this many ms of kernel time (default 20)")
                ->check(CLI::Range(0.0, 1e7)));
     single(app.add_flag("--quick", a.quick, "tiny sizes and short probes, for CI"));
+    single(app.add_flag("--untuned", a.untuned,
+                        "matmul and dense native rows of a device that runs a tuning record also run with its "
+                        "default parameters, as path 'untuned' (accel-bench tune)"));
     CLI::Option* progress =
         single(app.add_flag("--progress", a.progress_lines,
                             "a line on stderr per device's ceilings and per finished row (op, shape, dtype, path, "
@@ -168,6 +171,7 @@ void add_run_options(CLI::App& app, RunArgs& a) {
 // line gave. UsageError for a list option given empty.
 Settings settings_of(const RunArgs& a) {
     Settings s = default_settings(a.quick);
+    s.untuned = a.untuned;
     // Whether list option `name` was given; UsageError when its list is empty.
     auto given = [&](const char* name, const auto& values) {
         if (!a.given(name)) return false;

@@ -380,6 +380,32 @@ struct Item {
     std::size_t device;   // index into Results::devices
     OpPath path;
     std::optional<accel::LaunchGeometry> geometry;  // nullopt = device default
+    bool untuned = false;  // native with the device's default parameters (Settings::untuned)
+};
+
+// For its lifetime, the device's tunable kernels run their defaults; the
+// parameters in use before come back after.
+class DefaultParameters {
+public:
+    explicit DefaultParameters(accel::Device& d) : tuning_(d.tuning()) {
+        if (!tuning_) return;
+        for (const accel::TuningKey& k : tuning_->tunable()) saved_.emplace_back(k, tuning_->params(k));
+        tuning_->reset_params();
+    }
+    ~DefaultParameters() {
+        if (!tuning_) return;
+        try {
+            for (const auto& [key, params] : saved_) tuning_->set_params(key, params);
+        } catch (const accel::Error&) {
+            tuning_->reset_params();  // cannot happen: they were accepted before
+        }
+    }
+    DefaultParameters(const DefaultParameters&) = delete;
+    DefaultParameters& operator=(const DefaultParameters&) = delete;
+
+private:
+    accel::Tuning* tuning_;
+    std::vector<std::pair<accel::TuningKey, accel::TuningParams>> saved_;
 };
 
 // Device tensors of a workload on one device, allocated once for all its rows.
@@ -498,6 +524,9 @@ std::vector<Item> plan(const Settings& s, const std::vector<Problem>& problems,
                     note(what + ": not supported by this device; skipped");
                     continue;
                 }
+                if (s.untuned && path == OpPath::native && accel::op_info(op).tiled && devices[d]->tuning() &&
+                    !devices[d]->tuning_record().empty())
+                    items.push_back({p, d, path, std::nullopt, true});
                 if (!is_elementwise(op) || s.block_sizes.empty()) {
                     items.push_back({p, d, path, std::nullopt});
                     continue;
@@ -742,7 +771,9 @@ Results run(const Settings& s) {
         row.runtime = dev.info.runtime_version;
         row.timer = dev.device_timer_ok ? dev.info.timer : "host clock between synchronizations (device timer rejected)";
         row.problem = p;
-        row.path = path_name(it.path);
+        row.path = it.untuned ? "untuned" : path_name(it.path);
+        std::optional<DefaultParameters> defaults;
+        if (it.untuned) defaults.emplace(d);
         row.dtype = accel::dtype_name(p.dtype);
         row.threshold = accel::nmse_threshold(p.op, p.dtype);
         row.default_geometry = !it.geometry;

@@ -85,6 +85,10 @@ struct Settings {
     int repeats = 5;                       ///< timed rounds with host↔device copies (≥ 1; 3 once 3 s passed)
     double min_time_ms = 20;               ///< extra kernel-only runs until this much kernel time
     bool quick = false;                    ///< small ceiling probes (CI)
+    /// --untuned: matmul and dense native rows of a device that runs a tuning
+    /// record also run with its default parameters (the record set aside for
+    /// the row), as path "untuned", just before the tuned row.
+    bool untuned = false;
     std::size_t copy_bytes = std::size_t{256} << 20;  ///< buffer size of the copy-bandwidth ceiling
     double fma_target_ms = 20;             ///< kernel time the peak-FMA probe aims for
     bool progress = false;                 ///< rows done / time left on stderr, one line rewritten (a terminal)
@@ -174,7 +178,7 @@ struct Row {
     std::string stable_selector;           ///< survives device reordering, e.g. "opencl:pocl:0" (or = selector)
     std::string runtime;                   ///< implementation and version (DeviceInfo::runtime_version)
     Problem problem;
-    std::string path;                      ///< "native" or "vendor"
+    std::string path;                      ///< "native" or "vendor" ("untuned": native with the default parameters)
     std::string dtype;                     ///< "f32", "f64", "f16" or "bf16" (problem.dtype)
     std::string block;                     ///< block extents, e.g. "256" or "16x16"
     std::string geometry;                  ///< full grid/block text

@@ -10,7 +10,10 @@
 // equal to the default's output for the same call (tuning never changes a
 // result); its figure is the median of event-timed back-to-back runs.
 #include "commands.hpp"
+#include "report.hpp"
 #include "workload.hpp"
+
+#include <tool_cli.hpp>
 
 #include <accel/accel.hpp>
 #include <accel/environment.hpp>
