@@ -422,8 +422,24 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
 /// invocation, otherwise. f64 where the device has shaderFloat64 and
 /// shaderInt64; f16 and bf16 where it has storageBuffer16BitAccess (computed
 /// in float, converted by integer code in the shaders). No vendor path.
-class VulkanDevice final : public Device, public Probes, public NativeInterop {
+///
+/// Tuning (vulkan_gemm.cpp): matmul and dense in every dtype, shape classes
+/// small and large (narrow outputs run gemm_narrow.comp or gemm.comp, which
+/// have no blocking), are tunable (accel/device.hpp's Tuning); the
+/// parameters are GemmParams' fields by name. A tuned key's blocking
+/// replaces the device class's default for outputs of its class that span
+/// its tile.
+class VulkanDevice final : public Device, public Probes, public NativeInterop, public Tuning {
 public:
+    // Tuning (contracts in accel/device.hpp; vulkan_gemm.cpp).
+    std::vector<TuningKey> tunable() const override;
+    TuningParams default_params(const TuningKey& key) const override;
+    std::vector<TuningParams> candidates(const TuningKey& key, bool quick) const override;
+    TuningParams params(const TuningKey& key) const override;
+    void set_params(const TuningKey& key, const TuningParams& p) override;
+    void reset_params() noexcept override;
+    std::string describe(const TuningKey& key, const TuningParams& p) const override;
+
     // NativeInterop (vulkan_interop.cpp): VkInstance, VkPhysicalDevice,
     // VkDevice, the queue family; the VkQueue every stream submits to; a
     // buffer's VkBuffer and start; a program's VkBuffer range adopted as a
@@ -484,12 +500,13 @@ public:
 
     /// C[m,n] = act(op(A)·op(B) + bias[n]): matmul (bias null, act none) and
     /// dense (A = x, B = w given as [n,k], tb = true). A, B null when k = 0.
-    /// A block equal to gemm_params(m, n, t).block() (the default
+    /// `op`: matmul or dense (the tuning key's op).
+    /// A block equal to gemm_params(op, m, n, t).block() (the default
     /// geometry's) runs the tiled kernel with that blocking
     /// (shaders/gemm_tiled.comp, output tiles taken grid-stride by
     /// work-group); any other geometry gemm_narrow.comp or the plain one
     /// (shaders/gemm.comp). All sum each output in the same order.
-    void k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, const GemmArgs& p,
+    void k_gemm(Op op, DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, const GemmArgs& p,
                 Activation act, const LaunchGeometry& g, Stream& s);
     /// y[cols] = column sums of x[rows, cols].
     void k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
@@ -512,7 +529,8 @@ protected:
     ACCEL_DEVICE_INTEROP_OVERRIDES  // program kernels: GLSL (shaderc, loaded at run time) or SPIR-V
     ACCEL_DEVICE_PROBES_OVERRIDES  // shaders/empty.comp and shaders/fma_throughput.comp
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
-    /// matmul and dense: blocks of gemm_params(rows, cols).block(), one per
+    Tuning* do_tuning() noexcept override { return this; }
+    /// matmul and dense: blocks of gemm_params(op, rows, cols).block(), one per
     /// output tile up to maxComputeWorkGroupCount[0] (the tiled kernel takes
     /// tiles grid-stride, so a tall output needs no grid beyond the limits),
     /// or 1-D blocks of 256 where the output has fewer than 16 rows or
@@ -545,13 +563,24 @@ private:
                                 const std::vector<std::uint32_t>& spec, const std::string& what);
     /// Points binding i of `set` at storage buffer range infos[i].
     void write_storage_buffers(VkDescriptorSet set, const std::vector<VkDescriptorBufferInfo>& infos);
-    /// The blocking gemm_tiled.comp runs with for an m × n output of dtype
-    /// t (vulkan_gemm.cpp): the first of the device class's defaults
-    /// (default_gemm_params) whose tile the output spans whole and that the
-    /// device can run; none for an output of fewer than 16 rows or columns
+    /// The blocking gemm_tiled.comp runs with for op's m × n output of
+    /// dtype t (vulkan_gemm.cpp): the tuned one of its key (op, t, shape
+    /// class) where set and the output spans its tile, else the first of the
+    /// device class's defaults (default_gemm_params) whose tile the output
+    /// spans whole, that the device can run and (on a GPU) that gives at
+    /// least 128 work-groups, else the largest that fits; none for an output of fewer than 16 rows or columns
     /// or where none fits the device. The default geometry's block and
     /// k_gemm's choice of kernel both follow it. Never throws.
-    std::optional<GemmParams> gemm_params(std::size_t m, std::size_t n, DType t) const noexcept;
+    std::optional<GemmParams> gemm_params(Op op, std::size_t m, std::size_t n, DType t) const noexcept;
+    /// gemm_params without the tuned blocking: the device class's choice.
+    std::optional<GemmParams> default_gemm_params(std::size_t m, std::size_t n, DType t) const noexcept;
+    /// The blocking named by `p` (every GemmParams field by name, nothing
+    /// else); throws InvalidArgument naming the parameter, or
+    /// gemm_params_problem's reason, prefixed by `where`.
+    GemmParams gemm_params_from(const TuningParams& p, DType t, const std::string& where) const;
+    /// Keys set by set_params (never the default's), guarded by tuning_mutex_.
+    mutable std::mutex tuning_mutex_;
+    std::map<TuningKey, GemmParams> tuned_;
     /// The device class's blockings in order of preference, largest tile
     /// first, the last (16 × 16 tile, one output per invocation) for any
     /// output of at least 16 × 16: GPUs of NVIDIA, AMD and Intel get

@@ -153,14 +153,14 @@ void VulkanDevice::register_kernels() {
                 switch (op) {
                     case Op::matmul:
                         k = [this](const KernelArgs& a) {
-                            k_gemm(a.dtype, a.in[0], a.in[1], nullptr, a.out[0], GemmArgs::of(a), Activation::none,
+                            k_gemm(Op::matmul, a.dtype, a.in[0], a.in[1], nullptr, a.out[0], GemmArgs::of(a), Activation::none,
                                    a.geometry, *a.stream);
                         };
                         break;
                     case Op::dense:  // y[batch,out] = act(x[batch,in] · w[out,in]ᵀ + bias)
                         k = [this](const KernelArgs& a) {
                             const DenseArgs p = DenseArgs::of(a);
-                            k_gemm(a.dtype, a.in[0], a.in[1], a.in[2], a.out[0], p.gemm(), p.act, a.geometry,
+                            k_gemm(Op::dense, a.dtype, a.in[0], a.in[1], a.in[2], a.out[0], p.gemm(), p.act, a.geometry,
                                    *a.stream);
                         };
                         break;
@@ -221,7 +221,7 @@ std::string VulkanDevice::do_unsupported_reason(Op, DType t, OpPath path) const 
 LaunchGeometry VulkanDevice::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
     if (op == Op::matmul || op == Op::dense) {
         const LaunchLimits& l = info().limits;
-        if (const std::optional<GemmParams> p = gemm_params(rows, cols, dtype)) {
+        if (const std::optional<GemmParams> p = gemm_params(op, rows, cols, dtype)) {
             const std::size_t tiles = std::max<std::size_t>(1, ceil_div(rows, p->bm) * ceil_div(cols, p->bn));
             return LaunchGeometry{{std::min(tiles, l.max_grid_dims.x), 1, 1}, p->block()};
         }
@@ -439,11 +439,11 @@ std::size_t VulkanDevice::per_invocation(std::size_t inner, const std::string& w
 
 VulkanBuffer* VulkanDevice::operand(DeviceHandle h) const noexcept { return h ? vb(h) : scratch_; }
 
-void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c,
+void VulkanDevice::k_gemm(Op op, DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c,
                           const GemmArgs& p, Activation act, const LaunchGeometry& g, Stream& s) {
     const std::size_t m = p.m, n = p.n, k = p.k;
     const bool ta = p.trans_a, tb = p.trans_b;
-    const char* what = bias || act != Activation::none ? "dense" : "matmul";
+    const char* what = op_name(op);
     check_elements(m * n, t, what);
     check_elements(m * k, t, what);
     check_elements(k * n, t, what);
@@ -452,7 +452,7 @@ void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle 
     const std::vector<std::uint32_t> words{static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n),
                                            static_cast<std::uint32_t>(k), flags, static_cast<std::uint32_t>(act)};
     const std::vector<const VulkanBuffer*> buffers{operand(a), operand(b), operand(bias), vb(c)};
-    const std::optional<GemmParams> tiled = gemm_params(m, n, t);
+    const std::optional<GemmParams> tiled = gemm_params(op, m, n, t);
     if (tiled && g.block == tiled->block()) {  // the tiled kernel, over output tiles
         const GemmParams& tl = *tiled;
         const std::size_t tiles = ceil_div(m, tl.bm) * ceil_div(n, tl.bn);
