@@ -113,7 +113,7 @@ constexpr std::size_t kGemmBlock = 16;
 /// order (k ascending, one fma per step), so the choice changes speed only,
 /// never a bit of the result.
 struct GemmParams {
-    std::uint32_t bm = 64, bn = 64, bk = 16;  ///< work-group tile (rows, columns, depth), elements
+    std::uint32_t bm = 64, bn = 64, bk = 16;  ///< work-group tile (rows, columns, depth: unused unstaged)
     std::uint32_t tm = 4, tn = 4;             ///< outputs per invocation (rows, columns)
     std::uint32_t vw = 1;                     ///< elements per global load: 1, 2 or 4
     std::uint32_t local = 1;                  ///< 1: slices staged in shared memory; 0: read from the buffers

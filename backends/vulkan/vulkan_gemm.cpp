@@ -37,10 +37,12 @@ std::vector<GemmParams> VulkanDevice::default_gemm_params(DType t) const {
                      pd_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
     if (pd_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
         // A CPU driver's shared memory is ordinary memory and a barrier a
-        // context switch: operands read straight from the buffers, the
-        // blocking that measured best on lavapipe.
+        // switch between invocations: operands read straight from the
+        // buffers, 64 accumulators per invocation (lavapipe: 3-4x the 64 × 64
+        // shared-memory tile at 512³-1024³,
+        // docs/results/vulkan-gemm-tuning-2026-12-02.md).
         (void)t;
-        return {GemmParams{64, 64, 16, 4, 4, 1, 0, 1}, smallest};
+        return {GemmParams{64, 128, 16, 8, 8, 1, 0, 1}, GemmParams{32, 64, 16, 4, 4, 1, 0, 1}, smallest};
     }
     if (gpu && (vendor == kVendorNvidia || vendor == kVendorAmd)) {
         // 256 invocations of 8 × 8 outputs over 128 × 128 tiles, 16-deep
@@ -275,6 +277,7 @@ std::vector<TuningParams> VulkanDevice::candidates(const TuningKey& key, bool qu
                                     const GemmParams g{bm, bn, bk, tm, tn, vw, local, st};
                                     if (g == d || bm > s.m || bn > s.n || !gemm_params_problem(g, key.dtype).empty())
                                         continue;
+                                    if (!local && bk != 16) continue;  // unstaged, bk is unused: one of them
                                     all.push_back(g);
                                 }
     std::stable_sort(all.begin(), all.end(),

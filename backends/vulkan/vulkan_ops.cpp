@@ -456,8 +456,8 @@ void VulkanDevice::k_gemm(Op op, DType t, DeviceHandle a, DeviceHandle b, Device
     if (tiled && g.block == tiled->block()) {  // the tiled kernel, over output tiles
         const GemmParams& tl = *tiled;
         const std::size_t tiles = ceil_div(m, tl.bm) * ceil_div(n, tl.bn);
-        // Loop iterations per tile: the slices, and the partial last one's steps.
-        dispatch(module_name("gemm_tiled", t), buffers, tiles, per_invocation(ceil_div(k, tl.bk) + tl.bk, what), words,
+        // Loop iterations per tile: the slices and the partial last one's steps, or k steps unstaged.
+        dispatch(module_name("gemm_tiled", t), buffers, tiles, per_invocation(tl.local ? ceil_div(k, tl.bk) + tl.bk : k, what), words,
                  g, s, tl.spec());
         return;
     }

@@ -9,7 +9,7 @@
 //    registers the outputs at rows y + i·WG_Y and columns x + j·WG_X of the
 //    tile (strided, so neighbouring invocations read and write neighbouring
 //    columns);
-//  - 5: BK, the depth of a k slice;
+//  - 5: BK, the depth of a k slice staged (LOCAL), its steps unrolled;
 //  - 6: VW, elements per global load (1, 2 or 4) where staging reads an
 //    operand along its contiguous dimension and that dimension is a multiple
 //    of VW (else single loads);
@@ -147,22 +147,13 @@ void main() {
             uint rows[TM], cols[TN];
             [[unroll]] for (uint i = 0u; i < TM; ++i) rows[i] = min(row0 + ly + i * WG_Y, m - 1u);
             [[unroll]] for (uint j = 0u; j < TN; ++j) cols[j] = min(col0 + lx + j * WG_X, n - 1u);
-            for (uint k0 = 0u; k0 < k; k0 += BK) {
+            // Not unrolled: a step is TM·TN fmas already, and CPU drivers
+            // compile a fully unrolled slice for seconds.
+            for (uint p = 0u; p < k; ++p) {
                 acc av[TM], bv[TN];
-                if (k0 + BK <= k) {
-                    [[unroll]] for (uint q = 0u; q < BK; ++q) {
-                        const uint p = k0 + q;
-                        [[unroll]] for (uint i = 0u; i < TM; ++i) av[i] = load_a(rows[i], p);
-                        [[unroll]] for (uint j = 0u; j < TN; ++j) bv[j] = load_b(p, cols[j]);
-                        MULTIPLY_ADD()
-                    }
-                } else {
-                    for (uint p = k0; p < k; ++p) {
-                        [[unroll]] for (uint i = 0u; i < TM; ++i) av[i] = load_a(rows[i], p);
-                        [[unroll]] for (uint j = 0u; j < TN; ++j) bv[j] = load_b(p, cols[j]);
-                        MULTIPLY_ADD()
-                    }
-                }
+                [[unroll]] for (uint i = 0u; i < TM; ++i) av[i] = load_a(rows[i], p);
+                [[unroll]] for (uint j = 0u; j < TN; ++j) bv[j] = load_b(p, cols[j]);
+                MULTIPLY_ADD()
             }
         } else {
             uint stage = 0u;
@@ -198,12 +189,24 @@ void main() {
                 if (STAGES == 2u) stage ^= 1u;
             }
         }
-        [[unroll]] for (uint i = 0u; i < TM; ++i) {
-            const uint row = row0 + ly + i * WG_Y;
-            [[unroll]] for (uint j = 0u; j < TN; ++j) {
-                const uint col = col0 + lx + j * WG_X;
+        if (!has_bias && pc.act == uint(ACCEL_ACTIVATION_NONE)) {  // matmul: plain stores
+            [[unroll]] for (uint i = 0u; i < TM; ++i) {
+                const uint row = row0 + ly + i * WG_Y;
+                [[unroll]] for (uint j = 0u; j < TN; ++j) {
+                    const uint col = col0 + lx + j * WG_X;
+                    if (row < m && col < n) STORE(c, row * n + col, s[i * TN + j]);
+                }
+            }
+        } else {
+            // One copy of the activation in a loop (inlined TM·TN times, its
+            // code took CPU drivers' compilers seconds per blocking): the
+            // sums copied out first, so that only the copy is indexed.
+            acc sums[TM * TN];
+            [[unroll]] for (uint e = 0u; e < TM * TN; ++e) sums[e] = s[e];
+            for (uint e = 0u; e < TM * TN; ++e) {
+                const uint row = row0 + ly + (e / TN) * WG_Y, col = col0 + lx + (e % TN) * WG_X;
                 if (row < m && col < n) {
-                    acc v = s[i * TN + j];
+                    acc v = sums[e];
                     if (has_bias) v += LOAD(bias, col);
                     STORE(c, row * n + col, activate(v, pc.act));
                 }
