@@ -2,8 +2,8 @@
 // promise), on a device with tunable kernels whose keys cover small and
 // large outputs in every dtype (ACCEL_BACKEND=vulkan:0, test vulkan.tuning):
 // for each key, the first candidate after the default, the first with the
-// other staging (shared memory or none) and, in f32, the first
-// double-buffered one with 4-wide loads, run on a shape of the key's class
+// other staging (shared memory or none) and the first double-buffered one
+// with 4-wide loads, run on a shape of the key's class
 // with partial tiles and a k that no slice divides, every transpose of
 // matmul and dense with a bias and an activation; and the parameter sets a
 // device must refuse are refused with the parameter named.
@@ -86,8 +86,7 @@ TEST_CASE("tuning on the device: tuned blockings give the default's bits in ever
         };
         auto value = [](const TuningParams& p, const char* name) { return p.count(name) ? p.at(name) : -1; };
         first([&](const TuningParams& p) { return value(p, "local") != value(all[0], "local"); });
-        if (key.dtype == DType::f32)
-            first([&](const TuningParams& p) { return value(p, "stages") == 2 && value(p, "vw") == 4; });
+        first([&](const TuningParams& p) { return value(p, "stages") == 2 && value(p, "vw") == 4; });
         // f32 in every transpose; the other dtypes (each a pipeline to build per blocking) in one.
         for (int layout = 0; layout < (key.op == Op::matmul && key.dtype == DType::f32 ? 4 : 1); ++layout) {
             Call c = shape->second;
