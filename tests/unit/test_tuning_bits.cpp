@@ -102,7 +102,7 @@ TEST_CASE("tuning on the device: tuned blockings give the default's bits in ever
                 REQUIRE(t->params(key) == p);
                 const std::vector<unsigned char> got = run(d, key.dtype, c, a, b, bias);
                 ++compared;
-                CHECK_MESSAGE(got == want, c.text() << " in " << dtype_name(key.dtype) << " with "
+                CHECK_MESSAGE(got == want, c.text() << " in " << std::string(dtype_name(key.dtype)) << " with "
                                                     << t->describe(key, p) << " differs from the default's bits");
             }
         }
