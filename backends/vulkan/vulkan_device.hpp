@@ -16,8 +16,9 @@
 //
 // Kernels are GLSL compute shaders (shaders/*.comp) compiled to SPIR-V at
 // build time, one module per shader and dtype, embedded in the plugin. A
-// compute pipeline is created per (module, work-group size) on first use and
-// kept with the device. Operands are storage-buffer descriptors (a set per
+// compute pipeline is created per (module, work-group size, specialization
+// constants: e.g. each GEMM blocking) on first use and kept with the device
+// (and in the pipeline cache file across processes). Operands are storage-buffer descriptors (a set per
 // launch, from descriptor pools of the device), the element range and the
 // op's numbers are push constants. A launch over n elements is recorded as
 // one or more dispatches of the caller's geometry, each over at most
