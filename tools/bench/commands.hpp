@@ -120,7 +120,9 @@ CLI::App* add_tune(CLI::App& app, TuneArgs& a);
 /// minutes in all, on fresh random data, and writes each device's record
 /// (accel/tuning.hpp) into the cache's tuning folder and, with --out, into
 /// FOLDER under its database name. Prints default and tuned GFLOP/s per key.
-/// 0 when every device was tuned; throws std::runtime_error when a default
+/// 0 when every device that has tunable kernels was tuned, 1 when none has
+/// any; throws UsageError for an --out that is not a writable folder (before
+/// any search), std::runtime_error when a default
 /// fails its own check, accel::Error for an unknown selector or a record
 /// that cannot be written (main() prints them, exit 2).
 int tune_command(const TuneArgs& a);
