@@ -16,8 +16,9 @@
 //
 // Kernels are GLSL compute shaders (shaders/*.comp) compiled to SPIR-V at
 // build time, one module per shader and dtype, embedded in the plugin. A
-// compute pipeline is created per (module, work-group size) on first use and
-// kept with the device. Operands are storage-buffer descriptors (a set per
+// compute pipeline is created per (module, work-group size, specialization
+// constants: e.g. each GEMM blocking) on first use and kept with the device
+// (and in the pipeline cache file across processes). Operands are storage-buffer descriptors (a set per
 // launch, from descriptor pools of the device), the element range and the
 // op's numbers are push constants. A launch over n elements is recorded as
 // one or more dispatches of the caller's geometry, each over at most
@@ -92,6 +93,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -99,10 +101,34 @@
 namespace accel {
 namespace vulkan {
 
-/// The work-group of the tiled matmul/dense kernel (gemm_tiled.comp): 16 × 16
-/// invocations, each computing TM × TN outputs (VulkanDevice::gemm_tiles).
-/// Outputs of fewer columns go to the other kernels.
+/// Outputs of fewer columns than this go to gemm_narrow.comp (a subgroup per
+/// element) or gemm.comp, never to the tiled kernel; nor do those of fewer rows.
 constexpr std::size_t kGemmBlock = 16;
+
+/// The blocking of the tiled matmul/dense kernel (shaders/gemm_tiled.comp,
+/// its specialization constants): a work-group computes a bm × bn output
+/// tile in k slices of bk, each invocation tm × tn outputs (so the
+/// work-group is bn/tn × bm/tm invocations); global loads of vw elements
+/// where the operand allows; with `local`, slices staged in shared memory,
+/// double-buffered when stages = 2. Every set sums each output in the same
+/// order (k ascending, one fma per step), so the choice changes speed only,
+/// never a bit of the result.
+struct GemmParams {
+    std::uint32_t bm = 64, bn = 64, bk = 16;  ///< work-group tile (rows, columns, depth: unused unstaged)
+    std::uint32_t tm = 4, tn = 4;             ///< outputs per invocation (rows, columns)
+    std::uint32_t vw = 1;                     ///< elements per global load: 1, 2 or 4
+    std::uint32_t local = 1;                  ///< 1: slices staged in shared memory; 0: read from the buffers
+    std::uint32_t stages = 1;                 ///< shared slices: 1, or 2 (double buffering; local only)
+    /// The work-group (the launch's block): bn/tn × bm/tm × 1.
+    Dim3 block() const noexcept { return {bn / tn, bm / tm, 1}; }
+    /// Specialization constants 3..8 of gemm_tiled.comp.
+    std::vector<std::uint32_t> spec() const { return {tm, tn, bk, vw, local, stages}; }
+    /// "bm=64 bn=64 bk=16 tm=4 tn=4 vw=1 local=1 stages=1".
+    std::string to_string() const;
+    /// The names of the fields in to_string()'s order, and pointers to them.
+    static const std::vector<std::pair<const char*, std::uint32_t GemmParams::*>>& fields();
+    bool operator==(const GemmParams& o) const noexcept { return spec() == o.spec() && bm == o.bm && bn == o.bn; }
+};
 
 // The Vulkan functions this backend calls, as pointers named like the
 // functions: the loader's global ones (vkGetInstanceProcAddr(NULL, ...)) and
@@ -389,16 +415,32 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
 /// One Vulkan device (VkDevice) with its queue, pipelines and kernels.
 ///
 /// Kernels: every op of native_ops_of_every_backend(), in f32; matmul and
-/// dense by a register-blocked shared-memory kernel under the default
-/// geometry's 16 × 16 work-groups (gemm_tiled.comp; tile shape by
-/// specialization constants, gemm_tiles()), by a subgroup per output element
+/// dense by a register-blocked kernel under the default geometry's
+/// work-groups (gemm_tiled.comp; its blocking, GemmParams, chosen per device
+/// class and output by gemm_params()), by a subgroup per output element
 /// where the output has fewer than 16 columns and the device has subgroup
 /// arithmetic (gemm_narrow.comp), and by a plain kernel, an output element per
 /// invocation, otherwise. f64 where the device has shaderFloat64 and
 /// shaderInt64; f16 and bf16 where it has storageBuffer16BitAccess (computed
 /// in float, converted by integer code in the shaders). No vendor path.
-class VulkanDevice final : public Device, public Probes, public NativeInterop {
+///
+/// Tuning (vulkan_gemm.cpp): matmul and dense in every dtype, shape classes
+/// small and large (narrow outputs run gemm_narrow.comp or gemm.comp, which
+/// have no blocking), are tunable (accel/device.hpp's Tuning); the
+/// parameters are GemmParams' fields by name. A tuned key's blocking
+/// replaces the device class's default for outputs of its class that span
+/// its tile.
+class VulkanDevice final : public Device, public Probes, public NativeInterop, public Tuning {
 public:
+    // Tuning (contracts in accel/device.hpp; vulkan_gemm.cpp).
+    std::vector<TuningKey> tunable() const override;
+    TuningParams default_params(const TuningKey& key) const override;
+    std::vector<TuningParams> candidates(const TuningKey& key, bool quick) const override;
+    TuningParams params(const TuningKey& key) const override;
+    void set_params(const TuningKey& key, const TuningParams& p) override;
+    void reset_params() noexcept override;
+    std::string describe(const TuningKey& key, const TuningParams& p) const override;
+
     // NativeInterop (vulkan_interop.cpp): VkInstance, VkPhysicalDevice,
     // VkDevice, the queue family; the VkQueue every stream submits to; a
     // buffer's VkBuffer and start; a program's VkBuffer range adopted as a
@@ -459,10 +501,13 @@ public:
 
     /// C[m,n] = act(op(A)·op(B) + bias[n]): matmul (bias null, act none) and
     /// dense (A = x, B = w given as [n,k], tb = true). A, B null when k = 0.
-    /// A block of (16, 16, 1) (the default) runs the shared-memory kernel
-    /// (shaders/gemm_tiled.comp, 16 × 16 output tiles taken grid-stride by
-    /// work-group); any other geometry the plain one (shaders/gemm.comp).
-    void k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, const GemmArgs& p,
+    /// `op`: matmul or dense (the tuning key's op).
+    /// A block equal to gemm_params(op, m, n, t).block() (the default
+    /// geometry's) runs the tiled kernel with that blocking
+    /// (shaders/gemm_tiled.comp, output tiles taken grid-stride by
+    /// work-group); any other geometry gemm_narrow.comp or the plain one
+    /// (shaders/gemm.comp). All sum each output in the same order.
+    void k_gemm(Op op, DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, const GemmArgs& p,
                 Activation act, const LaunchGeometry& g, Stream& s);
     /// y[cols] = column sums of x[rows, cols].
     void k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
@@ -485,11 +530,12 @@ protected:
     ACCEL_DEVICE_INTEROP_OVERRIDES  // program kernels: GLSL (shaderc, loaded at run time) or SPIR-V
     ACCEL_DEVICE_PROBES_OVERRIDES  // shaders/empty.comp and shaders/fma_throughput.comp
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
-    /// matmul and dense: blocks of 16 × 16, one per output tile up to
-    /// maxComputeWorkGroupCount[0] (the tiled kernel takes tiles grid-stride,
-    /// so a tall output needs no grid beyond the limits), or 1-D blocks of 256
-    /// where the output has fewer than 16 rows or columns or a group of 256
-    /// is too large; else the default.
+    Tuning* do_tuning() noexcept override { return this; }
+    /// matmul and dense: blocks of gemm_params(op, rows, cols).block(), one per
+    /// output tile up to maxComputeWorkGroupCount[0] (the tiled kernel takes
+    /// tiles grid-stride, so a tall output needs no grid beyond the limits),
+    /// or 1-D blocks of 256 where the output has fewer than 16 rows or
+    /// columns or no blocking fits the device; else the default.
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
 
 private:
@@ -518,16 +564,35 @@ private:
                                 const std::vector<std::uint32_t>& spec, const std::string& what);
     /// Points binding i of `set` at storage buffer range infos[i].
     void write_storage_buffers(VkDescriptorSet set, const std::vector<VkDescriptorBufferInfo>& infos);
-    /// The register tile of gemm_tiled.comp for an m × n output of dtype t:
-    /// TM × TN outputs per invocation, k slices of BK (its specialization
-    /// constants); 4 × 4 where the output spans whole 64 × 64 tiles and the
-    /// slices fit the device's shared memory, else 1 × 1 (16 × 16 tiles).
-    struct GemmTiles {
-        std::uint32_t tm, tn, bk;
-        std::size_t rows() const noexcept { return kGemmBlock * tm; }  ///< BM: a work-group's tile
-        std::size_t cols() const noexcept { return kGemmBlock * tn; }  ///< BN
-    };
-    GemmTiles gemm_tiles(std::size_t m, std::size_t n, DType t) const noexcept;
+    /// The blocking gemm_tiled.comp runs with for op's m × n output of
+    /// dtype t (vulkan_gemm.cpp): the tuned one of its key (op, t, shape
+    /// class) where set and the output spans its tile, else the first of the
+    /// device class's defaults (default_gemm_params) whose tile the output
+    /// spans whole, that the device can run and (on a GPU) that gives at
+    /// least 128 work-groups, else the largest that fits; none for an output of fewer than 16 rows or columns
+    /// or where none fits the device. The default geometry's block and
+    /// k_gemm's choice of kernel both follow it. Never throws.
+    std::optional<GemmParams> gemm_params(Op op, std::size_t m, std::size_t n, DType t) const noexcept;
+    /// gemm_params without the tuned blocking: the device class's choice.
+    std::optional<GemmParams> default_gemm_params(std::size_t m, std::size_t n, DType t) const noexcept;
+    /// The blocking named by `p` (every GemmParams field by name, nothing
+    /// else); throws InvalidArgument naming the parameter, or
+    /// gemm_params_problem's reason, prefixed by `where`.
+    GemmParams gemm_params_from(const TuningParams& p, DType t, const std::string& where) const;
+    /// Keys set by set_params (never the default's), guarded by tuning_mutex_.
+    mutable std::mutex tuning_mutex_;
+    std::map<TuningKey, GemmParams> tuned_;
+    /// The device class's blockings in order of preference, largest tile
+    /// first, the last (16 × 16 tile, one output per invocation) for any
+    /// output of at least 16 × 16: GPUs of NVIDIA, AMD and Intel get
+    /// 128-wide tiles, CPU drivers (lavapipe) what measured best there
+    /// (docs/results/vulkan-gemm-tuning-2026-12-02.md), others 64 × 64.
+    std::vector<GemmParams> default_gemm_params(DType t) const;
+    /// Why the device cannot run gemm_tiled.comp with `p` in dtype t (a
+    /// field out of range, a tile not divisible by the work per invocation
+    /// or the vector width, a work-group or shared memory beyond the
+    /// device's limits), or "" when it can. Never throws.
+    std::string gemm_params_problem(const GemmParams& p, DType t) const;
     /// Whether a matmul/dense output of `cols` columns gets a subgroup per
     /// element (gemm_narrow.comp): fewer than kGemmBlock columns, on a device
     /// with subgroup arithmetic. The default geometry and the kernel choice

@@ -153,14 +153,14 @@ void VulkanDevice::register_kernels() {
                 switch (op) {
                     case Op::matmul:
                         k = [this](const KernelArgs& a) {
-                            k_gemm(a.dtype, a.in[0], a.in[1], nullptr, a.out[0], GemmArgs::of(a), Activation::none,
+                            k_gemm(Op::matmul, a.dtype, a.in[0], a.in[1], nullptr, a.out[0], GemmArgs::of(a), Activation::none,
                                    a.geometry, *a.stream);
                         };
                         break;
                     case Op::dense:  // y[batch,out] = act(x[batch,in] · w[out,in]ᵀ + bias)
                         k = [this](const KernelArgs& a) {
                             const DenseArgs p = DenseArgs::of(a);
-                            k_gemm(a.dtype, a.in[0], a.in[1], a.in[2], a.out[0], p.gemm(), p.act, a.geometry,
+                            k_gemm(Op::dense, a.dtype, a.in[0], a.in[1], a.in[2], a.out[0], p.gemm(), p.act, a.geometry,
                                    *a.stream);
                         };
                         break;
@@ -212,34 +212,18 @@ std::string VulkanDevice::do_unsupported_reason(Op, DType t, OpPath path) const 
     return "";
 }
 
-namespace {
-bool is_tiled_block(const LaunchGeometry& g) {
-    return g.block.x == kGemmBlock && g.block.y == kGemmBlock && g.block.z == 1;
-}
-}  // namespace
-
-VulkanDevice::GemmTiles VulkanDevice::gemm_tiles(std::size_t m, std::size_t n, DType t) const noexcept {
-    const GemmTiles big{4, 4, 16}, small{1, 1, 16};
-    // The slices as gemm_tiled.comp holds them: BK × (BM + BN) accumulators (double for f64, else float).
-    const std::size_t shared = big.bk * (big.rows() + big.cols()) * (t == DType::f64 ? 8 : 4);
-    const bool whole_tiles = m >= big.rows() && n >= big.cols();
-    return whole_tiles && shared <= pd_.props.limits.maxComputeSharedMemorySize ? big : small;
-}
-
-// matmul and dense: work-groups of 16 × 16 (the shared-memory kernel), one
-// per output tile up to maxComputeWorkGroupCount[0] along x (the kernel takes
-// tiles grid-stride); for an output narrower or shorter than a tile (whose
-// tiles would be mostly padding: a 4M × 1 output took 27 s tiled on lavapipe),
-// or where the device cannot run 256 invocations per group, 1-D blocks of up
-// to 256 over the outputs (the plain kernel).
+// matmul and dense: work-groups of the blocking's block (the tiled kernel),
+// one per output tile up to maxComputeWorkGroupCount[0] (the kernel takes
+// tiles grid-stride); for an output narrower or shorter than 16 (whose tiles
+// would be mostly padding: a 4M × 1 output took 27 s tiled on lavapipe), or
+// where no blocking fits the device, 1-D blocks of up to 256 over the outputs
+// (the plain kernel).
 LaunchGeometry VulkanDevice::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
     if (op == Op::matmul || op == Op::dense) {
         const LaunchLimits& l = info().limits;
-        if (rows >= kGemmBlock && cols >= kGemmBlock && l.max_block_size >= kGemmBlock * kGemmBlock &&
-            l.max_block_dims.x >= kGemmBlock && l.max_block_dims.y >= kGemmBlock) {
-            const GemmTiles t = gemm_tiles(rows, cols, dtype);
-            const std::size_t tiles = std::max<std::size_t>(1, ceil_div(rows, t.rows()) * ceil_div(cols, t.cols()));
-            return LaunchGeometry{{std::min(tiles, l.max_grid_dims.x), 1, 1}, {kGemmBlock, kGemmBlock, 1}};
+        if (const std::optional<GemmParams> p = gemm_params(op, rows, cols, dtype)) {
+            const std::size_t tiles = std::max<std::size_t>(1, ceil_div(rows, p->bm) * ceil_div(cols, p->bn));
+            return LaunchGeometry{{std::min(tiles, l.max_grid_dims.x), 1, 1}, p->block()};
         }
         // Fewer than 16 columns: a subgroup per output element where the device has subgroup arithmetic
         // (gemm_narrow.comp); a wide output (e.g. one row) has the plain kernel's invocations read
@@ -455,11 +439,11 @@ std::size_t VulkanDevice::per_invocation(std::size_t inner, const std::string& w
 
 VulkanBuffer* VulkanDevice::operand(DeviceHandle h) const noexcept { return h ? vb(h) : scratch_; }
 
-void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c,
+void VulkanDevice::k_gemm(Op op, DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c,
                           const GemmArgs& p, Activation act, const LaunchGeometry& g, Stream& s) {
     const std::size_t m = p.m, n = p.n, k = p.k;
     const bool ta = p.trans_a, tb = p.trans_b;
-    const char* what = bias || act != Activation::none ? "dense" : "matmul";
+    const char* what = op_name(op);
     check_elements(m * n, t, what);
     check_elements(m * k, t, what);
     check_elements(k * n, t, what);
@@ -468,11 +452,13 @@ void VulkanDevice::k_gemm(DType t, DeviceHandle a, DeviceHandle b, DeviceHandle 
     const std::vector<std::uint32_t> words{static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n),
                                            static_cast<std::uint32_t>(k), flags, static_cast<std::uint32_t>(act)};
     const std::vector<const VulkanBuffer*> buffers{operand(a), operand(b), operand(bias), vb(c)};
-    if (is_tiled_block(g)) {  // the shared-memory kernel, over output tiles
-        const GemmTiles tl = gemm_tiles(m, n, t);
-        const std::size_t tiles = ceil_div(m, tl.rows()) * ceil_div(n, tl.cols());
-        dispatch(module_name("gemm_tiled", t), buffers, tiles, per_invocation(ceil_div(k, tl.bk), what), words, g, s,
-                 {tl.tm, tl.tn, tl.bk});
+    const std::optional<GemmParams> tiled = gemm_params(op, m, n, t);
+    if (tiled && g.block == tiled->block()) {  // the tiled kernel, over output tiles
+        const GemmParams& tl = *tiled;
+        const std::size_t tiles = ceil_div(m, tl.bm) * ceil_div(n, tl.bn);
+        // Loop iterations per tile: the slices and the partial last one's steps, or k steps unstaged.
+        dispatch(module_name("gemm_tiled", t), buffers, tiles, per_invocation(tl.local ? ceil_div(k, tl.bk) + tl.bk : k, what), words,
+                 g, s, tl.spec());
         return;
     }
     // Fewer than 16 columns (e.g. an MLP's [batch, 1] output layer), a launch

@@ -1,6 +1,7 @@
 // Shared by every shader: the element type of the module's dtype (one of
-// ACCEL_F32, ACCEL_F64, ACCEL_F16, ACCEL_BF16, given by glslc -D), LOAD and
-// STORE, the flattened grid-stride loop, and the math of the elementwise ops.
+// ACCEL_F32, ACCEL_F64, ACCEL_F16, ACCEL_BF16, given by glslc -D), `real`
+// (as stored), `acc` (as computed), their 2- and 4-element vectors (realv2,
+// realv4, accv4), TO_ACC (a stored value widened to acc), LOAD and STORE, the flattened grid-stride loop, and the math of the elementwise ops.
 //
 // Storage and computation (accel/dtype.hpp):
 //  - f32: `float` elements, computed in float.
@@ -21,15 +22,26 @@ layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 #extension GL_ARB_gpu_shader_int64 : require
 #define real double
 #define acc double
+#define realv2 dvec2
+#define realv4 dvec4
+#define accv4 dvec4
+#define TO_ACC(x) (x)
 #define LOAD(buf, i) (buf[i])
 #define STORE(buf, i, v) buf[i] = (v)
 #elif defined(ACCEL_F16) || defined(ACCEL_BF16)
 #extension GL_EXT_shader_16bit_storage : require
 #define real uint16_t
 #define acc float
+#define realv2 u16vec2
+#define realv4 u16vec4
+#define accv4 vec4
 #elif defined(ACCEL_F32)
 #define real float
 #define acc float
+#define realv2 vec2
+#define realv4 vec4
+#define accv4 vec4
+#define TO_ACC(x) (x)
 #define LOAD(buf, i) (buf[i])
 #define STORE(buf, i, v) buf[i] = (v)
 #else
@@ -85,9 +97,11 @@ uint float_to_bf16(float f) {
 }
 
 #if defined(ACCEL_F16)
+#define TO_ACC(x) half_to_float(uint(x))
 #define LOAD(buf, i) half_to_float(uint(buf[i]))
 #define STORE(buf, i, v) buf[i] = uint16_t(float_to_half(v))
 #elif defined(ACCEL_BF16)
+#define TO_ACC(x) bf16_to_float(uint(x))
 #define LOAD(buf, i) bf16_to_float(uint(buf[i]))
 #define STORE(buf, i, v) buf[i] = uint16_t(float_to_bf16(v))
 #endif
