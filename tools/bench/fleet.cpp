@@ -81,8 +81,8 @@ Scores score(const json& doc) {
             f.backend = str(d, "backend");
             f.uuid = str(d, "uuid");
             f.pci_bus_id = str(d, "pci_bus_id");
-            f.copy_gbps = d.value("copy_gbps", 0.0);
-            f.peak_gflops = d.value("peak_fma_gflops", 0.0);
+            f.copy_gbps = figure_or_zero(d, "copy_gbps");
+            f.peak_gflops = figure_or_zero(d, "peak_fma_gflops");
             f.error = str(d, "ceiling_error");
         }
     if (doc.contains("fleet") && doc["fleet"].contains("ranks") && doc["fleet"]["ranks"].is_array())

@@ -27,6 +27,10 @@ using tool_machine::this_machine;
 /// nmse_threshold, oracle, pass, and error when the row could not run.
 nlohmann::json to_json(const Settings& s, const Results& r, const Machine& m);
 
+/// The number `obj[key]` holds, or 0 where it is absent or null (a figure the
+/// run did not measure). Throws nothing.
+double figure_or_zero(const nlohmann::json& obj, const char* key) noexcept;
+
 /// The op of a saved row as tables name it, with its activation: "dense+sigmoid".
 /// Dense rows of files written before rows named their activation were
 /// sigmoid's and read as such, so old and new files pair in `compare`.
