@@ -411,7 +411,7 @@ int fleet_run(Settings s, const std::string& backends, const std::string& format
     Results r;
     try {
         if (placed) r = run(s);
-        if (!r.rows.empty()) me["selector"] = r.rows.front().selector;  // e.g. "opencl:0" for "opencl"
+        if (!r.rows.empty()) me["selector"] = r.rows.front().selector;  // e.g. "opencl:pocl:0" for "opencl"
     } catch (const std::exception& e) {
         me["error"] = e.what();
     }

@@ -20,9 +20,11 @@ std::string opt(const std::optional<double>& x, double scale = 1) { return x ? n
 
 std::string status(const Row& r) { return !r.error.empty() ? "error" : r.passed() ? "pass" : "FAIL"; }
 
-json settings_json(const Settings& s) {
+json settings_json(const Settings& s, const Results& r) {
     json j;
-    j["selectors"] = s.selectors;
+    std::vector<std::string> selectors;  // of the devices as they ran: stable ones, not the indices "all" gave
+    for (const auto& d : r.devices) selectors.push_back(d.shown_selector());
+    j["selectors"] = selectors;
     std::vector<std::string> ops, paths;
     for (auto op : s.ops) ops.push_back(accel::op_name(op));
     for (auto p : s.paths) paths.push_back(accel::path_name(p));
@@ -176,7 +178,7 @@ json to_json(const Settings& s, const Results& r, const Machine& m) {
     json j;
     j["accel_version"] = ACCEL_VERSION;
     j["machine"] = {{"cpu", m.cpu}, {"os", m.os}, {"hostname", m.hostname}};
-    j["settings"] = settings_json(s);
+    j["settings"] = settings_json(s, r);
     j["devices"] = json::array();
     for (const auto& d : r.devices) j["devices"].push_back(device_json(d));
     j["rows"] = json::array();
