@@ -185,12 +185,12 @@ def epoch_times(seconds: List[float]) -> Dict[str, Any]:
     whether the steady epochs' spread shows contention (accel-bench's rule)."""
     ms = [1e3 * t for t in seconds]
     steady = ms[1:]
-    lo, hi = (min(steady), max(steady)) if steady else (None, None)
+    contended = bool(steady) and max(steady) >= STALL_RATIO * min(steady) and max(steady) - min(steady) >= STALL_MS
     return {"first_epoch_ms": ms[0] if ms else None,
             "steady_median_ms": statistics.median(steady) if steady else None,
-            "steady_min_ms": lo,
-            "steady_max_ms": hi,
-            "contended": bool(steady) and hi >= STALL_RATIO * lo and hi - lo >= STALL_MS,
+            "steady_min_ms": min(steady) if steady else None,
+            "steady_max_ms": max(steady) if steady else None,
+            "contended": contended,
             "ms_per_epoch": sum(ms) / max(len(ms), 1)}
 
 

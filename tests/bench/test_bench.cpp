@@ -448,6 +448,30 @@ TEST_CASE("compare_no_samples") {
                   r.output);
 }
 
+TEST_CASE("compare_drift") {
+    // Every row of a device 1.3x slower: called SLOWER row by row, with a
+    // note that the whole device moved (the machine's state, likely); one
+    // row alone moving gets no such note.
+    json j = load(kResults);
+    for (auto& row : j["rows"]) {
+        if (!row.contains("kernel_ms")) continue;
+        auto& ms = row["kernel_ms"];
+        for (const char* k : {"min", "median", "max"}) ms[k] = ms[k].get<double>() * 1.3;
+        for (auto& x : ms["samples"]) x = x.get<double>() * 1.3;
+    }
+    std::ofstream("drift.json") << j.dump(2);
+    Outcome r = bench("compare " + kResults + " drift.json");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(r.output.find(" rows on host:0 moved the same way (geometric mean new/base 1.30)") !=
+                      std::string::npos,
+                  r.output);
+    write_first_row("one_row.json", draws(401, 12, 0.1, 0.02, 1.3));
+    write_first_row("one_row_base.json", draws(402, 12, 0.1, 0.02));
+    r = bench("compare one_row_base.json one_row.json");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(r.output.find("moved the same way") == std::string::npos, r.output);
+}
+
 TEST_CASE("compare_ambiguous") {
     // --by op on a file with two devices pairs one row with two: an error
     // naming the rows, not a silent pick.

@@ -203,6 +203,8 @@ int compare_command(const CompareArgs& a) {
     std::vector<std::string> slower, faster, untested, undecided, only_base, only_new;
     double log_sum = 0;
     int matched = 0;
+    // Per device (table name): log new/base of each paired row's medians, for the drift note.
+    std::map<std::string, std::vector<double>> moved;
     for (const auto& b : base) {
         auto it = next.find(b.key);
         if (it == next.end()) {
@@ -213,6 +215,7 @@ int compare_command(const CompareArgs& a) {
         const Verdict v = judge(b, n, alpha, effect);
         log_sum += std::log(n.ms / b.ms);
         ++matched;
+        moved[both(b.device.short_name, n.device.short_name)].push_back(std::log(n.ms / b.ms));
         const std::string what =
             b.key.text() + " on " + both(b.device.long_name, n.device.long_name) +
             format(" (%.2fx the base time", v.ratio) +
@@ -241,6 +244,24 @@ int compare_command(const CompareArgs& a) {
     else
         std::cout << "\nno rows in common: the files share no op, shape and path" << (by == "op" ? "" : " on one " + by)
                   << "\n";
+    // A device whose rows all moved one way, by more than the minimum effect
+    // in their geometric mean: the machine's state differed between the two
+    // runs (load, clocks), which no row's samples can tell from the build.
+    for (const auto& [device, logs] : moved) {
+        if (logs.size() < 4) continue;
+        double mean = 0;
+        std::size_t up = 0;
+        for (double l : logs) {
+            mean += l / double(logs.size());
+            up += l > 0;
+        }
+        const std::size_t same_way = mean > 0 ? up : logs.size() - up;
+        if (std::fabs(mean) > std::log(1 + effect) && same_way * 4 >= logs.size() * 3)
+            std::cout << format("note: %zu of the %zu rows on %s moved the same way (geometric mean new/base %.2f): "
+                                "the machine was likely in another state in one run (load, clocks); rerun both "
+                                "on a quiet machine before reading its rows as the build's\n",
+                                same_way, logs.size(), device.c_str(), std::exp(mean));
+    }
     auto list = [](const std::string& title, const std::vector<std::string>& items) {
         if (items.empty()) return;
         std::cout << "\n" << title << " (" << items.size() << "):\n";
