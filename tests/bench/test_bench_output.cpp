@@ -316,6 +316,23 @@ TEST_CASE("json_figures") {
     }
 }
 
+TEST_CASE("fixed_runs") {
+    // --runs N: exactly N samples a row, whatever their spread, said so.
+    const Outcome r = bench("--quick --backends host --ops add,matmul --add-sizes 1000 --matmul-sizes 16 --runs 7 "
+                            "--json runs7.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load("runs7.json");
+    REQUIRE(j["rows"].size() >= 2);
+    for (const auto& row : j["rows"]) {
+        INFO(row.dump());
+        CHECK(row["runs"] == 7);
+        CHECK(row["kernel_ms"]["samples"].size() == 7);
+        CHECK(row["stopped_by"] == "runs");
+    }
+    CHECK(j["settings"]["runs"] == 7);
+    CHECK(bench("--quick --backends host --runs 0").code == 2);  // a count of at least 1
+}
+
 TEST_CASE("stable_selectors") {
     // An OpenCL device is named by its platform in every output (table, JSON,
     // compare), never by an index across platforms (opencl:N), which changes

@@ -246,8 +246,13 @@ struct Results {
 };
 
 /// Opens every selector (accel::open_device; BackendUnavailable propagates),
-/// measures each device's ceilings, then every op × problem × device × path
-/// × block. Row-level accel errors (e.g. OutOfMemory) become Row::error.
+/// measures each device's ceilings, then sets up every op × problem × device
+/// × path × block row (cold rounds, oracle check, warm-up) and samples the
+/// rows in rounds, one sample of each row still sampling per round in plan
+/// order, until each stops (Row::stopped_by); rows are held resident up to
+/// 1 GiB of tensors at a time, the plan sampled stretch by stretch beyond
+/// that. Rows come back in plan order. Row-level accel errors (e.g.
+/// OutOfMemory) become Row::error. Not thread-safe (one run at a time).
 Results run(const Settings& s);
 
 }  // namespace bench
