@@ -292,10 +292,12 @@ TEST_CASE("compare_bad_files") {
     std::ofstream("not-json.json") << "hello, world\n";
     std::ofstream("other.json") << R"({"name": "a JSON file of something else"})";
     std::ofstream("bad-rows.json") << R"({"rows": [1, 2]})";
+    std::ofstream("bad-samples.json") << R"({"rows": [{"op": "add", "kernel_ms": {"median": 1, "samples": [1, -2]}}]})";
     const std::pair<const char*, const char*> cases[] = {
         {"empty.json", "empty file (0 bytes)"}, {"truncated.json", "truncated JSON"},
         {"not-json.json", "not JSON"},          {"other.json", "JSON without a \"rows\" array"},
-        {"bad-rows.json", "row 0 is not a JSON object"}};
+        {"bad-rows.json", "row 0 is not a JSON object"},
+        {"bad-samples.json", "row 0: kernel_ms.samples is not an array of positive times (ms)"}};
     for (const auto& c : cases) {
         const char* const file = c.first;  // not a structured binding: CAPTURE's lambda takes it (C++17)
         const char* const what = c.second;

@@ -3,6 +3,7 @@
 #include <accel/version.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cerrno>
 #include <cstring>
@@ -454,9 +455,21 @@ json read_results(const std::string& path) {
         throw std::runtime_error(path + ": an `accel-bench mlp` report (training times), not one of ops" + what);
     if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
         throw std::runtime_error(path + ": JSON without a \"rows\" array" + what);
-    for (std::size_t i = 0; i < j["rows"].size(); ++i)
-        if (!j["rows"][i].is_object())
+    for (std::size_t i = 0; i < j["rows"].size(); ++i) {
+        const json& row = j["rows"][i];
+        if (!row.is_object())
             throw std::runtime_error(path + ": row " + std::to_string(i) + " is not a JSON object" + what);
+        // compare tests these: a sample that is not a time would skew it unseen.
+        const auto ms = row.find("kernel_ms");
+        if (ms == row.end() || !ms->is_object() || !ms->contains("samples")) continue;
+        const json& samples = (*ms)["samples"];
+        const bool ok = samples.is_array() && std::all_of(samples.begin(), samples.end(), [](const json& x) {
+                            return x.is_number() && std::isfinite(x.get<double>()) && x.get<double>() > 0;
+                        });
+        if (!ok)
+            throw std::runtime_error(path + ": row " + std::to_string(i) +
+                                     ": kernel_ms.samples is not an array of positive times (ms)" + what);
+    }
     return j;
 }
 

@@ -64,7 +64,8 @@ void write_csv(std::ostream& out, const Results& r);
 /// Reads a JSON file written by `accel-bench run --format json`. Throws
 /// std::runtime_error whose message starts with the path and says what is
 /// wrong: cannot be read, empty, truncated JSON, not JSON, an `accel-bench
-/// mlp` report, no "rows" array, or a row that is not an object (never
+/// mlp` report, no "rows" array, a row that is not an object, or a row's
+/// kernel_ms.samples that is not an array of positive times (never
 /// nlohmann's own text).
 nlohmann::json read_results(const std::string& path);
 
