@@ -146,7 +146,7 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                ->check(CLI::Range(1e-4, 1.0)));
     single(app.add_option("--max-time-ms", a.max_row_ms,
                           "host ms a row may spend taking warm samples before it stops short of --target-ci "
-                          "(default 250; --quick 25); it takes 4 samples at least")
+                          "(default 120; --quick 25); it takes 4 samples at least")
                ->check(CLI::Range(0.0, 1e8))
                ->type_name("MS"));
     single(app.add_flag("--quick", a.quick, "tiny sizes and short probes, for CI"));

@@ -92,7 +92,7 @@ struct Settings {
     /// interval is within ±target_ci or the row's time cap ends.
     int runs = 0;
     double target_ci = 0.03;               ///< half-width of the median's 95 % interval, relative to the median
-    double max_row_ms = 250;               ///< host ms a row may spend taking samples (time cap; ≥ kMinCappedSamples taken)
+    double max_row_ms = 120;               ///< host ms a row may spend taking samples (time cap; ≥ kMinCappedSamples taken)
     bool quick = false;                    ///< small ceiling probes (CI)
     std::size_t copy_bytes = std::size_t{256} << 20;  ///< buffer size of the copy-bandwidth ceiling
     double fma_target_ms = 20;             ///< kernel time the peak-FMA probe aims for
