@@ -121,8 +121,6 @@ int main(int argc, char** argv) {
                     std::printf("  [%s] %s\n      a simulator: opened only by this name, never by an index, auto or "
                                 "all (not counted in %s's indices)\n",
                                 selectors[k].c_str(), info.name.c_str(), st.name.c_str());
-                if (!info.stable_selector.empty())
-                    std::printf("      stable selector %s\n", info.stable_selector.c_str());
                 std::printf("      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
                 std::printf("      host %s, UUID %s, PCI bus id %s\n", info.host.c_str(),
                             info.uuid.empty() ? "(not reported)" : info.uuid.c_str(),

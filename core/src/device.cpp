@@ -110,7 +110,9 @@ GemmCompute Probes::gemm_compute_default(DType dtype) noexcept {
     return {GemmCompute::Unit::fma, dtype == DType::f64 ? DType::f64 : DType::f32};
 }
 
-std::string Device::selector() const { return info_.backend + ":" + std::to_string(info_.index); }
+std::string Device::selector() const {
+    return info_.stable_selector.empty() ? info_.backend + ":" + std::to_string(info_.index) : info_.stable_selector;
+}
 
 namespace {
 std::string memory_text(const MemoryInfo& m) {

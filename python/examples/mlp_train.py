@@ -18,7 +18,9 @@ so for one seed its losses equal mlp_train's on the same device (bit for
 bit on the host backend: the same kernels in the same order). The epoch time
 is measured as mlp_train measures it: the host clock around one epoch,
 including the batch gather and uploads, with the device synchronized at its
-end.
+end; PyTorch's epochs the same way. Every run (each device, and PyTorch)
+trains one epoch in turn, who goes first rotating, so a transient load on
+the machine slows one epoch of each rather than all epochs of one.
 
     python examples/mlp_train.py [--backends LIST] [--epochs N] [--seed S] ...
 
@@ -31,7 +33,10 @@ name, is kept as an alias.)
 Prints the loss every 50 epochs (each run side by side), the final losses,
 accuracies and epoch times: the first epoch apart (it includes one-time
 work: kernel compilation, allocation, caches) and the steady epochs 2..N as
-their median and min..max. --json FILE also writes them as JSON.
+their median and min..max; "!" marks a spread that shows contention as
+accel-bench marks it (the slowest epoch took at least 3x the fastest and
+1 ms more: the machine was busy with something else, the figure is not the
+device's). --json FILE also writes them as JSON ("contended": true).
 --compare-cpp also runs mlp_train's own C++ loop (accel.mlp.MlpModel) beside
 this one on each device, alternating epochs in one process, and prints both
 median epoch times and whether every epoch's loss is equal.
@@ -169,31 +174,59 @@ def accuracy(z: F32, y: F32) -> float:
     return float(np.mean((z > 0).astype(np.float32) == y))
 
 
+# accel-bench's contention mark (tools/bench/runner.hpp, kStallRatio and kStallMs): the slowest
+# steady epoch took at least this many times the fastest and this many ms more.
+STALL_RATIO, STALL_MS = 3.0, 1.0
+
+
 def epoch_times(seconds: List[float]) -> Dict[str, Any]:
     """The epoch times in ms: the first apart (one-time work: kernel compilation, allocations), the
-    steady epochs 2..N as median, min and max (None for a single epoch), and the mean of all."""
+    steady epochs 2..N as median, min and max (None for a single epoch), the mean of all, and
+    whether the steady epochs' spread shows contention (accel-bench's rule)."""
     ms = [1e3 * t for t in seconds]
     steady = ms[1:]
+    contended = bool(steady) and max(steady) >= STALL_RATIO * min(steady) and max(steady) - min(steady) >= STALL_MS
     return {"first_epoch_ms": ms[0] if ms else None,
             "steady_median_ms": statistics.median(steady) if steady else None,
             "steady_min_ms": min(steady) if steady else None,
             "steady_max_ms": max(steady) if steady else None,
+            "contended": contended,
             "ms_per_epoch": sum(ms) / max(len(ms), 1)}
 
 
-def train_accel(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, F32, F32],
-                args: argparse.Namespace) -> Dict[str, Any]:
-    x, y, xt, yt = split
-    model = AccelMLP(dev, init, args.lr)
-    losses: List[float] = []
-    times: List[float] = []
-    for e in range(args.epochs):
-        t0 = time.perf_counter()
-        losses.append(model.train_epoch(x, y, args.seed, e, args.batch))
-        dev.synchronize()  # the Adam steps after the last loss read are part of the epoch
-        times.append(time.perf_counter() - t0)
-    return {"framework": "accel", "device": f"{dev.selector} ({dev.name})", "loss": losses, **epoch_times(times),
-            "train_accuracy": accuracy(model.logits(x), y), "test_accuracy": accuracy(model.logits(xt), yt)}
+class AccelRun:
+    """accel's training on one device, an epoch at a time (train_all times them)."""
+
+    def __init__(self, dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, F32, F32],
+                 args: argparse.Namespace) -> None:
+        self.dev, self.split, self.args = dev, split, args
+        self.model = AccelMLP(dev, init, args.lr)
+
+    def epoch(self, e: int) -> float:
+        x, y = self.split[0], self.split[1]
+        loss = self.model.train_epoch(x, y, self.args.seed, e, self.args.batch)
+        self.dev.synchronize()  # the Adam steps after the last loss read are part of the epoch
+        return loss
+
+    def result(self) -> Dict[str, Any]:
+        x, y, xt, yt = self.split
+        return {"framework": "accel", "device": f"{self.dev.selector} ({self.dev.name})",
+                "train_accuracy": accuracy(self.model.logits(x), y),
+                "test_accuracy": accuracy(self.model.logits(xt), yt)}
+
+
+def train_all(runs: List[Any], epochs: int) -> List[Dict[str, Any]]:
+    """Trains every run an epoch in turn (the first of each round rotating), each epoch timed by the
+    host clock around it (run.epoch synchronizes its device): the runs share the machine's load."""
+    losses: List[List[float]] = [[] for _ in runs]
+    times: List[List[float]] = [[] for _ in runs]
+    for e in range(epochs):
+        for k in range(len(runs)):
+            i = (k + e) % len(runs)
+            t0 = time.perf_counter()
+            losses[i].append(runs[i].epoch(e))
+            times[i].append(time.perf_counter() - t0)
+    return [{**r.result(), "loss": losses[i], **epoch_times(times[i])} for i, r in enumerate(runs)]
 
 
 def compare_cpp(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, F32, F32],
@@ -222,44 +255,50 @@ def compare_cpp(dev: accel.Device, init: Dict[str, F32], split: Tuple[F32, F32, 
             "ratio": statistics.median(py_ms) / statistics.median(cpp_ms), "losses_equal": equal}
 
 
-def train_torch(init: Dict[str, F32], split: Tuple[F32, F32, F32, F32], args: argparse.Namespace) -> Dict[str, Any]:
+class TorchRun:
     """The same model in PyTorch on the CPU: nn.Linear layers loaded with the same weights,
-    BCEWithLogitsLoss, torch.optim.Adam with accel's numbers (float32), the same batches.
-    Its losses agree with accel's to about 6 digits (float32 arithmetic in another order)."""
-    assert torch is not None
-    x, y, xt, yt = (torch.from_numpy(a) for a in split)
-    hidden, inputs = init["w1"].shape
-    model = torch.nn.Sequential(torch.nn.Linear(inputs, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
-    with torch.no_grad():
-        model[0].weight.copy_(torch.from_numpy(init["w1"]))
-        model[0].bias.copy_(torch.from_numpy(init["b1"]))
-        model[2].weight.copy_(torch.from_numpy(init["w2"]))
-        model[2].bias.copy_(torch.from_numpy(init["b2"]))
-    def f32(v: float) -> float:  # Adam's numbers as accel holds them (float32)
-        return float(np.float32(v))
+    BCEWithLogitsLoss, torch.optim.Adam with accel's numbers (float32), the same batches, an epoch
+    at a time (train_all times them as accel's). Its losses agree with accel's to about 6 digits
+    (float32 arithmetic in another order)."""
 
-    opt = torch.optim.Adam(model.parameters(), lr=f32(args.lr), betas=(f32(0.9), f32(0.999)), eps=f32(1e-8))
-    loss_fn = torch.nn.BCEWithLogitsLoss()
-    n = x.shape[0]
-    losses: List[float] = []
-    times: List[float] = []
-    for e in range(args.epochs):
-        order = torch.from_numpy(accel.mlp.epoch_order(n, args.seed, e))
-        t0 = time.perf_counter()
+    def __init__(self, init: Dict[str, F32], split: Tuple[F32, F32, F32, F32], args: argparse.Namespace) -> None:
+        assert torch is not None
+        self.split, self.args = split, args
+        self.x, self.y = torch.from_numpy(split[0]), torch.from_numpy(split[1])
+        hidden, inputs = init["w1"].shape
+        model = torch.nn.Sequential(torch.nn.Linear(inputs, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
+        with torch.no_grad():
+            model[0].weight.copy_(torch.from_numpy(init["w1"]))
+            model[0].bias.copy_(torch.from_numpy(init["b1"]))
+            model[2].weight.copy_(torch.from_numpy(init["w2"]))
+            model[2].bias.copy_(torch.from_numpy(init["b2"]))
+
+        def f32(v: float) -> float:  # Adam's numbers as accel holds them (float32)
+            return float(np.float32(v))
+
+        self.model = model
+        self.opt = torch.optim.Adam(model.parameters(), lr=f32(args.lr), betas=(f32(0.9), f32(0.999)), eps=f32(1e-8))
+        self.loss_fn = torch.nn.BCEWithLogitsLoss()
+
+    def epoch(self, e: int) -> float:
+        n = self.x.shape[0]
+        order = torch.from_numpy(accel.mlp.epoch_order(n, self.args.seed, e))
         loss_sum = 0.0
-        for start in range(0, n, args.batch):
-            idx = order[start:start + args.batch]
-            opt.zero_grad()
-            loss = loss_fn(model(x[idx]).reshape(-1), y[idx])
+        for start in range(0, n, self.args.batch):
+            idx = order[start:start + self.args.batch]
+            self.opt.zero_grad()
+            loss = self.loss_fn(self.model(self.x[idx]).reshape(-1), self.y[idx])
             loss.backward()
-            opt.step()
-            loss_sum += float(loss.item()) * len(idx)
-        losses.append(loss_sum / n)
-        times.append(time.perf_counter() - t0)
-    with torch.no_grad():
-        z, zt = model(x).reshape(-1).numpy(), model(xt).reshape(-1).numpy()
-    return {"framework": "torch", "device": f"cpu ({torch.get_num_threads()} threads)", "loss": losses,
-            **epoch_times(times), "train_accuracy": accuracy(z, split[1]), "test_accuracy": accuracy(zt, split[3])}
+            self.opt.step()
+            loss_sum += float(loss.item()) * len(idx)  # .item() waits for the step: the epoch has ended
+        return loss_sum / n
+
+    def result(self) -> Dict[str, Any]:
+        with torch.no_grad():
+            z = self.model(self.x).reshape(-1).numpy()
+            zt = self.model(torch.from_numpy(self.split[2])).reshape(-1).numpy()
+        return {"framework": "torch", "device": f"cpu ({torch.get_num_threads()} threads)",
+                "train_accuracy": accuracy(z, self.split[1]), "test_accuracy": accuracy(zt, self.split[3])}
 
 
 def open_devices(spec: str) -> List[accel.Device]:
@@ -276,7 +315,7 @@ def open_devices(spec: str) -> List[accel.Device]:
 
 
 def ms(value: Optional[float]) -> str:
-    return f"{value:.3f}" if value is not None else "-"
+    return f"{value:.3f}" if value is not None else "–"
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -309,11 +348,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"{split[0].shape[0]} train / {split[2].shape[0]} test samples, {split[0].shape[1]} features; network "
           f"{split[0].shape[1]}-{args.hidden}-1, {args.epochs} epochs, batch {args.batch}, lr {args.lr:g}, "
           f"seed {args.seed}")
-    runs = [train_accel(dev, init, split, args) for dev in devices]
+    trainers: List[Any] = [AccelRun(dev, init, split, args) for dev in devices]
     if torch is not None and not args.no_torch:
-        runs.append(train_torch(init, split, args))
+        trainers.append(TorchRun(init, split, args))
     elif not args.no_torch:
         print("(PyTorch is not installed: pip install torch for the side-by-side run)", file=sys.stderr)
+    runs = train_all(trainers, args.epochs)
 
     names = [r["framework"] if r["framework"] != "accel" else r["device"].split(" ")[0] for r in runs]
     print("\nepoch " + "".join(f"{n[:11] + ' loss':>16}" for n in names))
@@ -323,10 +363,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"\n{'framework':<10} {'device':<34} {'final loss':>11} {'train %':>8} {'test %':>7} {'1st ms':>8} "
           f"{'steady ms (median, min..max of epochs 2..N)':>44}")
     for r in runs:
-        steady = f"{ms(r['steady_median_ms'])} ({ms(r['steady_min_ms'])}..{ms(r['steady_max_ms'])})"
+        mark = "!" if r["contended"] else ""
+        steady = f"{ms(r['steady_median_ms'])} ({ms(r['steady_min_ms'])}..{ms(r['steady_max_ms'])}{mark})"
         print(f"{r['framework']:<10} {r['device'][:34]:<34} {r['loss'][-1]:11.6f} {100 * r['train_accuracy']:8.2f} "
               f"{100 * r['test_accuracy']:7.2f} {ms(r['first_epoch_ms']):>8} {steady:>44}")
     comparisons: List[Dict[str, Any]] = []
+    if any(r["contended"] for r in runs):
+        print(f"! the steady epochs' spread shows contention (the slowest took >= {STALL_RATIO:g}x the fastest and "
+              f">= {STALL_MS:g} ms more): the machine was busy; that median is not the device's alone")
     if args.compare_cpp:
         for dev in devices:
             c = compare_cpp(dev, init, split, args)

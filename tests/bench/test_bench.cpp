@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <random>
+#include <sstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +36,26 @@ TEST_CASE("run") {
             CHECK(row.contains(k));
         CHECK((row.contains("gbps") || row.contains("gflops")));
         CHECK(row["kernel_ms"]["cold_median"].get<double>() > 0);
+        // Every timed sample is kept, and the statistics are theirs.
+        const json& ms = row["kernel_ms"];
+        REQUIRE(ms["samples"].is_array());
+        std::vector<double> samples = ms["samples"].get<std::vector<double>>();
+        CHECK(samples.size() == row["runs"].get<std::size_t>());
+        CHECK(samples.size() >= 4);
+        std::sort(samples.begin(), samples.end());
+        CHECK(ms["min"].get<double>() == samples.front());
+        CHECK(ms["max"].get<double>() == samples.back());
+        const std::size_t h = samples.size() / 2;
+        CHECK(ms["median"].get<double>() ==
+              doctest::Approx(samples.size() % 2 ? samples[h] : (samples[h - 1] + samples[h]) / 2));
+        CHECK(ms["launches_per_sample"].get<int>() >= 1);
+        const std::string stop = row["stopped_by"];
+        CHECK((stop == "target" || stop == "time cap" || stop == "sample cap"));
+        if (stop == "target") {  // the median's 95 % interval within ±3 %
+            REQUIRE(ms["median_ci95"].is_array());
+            CHECK(ms["median_ci95"][0].get<double>() >= ms["median"].get<double>() * 0.97 * (1 - 1e-12));
+            CHECK(ms["median_ci95"][1].get<double>() <= ms["median"].get<double>() * 1.03 * (1 + 1e-12));
+        }
         CHECK(row["flops"].get<double>() >= 0);
         CHECK(row["bytes"].get<double>() > 0);
         CHECK(row["dtype"] == "f32");
@@ -45,18 +68,20 @@ TEST_CASE("compare_same") {
     const Outcome r = bench("compare " + kResults + " " + kResults);
     CHECK_MESSAGE(r.code == 0, r.output);
     CHECK(r.output.find("1.00") != std::string::npos);
-    CHECK(r.output.find("SLOWER") == std::string::npos);
+    CHECK(r.output.find("slower beyond") == std::string::npos);
 }
 
-// The quick run with its first row's timed runs all at its median (a steady
-// row), written to base.json; and a copy with that row's runs `factor`
+// The quick run with its first row's 10 samples all at its median (a steady
+// row), written to base.json; and a copy with that row's samples `factor`
 // times as long, returned. A difference there is past any spread.
 json steady_first_row(double factor) {
     json j = load(kResults);
     auto& ms = j["rows"][0]["kernel_ms"];
     ms["min"] = ms["max"] = ms["median"];
+    ms["samples"] = std::vector<double>(10, ms["median"].get<double>());
     std::ofstream("base.json") << j.dump(2);
     for (const char* k : {"min", "median", "max"}) ms[k] = ms[k].get<double>() * factor;
+    ms["samples"] = std::vector<double>(10, ms["median"].get<double>());
     return j;
 }
 
@@ -67,7 +92,7 @@ TEST_CASE("compare_slower") {
     const Outcome r = bench("compare base.json slower.json");
     CHECK_MESSAGE(r.code == 1, r.output);
     const std::string name = row["op"].get<std::string>() + " " + row["shape"].get<std::string>();
-    CHECK_MESSAGE(r.output.find("slower than") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("slower beyond") != std::string::npos, r.output);
     CHECK_MESSAGE(r.output.find(name) != std::string::npos, r.output);
     CHECK(r.output.find("2.00x the base time") != std::string::npos);
 }
@@ -78,7 +103,7 @@ TEST_CASE("compare_devices") {
     json j = load(kResults);
     for (auto& row : j["rows"]) {
         row["device"] = "another vendor's device";
-        row["selector"] = "opencl:3";
+        row["selector"] = row["stable_selector"] = "opencl:intel:0";
         row["backend"] = "opencl";
     }
     std::ofstream("other_device.json") << j.dump(2);
@@ -267,10 +292,12 @@ TEST_CASE("compare_bad_files") {
     std::ofstream("not-json.json") << "hello, world\n";
     std::ofstream("other.json") << R"({"name": "a JSON file of something else"})";
     std::ofstream("bad-rows.json") << R"({"rows": [1, 2]})";
+    std::ofstream("bad-samples.json") << R"({"rows": [{"op": "add", "kernel_ms": {"median": 1, "samples": [1, -2]}}]})";
     const std::pair<const char*, const char*> cases[] = {
         {"empty.json", "empty file (0 bytes)"}, {"truncated.json", "truncated JSON"},
         {"not-json.json", "not JSON"},          {"other.json", "JSON without a \"rows\" array"},
-        {"bad-rows.json", "row 0 is not a JSON object"}};
+        {"bad-rows.json", "row 0 is not a JSON object"},
+        {"bad-samples.json", "row 0: kernel_ms.samples is not an array of positive times (ms)"}};
     for (const auto& c : cases) {
         const char* const file = c.first;  // not a structured binding: CAPTURE's lambda takes it (C++17)
         const char* const what = c.second;
@@ -292,7 +319,7 @@ TEST_CASE("compare_names_devices") {
     json j = steady_first_row(3);
     for (auto& row : j["rows"]) {
         row["device"] = "another vendor's device";
-        row["selector"] = "opencl:3";
+        row["selector"] = row["stable_selector"] = "opencl:intel:0";
         row["backend"] = "opencl";
     }
     const json& row = j["rows"][0];
@@ -304,28 +331,147 @@ TEST_CASE("compare_names_devices") {
     const auto at = r.output.find(line);
     REQUIRE_MESSAGE(at != std::string::npos, r.output);
     const std::string rest = r.output.substr(at, r.output.find('\n', at) - at);
-    CHECK_MESSAGE(rest.find(") -> opencl:3 (another vendor's device) (3.00x the base time;") != std::string::npos, rest);
+    CHECK_MESSAGE(rest.find(") -> opencl:intel:0 (another vendor's device) (3.00x the base time,") != std::string::npos, rest);
     CHECK_MESSAGE(r.output.find(" on  ") == std::string::npos, r.output);
-    CHECK_MESSAGE(r.output.find("host:0 -> opencl:3") != std::string::npos, r.output);  // the table's device column
+    CHECK_MESSAGE(r.output.find("host:0 -> opencl:intel:0") != std::string::npos, r.output);  // the table's device column
 }
 
-TEST_CASE("compare_noise") {
-    // A median past the threshold whose runs overlap the base's (the spread
-    // of back-to-back runs on a busy machine) is within noise: listed, not
-    // SLOWER, exit 0. Each row's ranges are printed.
+// Fresh samples of a row's kernel time: `n` draws of median·e^(sigma·Z)
+// times `factor`, Z standard normal, from a generator seeded with `seed`.
+std::vector<double> draws(std::uint64_t seed, std::size_t n, double median, double sigma, double factor = 1) {
+    std::mt19937_64 rng(seed);
+    std::lognormal_distribution<double> d(std::log(median * factor), sigma);
+    std::vector<double> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+}
+
+// The quick run's first row with `samples` (and their median, min and max)
+// written to `file`; every other row as the run had it.
+void write_first_row(const std::string& file, const std::vector<double>& samples) {
     json j = load(kResults);
-    json& row = j["rows"][0];
-    const double lo = row["kernel_ms"]["min"].get<double>(), hi = row["kernel_ms"]["max"].get<double>();
-    row["kernel_ms"]["median"] = hi * 1.5;  // new/base of the medians past 10 %
-    row["kernel_ms"]["min"] = lo;           // but its fastest run as fast as the base's
-    row["kernel_ms"]["max"] = hi * 2;
-    std::ofstream("noisy.json") << j.dump(2);
-    const Outcome r = bench("compare " + kResults + " noisy.json");
+    auto& ms = j["rows"][0]["kernel_ms"];
+    std::vector<double> v(samples);
+    std::sort(v.begin(), v.end());
+    ms["samples"] = samples;
+    ms["min"] = v.front();
+    ms["max"] = v.back();
+    ms["median"] = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    j["rows"][0]["runs"] = samples.size();
+    std::ofstream(file) << j.dump(2);
+}
+
+// The verdict compare prints in the first row's line of its table.
+std::string first_row_verdict(const std::string& output) {
+    const json j = load(kResults);
+    const json& row = j["rows"][0];
+    const std::string head = row["op"].get<std::string>() + " ";
+    std::stringstream s(output);
+    std::string line;
+    while (std::getline(s, line))
+        if (line.rfind(head, 0) == 0 && line.find(" " + row["shape"].get<std::string>() + " ") != std::string::npos) {
+            for (const char* v : {"SLOWER", "faster", "small", "same", "no verdict", "no test"})
+                if (line.size() >= std::strlen(v) && line.compare(line.size() - std::strlen(v), std::strlen(v), v) == 0)
+                    return v;
+            return "(none)";
+        }
+    return "(row not found)";
+}
+
+TEST_CASE("compare_outlier") {
+    // A row made 2x slower in every statistic, with one outlier in the base
+    // (a run 30x the median: a lost time slice) that widens the base's
+    // min..max over the new one: SLOWER, exit 1.
+    std::vector<double> base = draws(101, 11, 0.1, 0.05);
+    base[4] = 3.0;
+    std::vector<double> next(base);
+    for (double& x : next) x *= 2;
+    write_first_row("outlier_base.json", base);
+    write_first_row("outlier_new.json", next);
+    const Outcome r = bench("compare outlier_base.json outlier_new.json");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "SLOWER", r.output);
+    CHECK_MESSAGE(r.output.find("2.00x the base time") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("slower beyond the 5 % minimum effect (1)") != std::string::npos, r.output);
+}
+
+TEST_CASE("compare_shift") {
+    // Clean samples (2 % spread) of a row 1.2x slower: found (SLOWER, exit 1),
+    // with the ratio's interval around 1.2; the same distribution drawn
+    // afresh: same, exit 0; 1.02x: below the 5 % minimum effect, exit 0;
+    // --min-effect 0.3 lets 1.2x pass; --alpha 1e-9 cannot be reached by 12 + 12 samples.
+    write_first_row("shift_base.json", draws(201, 12, 0.1, 0.02));
+    write_first_row("shift_slower.json", draws(202, 12, 0.1, 0.02, 1.2));
+    write_first_row("shift_same.json", draws(203, 12, 0.1, 0.02));
+    write_first_row("shift_tiny.json", draws(204, 40, 0.1, 0.005, 1.02));
+    Outcome r = bench("compare shift_base.json shift_slower.json");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "SLOWER", r.output);
+    r = bench("compare shift_base.json shift_same.json");
     CHECK_MESSAGE(r.code == 0, r.output);
-    CHECK_MESSAGE(r.output.find("SLOWER") == std::string::npos, r.output);
-    CHECK_MESSAGE(r.output.find("within noise") != std::string::npos, r.output);
-    CHECK_MESSAGE(r.output.find("within the runs' spread (not counted) (1)") != std::string::npos, r.output);
-    CHECK_MESSAGE(r.output.find("min..max") != std::string::npos, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "same", r.output);
+    r = bench("compare shift_base.json shift_tiny.json");
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE((first_row_verdict(r.output) == "small" || first_row_verdict(r.output) == "same"), r.output);
+    r = bench("compare shift_base.json shift_slower.json --min-effect 0.3");
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "small", r.output);
+    r = bench("compare shift_base.json shift_slower.json --alpha 1e-9");
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "no verdict", r.output);
+}
+
+TEST_CASE("compare_few_samples") {
+    // 3 + 3 samples cannot reach p < 0.05 however far apart: no verdict, never
+    // "same"; exit 0 (not counted).
+    write_first_row("few_base.json", draws(301, 3, 0.1, 0.01));
+    write_first_row("few_new.json", draws(302, 3, 0.1, 0.01, 3));
+    const Outcome r = bench("compare few_base.json few_new.json");
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "no verdict", r.output);
+    CHECK_MESSAGE(r.output.find("no verdict: too few samples (not counted) (1)") != std::string::npos, r.output);
+}
+
+TEST_CASE("compare_no_samples") {
+    // A file written before rows kept their samples: the ratio of the medians,
+    // and no test (exit 0 even at 2x).
+    json j = load(kResults);
+    for (auto& row : j["rows"])
+        if (row.contains("kernel_ms")) row["kernel_ms"].erase("samples");
+    std::ofstream("old.json") << j.dump(2);
+    json slow = steady_first_row(2);
+    std::ofstream("new_slow.json") << slow.dump(2);
+    const Outcome r = bench("compare old.json new_slow.json");
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "no test", r.output);
+    CHECK_MESSAGE(r.output.find("no samples in BASE") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("no test possible (not counted) (" + std::to_string(j["rows"].size()) + ")") !=
+                      std::string::npos,
+                  r.output);
+}
+
+TEST_CASE("compare_drift") {
+    // Every row of a device 1.3x slower: called SLOWER row by row, with a
+    // note that the whole device moved (the machine's state, likely); one
+    // row alone moving gets no such note.
+    json j = load(kResults);
+    for (auto& row : j["rows"]) {
+        if (!row.contains("kernel_ms")) continue;
+        auto& ms = row["kernel_ms"];
+        for (const char* k : {"min", "median", "max"}) ms[k] = ms[k].get<double>() * 1.3;
+        for (auto& x : ms["samples"]) x = x.get<double>() * 1.3;
+    }
+    std::ofstream("drift.json") << j.dump(2);
+    Outcome r = bench("compare " + kResults + " drift.json");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(r.output.find(" rows on host:0 moved the same way (geometric mean new/base 1.30)") !=
+                      std::string::npos,
+                  r.output);
+    write_first_row("one_row.json", draws(401, 12, 0.1, 0.02, 1.3));
+    write_first_row("one_row_base.json", draws(402, 12, 0.1, 0.02));
+    r = bench("compare one_row_base.json one_row.json");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(r.output.find("moved the same way") == std::string::npos, r.output);
 }
 
 TEST_CASE("compare_ambiguous") {
@@ -333,7 +479,7 @@ TEST_CASE("compare_ambiguous") {
     // naming the rows, not a silent pick.
     json j = load(kResults);
     json copy = j["rows"][0];
-    copy["selector"] = "opencl:3";
+    copy["selector"] = copy["stable_selector"] = "opencl:intel:0";
     copy["backend"] = "opencl";
     copy["device"] = "another vendor's device";
     j["rows"].push_back(copy);
@@ -341,7 +487,7 @@ TEST_CASE("compare_ambiguous") {
     const Outcome r = bench("compare " + kResults + " two_devices.json --by op");
     CHECK_MESSAGE(r.code == 2, r.output);
     CHECK_MESSAGE(r.output.find("pairs more than one row of two_devices.json") != std::string::npos, r.output);
-    CHECK_MESSAGE(r.output.find("opencl:3 (another vendor's device)") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("opencl:intel:0 (another vendor's device)") != std::string::npos, r.output);
     // auto picks a pairing that is one to one.
     CHECK_MESSAGE(bench("compare " + kResults + " two_devices.json").code == 0, r.output);
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <regex>
 #include <map>
 #include <set>
 #include <sstream>
@@ -103,18 +105,27 @@ TEST_CASE("progress_lines") {
     REQUIRE(rows.size() == 3);
     const auto lines = lines_starting(r.err, "[");
     REQUIRE_MESSAGE(lines.size() == rows.size(), r.err);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const json& row = rows[i];
+    // Rows are sampled in rounds together, so they finish in any order: each
+    // line counts the rows done and names one row, each row once.
+    std::set<std::size_t> named;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string& line = lines[i];
-        const std::string head = "[" + std::to_string(i + 1) + "/3] " + row["op"].get<std::string>() + " " +
-                                 row["shape"].get<std::string>() + " f32 native on host:0: ";
-        CHECK_MESSAGE(line.rfind(head, 0) == 0, line);
+        CHECK_MESSAGE(line.rfind("[" + std::to_string(i + 1) + "/3] ", 0) == 0, line);
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+            const json& row = rows[k];
+            const std::string head = "/3] " + row["op"].get<std::string>() + " " + row["shape"].get<std::string>() +
+                                     " f32 native on host:0: ";
+            if (line.find(head) != std::string::npos) {
+                named.insert(k);
+                CHECK_MESSAGE(line.find(row.contains("gflops") ? " GFLOP/s" : " GB/s") != std::string::npos, line);
+            }
+        }
         CHECK_MESSAGE(line.find(" ms, ") != std::string::npos, line);
-        CHECK_MESSAGE(line.find(row.contains("gflops") ? " GFLOP/s" : " GB/s") != std::string::npos, line);
         CHECK_MESSAGE(line.find(" s so far") != std::string::npos, line);
         // The time left, from the rows measured so far; none after the last.
         CHECK_MESSAGE((line.find(" s left") != std::string::npos) == (i + 1 < rows.size()), line);
     }
+    CHECK_MESSAGE(named.size() == rows.size(), r.err);
     CHECK_MESSAGE(lines_starting(r.err, "ceilings of host:0 measured in ").size() == 1, r.err);
     // --no-progress: nothing on stderr.
     const SplitOutcome quiet = bench_split("--quick --backends host --ops add --add-sizes 1000 --no-progress");
@@ -161,7 +172,7 @@ TEST_CASE("activations") {
     REQUIRE_MESSAGE(r.code == 0, r.output);
     CHECK_MESSAGE(read_text("act.csv").find(",dense,relu,8x16x4,") != std::string::npos, read_text("act.csv"));
 
-    r = bench("compare " + kResults + " act.json");
+    r = bench("compare " + kResults + " act.json --min-effect 1e6");  // the pairing, not the two runs' times
     CHECK_MESSAGE(r.code == 0, r.output);
     CHECK_MESSAGE(r.output.find("over 1 rows") != std::string::npos, r.output);  // add 1000 alone pairs
     const auto only_new = r.output.find("only in act.json");
@@ -205,7 +216,7 @@ TEST_CASE("ceilings") {
         REQUIRE(row.contains("ceiling"));
         CHECK(row["ceiling"].get<std::string>() == want);
         matrix_rows += want.rfind("matrix", 0) == 0;
-        const double ceiling = dev[field.at(want)].get<double>();
+        const double ceiling = dev[field.at(want)].is_number() ? dev[field.at(want)].get<double>() : 0;  // null: none
         if (ceiling > 0) {
             REQUIRE(row.contains("fraction_of_ceiling"));
             CHECK(row["fraction_of_ceiling"].get<double>() == doctest::Approx(row["gflops"].get<double>() / ceiling));
@@ -405,4 +416,89 @@ TEST_CASE("plot_styles") {
     CHECK(colour_of(roof, "roof0(x) with lines") == host);
     CHECK(colour_of(roof, "roof1(x) with lines") == other);
     CHECK(style_of(roof, "roof0(x) with lines", " lw ") > style_of(roof, "roof1(x) with lines", " lw "));
+
+TEST_CASE("json_figures") {
+    // No negative figure anywhere in a run's JSON, and none that was not
+    // measured written as 0: such figures are null (shown "–").
+    const json j = load(kResults);
+    std::vector<std::string> negative;
+    std::function<void(const json&, const std::string&)> walk = [&](const json& v, const std::string& at) {
+        if (v.is_number() && v.get<double>() < 0) negative.push_back(at + " = " + v.dump());
+        if (v.is_object())
+            for (auto it = v.begin(); it != v.end(); ++it) walk(it.value(), at + "." + it.key());
+        if (v.is_array())
+            for (std::size_t i = 0; i < v.size(); ++i) walk(v[i], at + "[" + std::to_string(i) + "]");
+    };
+    walk(j, "");
+    CHECK_MESSAGE(negative.empty(), (negative.empty() ? std::string() : negative.front()));
+    for (const auto& d : j["devices"]) {
+        INFO(d.dump());
+        for (const char* k : {"copy_gbps", "add_probe_gbps", "fma_probe_gflops", "fma_probe_gflops_f64",
+                              "bandwidth_ceiling_gbps", "peak_fma_gflops", "peak_fma_gflops_f64", "peak_fma_gflops_f16",
+                              "peak_matrix_gflops_f16", "peak_matrix_gflops_bf16", "bare_launch_us", "add1_launch_us",
+                              "last_level_cache_bytes", "global_memory_bytes"}) {
+            CAPTURE(k);
+            REQUIRE(d.contains(k));
+            CHECK((d[k].is_null() || d[k].get<double>() > 0));
+        }
+        // The quick host run measures these; f64 and half ceilings it does not (no such rows).
+        for (const char* k : {"copy_gbps", "add_probe_gbps", "peak_fma_gflops", "bare_launch_us", "add1_launch_us"})
+            CHECK(d[k].is_number());
+        for (const char* k : {"peak_fma_gflops_f64", "peak_fma_gflops_f16", "peak_matrix_gflops_f16"})
+            CHECK(d[k].is_null());
+        // The overhead over a bare launch: never negative; 0 with a note where add(1) was the cheaper.
+        const double bare = d["bare_launch_us"], add1 = d["add1_launch_us"];
+        CHECK(d["launch_overhead_us"].get<double>() == doctest::Approx(std::max(0.0, add1 - bare)));
+        CHECK(d.contains("launch_overhead_note") == (add1 < bare));
+    }
+    for (const auto& row : j["rows"]) {
+        INFO(row.dump());
+        for (const char* k : {"median", "min", "max", "cold_median"}) CHECK(row["kernel_ms"][k].get<double>() > 0);
+        for (const auto& x : row["kernel_ms"]["samples"]) CHECK(x.get<double>() > 0);
+        CHECK(row["end_to_end_ms"].get<double>() > 0);
+        for (const char* k : {"gbps", "gflops"})
+            if (row.contains(k)) CHECK(row[k].get<double>() > 0);
+    }
+}
+
+TEST_CASE("fixed_runs") {
+    // --runs N: exactly N samples a row, whatever their spread, said so.
+    const Outcome r = bench("--quick --backends host --ops add,matmul --add-sizes 1000 --matmul-sizes 16 --runs 7 "
+                            "--json runs7.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load("runs7.json");
+    REQUIRE(j["rows"].size() >= 2);
+    for (const auto& row : j["rows"]) {
+        INFO(row.dump());
+        CHECK(row["runs"] == 7);
+        CHECK(row["kernel_ms"]["samples"].size() == 7);
+        CHECK(row["stopped_by"] == "runs");
+    }
+    CHECK(j["settings"]["runs"] == 7);
+    CHECK(bench("--quick --backends host --runs 0").code == 2);  // a count of at least 1
+}
+
+TEST_CASE("stable_selectors") {
+    // An OpenCL device is named by its platform in every output (table, JSON,
+    // compare), never by an index across platforms (opencl:N), which changes
+    // with the runtimes installed.
+    const Outcome r = bench("--quick --backends host,opencl:pocl --ops add --add-sizes 1000 --paths native "
+                            "--json sel.json");
+    if (r.code == 2 && r.output.find("pocl") != std::string::npos) {
+        MESSAGE("PoCL unavailable: " << r.output);
+        std::exit(77);
+    }
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const std::regex index_only("opencl:[0-9]");
+    CHECK_MESSAGE(!std::regex_search(r.output, index_only), r.output);
+    const json j = load("sel.json");
+    CHECK_MESSAGE(!std::regex_search(j.dump(), index_only), j.dump(2));
+    std::set<std::string> selectors;
+    for (const auto& d : j["devices"]) selectors.insert(d["selector"].get<std::string>());
+    CHECK(selectors == std::set<std::string>{"host:0", "opencl:pocl:0"});
+    for (const auto& row : j["rows"]) CHECK(selectors.count(row["selector"].get<std::string>()) == 1);
+    const Outcome c = bench("compare sel.json sel.json");
+    CHECK_MESSAGE(c.code == 0, c.output);
+    CHECK_MESSAGE(c.output.find("opencl:pocl:0") != std::string::npos, c.output);
+    CHECK_MESSAGE(!std::regex_search(c.output, index_only), c.output);
 }

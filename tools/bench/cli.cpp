@@ -55,9 +55,13 @@ CLI::App* add_compare(CLI::App& app, CompareArgs& a) {
                                                   "run`), row by row");
     cmd->add_option("BASE", a.base, "the base run (JSON)")->required();
     cmd->add_option("NEW", a.next, "the new run (JSON)")->required();
-    cmd->add_option("--threshold", a.threshold,
-                    "a row is SLOWER when new/base of the median kernel times exceeds 1 + this (default 0.10) "
-                    "and every new run was slower than every base run (min..max ranges apart); exit 1 then")
+    cmd->add_option("--alpha", a.alpha,
+                    "significance level of the two-sided Mann-Whitney U test on each row's samples (default 0.05); "
+                    "the ratio's confidence interval is at 1 - alpha")
+        ->check(CLI::Range(1e-9, 0.5));
+    cmd->add_option("--min-effect,--threshold", a.min_effect,
+                    "a significant row is SLOWER (or faster) only when its new/base ratio is past 1 + this (or "
+                    "1 / (1 + this)); default 0.05")
         ->check(CLI::Range(0.0, 1e6));
     cmd->add_option("--by", a.by,
                     "how rows pair: auto (default: the coarsest that pairs each row with at most one), op (op, "
@@ -65,9 +69,10 @@ CLI::App* add_compare(CLI::App& app, CompareArgs& a) {
                     "device (backend + device name), rank (fleet files of an MPI run: host, rank and selector)")
         ->check(tool_cli::one_of("--by value", {"auto", "op", "backend", "selector", "device", "rank"}))
         ->type_name("HOW");
-    cmd->footer("exit status: 0 no row SLOWER (rows past --threshold whose ranges overlap are listed as within "
-                "noise); 1 a row SLOWER; 2 no row paired, a key with two rows in one file under --by, or a file is "
-                "not an accel-bench JSON report.");
+    cmd->footer("verdicts: SLOWER/faster (p < alpha and past --min-effect), small (p < alpha, within it), same "
+                "(p >= alpha), no verdict (too few samples for p < alpha), no test (a file without samples: the "
+                "ratio of medians only). exit status: 0 no row SLOWER; 1 a row SLOWER; 2 no row paired, a key with "
+                "two rows in one file under --by, or a file is not an accel-bench JSON report.");
     return cmd;
 }
 

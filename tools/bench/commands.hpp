@@ -27,6 +27,8 @@ struct RunArgs {
     std::vector<std::string> ops, paths, dtypes, matmul_shapes, dense_shapes, column_sum_shapes, activations;
     std::vector<std::size_t> add_sizes, matmul_sizes, block_sizes;
     int warmup = 0, repeats = 0;
+    int runs = 0;              ///< --runs: warm samples per row, fixed
+    double target_ci = 0, max_row_ms = 0;  ///< --target-ci, --max-time-ms
     int rank_timeout = 0;  ///< --rank-timeout seconds; 0: not given (ACCEL_RANK_TIMEOUT, else 300)
     double min_time_ms = 0;
     /// Whether the command line gave the option so named ("--warmup").
@@ -61,14 +63,18 @@ int case_file_command(const RunArgs& a);
 /// What `compare` was given.
 struct CompareArgs {
     std::string base, next, by = "auto";
-    double threshold = 0.10;
+    double alpha = 0.05;       ///< significance level of the U test (two-sided)
+    double min_effect = 0.05;  ///< a row is SLOWER/faster only past new/base 1 + this (or 1/(1 + this))
 };
 
 /// Adds the `compare` subcommand, bound to `a`.
 CLI::App* add_compare(CLI::App& app, CompareArgs& a);
 
-/// `compare BASE.json NEW.json [--threshold F] [--by ...]`: 0 when no row got
-/// slower by more than F (default 0.10), 1 otherwise, 2 when no row paired.
+/// `compare BASE.json NEW.json [--alpha A] [--min-effect F] [--by ...]`: each
+/// row's samples under a two-sided Mann–Whitney U test at A (default 0.05)
+/// with the Hodges–Lehmann ratio new/base and its 1 - A interval. 1 when a
+/// row is significantly slower by more than F (default 0.05), 0 otherwise,
+/// 2 when no row paired.
 /// Reads fleet files (MPI runs) too: --by rank pairs rows of one host, rank
 /// and selector. Throws std::runtime_error naming the file when one is not
 /// an accel-bench JSON report.

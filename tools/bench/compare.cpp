@@ -1,11 +1,12 @@
 // `accel-bench compare`: kernel-time ratios of two saved runs, row by row.
-// A difference is called only when it passes --threshold and the two rows'
-// ranges of timed runs (kernel_ms min..max) do not overlap: every run of one
-// was slower than every run of the other. Back-to-back runs of one machine
-// differ by more than 10 % in their medians on a busy or virtual machine;
-// their ranges overlap.
+// Each row's timed samples of the two files are tested against each other
+// (two-sided Mann–Whitney U at --alpha) and the ratio new/base estimated
+// with its confidence interval (Hodges–Lehmann on the logs of the times);
+// a row is SLOWER or faster only when the test rejects and the estimate is
+// past --min-effect (docs/benchmarking.md, "How compare decides").
 #include "commands.hpp"
 #include "report.hpp"
+#include "stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -41,7 +42,11 @@ struct Device {
 };
 
 Device device_of(const json& row) {
-    std::string sel = str(row, "selector").empty() ? str(row, "backend") : str(row, "selector");
+    // The stable form ("opencl:pocl:0") where the file has it: files written
+    // before Device::selector() returned it hold an index ("opencl:0") there.
+    std::string sel = !str(row, "stable_selector").empty() ? str(row, "stable_selector")
+                      : !str(row, "selector").empty()       ? str(row, "selector")
+                                                            : str(row, "backend");
     if (sel.empty()) sel = "unnamed device";
     if (row.contains("rank")) sel = str(row, "host") + " rank " + row["rank"].dump() + " " + sel;
     const std::string name = str(row, "device");
@@ -53,8 +58,8 @@ std::string both(const std::string& base, const std::string& next) { return base
 
 struct Entry {
     Key key;
-    double ms;      ///< median kernel time
-    double lo, hi;  ///< fastest and slowest timed run (the median where a file has no min/max)
+    double ms;                    ///< median kernel time
+    std::vector<double> samples;  ///< the timed samples (ms); empty in files written before rows kept them
     Device device;
 };
 using Times = std::vector<Entry>;
@@ -78,12 +83,11 @@ Times kernel_times(const json& doc, const std::string& by, const std::string& fi
             skipped.push_back(k.text() + " on " + device_of(row).long_name + " (" + file + ": no kernel time)");
             continue;
         }
-        const double median = (*ms)["median"].get<double>();
-        auto bound = [&](const char* name) {
-            const bool ok = ms->contains(name) && (*ms)[name].is_number() && (*ms)[name].get<double>() > 0;
-            return ok ? (*ms)[name].get<double>() : median;
-        };
-        out.push_back({k, median, std::min(bound("min"), median), std::max(bound("max"), median), device_of(row)});
+        std::vector<double> samples;
+        if (ms->contains("samples") && (*ms)["samples"].is_array())
+            for (const auto& v : (*ms)["samples"])
+                if (v.is_number() && v.get<double>() > 0) samples.push_back(v.get<double>());
+        out.push_back({k, (*ms)["median"].get<double>(), std::move(samples), device_of(row)});
     }
     return out;
 }
@@ -116,10 +120,53 @@ std::string auto_matching(const json& base, const json& next) {
     return "device";
 }
 
+// What compare says of one pair of rows.
+struct Verdict {
+    std::string word;      ///< "SLOWER", "faster", "small", "same", "no verdict", "no test"
+    double ratio = 0;      ///< new/base: the Hodges–Lehmann estimate where tested, else of the medians
+    stats::Interval ci;    ///< of the ratio, at 1 - alpha (ok false where not tested)
+    double p = 1;          ///< the U test's two-sided p-value; only where tested
+    bool tested = false;
+    std::string why;       ///< for "no verdict" and "no test": what was missing
+};
+
+Verdict judge(const Entry& b, const Entry& n, double alpha, double effect) {
+    Verdict v;
+    v.ratio = n.ms / b.ms;
+    if (b.samples.empty() || n.samples.empty()) {
+        v.word = "no test";
+        v.why = "no samples in " + std::string(b.samples.empty() ? "BASE" : "NEW") +
+                " (a file written before rows kept their samples): median ratio only";
+        return v;
+    }
+    if (stats::smallest_p(b.samples.size(), n.samples.size()) > alpha) {
+        v.word = "no verdict";
+        v.why = format("%zu and %zu samples: the U test cannot reach p < %g with so few", b.samples.size(),
+                       n.samples.size(), alpha);
+        return v;
+    }
+    // On the logs: the shift of log times is the log of the ratio of times.
+    std::vector<double> lb, ln;
+    for (double t : b.samples) lb.push_back(std::log(t));
+    for (double t : n.samples) ln.push_back(std::log(t));
+    const stats::UTest u = stats::mann_whitney(lb, ln);
+    const stats::Shift hl = stats::hodges_lehmann(lb, ln, 1 - alpha);
+    v.tested = true;
+    v.p = u.p;
+    v.ratio = std::exp(hl.estimate);
+    v.ci = {std::exp(hl.interval.lo), std::exp(hl.interval.hi), hl.interval.ok};
+    const bool significant = u.p < alpha;
+    v.word = !significant                     ? "same"
+             : v.ratio > 1 + effect           ? "SLOWER"
+             : v.ratio < 1 / (1 + effect)     ? "faster"
+                                              : "small";
+    return v;
+}
+
 }  // namespace
 
 int compare_command(const CompareArgs& a) {
-    const double threshold = a.threshold;
+    const double alpha = a.alpha, effect = a.min_effect;
     std::string by = a.by;
     const std::string& base_file = a.base;
     const std::string& new_file = a.next;
@@ -141,17 +188,23 @@ int compare_command(const CompareArgs& a) {
     for (const auto& e : next_rows) next[e.key] = &e;
     for (const auto& e : base) base_keys[e.key] = &e;
 
+    const int confidence = int(std::lround((1 - alpha) * 100));
     std::cout << "kernel time NEW/BASE (below 1 = NEW is faster); NEW = " << new_file << ", BASE = " << base_file
               << "\nrows are matched by op, shape, dtype, path, block" << (by == "op" ? "" : " and " + by)
-              << format("\na row is marked when new/base of the medians is past the %.0f %% threshold: slower or "
-                        "faster when the runs' min..max ranges are apart, within noise when they overlap\n\n",
-                        threshold * 100);
+              << format("\neach row's samples are tested by a two-sided Mann-Whitney U test at alpha = %g; new/base is "
+                        "the Hodges-Lehmann estimate of the ratio with its %d %% confidence interval (the ratio of the "
+                        "medians where a file has no samples); SLOWER or faster: p < alpha and the ratio past the "
+                        "minimum effect of %g %%; small: p < alpha within it; same: p >= alpha; no verdict: too few "
+                        "samples for p < alpha; no test: a file without samples\n\n",
+                        alpha, confidence, effect * 100);
     TextTable t({"op", "shape", "dtype", "path", "block", by == "op" ? "device (base -> new)" : "device", "base ms",
-                 "base min..max", "new ms", "new min..max", "new/base", "speedup", ""},
+                 "new ms", "samples", "new/base", format("%d %% CI", confidence), "p", "speedup", ""},
                 6);
-    std::vector<std::string> slower, noise, only_base, only_new;
+    std::vector<std::string> slower, faster, untested, undecided, only_base, only_new;
     double log_sum = 0;
     int matched = 0;
+    // Per device (table name): log new/base of each paired row's medians, for the drift note.
+    std::map<std::string, std::vector<double>> moved;
     for (const auto& b : base) {
         auto it = next.find(b.key);
         if (it == next.end()) {
@@ -159,45 +212,70 @@ int compare_command(const CompareArgs& a) {
             continue;
         }
         const Entry& n = *it->second;
-        const double ratio = n.ms / b.ms;
-        log_sum += std::log(ratio);
+        const Verdict v = judge(b, n, alpha, effect);
+        log_sum += std::log(n.ms / b.ms);
         ++matched;
-        const bool past_slower = ratio > 1 + threshold, past_faster = ratio < 1 / (1 + threshold);
-        const bool apart = n.lo > b.hi || n.hi < b.lo;
-        const std::string what = b.key.text() + " on " + both(b.device.long_name, n.device.long_name) +
-                                 format(" (%.2fx the base time; base %.4g..%.4g ms, new %.4g..%.4g ms)", ratio, b.lo,
-                                        b.hi, n.lo, n.hi);
-        if (past_slower && apart) slower.push_back(what);
-        if ((past_slower || past_faster) && !apart) noise.push_back(what);
+        moved[both(b.device.short_name, n.device.short_name)].push_back(std::log(n.ms / b.ms));
+        const std::string what =
+            b.key.text() + " on " + both(b.device.long_name, n.device.long_name) +
+            format(" (%.2fx the base time", v.ratio) +
+            (v.tested ? format(", %d %% CI %s, p = %.2g; medians %.4g -> %.4g ms, %zu and %zu samples)", confidence,
+                               v.ci.ok ? format("%.2f..%.2f", v.ci.lo, v.ci.hi).c_str() : "unbounded", v.p, b.ms,
+                               n.ms, b.samples.size(), n.samples.size())
+                      : format("; medians %.4g -> %.4g ms): ", b.ms, n.ms) + v.why);
+        if (v.word == "SLOWER") slower.push_back(what);
+        if (v.word == "faster") faster.push_back(what);
+        if (v.word == "no test") untested.push_back(what);
+        if (v.word == "no verdict") undecided.push_back(what);
+        const std::string count = b.samples.empty() && n.samples.empty() ? "–"
+                                  : std::to_string(b.samples.size()) + "/" + std::to_string(n.samples.size());
         t.add({b.key.op, b.key.shape, b.key.dtype, b.key.path, b.key.block.empty() ? "default" : b.key.block,
-               both(b.device.short_name, n.device.short_name), format("%.4g", b.ms),
-               format("%.4g..%.4g", b.lo, b.hi), format("%.4g", n.ms), format("%.4g..%.4g", n.lo, n.hi),
-               format("%.2f", ratio), format("%.2fx", 1 / ratio),
-               !(past_slower || past_faster) ? "" : !apart ? "within noise" : past_slower ? "SLOWER" : "faster"});
+               both(b.device.short_name, n.device.short_name), format("%.4g", b.ms), format("%.4g", n.ms), count,
+               format("%.3f", v.ratio), v.tested && v.ci.ok ? format("%.3f..%.3f", v.ci.lo, v.ci.hi) : "–",
+               v.tested ? format("%.2g", v.p) : "–", format("%.2fx", 1 / v.ratio), v.word});
     }
     for (const auto& e : next_rows)
         if (!base_keys.count(e.key)) only_new.push_back(e.key.text() + " on " + e.device.long_name);
     t.write(std::cout);
 
     if (matched)
-        std::cout << format("\ngeometric mean of new/base over %d rows: %.2f (speedup %.2fx)\n", matched,
-                            std::exp(log_sum / matched), std::exp(-log_sum / matched));
+        std::cout << format("\ngeometric mean of new/base of the medians over %d rows: %.2f (speedup %.2fx)\n",
+                            matched, std::exp(log_sum / matched), std::exp(-log_sum / matched));
     else
         std::cout << "\nno rows in common: the files share no op, shape and path" << (by == "op" ? "" : " on one " + by)
                   << "\n";
-    auto list = [](const char* title, const std::vector<std::string>& items) {
+    // A device whose rows all moved one way, by more than the minimum effect
+    // in their geometric mean: the machine's state differed between the two
+    // runs (load, clocks), which no row's samples can tell from the build.
+    for (const auto& [device, logs] : moved) {
+        if (logs.size() < 4) continue;
+        double mean = 0;
+        std::size_t up = 0;
+        for (double l : logs) {
+            mean += l / double(logs.size());
+            up += l > 0;
+        }
+        const std::size_t same_way = mean > 0 ? up : logs.size() - up;
+        if (std::fabs(mean) > std::log(1 + effect) && same_way * 4 >= logs.size() * 3)
+            std::cout << format("note: %zu of the %zu rows on %s moved the same way (geometric mean new/base %.2f): "
+                                "the machine was likely in another state in one run (load, clocks); rerun both "
+                                "on a quiet machine before reading its rows as the build's\n",
+                                same_way, logs.size(), device.c_str(), std::exp(mean));
+    }
+    auto list = [](const std::string& title, const std::vector<std::string>& items) {
         if (items.empty()) return;
         std::cout << "\n" << title << " (" << items.size() << "):\n";
         for (const auto& s : items) std::cout << "  " << s << "\n";
     };
-    list(("only in " + base_file).c_str(), only_base);
-    list(("only in " + new_file).c_str(), only_new);
+    list("only in " + base_file, only_base);
+    list("only in " + new_file, only_new);
     list("not comparable", skipped);
-    list("past the threshold but within the runs' spread (not counted)", noise);
+    list("no test possible (not counted)", untested);
+    list("no verdict: too few samples (not counted)", undecided);
+    list(format("faster beyond the %g %% minimum effect", effect * 100), faster);
     if (!matched) return 2;
     if (slower.empty()) return 0;
-    std::cout << "\n";
-    list(format("slower than the %.0f %% threshold", threshold * 100).c_str(), slower);
+    list(format("slower beyond the %g %% minimum effect", effect * 100), slower);
     return 1;
 }
 

@@ -81,8 +81,8 @@ Scores score(const json& doc) {
             f.backend = str(d, "backend");
             f.uuid = str(d, "uuid");
             f.pci_bus_id = str(d, "pci_bus_id");
-            f.copy_gbps = d.value("copy_gbps", 0.0);
-            f.peak_gflops = d.value("peak_fma_gflops", 0.0);
+            f.copy_gbps = figure_or_zero(d, "copy_gbps");
+            f.peak_gflops = figure_or_zero(d, "peak_fma_gflops");
             f.error = str(d, "ceiling_error");
         }
     if (doc.contains("fleet") && doc["fleet"].contains("ranks") && doc["fleet"]["ranks"].is_array())
@@ -411,7 +411,7 @@ int fleet_run(Settings s, const std::string& backends, const std::string& format
     Results r;
     try {
         if (placed) r = run(s);
-        if (!r.rows.empty()) me["selector"] = r.rows.front().selector;  // e.g. "opencl:0" for "opencl"
+        if (!r.rows.empty()) me["selector"] = r.rows.front().selector;  // e.g. "opencl:pocl:0" for "opencl"
     } catch (const std::exception& e) {
         me["error"] = e.what();
     }

@@ -40,7 +40,7 @@ const char* kFooter =
     "output files (-o, --json, plot's -o) are written whole or not at all: a run that fails leaves none\n"
     "  and keeps an existing file as it was.\n"
     "exit status: 0 all rows passed; 1 a row exceeded its NMSE threshold or failed (compare: a row\n"
-    "  slower than --threshold; fleet: an outlier); 2 usage error, a named backend is unavailable, an\n"
+    "  significantly slower beyond --min-effect; fleet: an outlier); 2 usage error, a named backend is unavailable, an\n"
     "  unreadable file, or (compare) no row paired.";
 
 Settings default_settings(bool quick) {
@@ -54,6 +54,7 @@ Settings default_settings(bool quick) {
         s.column_sum_shapes = {{256, 128}};
         s.repeats = 3;
         s.min_time_ms = 2;
+        s.max_row_ms = 25;
         s.copy_bytes = std::size_t{8} << 20;
         s.fma_target_ms = 2;
     } else {
@@ -132,8 +133,23 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                           "took 3 s)")
                ->check(CLI::Range(1, 1000000)));
     single(app.add_option("--min-time-ms", a.min_time_ms,
-                          "add kernel-only runs until this many ms of kernel time (default 20)")
+                          "a row's warm samples hold at least this many ms of kernel time, each sample the median "
+                          "of launches filling a tenth of it (default 20; --quick 2)")
                ->check(CLI::Range(0.0, 1e7)));
+    single(app.add_option("--runs", a.runs,
+                          "warm samples per row, fixed; default: at least 10, until the 95 % confidence interval "
+                          "of the row's median is within --target-ci or its --max-time-ms ends")
+               ->check(CLI::Range(1, kMaxSamples))
+               ->type_name("N"));
+    single(app.add_option("--target-ci", a.target_ci,
+                          "half-width of the 95 % confidence interval of a row's median at which it stops, "
+                          "relative to the median (default 0.03: within ±3 %)")
+               ->check(CLI::Range(1e-4, 1.0)));
+    single(app.add_option("--max-time-ms", a.max_row_ms,
+                          "host ms a row may spend taking warm samples before it stops short of --target-ci "
+                          "(default 120; --quick 25); it takes 4 samples at least")
+               ->check(CLI::Range(0.0, 1e8))
+               ->type_name("MS"));
     single(app.add_flag("--quick", a.quick, "tiny sizes and short probes, for CI"));
     single(app.add_flag("--untuned", a.untuned,
                         "matmul and dense native rows of a device that runs a tuning record also run with its "
@@ -215,6 +231,9 @@ Settings settings_of(const RunArgs& a) {
     if (a.given("--warmup")) s.warmup = a.warmup;
     if (a.given("--repeats")) s.repeats = a.repeats;
     if (a.given("--min-time-ms")) s.min_time_ms = a.min_time_ms;
+    if (a.given("--runs")) s.runs = a.runs;
+    if (a.given("--target-ci")) s.target_ci = a.target_ci;
+    if (a.given("--max-time-ms")) s.max_row_ms = a.max_row_ms;
     return s;
 }
 

@@ -246,7 +246,9 @@ json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Machine& m) {
     j["command"] = "mlp";
     std::vector<std::string> dtypes;
     for (accel::DType t : s.dtypes) dtypes.push_back(accel::dtype_name(t));
-    j["settings"] = {{"selectors", s.selectors}, {"hidden", s.hidden},  {"batch", s.batch},
+    std::vector<std::string> selectors;  // of the devices as they ran: stable ones, not the indices "all" gave
+    for (const auto& d : r.devices) selectors.push_back(d.shown_selector());
+    j["settings"] = {{"selectors", selectors}, {"hidden", s.hidden},  {"batch", s.batch},
                      {"warmup_epochs", s.warmup}, {"epochs", s.epochs}, {"rounds", s.rounds},
                      {"dtypes", dtypes},          {"seed", s.seed},     {"lr", decimal(s.lr)},
                      {"quick", s.quick},

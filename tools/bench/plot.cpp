@@ -317,7 +317,7 @@ Roofline collect_roofline(const std::vector<std::string>& files) {
         const std::string prefix = file_prefix(files, f);
         if (doc.contains("devices"))
             for (const auto& d : doc["devices"]) {
-                const double bw = d.value("bandwidth_ceiling_gbps", 0.0), peak = d.value("peak_fma_gflops", 0.0);
+                const double bw = figure_or_zero(d, "bandwidth_ceiling_gbps"), peak = figure_or_zero(d, "peak_fma_gflops");
                 if (bw > 0 && peak > 0)
                     r.roof[{f, device_id(d)}] = {clean(prefix + device_id(d)), device_id(d), str(d, "name"), f, bw, peak};
             }

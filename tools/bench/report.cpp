@@ -3,6 +3,7 @@
 #include <accel/version.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cerrno>
 #include <cstring>
@@ -20,9 +21,11 @@ std::string opt(const std::optional<double>& x, double scale = 1) { return x ? n
 
 std::string status(const Row& r) { return !r.error.empty() ? "error" : r.passed() ? "pass" : "FAIL"; }
 
-json settings_json(const Settings& s) {
+json settings_json(const Settings& s, const Results& r) {
     json j;
-    j["selectors"] = s.selectors;
+    std::vector<std::string> selectors;  // of the devices as they ran: stable ones, not the indices "all" gave
+    for (const auto& d : r.devices) selectors.push_back(d.shown_selector());
+    j["selectors"] = selectors;
     std::vector<std::string> ops, paths;
     for (auto op : s.ops) ops.push_back(accel::op_name(op));
     for (auto p : s.paths) paths.push_back(accel::path_name(p));
@@ -39,14 +42,36 @@ json settings_json(const Settings& s) {
     j["warmup"] = s.warmup;
     j["repeats"] = s.repeats;
     j["min_time_ms"] = s.min_time_ms;
+    j["runs"] = s.runs > 0 ? json(s.runs) : json(nullptr);
+    j["target_ci"] = s.target_ci;
+    j["max_row_ms"] = s.max_row_ms;
     j["quick"] = s.quick;
     j["oracle"] = "float64 reference; matmul/dense with M*N*K >= 1024^3 on 8 random output rows";
     return j;
 }
 
+// What accel's front-end and a 1-element kernel add to the runtime's bare
+// launch, µs: add(1) - bare, clamped at 0 where add(1) is the cheaper (then
+// launch_overhead_note says why).
+double launch_overhead_us(const DeviceReport& d) { return std::max(0.0, d.add1_launch_us - d.bare_launch_us); }
+
+std::string launch_overhead_note(const DeviceReport& d) {
+    return format("add(1) took %.3g us, less than the bare launch's %.3g us, so the overhead is shown as 0: a "
+                  "1-element op takes a cheaper path than the bare launch here (the host backend runs an op of one "
+                  "chunk on the calling thread, where its bare launch wakes every thread of its team)",
+                  d.add1_launch_us, d.bare_launch_us);
+}
+
+// A measured figure, or null where it was not measured (0: the probe did not
+// run, failed, or the device has no such unit).
+json measured(double x) { return x > 0 ? json(x) : json(nullptr); }
+
 json device_json(const DeviceReport& d) {
     const auto& i = d.info;
+    const bool ok = d.error.empty();  // the ceilings were measured
+    auto figure = [&](double x) { return ok ? measured(x) : json(nullptr); };
     json j{{"selector", d.selector},
+           {"index", i.index},
            {"backend", i.backend},
            {"name", i.name},
            {"vendor", i.vendor},
@@ -54,31 +79,32 @@ json device_json(const DeviceReport& d) {
            {"driver_version", i.driver_version},
            {"runtime_version", i.runtime_version},
            {"compute_units", i.compute_units},
-           {"global_memory_bytes", i.global_memory_bytes},
+           {"global_memory_bytes", measured(double(i.global_memory_bytes))},
            {"memory_peak_in_use_bytes", d.memory.peak_in_use},
            {"memory_cached_bytes", d.memory.cached},
            {"max_block_size", i.limits.max_block_size},
            {"timer", i.timer},
            {"vendor_path", {{"matmul", d.vendor_matmul}, {"dense", d.vendor_dense}}},
-           {"stable_selector", i.stable_selector},
-           {"copy_gbps", d.copy_gbps},
-           {"copy_bytes", d.copy_bytes},
-           {"add_probe_gbps", d.add_gbps},
-           {"add_probe_elements", d.add_elements},
-           {"fma_probe_gflops", d.probe_gflops},
-           {"fma_probe_gflops_f64", d.probe_gflops_f64},
-           {"bandwidth_ceiling_gbps", d.bandwidth_gbps},
-           {"peak_fma_gflops", d.peak_gflops},
-           {"peak_fma_gflops_f64", d.peak_gflops_f64},
-           {"peak_fma_gflops_f16", d.peak_gflops_f16},
-           {"peak_matrix_gflops_f16", d.matrix_gflops_f16},
-           {"peak_matrix_gflops_bf16", d.matrix_gflops_bf16},
+           {"stable_selector", d.shown_selector()},
+           {"copy_gbps", figure(d.copy_gbps)},
+           {"copy_bytes", figure(double(d.copy_bytes))},
+           {"add_probe_gbps", figure(d.add_gbps)},
+           {"add_probe_elements", figure(double(d.add_elements))},
+           {"fma_probe_gflops", figure(d.probe_gflops)},
+           {"fma_probe_gflops_f64", figure(d.probe_gflops_f64)},
+           {"bandwidth_ceiling_gbps", figure(d.bandwidth_gbps)},
+           {"peak_fma_gflops", figure(d.peak_gflops)},
+           {"peak_fma_gflops_f64", figure(d.peak_gflops_f64)},
+           {"peak_fma_gflops_f16", figure(d.peak_gflops_f16)},
+           {"peak_matrix_gflops_f16", figure(d.matrix_gflops_f16)},
+           {"peak_matrix_gflops_bf16", figure(d.matrix_gflops_bf16)},
            {"ceiling_source", d.ceiling_source},
-           {"last_level_cache_bytes", d.cache_bytes},
+           {"last_level_cache_bytes", measured(double(d.cache_bytes))},
            {"device_timer_ok", d.device_timer_ok},
-           {"bare_launch_us", d.bare_launch_us},
-           {"add1_launch_us", d.add1_launch_us},
-           {"launch_overhead_us", d.add1_launch_us - d.bare_launch_us}};
+           {"bare_launch_us", figure(d.bare_launch_us)},
+           {"add1_launch_us", figure(d.add1_launch_us)},
+           {"launch_overhead_us", ok ? json(launch_overhead_us(d)) : json(nullptr)}};
+    if (ok && d.add1_launch_us < d.bare_launch_us) j["launch_overhead_note"] = launch_overhead_note(d);
     for (const auto& kv : i.extra) j["extra"][kv.first] = kv.second;
     if (!d.timer_note.empty()) j["timer_note"] = d.timer_note;
     j["host"] = i.host;
@@ -113,12 +139,19 @@ json row_json(const Row& r) {
         return j;
     }
     j["runs"] = r.runs;
-    j["kernel_ms"] = {{"median", r.kernel_ms_median}, {"min", r.kernel_ms_min}, {"max", r.kernel_ms_max},
-                      {"cold_median", r.kernel_ms_cold}};
+    j["kernel_ms"] = {{"median", r.kernel_ms_median},
+                      {"min", r.kernel_ms_min},
+                      {"max", r.kernel_ms_max},
+                      {"cold_median", r.kernel_ms_cold},
+                      {"median_ci95", r.median_ci.ok ? json::array({r.median_ci.lo, r.median_ci.hi}) : json(nullptr)},
+                      {"samples", r.samples},
+                      {"launches_per_sample", r.launches_per_sample}};
+    j["stopped_by"] = r.stopped_by;
     j["stalled"] = r.stalled;
+    j["cold_faster"] = r.cold_faster;
     j["flops"] = r.flops;
     j["bytes"] = r.bytes;
-    j["end_to_end_ms"] = r.end_to_end_ms;
+    j["end_to_end_ms"] = measured(r.end_to_end_ms);
     if (r.gbps) j["gbps"] = *r.gbps;
     if (r.gflops) j["gflops"] = *r.gflops;
     if (r.ceiling) j["ceiling"] = ceiling_name(*r.ceiling);
@@ -146,7 +179,7 @@ json to_json(const Settings& s, const Results& r, const Machine& m) {
     json j;
     j["accel_version"] = ACCEL_VERSION;
     j["machine"] = {{"cpu", m.cpu}, {"os", m.os}, {"hostname", m.hostname}};
-    j["settings"] = settings_json(s);
+    j["settings"] = settings_json(s, r);
     j["devices"] = json::array();
     for (const auto& d : r.devices) j["devices"].push_back(device_json(d));
     j["rows"] = json::array();
@@ -236,10 +269,10 @@ void write_side_by_side(std::ostream& out, const Results& r) {
                     x.default_geometry == row.default_geometry && (row.default_geometry || x.block == row.block))
                     v = x.gflops ? *x.gflops : x.gbps ? *x.gbps : 0;
             rate.push_back(v);
-            line.push_back(v > 0 ? num(v) : "-");
+            line.push_back(v > 0 ? num(v) : "–");
         }
         for (std::size_t i = 1; i < rate.size(); ++i)
-            line.push_back(rate[i] > 0 && rate[0] > 0 ? format("%.2f", rate[i] / rate[0]) : "-");
+            line.push_back(rate[i] > 0 && rate[0] > 0 ? format("%.2f", rate[i] / rate[0]) : "–");
         t.add(std::move(line));
     }
     out << "\nside by side (rates of the same rows on each device, and each device's ratio to the first):\n";
@@ -263,9 +296,11 @@ void write_device_legend(std::ostream& out, const std::vector<LegendEntry>& devi
 void write_table(std::ostream& out, const Results& r, const Machine& m, bool wide) {
     out << "accel-bench " << ACCEL_VERSION << " on " << m.hostname << " (" << m.cpu << ", " << m.os << ")\n";
     out << "warm ms: device events around back-to-back runs of the op (median/min/max; rates use the median; ! marks "
-           "a spread that shows contention: max >= " << kStallRatio << "x min and " << kStallMs << " ms more); cold ms: "
-           "the median run right after its inputs were uploaded; e2e ms: host clock, upload inputs + op + download "
-           "output (median)\n";
+           "a spread that shows contention: max >= " << kStallRatio << "x min and " << kStallMs << " ms more); samples: "
+           "how many, each the median of a batch of launches, taken in rounds through the run until the median's 95 % "
+           "interval is within the target (~ marks a row ended by its time cap instead); cold ms: the median run "
+           "right after its inputs were uploaded (^ marks one faster than the warm median by more than " << kColdRatio
+        << "x: the warm runs were slowed); e2e ms: host clock, upload inputs + op + download output (median)\n";
     out << "launch us: host time per bare empty launch of the runtime (host backend: dispatching an empty task to "
            "its OpenMP team, its cost of a parallel op); add(1) us: per 1-element ops::add (both back to back, one "
            "sync)\n";
@@ -318,7 +353,7 @@ void write_table(std::ostream& out, const Results& r, const Machine& m, bool wid
     out << "\n";
 
     std::vector<std::string> header{"device", "name", "op", "shape", "dtype", "path", "block", "warm ms", "min",
-                                    "max", "cold ms", "e2e ms", "GB/s", "GFLOP/s", "% ceil", "nmse", "limit", "ok"};
+                                    "max", "samples", "cold ms", "e2e ms", "GB/s", "GFLOP/s", "% ceil", "nmse", "limit", "ok"};
     if (!wide) header.erase(header.begin() + 1);  // the legend names the devices
     TextTable t(header, wide ? 6 : 5);
     for (const auto& row : r.rows) {
@@ -329,12 +364,14 @@ void write_table(std::ostream& out, const Results& r, const Machine& m, bool wid
             for (double v : {row.kernel_ms_median, row.kernel_ms_min, row.kernel_ms_max})
                 c.push_back(num(v));
             c.back() += row.stalled ? "!" : "";
-            for (double v : {row.kernel_ms_cold, row.end_to_end_ms}) c.push_back(num(v));
+            c.push_back(std::to_string(row.runs) + (row.stopped_by == "time cap" ? "~" : ""));
+            c.push_back(num(row.kernel_ms_cold) + (row.cold_faster ? "^" : ""));
+            c.push_back(num(row.end_to_end_ms));
             const std::string ceil = row.fraction ? opt(row.fraction, 100) : row.ceiling ? "–" : "";
             c.insert(c.end(), {opt(row.gbps), opt(row.gflops), ceil + (row.cache_resident ? "*" : ""),
                                format("%.1e", row.nmse)});
         } else {
-            c.insert(c.end(), 9, "-");
+            c.insert(c.end(), 10, "–");
         }
         c.insert(c.end(), {format("%.0e", row.threshold), status(row)});
         t.add(std::move(c));
@@ -382,6 +419,11 @@ void write_csv(std::ostream& out, const Results& r) {
     }
 }
 
+double figure_or_zero(const json& obj, const char* key) noexcept {
+    const auto it = obj.is_object() ? obj.find(key) : obj.end();
+    return it != obj.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
 std::string op_text(const json& row) {
     auto text = [&](const char* key) {
         return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : std::string();
@@ -413,9 +455,21 @@ json read_results(const std::string& path) {
         throw std::runtime_error(path + ": an `accel-bench mlp` report (training times), not one of ops" + what);
     if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
         throw std::runtime_error(path + ": JSON without a \"rows\" array" + what);
-    for (std::size_t i = 0; i < j["rows"].size(); ++i)
-        if (!j["rows"][i].is_object())
+    for (std::size_t i = 0; i < j["rows"].size(); ++i) {
+        const json& row = j["rows"][i];
+        if (!row.is_object())
             throw std::runtime_error(path + ": row " + std::to_string(i) + " is not a JSON object" + what);
+        // compare tests these: a sample that is not a time would skew it unseen.
+        const auto ms = row.find("kernel_ms");
+        if (ms == row.end() || !ms->is_object() || !ms->contains("samples")) continue;
+        const json& samples = (*ms)["samples"];
+        const bool ok = samples.is_array() && std::all_of(samples.begin(), samples.end(), [](const json& x) {
+                            return x.is_number() && std::isfinite(x.get<double>()) && x.get<double>() > 0;
+                        });
+        if (!ok)
+            throw std::runtime_error(path + ": row " + std::to_string(i) +
+                                     ": kernel_ms.samples is not an array of positive times (ms)" + what);
+    }
     return j;
 }
 

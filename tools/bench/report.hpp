@@ -27,6 +27,10 @@ using tool_machine::this_machine;
 /// nmse_threshold, oracle, pass, and error when the row could not run.
 nlohmann::json to_json(const Settings& s, const Results& r, const Machine& m);
 
+/// The number `obj[key]` holds, or 0 where it is absent or null (a figure the
+/// run did not measure). Throws nothing.
+double figure_or_zero(const nlohmann::json& obj, const char* key) noexcept;
+
 /// The op of a saved row as tables name it, with its activation: "dense+sigmoid".
 /// Dense rows of files written before rows named their activation were
 /// sigmoid's and read as such, so old and new files pair in `compare`.
@@ -60,7 +64,8 @@ void write_csv(std::ostream& out, const Results& r);
 /// Reads a JSON file written by `accel-bench run --format json`. Throws
 /// std::runtime_error whose message starts with the path and says what is
 /// wrong: cannot be read, empty, truncated JSON, not JSON, an `accel-bench
-/// mlp` report, no "rows" array, or a row that is not an object (never
+/// mlp` report, no "rows" array, a row that is not an object, or a row's
+/// kernel_ms.samples that is not an array of positive times (never
 /// nlohmann's own text).
 nlohmann::json read_results(const std::string& path);
 

@@ -1,6 +1,7 @@
 #include "runner.hpp"
 
 #include "report.hpp"
+#include "stats.hpp"
 #include "workload.hpp"
 #include <accel/diagnostics.hpp>
 
@@ -51,26 +52,29 @@ namespace {
 using accel::Op;
 using accel::OpPath;
 
-// Cap on kernel-only runs added to reach Settings::min_time_ms.
+// Cap on kernel-only runs added to reach Settings::min_time_ms (probes).
 constexpr int kMaxRuns = 10000;
-// Timed warm runs of a row that is not slow, at least (the median of five
-// holds against two disturbed runs).
-constexpr int kMinWarmRuns = 5;
-// Untimed warm-up before the warm runs, as a multiple of Settings::min_time_ms
-// (50 ms by default).
+// Untimed warm-up before a row's first sample, as a multiple of
+// Settings::min_time_ms (50 ms by default).
 constexpr double kWarmUpFactor = 2.5;
 // Host-clock time after which a row stops at three full rounds.
 constexpr double kSlowRowMs = 3000;
+// Tensors of rows being sampled, summed over devices, at most (bytes): rows
+// are sampled round by round while resident, so a run holds the rows of one
+// stretch of the plan at a time (all of them at the default sizes' small end).
+constexpr double kResidentBytes = double(std::size_t{1} << 30);
+// A sample is the median of launches filling about min_time_ms / this of
+// kernel time (at least one, at most kMaxPerSample launches).
+constexpr int kMaxPerSample = 1000;
+// Before each sample, untimed launches for at least this much host time (a
+// device idle while other rows ran wakes up, other devices' threads stop
+// spinning); none for launches of kSlowLaunchMs or more.
+constexpr double kSwitchWarmMs = 1, kSlowLaunchMs = 50;
 
 // Timed over `elementwise_sizes`: the table's elementwise ops, and adam_step.
 bool is_elementwise(Op op) { return accel::op_info(op).elementwise_reference || op == Op::adam_step; }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t h = v.size() / 2;
-    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+using stats::median;
 
 
 // Kernel time of `fn` in ms: between two events on the device's default
@@ -430,12 +434,43 @@ void upload(const Workload& w, Bound& b) {
     for (std::size_t i = 0; i < w.inputs.size(); ++i) b.in[i].buffer().upload(w.stored[i].data(), w.stored[i].size());
 }
 
-void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item& it, const Settings& s,
-             bool device_timer) {
-    accel::ops::Options o;
-    o.path = it.path == OpPath::vendor ? accel::ops::PathChoice::vendor : accel::ops::PathChoice::native;
-    o.geometry = it.geometry;
-    auto launch = [&] { w.launch(b.in, b.output(), o); };
+// What a row's rates are computed from (the workload's op-table counts).
+struct Cost {
+    double flops = 0, bytes = 0, all_flops = 0, all_bytes = 0;
+};
+
+// A row being sampled: its device tensors stay resident between rounds.
+struct Sampling {
+    std::size_t item = 0;  // index into the plan
+    Row row;
+    std::shared_ptr<accel::Device> device;
+    Bound bound;
+    Workload::Launch launch;
+    accel::ops::Options options;
+    std::unique_ptr<EventTimer> timer;
+    Cost cost;
+    accel::GemmCompute gemm;
+    int per_sample = 1;        // launches whose median is one sample
+    bool switch_warm = true;   // untimed launches before each sample (kSwitchWarmMs)
+    double kernel_ms = 0;      // kernel time of every timed launch so far
+    double host_ms = 0;        // host time spent taking samples so far
+    double setup_s = 0;        // host seconds of the set-up (transfers, cold rounds, warm-up)
+    double bytes = 0;          // of its device tensors
+    void run_once() { launch(bound.in, bound.output(), options); }
+};
+
+// Warm-up, the full rounds (cold and end-to-end times), the NMSE against the
+// oracle and the launches per sample, on tensors already allocated.
+void set_up(Sampling& r, const Workload& w, const Item& it, const Settings& s, bool device_timer) {
+    accel::Device& d = *r.device;
+    Row& row = r.row;
+    r.options.path = it.path == OpPath::vendor ? accel::ops::PathChoice::vendor : accel::ops::PathChoice::native;
+    r.options.geometry = it.geometry;
+    r.launch = w.launch;
+    r.cost = {w.flops, w.bytes, w.all_flops, w.all_bytes};
+    r.timer = std::make_unique<EventTimer>(d, device_timer);
+    Bound& b = r.bound;
+    auto launch = [&] { r.run_once(); };
     for (int i = 0; i < s.warmup; ++i) {
         upload(w, b);
         launch();
@@ -445,45 +480,84 @@ void measure(Row& row, const Workload& w, Bound& b, accel::Device& d, const Item
     // the op right after the upload (the cold timings). The download is the
     // output's bytes as the device holds them; widening them to float64 for
     // the oracle check is host work after the last round, not timed.
-    EventTimer timer(d, device_timer);
     std::vector<double> cold, e2e;
     for (int i = 0; i < std::max(1, s.repeats); ++i) {
         const auto t0 = Clock::now();
         upload(w, b);
-        cold.push_back(timer.time(launch));
+        cold.push_back(r.timer->time(launch));
         b.output().buffer().download(b.host.data(), b.host.size());
         e2e.push_back(ms_since(t0));
         // Slow rows (big matmuls on CPUs): three rounds are enough once they took kSlowRowMs.
         if (cold.size() >= 3 && std::accumulate(e2e.begin(), e2e.end(), 0.0) > kSlowRowMs) break;
     }
     row.nmse = output_nmse(w, b.host.data());
-    // Warm: back-to-back kernel-only runs (in-place ops keep updating their
-    // state, which leaves the work the same), enough for a stable median.
-    // Untimed runs come first, for kWarmUpFactor × min_time_ms of host time:
-    // after the rounds above (downloads, host conversions), a CPU device
-    // takes some ten runs to reach its steady rate (PoCL's add at 1e7: 8.3 ms
-    // for the first runs, 2.7 from the tenth on).
-    std::vector<double> warm;
-    const bool slow = std::accumulate(e2e.begin(), e2e.end(), 0.0) > kSlowRowMs;
-    if (!slow) {
+    row.kernel_ms_cold = median(cold);
+    row.end_to_end_ms = median(e2e);
+    // Untimed runs before the first sample, for kWarmUpFactor × min_time_ms
+    // of host time: after the rounds above (downloads, host conversions), a
+    // CPU device takes some ten runs to reach its steady rate (PoCL's add at
+    // 1e7: 8.3 ms for the first runs, 2.7 from the tenth on). In-place ops
+    // keep updating their state, which leaves the work the same.
+    if (std::accumulate(e2e.begin(), e2e.end(), 0.0) <= kSlowRowMs) {
         const auto t0 = Clock::now();
         do {
             launch();
             d.synchronize();
         } while (ms_since(t0) < kWarmUpFactor * s.min_time_ms);
     }
-    timer.fill(warm, launch, slow ? 2 : kMinWarmRuns, slow ? 0 : s.min_time_ms);
-    row.runs = int(warm.size());
-    row.kernel_ms_cold = median(cold);
-    row.kernel_ms_median = median(warm);
-    row.kernel_ms_min = *std::min_element(warm.begin(), warm.end());
-    row.kernel_ms_max = *std::max_element(warm.begin(), warm.end());
+    const double one = r.timer->time(launch);
+    const double batch_ms = s.min_time_ms / kMinSamples;
+    r.per_sample = one >= batch_ms
+                       ? 1
+                       : int(std::min<double>(kMaxPerSample, std::ceil(batch_ms / std::max(one, 1e-6))));
+    r.switch_warm = one < kSlowLaunchMs;
+    row.launches_per_sample = r.per_sample;
+}
+
+// Takes one sample of a row: untimed launches while the device wakes up,
+// then per_sample launches, each timed; the sample is their median.
+void take_sample(Sampling& r) {
+    accel::Device& d = *r.device;
+    const auto t0 = Clock::now();
+    if (r.switch_warm) do {
+            r.run_once();
+            d.synchronize();
+        } while (ms_since(t0) < kSwitchWarmMs);
+    std::vector<double> batch;
+    for (int i = 0; i < r.per_sample; ++i) batch.push_back(r.timer->time([&] { r.run_once(); }));
+    r.row.samples.push_back(median(batch));
+    r.kernel_ms += std::accumulate(batch.begin(), batch.end(), 0.0);
+    r.host_ms += ms_since(t0);
+}
+
+// Why a row has samples enough ("target", "time cap", "runs", "sample cap"), or "" to go on.
+std::string stop_reason(const Sampling& r, const Settings& s) {
+    const std::size_t n = r.row.samples.size();
+    if (s.runs > 0) return n >= std::size_t(s.runs) ? "runs" : "";
+    if (n >= std::size_t(kMinSamples) && r.kernel_ms >= s.min_time_ms) {
+        const double m = median(r.row.samples);
+        const stats::Interval ci = stats::median_ci(r.row.samples);
+        if (ci.ok && ci.hi - m <= s.target_ci * m && m - ci.lo <= s.target_ci * m) return "target";
+    }
+    if (r.host_ms >= s.max_row_ms && n >= std::size_t(kMinCappedSamples)) return "time cap";
+    if (n >= std::size_t(kMaxSamples)) return "sample cap";
+    return "";
+}
+
+// The row's statistics from its samples.
+void summarize(Row& row) {
+    const auto& v = row.samples;
+    row.runs = int(v.size());
+    row.kernel_ms_median = median(v);
+    row.kernel_ms_min = *std::min_element(v.begin(), v.end());
+    row.kernel_ms_max = *std::max_element(v.begin(), v.end());
+    row.median_ci = stats::median_ci(v);
     row.stalled = row.kernel_ms_max >= kStallRatio * row.kernel_ms_min && row.kernel_ms_max - row.kernel_ms_min >= kStallMs;
-    row.end_to_end_ms = median(e2e);
+    row.cold_faster = row.kernel_ms_cold > 0 && row.kernel_ms_cold * kColdRatio < row.kernel_ms_median;
 }
 
 // `gemm`: what the device's matmul/dense computes with in the row's dtype and path.
-void fill_rates(Row& row, const Workload& w, const DeviceReport& dev, const accel::GemmCompute& gemm) {
+void fill_rates(Row& row, const Cost& w, const DeviceReport& dev, const accel::GemmCompute& gemm) {
     row.flops = w.all_flops;
     row.bytes = w.all_bytes;
     const double seconds = row.kernel_ms_median * 1e-3;
@@ -729,41 +803,88 @@ Results run(const Settings& s) {
 
     std::mt19937_64 rng(std::random_device{}());
     std::optional<Workload> w;
-    std::optional<Bound> bound;
-    std::size_t bound_device = SIZE_MAX;
     RowTimes row_times;
     auto kind = [&](const Item& it) {
         const Problem& p = problems[it.problem];
         return p.op_text() + " " + accel::dtype_name(p.dtype) + " " + path_name(it.path) + " " +
                res.devices[it.device].selector;
     };
-    // The rows from `next` on, estimated; -1 before any row was measured.
-    auto seconds_left = [&](std::size_t next) {
+    std::vector<std::optional<Row>> rows(items.size());  // plan order, filled as rows finish
+    std::vector<bool> done(items.size(), false);
+    std::size_t finished_rows = 0;
+    // The rows not finished yet, estimated; -1 before any row was measured.
+    auto seconds_left = [&] {
         double left = 0;
-        for (std::size_t j = next; j < items.size(); ++j) {
+        for (std::size_t j = 0; j < items.size(); ++j) {
+            if (done[j]) continue;
             const double t = row_times.estimate(kind(items[j]), work_of(problems[items[j].problem]));
             if (t < 0) return -1.0;
             left += t;
         }
         return left;
     };
+    auto what_of = [&](const Row& row) {
+        return row.problem.op_text() + " " + row.problem.shape() + " " + row.dtype + " " + row.path + " on " +
+               row.stable_selector;
+    };
     const auto t0 = Clock::now();
+    // One line per finished row (or skipped one) when progress_lines.
+    auto finished = [&](std::size_t i, const std::string& what, const std::string& result, double seconds) {
+        done[i] = true;
+        ++finished_rows;
+        row_times.add(kind(items[i]), work_of(problems[items[i].problem]), seconds);
+        if (s.progress_lines) {
+            std::fprintf(stderr, "[%zu/%zu] %s: %s; %.1f s so far%s\n", finished_rows, items.size(), what.c_str(),
+                         result.c_str(), ms_since(t0) / 1000,
+                         finished_rows < items.size() ? left_text(seconds_left()).c_str() : "");
+            std::fflush(stderr);
+        }
+        if (s.on_progress) s.on_progress();
+    };
+    // Rows being sampled: a round takes one sample of each in plan order
+    // (devices and rows interleaved), until each has enough (stop_reason).
+    std::vector<std::unique_ptr<Sampling>> resident;
+    double resident_bytes = 0;
+    auto end_row = [&](Sampling& r, const std::string& result) {
+        const std::string what = what_of(r.row);
+        const double seconds = r.setup_s + r.host_ms / 1000;
+        rows[r.item] = std::move(r.row);
+        finished(r.item, what, result, seconds);
+    };
+    auto sample_rounds = [&] {
+        while (!resident.empty()) {
+            for (auto& r : resident) {
+                try {
+                    take_sample(*r);
+                    const std::string why = stop_reason(*r, s);
+                    if (why.empty()) continue;
+                    r->row.stopped_by = why;
+                    summarize(r->row);
+                    fill_rates(r->row, r->cost, res.devices[items[r->item].device], r->gemm);
+                    end_row(*r, row_result_text(r->row));
+                } catch (const accel::Error& e) {
+                    r->row.error = e.what();
+                    end_row(*r, row_result_text(r->row));
+                }
+                resident_bytes -= r->bytes;
+                r.reset();  // frees its tensors
+            }
+            resident.erase(std::remove(resident.begin(), resident.end(), nullptr), resident.end());
+            if (s.progress && !resident.empty())
+                show_progress(finished_rows, items.size(), seconds_left(),
+                              format("sampling %zu rows in rounds", resident.size()));
+        }
+    };
     for (std::size_t i = 0; i < items.size(); ++i) {
         const Item& it = items[i];
         const Problem& p = problems[it.problem];
         accel::Device& d = *devices[it.device];
         const DeviceReport& dev = res.devices[it.device];
         const auto row_t0 = Clock::now();
-        // One line per finished row (or skipped one) when progress_lines.
-        auto finished = [&](const std::string& what, const std::string& result) {
-            row_times.add(kind(it), work_of(p), ms_since(row_t0) / 1000);
-            if (!s.progress_lines) return;
-            std::fprintf(stderr, "[%zu/%zu] %s: %s; %.1f s so far%s\n", i + 1, items.size(), what.c_str(),
-                         result.c_str(), ms_since(t0) / 1000,
-                         i + 1 < items.size() ? left_text(seconds_left(i + 1)).c_str() : "");
-            std::fflush(stderr);
-        };
-        Row row;
+        auto r = std::make_unique<Sampling>();
+        r->item = i;
+        r->device = devices[it.device];
+        Row& row = r->row;
         row.backend = dev.info.backend;
         row.device = dev.info.name;
         row.selector = dev.selector;
@@ -781,41 +902,44 @@ Results run(const Settings& s) {
         const accel::LaunchGeometry g = it.geometry ? *it.geometry : d.default_geometry(p.op, p.dtype, extent.first, extent.second);
         row.block = block_text(g.block);
         row.geometry = g.to_string();
-        const std::string what = p.op_text() + " " + p.shape() + " " + row.dtype + " " + row.path + " on " +
-                                 row.stable_selector;
-        if (s.progress) show_progress(i, items.size(), seconds_left(i), what);
+        const std::string what = what_of(row);
+        if (s.progress) show_progress(finished_rows, items.size(), seconds_left(), what);
         try {
             if (!w || w->problem.op != p.op || w->problem.dims != p.dims || w->problem.dtype != p.dtype ||
                 w->problem.activation != p.activation) {
-                bound.reset();
                 w.reset();  // free the previous inputs before drawing new ones
                 w = make_workload(p, rng);
             }
-            if (!bound || bound_device != it.device) {
-                bound.reset();
-                bound = allocate(*w, devices[it.device]);
-                bound_device = it.device;
-            }
+            r->bound = allocate(*w, devices[it.device]);
+            for (const auto& t : r->bound.in) r->bytes += double(t.bytes());
+            r->bytes += double(r->bound.out.bytes());
+            // Past the budget: the rows held so far get their samples first.
+            if (!resident.empty() && resident_bytes + r->bytes > kResidentBytes) sample_rounds();
             row.oracle = w->oracle_text();
-            measure(row, *w, *bound, d, it, s, dev.device_timer_ok);
-            fill_rates(row, *w, dev, accel::diagnostics::gemm_compute(d, p.dtype, it.path));
+            r->gemm = accel::diagnostics::gemm_compute(d, p.dtype, it.path);
+            set_up(*r, *w, it, s, dev.device_timer_ok);
         } catch (const accel::Unsupported& e) {
             // A size beyond what this device can hold or run (e.g. one
             // binding's range): a fact of the device, listed as a note like
             // a dtype it lacks, not a failed row.
-            bound.reset();
             res.notes.push_back(p.op_text() + " " + p.shape() + " " + row.dtype + " " + row.path + " on " +
-                                row.selector + ": " + e.what() + "; skipped");
-            finished(what, std::string("skipped: ") + e.what());
+                                row.stable_selector + ": " + e.what() + "; skipped");
+            finished(i, what, std::string("skipped: ") + e.what(), ms_since(row_t0) / 1000);
             continue;
         } catch (const accel::Error& e) {
-            bound.reset();
             row.error = e.what();
+            r->setup_s = ms_since(row_t0) / 1000;
+            end_row(*r, row_result_text(r->row));
+            continue;
         }
-        finished(what, row_result_text(row));
-        res.rows.push_back(std::move(row));
-        if (s.on_progress) s.on_progress();
+        r->setup_s = ms_since(row_t0) / 1000;
+        resident_bytes += r->bytes;
+        resident.push_back(std::move(r));
     }
+    w.reset();
+    sample_rounds();
+    for (auto& row : rows)
+        if (row) res.rows.push_back(std::move(*row));
     if (s.progress) show_progress(items.size(), items.size(), 0, "");
     for (std::size_t i = 0; i < devices.size(); ++i) res.devices[i].memory = devices[i]->memory_info();
     return res;

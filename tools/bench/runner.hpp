@@ -3,6 +3,8 @@
 
 #include <accel/accel.hpp>
 
+#include "stats.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -83,7 +85,14 @@ struct Settings {
     std::vector<std::size_t> block_sizes;  ///< elementwise launch sweep; empty = device default
     int warmup = 1;                        ///< untimed runs before timing
     int repeats = 5;                       ///< timed rounds with host↔device copies (≥ 1; 3 once 3 s passed)
-    double min_time_ms = 20;               ///< extra kernel-only runs until this much kernel time
+    /// A row's warm samples hold at least this much kernel time, ms; a sample
+    /// is the median of launches filling min_time_ms / kMinSamples.
+    double min_time_ms = 20;
+    /// Samples per row, fixed (--runs); 0: until the median's confidence
+    /// interval is within ±target_ci or the row's time cap ends.
+    int runs = 0;
+    double target_ci = 0.03;               ///< half-width of the median's 95 % interval, relative to the median
+    double max_row_ms = 120;               ///< host ms a row may spend taking samples (time cap; ≥ kMinCappedSamples taken)
     bool quick = false;                    ///< small ceiling probes (CI)
     /// --untuned: matmul and dense native rows of a device that runs a tuning
     /// record also run with its default parameters (the record set aside for
@@ -183,8 +192,17 @@ struct Row {
     std::string block;                     ///< block extents, e.g. "256" or "16x16"
     std::string geometry;                  ///< full grid/block text
     bool default_geometry = true;          ///< geometry chosen by the device
-    int runs = 0;                          ///< warm kernel timings taken
-    /// Warm: back-to-back runs on resident operands (what the rates use).
+    int runs = 0;                          ///< warm samples taken (samples.size())
+    /// The warm samples, ms, in the order taken (one per round of the run):
+    /// each the median of launches_per_sample back-to-back launches on
+    /// resident operands.
+    std::vector<double> samples;
+    int launches_per_sample = 1;
+    /// Why sampling stopped: "target" (the median's 95 % interval within
+    /// ±Settings::target_ci), "time cap", "runs" (--runs) or "sample cap".
+    std::string stopped_by;
+    stats::Interval median_ci;             ///< 95 % interval of the median (stats::median_ci)
+    /// Of the samples (what the rates use).
     double kernel_ms_median = 0, kernel_ms_min = 0, kernel_ms_max = 0;
     /// Cold: the median run right after its inputs were uploaded (caches and
     /// TLBs hold the upload's data, not the kernel's working set).
@@ -193,6 +211,10 @@ struct Row {
     /// kStallRatio × the fastest and kStallMs more (a scheduler time slice
     /// lost to another process, not the kernel's own variation).
     bool stalled = false;
+    /// The cold median beat the warm median by more than kColdRatio: the
+    /// warm samples were slowed (contention, clock or thermal throttling),
+    /// or the cold run skipped work.
+    bool cold_faster = false;
     double flops = 0;                      ///< FLOPs of one call (op table; a FMA counts 2)
     double bytes = 0;                      ///< bytes one call must move at least (op table)
     double end_to_end_ms = 0;              ///< median, upload inputs + op + download output
@@ -212,6 +234,12 @@ struct Row {
 /// A row is flagged stalled when its slowest warm run took this many times
 /// its fastest and at least kStallMs longer.
 constexpr double kStallRatio = 3.0, kStallMs = 1.0;
+/// A row is flagged cold_faster when its cold median × this is below its warm median.
+constexpr double kColdRatio = 1.5;
+/// Samples a row takes before the confidence interval of its median may end
+/// it; what the time cap leaves at least (4 + 4 samples can reach p < 0.05
+/// in compare's U test); and at most.
+constexpr int kMinSamples = 10, kMinCappedSamples = 4, kMaxSamples = 200;
 
 /// Everything one `run` produced.
 struct Results {
@@ -222,8 +250,13 @@ struct Results {
 };
 
 /// Opens every selector (accel::open_device; BackendUnavailable propagates),
-/// measures each device's ceilings, then every op × problem × device × path
-/// × block. Row-level accel errors (e.g. OutOfMemory) become Row::error.
+/// measures each device's ceilings, then sets up every op × problem × device
+/// × path × block row (cold rounds, oracle check, warm-up) and samples the
+/// rows in rounds, one sample of each row still sampling per round in plan
+/// order, until each stops (Row::stopped_by); rows are held resident up to
+/// 1 GiB of tensors at a time, the plan sampled stretch by stretch beyond
+/// that. Rows come back in plan order. Row-level accel errors (e.g.
+/// OutOfMemory) become Row::error. Not thread-safe (one run at a time).
 Results run(const Settings& s);
 
 }  // namespace bench

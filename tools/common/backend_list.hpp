@@ -44,7 +44,7 @@ inline std::vector<std::string> resolve_backends(const std::string& backends) {
                 for (int i = 0; i < st.availability.device_count; ++i) out.push_back(st.name + ":" + std::to_string(i));
     } else {
         out = split_list(backends);
-        if (out.empty()) throw UsageError("--backends '" + backends + "' names no device; give e.g. host,opencl:0");
+        if (out.empty()) throw UsageError("--backends '" + backends + "' names no device; give e.g. host,opencl:pocl");
     }
     for (const auto& sel : out) accel::parse_selector(sel);  // unknown names fail before any work
     return out;

@@ -254,7 +254,7 @@ struct DeviceInfo {
     /// A selector naming this device that survives a reordering of the
     /// runtime's device list, e.g. "opencl:pocl:0" (platform, index within
     /// it) where "opencl:2" depends on which ICDs are installed; empty where
-    /// the index is stable already (Device::selector() then serves).
+    /// the index is stable already. Device::selector() returns it where set.
     std::string stable_selector;
     std::vector<std::pair<std::string, std::string>> extra;  ///< backend-specific key/value facts
     // ---- physical identity (what ties a device to one piece of hardware) ----
@@ -327,7 +327,11 @@ public:
 
     /// The device's facts (name, memory, limits, timer, ...).
     const DeviceInfo& info() const noexcept { return info_; }
-    /// Selector that names this device, e.g. "opencl:0".
+    /// The selector that names this device, and keeps naming it when other
+    /// runtimes are installed: info().stable_selector where the backend gives
+    /// one (e.g. "opencl:pocl:0", the platform and the index within it),
+    /// else "<backend>:<index>" (e.g. "host:0", "cuda:1"). open_device() of
+    /// it opens this device.
     std::string selector() const;
     /// The device's name as its runtime reports it (info().name), e.g.
     /// "NVIDIA H100 80GB HBM3" or "pthread-Intel(R) Xeon(R) ...".
