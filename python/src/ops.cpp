@@ -1,5 +1,6 @@
 // ops.cpp — accel.ops: every op of accel/ops.hpp, and the operators of
-// accel.Tensor (a + b, a * b, a @ b, a - b). Each op takes its inputs, an
+// accel.Tensor (a + b, a * b with a tensor or a number, -a, a += b, a *= b,
+// a @ b taking transposed views; a - b and a / b as TypeErrors). Each op takes its inputs, an
 // optional output (allocated like the input when absent, and returned either
 // way), the path ('auto', 'native', 'vendor') and an optional stream, runs
 // with the GIL released (unless it is small: GilRelease), and raises

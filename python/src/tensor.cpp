@@ -1,7 +1,9 @@
 // tensor.cpp — accel.Tensor, its exchange with NumPy (numpy(), __array__,
-// copy_from, accel.from_numpy) and the tensor factories (accel.empty, zeros,
-// ones, full); DLPack is dlpack.cpp's. On the host backend __array__ is a
-// view of the tensor's own memory; every other exchange with NumPy copies.
+// copy_from, accel.from_numpy), its transposed view (T, contiguous()),
+// float(t), the NumPy habits it answers with a TypeError naming what to use
+// (indexing, reductions, reshape), and the tensor factories (accel.empty,
+// zeros, ones, full); DLPack is dlpack.cpp's. On the host backend __array__
+// is a view of the tensor's own memory; every other exchange with NumPy copies.
 #include "exchange.hpp"
 
 #include <nanobind/stl/shared_ptr.h>
