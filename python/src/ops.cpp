@@ -622,10 +622,19 @@ PyTensor* sub_operator(PyTensor& a, PyTensor& b) {
     const accel::OpInfo* sub = accel::find_op("sub");
     if (!sub || !is_elementwise(*sub) || sub->inputs.size() != 2)
         throw nb::type_error(("accel.Tensor - accel.Tensor: accel has no elementwise op 'sub' (its elementwise "
-                              "ops: " + joined(elementwise_names(), ", ") + "); subtract on the host "
-                              "(numpy.asarray(a) - numpy.asarray(b)) or add a 'sub' op to the op table")
+                              "ops: " + joined(elementwise_names(), ", ") + "); add the negation, a + (-b) "
+                              "(the same result: IEEE 754 subtraction is the addition of the negated operand), "
+                              "subtract on the host (numpy.asarray(a) - numpy.asarray(b)) or add a 'sub' op to the "
+                              "op table")
                                  .c_str());
     return run_elementwise(*sub, {&a, &b}, nullptr, nb::str("auto"), nullptr, nb::none());
+}
+
+// a - s and s - a for a Python number s: TypeError naming the additions that give the same result.
+[[noreturn]] void no_scalar_subtraction(const PyTensor&, double) {
+    throw nb::type_error("accel.Tensor - number: accel has no elementwise op 'sub'; add the negation: a + (-s) "
+                         "for a - s, -a + s for s - a (the same results: IEEE 754 subtraction is the addition of "
+                         "the negated operand)");
 }
 
 // a / b and its reflected and in-place forms: accel has no division.
@@ -636,10 +645,10 @@ PyTensor* sub_operator(PyTensor& a, PyTensor& b) {
 }
 
 // Binds method `name` of Tensor: `f` with the operator's docstring (one overload of several where the name repeats).
-template <class F, class Policy = std::decay_t<decltype(owned)>>
-void tensor_operator(const char* name, F&& f, const std::string& doc_text, Policy policy = owned) {
+template <class F, class Extra = std::decay_t<decltype(owned)>>
+void tensor_operator(const char* name, F&& f, const std::string& doc_text, Extra extra = owned) {
     nb::cpp_function_def(std::forward<F>(f), nb::scope(nb::type<PyTensor>()), nb::name(name), nb::is_method(),
-                         nb::is_operator(), nb::arg("other"), policy, doc_text.c_str());
+                         nb::is_operator(), nb::arg("other"), extra, doc_text.c_str());
 }
 
 void bind_operators() {
@@ -690,6 +699,11 @@ void bind_operators() {
     tensor_operator("__sub__", &sub_operator,
                     "a - b: the op table's elementwise op 'sub' where it has one; accel's own table has none, and "
                     "then this raises TypeError naming the elementwise ops there are." + operand);
+    for (const auto& [name, sig] :
+         {std::pair<const char*, const char*>{"__sub__", "def __sub__(self, other: float) -> typing.NoReturn"},
+          {"__rsub__", "def __rsub__(self, other: float) -> typing.NoReturn"}})
+        tensor_operator(name, &no_scalar_subtraction, std::string("Raises TypeError: a - s is a + (-s), s - a is -a + s."),
+                        nb::sig(sig));
     for (const auto& [name, sig] :
          {std::pair<const char*, const char*>{"__truediv__", "def __truediv__(self, other: object) -> typing.NoReturn"},
           {"__rtruediv__", "def __rtruediv__(self, other: object) -> typing.NoReturn"},

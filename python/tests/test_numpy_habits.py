@@ -166,10 +166,14 @@ def test_what_accel_has_not_names_the_alternative(host: accel.Device) -> None:
         "a / 2": (lambda: a / 2.0, r"a \* \(1 / s\)"),
         "2 / a": (lambda: 2.0 / a, r"numpy\.asarray"),
         "a.reshape": (lambda: a.reshape(3, 2), r"accel\.from_numpy\(numpy\.asarray\(t\)\.reshape"),
+        "a - 1": (lambda: a - 1.0, r"a \+ \(-s\)"),
+        "1 - a": (lambda: 1 - a, r"-a \+ s"),
         "a + row": (lambda: a + row, r"\[2, 3\] and \[3\].*accel\.ops\.dense\(x, w, bias\)"),
         "row * a": (lambda: row * a, r"does not broadcast.*numpy\.asarray\(a\) \* numpy\.asarray\(b\)"),
         "a += row": (lambda: a.__iadd__(row), r"accel\.ops\.dense\(x, w, bias\)"),
     }
+    if "sub" not in accel.elementwise_op_names():  # accel's table has no subtraction (a plugin may add one)
+        expected["a - b"] = (lambda: a - b, r"a \+ \(-b\)")
     for what, (call, alternative) in expected.items():
         with pytest.raises(TypeError, match=alternative):
             call()
@@ -177,7 +181,10 @@ def test_what_accel_has_not_names_the_alternative(host: accel.Device) -> None:
     # Shapes NumPy would not broadcast stay accel's shape error.
     with pytest.raises(accel.InvalidArgument, match="has shape"):
         a + random(host, (3, 2))[0]
-    # The named alternative: x @ w.T + bias with w the identity is a + row, NumPy's broadcast.
+    # The named alternatives: a + (-b) is NumPy's a - b bit for bit; x @ w.T + bias with w the identity is
+    # a + row, NumPy's broadcast.
+    _, nb = random(host, (2, 3))
+    assert np.array_equal((a + -accel.from_numpy(nb, device=host)).numpy(), na - nb)
     eye = accel.from_numpy(np.eye(3, dtype=np.float32), device=host)
     assert np.array_equal(ops.dense(a, eye, row).numpy(), na + nrow)
 
