@@ -14,7 +14,11 @@ takes about as long as releasing and re-acquiring the GIL (NumPy keeps it
 under 500 elements alike); calls that wait for the device always release it.
 Shapes are row-major. The operators of :class:`accel.Tensor` run ops too:
 ``a + b`` is :func:`add`, ``a * b`` :func:`mul`, ``a @ b`` :func:`matmul`
-(``a - b`` raises TypeError: the op table has no subtraction).
+(a transposed view ``a.T`` through its ``trans_a`` / ``trans_b``, no copy);
+a Python number as an operand (``a + 1.0``, ``2 * a``) is a filled tensor of
+the other's shape, ``-a`` is ``mul`` by -1, ``a += b`` and ``a *= b`` write
+``a``'s own storage (``a - b`` and ``a / b`` raise TypeError: the op table
+has no subtraction or division).
 Errors: :class:`accel.InvalidArgument` (shapes, dtypes, devices, names; the
 operands named as the Python parameters, the output as ``out``),
 :class:`accel.Unsupported` (no kernel for the op, dtype and path on the

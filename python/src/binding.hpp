@@ -30,9 +30,21 @@ struct PyEvent {
 /// A Python accel.Tensor. Tensors of the host backend are listed by their
 /// data pointer while they live, so that from_dlpack can hand back the
 /// tensor a DLPack capsule of host memory came from (zero-copy).
+///
+/// A transposed view (Tensor.T of a rank-2 tensor) has no storage of its own:
+/// `t` is empty and `transposed_of` holds the Tensor it is the transpose of.
+/// matmul takes it through its transpose flags; every other op rejects it
+/// (reject_view), and code that reads `t` without asking gets accel's "no
+/// storage" error, never the base's elements in the wrong order.
 struct PyTensor {
     accel::Tensor t;
+    nb::object transposed_of;  ///< a view's base (a Python Tensor), else empty
     explicit PyTensor(accel::Tensor&& tensor);
+    /// The transposed view of `base` (a Python Tensor of rank 2).
+    static PyTensor view_of(nb::handle base);
+    bool is_view() const { return transposed_of.is_valid(); }
+    /// The tensor holding the elements: `t`, or a view's base's.
+    const accel::Tensor& storage() const;
     PyTensor(PyTensor&& o) noexcept;
     ~PyTensor();
     PyTensor(const PyTensor&) = delete;
@@ -58,6 +70,16 @@ struct DTypeArg {
     nb::object value;
     accel::DType get() const { return dtype_from(value); }
 };
+
+/// Raises TypeError where `p` (null: nothing to check) is a transposed view, which `what` (the call, e.g.
+/// "accel.ops.add") does not take: the message names `name` (the parameter), the calls that take views
+/// (matmul, a @ b) and the row-major copy (view.contiguous()).
+void reject_view(const PyTensor* p, const std::string& what, const char* name);
+
+/// A new tensor on `device` of `shape` and `dtype`, every element `value` rounded to the dtype (to nearest,
+/// ties to even): one element converted on the host, repeated, uploaded (blocking, GIL released).
+accel::Tensor filled_tensor(const std::shared_ptr<accel::Device>& device, const accel::Shape& shape,
+                            accel::DType dtype, double value);
 
 /// The live host tensor whose storage starts at `data` and is `bytes` long, or nullptr.
 PyTensor* find_host_tensor(const void* data, std::size_t bytes);

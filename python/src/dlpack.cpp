@@ -74,6 +74,7 @@ namespace {
 
 nb::object dlpack(nb::handle self_py, nb::kwargs kwargs) {
     PyTensor& self = nb::cast<PyTensor&>(self_py);
+    reject_view(&self, "accel.Tensor.__dlpack__", "self");
     const accel::Tensor& t = self.t;
     const auto native = native_dl_device(t);
     bool want_copy = false, forbid_copy = false, to_host = false;
@@ -161,6 +162,7 @@ nb::object from_dlpack(nb::handle x, const std::shared_ptr<accel::Device>& devic
     // An accel tensor: itself, or a copy on `device`.
     if (nb::isinstance<PyTensor>(x)) {
         PyTensor& src = nb::cast<PyTensor&>(x);
+        reject_view(&src, "from_dlpack", "x");
         if (!want_copy && (!device || device == src.t.device_ptr())) return nb::borrow(x);
         if (forbid_copy)
             throw nb::buffer_error("from_dlpack: copy=False, but the tensor lives on another device");
@@ -252,7 +254,7 @@ void bind_dlpack(nb::module_& m) {
                          "copy would be needed).");
     nb::cpp_function_def(
         [](const PyTensor& p) {
-            auto d = native_dl_device(p.t);
+            auto d = native_dl_device(p.storage());
             return d.first ? std::make_tuple(d.first, d.second) : std::make_tuple(kDLCPU, 0);
         },
         nb::scope(tensor), nb::name("__dlpack_device__"), nb::is_method(),

@@ -100,7 +100,9 @@ void bind_kernels(nb::module_& m) {
                 for (std::size_t i = 0; i < args.size(); ++i) {
                     nb::handle a = args[i];
                     if (nb::isinstance<PyTensor>(a)) {
-                        resolved.emplace_back(nb::cast<PyTensor&>(a).t);
+                        const PyTensor& p = nb::cast<PyTensor&>(a);
+                        reject_view(&p, "accel.Kernel '" + k.kernel.source().name + "'", "a tensor argument");
+                        resolved.emplace_back(p.t);
                     } else if (nb::isinstance<nb::bool_>(a)) {
                         throw accel::InvalidArgument("accel.Kernel '" + k.kernel.source().name + "': argument " +
                                                      std::to_string(i) + " is a bool; pass an int");

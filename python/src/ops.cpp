@@ -1,5 +1,6 @@
 // ops.cpp — accel.ops: every op of accel/ops.hpp, and the operators of
-// accel.Tensor (a + b, a * b, a @ b, a - b). Each op takes its inputs, an
+// accel.Tensor (a + b, a * b with a tensor or a number, -a, a += b, a *= b,
+// a @ b taking transposed views; a - b and a / b as TypeErrors). Each op takes its inputs, an
 // optional output (allocated like the input when absent, and returned either
 // way), the path ('auto', 'native', 'vendor') and an optional stream, runs
 // with the GIL released (unless it is small: GilRelease), and raises
@@ -26,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace accel_python {
@@ -186,8 +188,15 @@ std::vector<std::string> elementwise_names() {
 
 // Runs elementwise op `info` on `inputs` (as many as it takes, none null) into `out`, or into a new tensor like
 // the first input.
-PyTensor* run_elementwise(const accel::OpInfo& info, const std::vector<const accel::Tensor*>& inputs, PyTensor* out,
+PyTensor* run_elementwise(const accel::OpInfo& info, const std::vector<PyTensor*>& given, PyTensor* out,
                           nb::handle path, PyStream* stream, nb::handle deterministic) {
+    const std::string what = "accel.ops." + info.name;
+    std::vector<const accel::Tensor*> inputs;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+        reject_view(given[i], what, info.inputs[i].c_str());
+        inputs.push_back(&given[i]->t);
+    }
+    reject_view(out, what, "out");
     const accel::Tensor& first = *inputs[0];
     auto o = options(path, stream, deterministic, first, info.name.c_str());
     return one_output(out, first, first.shape(), first.dtype(), double(first.elements()),
@@ -211,9 +220,7 @@ PyTensor* run_op(const std::string& name, const std::vector<PyTensor*>& inputs, 
         throw accel::InvalidArgument("accel.ops." + name + ": " + std::to_string(inputs.size()) +
                                      " input(s) given; it takes " + std::to_string(info.inputs.size()) +
                                      " tensor(s)");
-    std::vector<const accel::Tensor*> tensors;
-    for (PyTensor* t : inputs) tensors.push_back(&t->t);
-    return run_elementwise(info, tensors, out, path, stream, deterministic);
+    return run_elementwise(info, inputs, out, path, stream, deterministic);
 }
 
 // "a, b" or "a or b": the names joined.
@@ -252,14 +259,14 @@ nb::object table_function(nb::handle scope, const accel::OpInfo& info) {
             ? table_function(
                   scope, info,
                   [op](PyTensor& x, PyTensor* out, nb::str path, PyStream* stream, nb::handle deterministic) {
-                      return run_elementwise(*op, {&x.t}, out, path, stream, deterministic);
+                      return run_elementwise(*op, {&x}, out, path, stream, deterministic);
                   },
                   nb::arg(info.inputs[0].c_str()))
             : table_function(
                   scope, info,
                   [op](PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream,
                       nb::handle deterministic) {
-                      return run_elementwise(*op, {&a.t, &b.t}, out, path, stream, deterministic);
+                      return run_elementwise(*op, {&a, &b}, out, path, stream, deterministic);
                   },
                   nb::arg(info.inputs[0].c_str()), nb::arg(info.inputs[1].c_str()));
     nb::delattr(scope, info.name.c_str());
@@ -310,29 +317,40 @@ void bind_table_ops(nb::module_& m) {
 
 // ---- Ops whose call has a form of its own -----------------------------------------------------------------
 
-PyTensor* matmul_op(PyTensor& a, PyTensor& b, PyTensor* out, bool trans_a, bool trans_b, nb::str path,
+// A matmul operand: a transposed view (Tensor.T) is its base with the transpose flag flipped, no copy.
+const accel::Tensor& operand(const PyTensor& p, bool& transposed) {
+    transposed = transposed != p.is_view();
+    return p.storage();
+}
+
+PyTensor* matmul_op(PyTensor& a_given, PyTensor& b_given, PyTensor* out, bool trans_a, bool trans_b, nb::str path,
                     PyStream* stream, nb::handle deterministic) {
-    auto o = options(path, stream, deterministic, a.t, "matmul");
+    reject_view(out, "accel.ops.matmul", "out");
+    const accel::Tensor& a = operand(a_given, trans_a);
+    const accel::Tensor& b = operand(b_given, trans_b);
+    auto o = options(path, stream, deterministic, a, "matmul");
     std::unique_ptr<PyTensor> made;
     if (!out) {
-        need_rank(a.t, 2, "matmul", "a");
-        need_rank(b.t, 2, "matmul", "b");
-        const std::size_t rows = trans_a ? a.t.shape()[1] : a.t.shape()[0];
-        const std::size_t cols = trans_b ? b.t.shape()[0] : b.t.shape()[1];
-        made = output(out, a.t, rank2(rows, cols), a.t.dtype());
+        need_rank(a, 2, "matmul", "a");
+        need_rank(b, 2, "matmul", "b");
+        const std::size_t rows = trans_a ? a.shape()[1] : a.shape()[0];
+        const std::size_t cols = trans_b ? b.shape()[0] : b.shape()[1];
+        made = output(out, a, rank2(rows, cols), a.dtype());
     }
     accel::Tensor& c = out ? out->t : made->t;
     {
-        GilRelease gil(product_work(c, a.t, trans_a ? 0 : 1));  // c[m, n] · k
+        GilRelease gil(product_work(c, a, trans_a ? 0 : 1));  // c[m, n] · k
         // An output made here has the shape the op asks for: only one given as `out` can be named.
         with_python_names({output_name("c", out, "c")},
-                          [&] { ops::matmul(a.t, b.t, c, ops::Transpose{trans_a, trans_b}, o); });
+                          [&] { ops::matmul(a, b, c, ops::Transpose{trans_a, trans_b}, o); });
     }
     return result(out, made);
 }
 
 PyTensor* dense_op(PyTensor& x, PyTensor& w, PyTensor* bias, PyTensor* out, nb::str act, nb::str path,
                    PyStream* stream, nb::handle deterministic) {
+    for (auto [p, name] : {std::pair<const PyTensor*, const char*>{&x, "x"}, {&w, "w"}, {bias, "bias"}, {out, "out"}})
+        reject_view(p, "accel.ops.dense (y = x @ w.T + bias: for x @ m of a view m use accel.ops.matmul or @)", name);
     auto o = options(path, stream, deterministic, x.t, "dense");
     const accel::Activation a = activation(act);
     std::unique_ptr<PyTensor> made;
@@ -369,6 +387,9 @@ nb::tuple dense_backward_op(PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy,
                             PyTensor* dw, PyTensor* db, bool with_dx, bool with_db, nb::str path, PyStream* stream,
                                 nb::handle deterministic,
                             PyTensor* pre_activation) {
+    for (auto [p, name] : {std::pair<const PyTensor*, const char*>{&x, "x"}, {&w, "w"}, {&y, "y"}, {&dy, "dy"},
+                           {dx, "dx"}, {dw, "dw"}, {db, "db"}, {pre_activation, "pre_activation"}})
+        reject_view(p, "accel.ops.dense_backward", name);
     auto o = options(path, stream, deterministic, x.t, "dense_backward");
     const accel::Activation a = activation(act);
     need_rank(w.t, 2, "dense_backward", "w");
@@ -386,6 +407,8 @@ nb::tuple dense_backward_op(PyTensor& x, PyTensor& w, PyTensor& y, PyTensor& dy,
 }
 
 PyTensor* column_sum_op(PyTensor& x, PyTensor* out, nb::str path, PyStream* stream, nb::handle deterministic) {
+    reject_view(&x, "accel.ops.column_sum", "x");
+    reject_view(out, "accel.ops.column_sum", "out");
     auto o = options(path, stream, deterministic, x.t, "column_sum");
     need_rank(x.t, 2, "column_sum", "x");
     return one_output(out, x.t, accel::Shape{x.t.shape()[1]}, x.t.dtype(), double(x.t.elements()),
@@ -433,6 +456,8 @@ void bind_linear_ops(nb::module_& m) {
 }
 
 double bce_loss_op(PyTensor& z, PyTensor& t, nb::str path, PyStream* stream, nb::handle deterministic) {
+    reject_view(&z, "accel.ops.bce_with_logits_loss", "z");
+    reject_view(&t, "accel.ops.bce_with_logits_loss", "t");
     auto o = options(path, stream, deterministic, z.t, "bce_with_logits_loss");
     GilRelease gil(waits_for_queue(z.t) ? kSmallWork : double(z.t.elements()));
     return static_cast<double>(ops::bce_with_logits_loss(z.t, t.t, o));
@@ -440,6 +465,8 @@ double bce_loss_op(PyTensor& z, PyTensor& t, nb::str path, PyStream* stream, nb:
 
 PyTensor* bce_backward_op(PyTensor& z, PyTensor& t, PyTensor* out, nb::object scale, nb::str path,
                           PyStream* stream, nb::handle deterministic) {
+    for (auto [p, name] : {std::pair<const PyTensor*, const char*>{&z, "z"}, {&t, "t"}, {out, "out"}})
+        reject_view(p, "accel.ops.bce_with_logits_backward", name);
     auto o = options(path, stream, deterministic, z.t, "bce_with_logits_backward");
     const bool scaled = !scale.is_none();
     const float s = scaled ? nb::cast<float>(scale) : 0.0f;
@@ -452,6 +479,8 @@ PyTensor* bce_backward_op(PyTensor& z, PyTensor& t, PyTensor* out, nb::object sc
 
 PyTensor* convert_op(PyTensor& x, PyTensor* out, nb::object dtype, nb::str path, PyStream* stream,
                      nb::handle deterministic) {
+    reject_view(&x, "accel.ops.convert", "x");
+    reject_view(out, "accel.ops.convert", "out");
     auto o = options(path, stream, deterministic, x.t, "convert");
     const accel::DType d = dtype.is_none() ? x.t.dtype() : dtype_from(dtype);
     return one_output(out, x.t, x.t.shape(), d, double(x.t.elements()), output_name("y", out, "x"),
@@ -499,6 +528,9 @@ ops::AdamParams adam_params(double lr, double beta1, double beta2, double eps) {
 
 void adam_step_op(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, std::size_t step, double lr,
                   double beta1, double beta2, double eps, nb::str path, PyStream* stream, nb::handle deterministic) {
+    for (auto [p, name] : {std::pair<const PyTensor*, const char*>{&param, "param"}, {&grad, "grad"}, {&m, "m"},
+                           {&v, "v"}})
+        reject_view(p, "accel.ops.adam_step", name);
     auto o = options(path, stream, deterministic, param.t, "adam_step");
     const ops::AdamParams hp = adam_params(lr, beta1, beta2, eps);
     GilRelease gil(double(param.t.elements()));
@@ -516,6 +548,8 @@ void adam_step_list_op(const std::vector<PyTensor*>& params, const std::vector<P
     for (std::size_t i = 0; i < params.size(); ++i)
         if (!params[i] || !grads[i] || !ms[i] || !vs[i])
             throw accel::InvalidArgument("accel.ops.adam_step: entry " + std::to_string(i) + " is None");
+    for (const auto* list : {&params, &grads, &ms, &vs})
+        for (const PyTensor* p : *list) reject_view(p, "accel.ops.adam_step", "a list entry");
     const ops::AdamParams hp = adam_params(lr, beta1, beta2, eps);
     if (params.empty()) return;
     // One Options for all: each call still checks its tensors and the stream against each other.
@@ -549,9 +583,37 @@ void bind_adam_step(nb::module_& m) {
 
 // ---- The operators of accel.Tensor, defined here beside the ops they run -----------------------------------
 
-// a OP b as accel.ops.NAME(a, b): elementwise op `name` of the table, a new output, the default path and stream.
-PyTensor* elementwise_operator(const char* name, PyTensor& a, PyTensor& b) {
-    return run_elementwise(elementwise_op(name, "accel.Tensor operator"), {&a.t, &b.t}, nullptr, nb::str("auto"),
+// Whether NumPy would broadcast shapes a and b (aligned from the last dimension, each pair equal or one of them 1).
+bool broadcastable(const accel::Shape& a, const accel::Shape& b) {
+    for (std::size_t i = 1; i <= std::min(a.rank(), b.rank()); ++i) {
+        const std::size_t x = a[a.rank() - i], y = b[b.rank() - i];
+        if (x != y && x != 1 && y != 1) return false;
+    }
+    return true;
+}
+
+// a SYMBOL b as accel.ops.NAME(a, b) into `out` (nullptr: a new tensor): elementwise op `name` of the table, the
+// default path and stream. Shapes NumPy would broadcast are a TypeError naming what accel has instead.
+PyTensor* elementwise_operator(const char* name, const char* symbol, PyTensor& a, PyTensor& b, PyTensor* out) {
+    const accel::Shape& sa = a.storage().shape();
+    const accel::Shape& sb = b.storage().shape();
+    if (!a.is_view() && !b.is_view() && sa != sb && broadcastable(sa, sb))
+        throw nb::type_error(("accel.Tensor " + std::string(symbol) + " accel.Tensor: shapes " + sa.to_string() +
+                              " and " + sb.to_string() + "; accel does not broadcast (the operands of an "
+                              "elementwise op have one shape). A bias row added to x @ w.T: accel.ops.dense(x, w, "
+                              "bias); other broadcasts on the host: numpy.asarray(a) " + symbol + " numpy.asarray(b)")
+                                 .c_str());
+    return run_elementwise(elementwise_op(name, "accel.Tensor operator"), {&a, &b}, out, nb::str("auto"), nullptr,
+                           nb::none());
+}
+
+// a SYMBOL s for a Python number s: elementwise op `name` with a tensor of a's shape, dtype and device holding s
+// (rounded to a's dtype, as NumPy rounds a Python scalar to an array's dtype), into `out` (nullptr: a new tensor).
+PyTensor* scalar_operator(const char* name, PyTensor& a, double s, PyTensor* out) {
+    reject_view(&a, std::string("accel.ops.") + name, "a");
+    if (!a.t.device_ptr()) throw accel::InvalidArgument("the tensor has no storage");
+    PyTensor filled(filled_tensor(a.t.device_ptr(), a.t.shape(), a.t.dtype(), s));
+    return run_elementwise(elementwise_op(name, "accel.Tensor operator"), {&a, &filled}, out, nb::str("auto"),
                            nullptr, nb::none());
 }
 
@@ -560,37 +622,95 @@ PyTensor* sub_operator(PyTensor& a, PyTensor& b) {
     const accel::OpInfo* sub = accel::find_op("sub");
     if (!sub || !is_elementwise(*sub) || sub->inputs.size() != 2)
         throw nb::type_error(("accel.Tensor - accel.Tensor: accel has no elementwise op 'sub' (its elementwise "
-                              "ops: " + joined(elementwise_names(), ", ") + "); subtract on the host "
-                              "(numpy.asarray(a) - numpy.asarray(b)) or add a 'sub' op to the op table")
+                              "ops: " + joined(elementwise_names(), ", ") + "); add the negation, a + (-b) "
+                              "(the same result: IEEE 754 subtraction is the addition of the negated operand), "
+                              "subtract on the host (numpy.asarray(a) - numpy.asarray(b)) or add a 'sub' op to the "
+                              "op table")
                                  .c_str());
-    return run_elementwise(*sub, {&a.t, &b.t}, nullptr, nb::str("auto"), nullptr, nb::none());
+    return run_elementwise(*sub, {&a, &b}, nullptr, nb::str("auto"), nullptr, nb::none());
+}
+
+// a - s and s - a for a Python number s: TypeError naming the additions that give the same result.
+[[noreturn]] void no_scalar_subtraction(const PyTensor&, double) {
+    throw nb::type_error("accel.Tensor - number: accel has no elementwise op 'sub'; add the negation: a + (-s) "
+                         "for a - s, -a + s for s - a (the same results: IEEE 754 subtraction is the addition of "
+                         "the negated operand)");
+}
+
+// a / b and its reflected and in-place forms: accel has no division.
+[[noreturn]] void no_division(nb::handle, nb::handle) {
+    throw nb::type_error("accel.Tensor / ...: accel has no division op; for a / s multiply by the reciprocal, "
+                         "a * (1 / s) (which can differ from a / s in the last bit), else divide on the host: "
+                         "numpy.asarray(a) / numpy.asarray(b)");
+}
+
+// Binds method `name` of Tensor: `f` with the operator's docstring (one overload of several where the name repeats).
+template <class F, class Extra = std::decay_t<decltype(owned)>>
+void tensor_operator(const char* name, F&& f, const std::string& doc_text, Extra extra = owned) {
+    nb::cpp_function_def(std::forward<F>(f), nb::scope(nb::type<PyTensor>()), nb::name(name), nb::is_method(),
+                         nb::is_operator(), nb::arg("other"), extra, doc_text.c_str());
 }
 
 void bind_operators() {
-    nb::handle tensor = nb::type<PyTensor>();
     const std::string operand =
-        " Both operands Tensors of one device (an operand of another type gives NotImplemented: Python then tries "
-        "its operator); a new output, the default path ('auto') and stream. Raises what the op raises.";
-    nb::cpp_function_def([](PyTensor& a, PyTensor& b) { return elementwise_operator("add", a, b); },
-                         nb::scope(tensor), nb::name("__add__"), nb::is_method(), nb::is_operator(),
-                         nb::arg("other"), owned,
-                         ("a + b: accel.ops.add(a, b), elementwise; one shape and dtype." + operand).c_str());
-    nb::cpp_function_def([](PyTensor& a, PyTensor& b) { return elementwise_operator("mul", a, b); },
-                         nb::scope(tensor), nb::name("__mul__"), nb::is_method(), nb::is_operator(),
-                         nb::arg("other"), owned,
-                         ("a * b: accel.ops.mul(a, b), elementwise; one shape and dtype." + operand).c_str());
-    nb::cpp_function_def(
-        [](PyTensor& a, PyTensor& b) {
-            return matmul_op(a, b, nullptr, false, false, nb::str("auto"), nullptr, nb::none());
-        },
-        nb::scope(tensor), nb::name("__matmul__"), nb::is_method(), nb::is_operator(), nb::arg("other"), owned,
-        ("a @ b: accel.ops.matmul(a, b), c[M, N] = a[M, K] @ b[K, N]; both rank 2." + operand).c_str());
-    nb::cpp_function_def(&sub_operator, nb::scope(tensor), nb::name("__sub__"), nb::is_method(), nb::is_operator(),
-                         nb::arg("other"), owned,
-                         ("a - b: the op table's elementwise op 'sub' where it has one; accel's own table has none, "
-                          "and then this raises TypeError naming the elementwise ops there are." +
-                          operand)
-                             .c_str());
+        " The other operand a Tensor of the same device (an operand of another type gives NotImplemented: Python "
+        "then tries its operator); a new output, the default path ('auto') and stream. Raises what the op raises; "
+        "TypeError for shapes NumPy would broadcast (accel does not) and for a transposed view (Tensor.T).";
+    const std::string scalar =
+        " With a Python number s: the op with a tensor of a's shape, dtype and device holding s (rounded to a's "
+        "dtype, as NumPy rounds a Python scalar; made by an upload).";
+    struct Forms {
+        const char *name, *reflected, *in_place, *op, *symbol;
+    };
+    for (const Forms& f : {Forms{"__add__", "__radd__", "__iadd__", "add", "+"},
+                           Forms{"__mul__", "__rmul__", "__imul__", "mul", "*"}}) {
+        const char *name = f.name, *op = f.op, *symbol = f.symbol;
+        const std::string what = std::string("a ") + symbol + " b: accel.ops." + op + "(a, b), elementwise; one "
+                                 "shape and dtype.";
+        tensor_operator(name, [op = op, symbol = symbol](PyTensor& a, PyTensor& b) {
+            return elementwise_operator(op, symbol, a, b, nullptr);
+        }, what + operand);
+        tensor_operator(name, [op = op](PyTensor& a, double s) { return scalar_operator(op, a, s, nullptr); },
+                        what + scalar);
+        // s + a, s * a: both ops commute exactly (IEEE 754 addition and multiplication are commutative).
+        tensor_operator(f.reflected,
+                        [op = op](PyTensor& a, double s) { return scalar_operator(op, a, s, nullptr); },
+                        std::string("s ") + symbol + " a for a Python number s: a " + symbol + " s." + scalar);
+        // a += b, a *= b: into a's own storage (NumPy's in-place semantics: every name of a sees the change).
+        const char* in_place = f.in_place;
+        const std::string in_place_doc = std::string("a ") + symbol + "= b: accel.ops." + op + "(a, b, out=a), "
+                                         "into a's own storage (as NumPy: every name bound to a sees it); b a "
+                                         "Tensor of a's shape, dtype and device, or a Python number. Returns a.";
+        tensor_operator(in_place, [op = op, symbol = symbol](PyTensor& a, PyTensor& b) {
+            return elementwise_operator(op, symbol, a, b, &a);
+        }, in_place_doc, nb::rv_policy::reference);
+        tensor_operator(in_place, [op = op](PyTensor& a, double s) { return scalar_operator(op, a, s, &a); },
+                        in_place_doc, nb::rv_policy::reference);
+    }
+    nb::cpp_function_def([](PyTensor& a) { return scalar_operator("mul", a, -1.0, nullptr); },
+                         nb::scope(nb::type<PyTensor>()), nb::name("__neg__"), nb::is_method(), owned,
+                         "-a: accel.ops.mul(a, -1) elementwise, a new tensor (negation is exact in every dtype).");
+    tensor_operator("__matmul__",
+                    [](PyTensor& a, PyTensor& b) {
+                        return matmul_op(a, b, nullptr, false, false, nb::str("auto"), nullptr, nb::none());
+                    },
+                    "a @ b: accel.ops.matmul(a, b), c[M, N] = a[M, K] @ b[K, N]; both rank 2; a transposed view "
+                    "(Tensor.T) is taken through matmul's transpose flag, no copy." + operand);
+    tensor_operator("__sub__", &sub_operator,
+                    "a - b: the op table's elementwise op 'sub' where it has one; accel's own table has none, and "
+                    "then this raises TypeError naming the elementwise ops there are." + operand);
+    for (const auto& [name, sig] :
+         {std::pair<const char*, const char*>{"__sub__", "def __sub__(self, other: float) -> typing.NoReturn"},
+          {"__rsub__", "def __rsub__(self, other: float) -> typing.NoReturn"}})
+        tensor_operator(name, &no_scalar_subtraction, std::string("Raises TypeError: a - s is a + (-s), s - a is -a + s."),
+                        nb::sig(sig));
+    for (const auto& [name, sig] :
+         {std::pair<const char*, const char*>{"__truediv__", "def __truediv__(self, other: object) -> typing.NoReturn"},
+          {"__rtruediv__", "def __rtruediv__(self, other: object) -> typing.NoReturn"},
+          {"__itruediv__", "def __itruediv__(self, other: object) -> typing.NoReturn"}})
+        nb::cpp_function_def(&no_division, nb::scope(nb::type<PyTensor>()), nb::name(name), nb::is_method(),
+                             nb::arg("other"), nb::sig(sig),
+                             "Raises TypeError: accel has no division; multiply by a reciprocal or use NumPy.");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // tensor.cpp — accel.Tensor, its exchange with NumPy (numpy(), __array__,
-// copy_from, accel.from_numpy) and the tensor factories (accel.empty, zeros,
-// ones, full); DLPack is dlpack.cpp's. On the host backend __array__ is a
-// view of the tensor's own memory; every other exchange with NumPy copies.
+// copy_from, accel.from_numpy), its transposed view (T, contiguous()),
+// float(t), the NumPy habits it answers with a TypeError naming what to use
+// (indexing, reductions, reshape), and the tensor factories (accel.empty,
+// zeros, ones, full); DLPack is dlpack.cpp's. On the host backend __array__
+// is a view of the tensor's own memory; every other exchange with NumPy copies.
 #include "exchange.hpp"
 
 #include <nanobind/stl/shared_ptr.h>
@@ -161,21 +163,10 @@ PyTensor make(const std::vector<std::size_t>& shape, const DTypeArg& dtype,
     return PyTensor(accel::Tensor(device_or_default(device), accel::Shape(shape), dtype.get()));
 }
 
-// A new tensor with every element `value` (rounded to the dtype): one element converted on the host, repeated,
-// uploaded (blocking, GIL released).
+// accel.full: filled_tensor on `device` or the default device.
 PyTensor filled(const std::vector<std::size_t>& shape, double value, const DTypeArg& dtype,
                 const std::shared_ptr<accel::Device>& device) {
-    PyTensor p = make(shape, dtype, device);
-    if (!p.t.bytes()) return p;
-    const std::size_t size = accel::dtype_size(p.t.dtype());
-    std::vector<unsigned char> bytes(p.t.bytes(), 0);
-    if (value != 0.0 || std::signbit(value)) {  // all-zero bytes are 0.0 in every dtype
-        accel::convert_elements(&value, accel::DType::f64, bytes.data(), p.t.dtype(), 1);
-        for (std::size_t at = size; at < bytes.size(); at += size) std::memcpy(&bytes[at], bytes.data(), size);
-    }
-    nb::gil_scoped_release release;
-    p.t.buffer().upload(bytes.data(), bytes.size());
-    return p;
+    return PyTensor(filled_tensor(device_or_default(device), accel::Shape(shape), dtype.get(), value));
 }
 
 // The tensor for numpy.asarray / numpy.array (the __array__ protocol of NumPy 1 and 2): on the host backend a
@@ -183,7 +174,9 @@ PyTensor filled(const std::vector<std::size_t>& shape, double value, const DType
 // copy (to_numpy). copy=True always copies; copy=False raises ValueError where a copy would be needed (NumPy's
 // rule), as does a `dtype` other than the tensor's (a conversion is a copy).
 nb::object as_array(nb::handle self_py, const nb::object& dtype, const nb::object& copy) {
-    const accel::Tensor& t = nb::cast<PyTensor&>(self_py).t;
+    const PyTensor& self = nb::cast<PyTensor&>(self_py);
+    if (self.is_view()) return as_array(self.transposed_of, dtype, copy).attr("T");  // NumPy's own view
+    const accel::Tensor& t = self.t;
     const bool want_copy = !copy.is_none() && nb::cast<bool>(copy);
     const bool forbid_copy = !copy.is_none() && !want_copy;
     const bool bf16 = t.dtype() == accel::DType::bf16;
@@ -220,14 +213,80 @@ nb::object as_array(nb::handle self_py, const nb::object& dtype, const nb::objec
     return arr;
 }
 
+// The shape Python sees: a view's is its base's, swapped.
+accel::Shape shape_seen(const PyTensor& p) {
+    const accel::Shape& s = p.storage().shape();
+    return p.is_view() ? accel::Shape{s[1], s[0]} : s;
+}
+
 std::string tensor_repr(const PyTensor& p) {
-    if (!p.t.device_ptr()) return "<accel.Tensor (empty)>";
-    return std::string("<accel.Tensor ") + p.t.shape().to_string() + " " + accel::dtype_name(p.t.dtype()) + " on " +
-           p.t.device().selector() + ">";
+    const accel::Tensor& t = p.storage();
+    if (!t.device_ptr()) return "<accel.Tensor (empty)>";
+    return std::string("<accel.Tensor ") + shape_seen(p).to_string() + " " + accel::dtype_name(t.dtype()) + " on " +
+           t.device().selector() + (p.is_view() ? ", a transposed view>" : ">");
+}
+
+// The NumPy array of numpy(): a copy; a view's is its base's copy transposed (NumPy's view of it).
+nb::object numpy_of(const PyTensor& p) {
+    return p.is_view() ? to_numpy(p.storage()).attr("T") : to_numpy(p.t);
+}
+
+// Tensor.T: the transposed view of a rank-2 tensor, the base of a view, a rank-1 tensor itself (NumPy's rule).
+nb::object transposed(nb::handle self_py) {
+    const PyTensor& p = nb::cast<PyTensor&>(self_py);
+    if (p.is_view()) return p.transposed_of;
+    if (p.t.shape().rank() != 2) return nb::borrow(self_py);
+    return nb::cast(PyTensor::view_of(self_py));
+}
+
+// float(t): the one element as a Python float (blocking); TypeError naming the shape for any other count.
+double one_element(const PyTensor& p) {
+    const accel::Tensor& t = p.storage();
+    if (t.elements() != 1)
+        throw nb::type_error(("float(t): t has shape " + shape_seen(p).to_string() + " (" +
+                              std::to_string(t.elements()) + " elements); only a one-element tensor is a Python "
+                              "float: pick the element on the host, e.g. float(numpy.asarray(t)[0, 1])")
+                                 .c_str());
+    HostCopy c = download(t);
+    double value = 0;
+    accel::convert_elements(c.data, t.dtype(), &value, accel::DType::f64, 1);
+    return value;
+}
+
+// What NumPy users reach for and accel has not: each raises TypeError naming what to use instead.
+[[noreturn]] void missing(const std::string& what, const std::string& instead) {
+    throw nb::type_error(("accel.Tensor has no " + what + "; " + instead).c_str());
+}
+
+void bind_numpy_habits(nb::class_<PyTensor>& c) {
+    c.def("__getitem__", [](const PyTensor&, nb::handle) { missing("indexing", "index a NumPy array of it: "
+             "numpy.asarray(t)[0] (a view on the host backend, a copy elsewhere)"); },
+          nb::arg("index"), nb::sig("def __getitem__(self, index: object) -> typing.NoReturn"),
+          "Raises TypeError: accel tensors have no indexing; numpy.asarray(t)[...] reads elements.");
+    c.def("__setitem__", [](const PyTensor&, nb::handle, nb::handle) { missing("item assignment",
+             "write the whole tensor with t.copy_from(array) (a NumPy array changed on the host)"); },
+          nb::arg("index"), nb::arg("value"),
+          nb::sig("def __setitem__(self, index: object, value: object) -> typing.NoReturn"),
+          "Raises TypeError: accel tensors have no item assignment; t.copy_from(array) writes the whole tensor.");
+    c.def("sum", [](const PyTensor&, nb::args, nb::kwargs) { missing("reductions but column sums",
+             "accel.ops.column_sum(x) gives y[c] = sum over r of x[r, c] of a rank-2 x; other sums on the host: "
+             "numpy.asarray(t).sum()"); },
+          nb::sig("def sum(self, *args: object, **kwargs: object) -> typing.NoReturn"),
+          "Raises TypeError: accel's only reduction is accel.ops.column_sum; numpy.asarray(t).sum() for others.");
+    c.def("mean", [](const PyTensor&, nb::args, nb::kwargs) { missing("reductions but column sums",
+             "accel.ops.column_sum(x) gives the column sums of a rank-2 x (then scale); other means on the host: "
+             "numpy.asarray(t).mean()"); },
+          nb::sig("def mean(self, *args: object, **kwargs: object) -> typing.NoReturn"),
+          "Raises TypeError: accel's only reduction is accel.ops.column_sum; numpy.asarray(t).mean() for others.");
+    c.def("reshape", [](const PyTensor&, nb::args, nb::kwargs) { missing("reshape",
+             "make a tensor of the new shape from a NumPy array: accel.from_numpy(numpy.asarray(t).reshape(...), "
+             "device=t.device) (a copy)"); },
+          nb::sig("def reshape(self, *args: object, **kwargs: object) -> typing.NoReturn"),
+          "Raises TypeError: accel tensors have no reshape; accel.from_numpy(numpy.asarray(t).reshape(...)) copies.");
 }
 
 void bind_tensor_class(nb::module_& m) {
-    nb::class_<PyTensor>(
+    auto c = nb::class_<PyTensor>(
         m, "Tensor", nb::is_weak_referenceable(),
         "A rank-1 [n] or rank-2 [rows, cols] row-major array of one dtype ('f32', 'f64', 'f16', 'bf16') on one "
         "device. Made by accel.empty, accel.zeros, accel.ones, accel.full, accel.from_numpy, accel.from_dlpack, or "
@@ -236,19 +295,42 @@ void bind_tensor_class(nb::module_& m) {
         "__dlpack__ / __dlpack_device__ (zero-copy for the host backend and CUDA device memory, a host copy for "
         "other backends). Thread-safety: as the device's; two ops writing one tensor from two threads without "
         "ordering race on its contents.")
-        .def_prop_ro("shape", [](const PyTensor& p) { return shape_tuple(p.t.shape()); },
+        .def_prop_ro("shape", [](const PyTensor& p) { return shape_tuple(shape_seen(p)); },
                      "The shape: (n,) or (rows, cols), in elements.")
-        .def_prop_ro("dtype", [](const PyTensor& p) { return std::string(accel::dtype_name(p.t.dtype())); },
+        .def_prop_ro("dtype", [](const PyTensor& p) { return std::string(accel::dtype_name(p.storage().dtype())); },
                      "The element type: 'f32', 'f64', 'f16' or 'bf16'.")
-        .def_prop_ro("device", [](const PyTensor& p) { return p.t.device_ptr(); }, "The device holding the tensor.")
-        .def_prop_ro("ndim", [](const PyTensor& p) { return p.t.shape().rank(); }, "The rank: 1 or 2.")
-        .def_prop_ro("size", [](const PyTensor& p) { return p.t.elements(); }, "The number of elements.")
-        .def_prop_ro("nbytes", [](const PyTensor& p) { return p.t.bytes(); }, "Size of the storage in bytes.")
-        .def_prop_ro("data_ptr", [](const PyTensor& p) { return reinterpret_cast<std::uintptr_t>(p.t.handle()); },
+        .def_prop_ro("device", [](const PyTensor& p) { return p.storage().device_ptr(); },
+                     "The device holding the tensor.")
+        .def_prop_ro("ndim", [](const PyTensor& p) { return p.storage().shape().rank(); }, "The rank: 1 or 2.")
+        .def_prop_ro("size", [](const PyTensor& p) { return p.storage().elements(); }, "The number of elements.")
+        .def_prop_ro("nbytes", [](const PyTensor& p) { return p.storage().bytes(); }, "Size of the storage in bytes.")
+        .def_prop_ro("T", &transposed, nb::sig("def T(self) -> Tensor"),
+                     "The transpose of a rank-2 tensor as a view (no copy; a rank-1 tensor is its own transpose, "
+                     "as in NumPy; the view's .T is the tensor again). accel.ops.matmul and a @ b take a view "
+                     "through their transpose flags (trans_a / trans_b), without a copy; numpy(), "
+                     "numpy.asarray and the properties see the transpose; every other op and method raises "
+                     "TypeError for it: view.contiguous() makes a row-major copy for them.")
+        .def("transpose", &transposed, nb::sig("def transpose(self) -> Tensor"), "The same as Tensor.T.")
+        .def("contiguous", [](nb::handle self_py) -> nb::object {
+                const PyTensor& p = nb::cast<PyTensor&>(self_py);
+                if (!p.is_view()) return nb::borrow(self_py);
+                const accel::Tensor& base = p.storage();
+                return nb::cast(from_numpy(numpy_of(p), base.device_ptr(), nb::str(accel::dtype_name(base.dtype()))));
+            },
+             nb::sig("def contiguous(self) -> Tensor"),
+             "A row-major tensor of the same contents: the tensor itself, or for a transposed view a new tensor on "
+             "its device holding the transpose (a copy through the host: download, transposed by NumPy, upload; "
+             "blocking).")
+        .def("__float__", &one_element,
+             "float(t) of a one-element tensor (shape (1,) or (1, 1)): its element, widened to a Python float "
+             "(blocking: waits for the ops enqueued on it). Raises TypeError naming the shape for any other "
+             "element count.")
+        .def_prop_ro("data_ptr", [](const PyTensor& p) { return reinterpret_cast<std::uintptr_t>(p.storage().handle()); },
                      "The backend's handle of the storage as an int: the address of the data on the host backend "
                      "(and CUDA), an opaque handle (cl_mem, ...) elsewhere; 0 for an empty tensor.")
         // Before numpy(): in the stub, a `numpy.typing` annotation after the method numpy would name it.
         .def("to", [](const PyTensor& p, nb::handle target) {
+                reject_view(&p, "accel.Tensor.to", "self");
                 accel::Tensor r;
                 if (nb::isinstance<accel::Device>(target)) {
                     auto dev = nb::cast<std::shared_ptr<accel::Device>>(target);
@@ -273,13 +355,14 @@ void bind_tensor_class(nb::module_& m) {
              "synchronized first), elsewhere a host copy (blocking), as numpy(). dtype: a NumPy dtype to convert "
              "to (a copy). copy: None copies where needed, True always, False never (ValueError where a copy "
              "would be needed, as NumPy 2 asks).")
-        .def("numpy", [](const PyTensor& p) { return to_numpy(p.t); },
+        .def("numpy", &numpy_of,
              nb::sig("def numpy(self) -> numpy.typing.NDArray[typing.Any]"),
              "A NumPy copy of the contents (blocking: waits for the ops enqueued on the default stream; the GIL "
              "is released meanwhile). dtype: float32, float64, float16, and for bf16 ml_dtypes.bfloat16 when "
              "ml_dtypes is installed, else float32 (exact). For a view without a copy on the host backend use "
              "numpy.asarray(tensor) or numpy.from_dlpack(tensor).")
         .def("copy_from", [](PyTensor& p, nb::handle array) {
+                reject_view(&p, "accel.Tensor.copy_from", "self");
                 HostArray h(array, "Tensor.copy_from");
                 if (h.count != p.t.elements())
                     throw accel::InvalidArgument("Tensor.copy_from: an array of " + std::to_string(h.count) +
@@ -292,7 +375,8 @@ void bind_tensor_class(nb::module_& m) {
              "float64, float16 or bfloat16, rounded to the tensor's dtype), a blocking upload. Raises "
              "InvalidArgument for another element count or an element type accel has not.")
         .def("__repr__", &tensor_repr)
-        .def("__len__", [](const PyTensor& p) { return p.t.shape()[0]; }, "The first dimension.");
+        .def("__len__", [](const PyTensor& p) { return shape_seen(p)[0]; }, "The first dimension.");
+    bind_numpy_habits(c);
 }
 
 // The factories: a new tensor of a shape, empty, filled, or a copy of a NumPy array.
@@ -350,9 +434,13 @@ HostCopy download(const accel::Tensor& t) {
 }
 
 PyTensor from_numpy(nb::handle array, const std::shared_ptr<accel::Device>& device, const nb::object& dtype) {
-    HostArray h(array, "from_numpy");
+    // A Python list or tuple has no dtype: its numbers are read as float64 (exact for Python floats and ints
+    // up to 2^53) and stored as accel's default, f32 (as torch.tensor does), unless `dtype` says otherwise.
+    const bool listed = nb::isinstance<nb::list>(array) || nb::isinstance<nb::tuple>(array);
+    nb::object read = listed ? nb::module_::import_("numpy").attr("asarray")(array, "float64") : nb::borrow(array);
+    HostArray h(read, "from_numpy");
     accel::Shape shape = shape_of(h.ndim, h.dims.data(), "from_numpy");
-    const accel::DType target = dtype.is_none() ? h.dtype : dtype_from(dtype);
+    const accel::DType target = !dtype.is_none() ? dtype_from(dtype) : listed ? accel::DType::f32 : h.dtype;
     PyTensor out(accel::Tensor(device_or_default(device), shape, target));
     upload(out.t, h.data, h.dtype, shape.elements());
     return out;
@@ -379,6 +467,38 @@ accel::DType dtype_from(nb::handle dtype) {
     throw accel::InvalidArgument("dtype " + given + " (NumPy " + name + ") is not an accel dtype" + kHeld);
 }
 
+accel::Tensor filled_tensor(const std::shared_ptr<accel::Device>& device, const accel::Shape& shape,
+                            accel::DType dtype, double value) {
+    accel::Tensor t(device, shape, dtype);
+    if (!t.bytes()) return t;
+    const std::size_t size = accel::dtype_size(dtype);
+    std::vector<unsigned char> bytes(t.bytes(), 0);
+    if (value != 0.0 || std::signbit(value)) {  // all-zero bytes are 0.0 in every dtype
+        accel::convert_elements(&value, accel::DType::f64, bytes.data(), dtype, 1);
+        for (std::size_t at = size; at < bytes.size(); at += size) std::memcpy(&bytes[at], bytes.data(), size);
+    }
+    nb::gil_scoped_release release;
+    t.buffer().upload(bytes.data(), bytes.size());
+    return t;
+}
+
+void reject_view(const PyTensor* p, const std::string& what, const char* name) {
+    if (!p || !p->is_view()) return;
+    throw nb::type_error((what + ": '" + name + "' is a transposed view (t.T), which only accel.ops.matmul and "
+                          "a @ b take (through trans_a / trans_b); pass a row-major copy: view.contiguous()")
+                             .c_str());
+}
+
+PyTensor PyTensor::view_of(nb::handle base) {
+    PyTensor v{accel::Tensor()};
+    v.transposed_of = nb::borrow(base);
+    return v;
+}
+
+const accel::Tensor& PyTensor::storage() const {
+    return is_view() ? nb::cast<PyTensor&>(transposed_of).t : t;
+}
+
 PyTensor::PyTensor(accel::Tensor&& tensor) : t(std::move(tensor)) {
     if (t.handle() && t.device_ptr() && is_host(t.device())) {
         std::lock_guard<std::mutex> lock(host_tensors_mutex);
@@ -386,7 +506,7 @@ PyTensor::PyTensor(accel::Tensor&& tensor) : t(std::move(tensor)) {
     }
 }
 
-PyTensor::PyTensor(PyTensor&& o) noexcept : t(std::move(o.t)) {
+PyTensor::PyTensor(PyTensor&& o) noexcept : t(std::move(o.t)), transposed_of(std::move(o.transposed_of)) {
     if (t.handle() && t.device_ptr() && is_host(t.device())) {
         std::lock_guard<std::mutex> lock(host_tensors_mutex);
         host_tensors[t.handle()] = this;

@@ -367,7 +367,7 @@ def test_operators_run_the_ops(host: accel.Device) -> None:
     with pytest.raises(accel.InvalidArgument, match="inner dimensions"):
         a @ b
     with pytest.raises(TypeError):
-        a + 1.0  # no scalars: Python's TypeError after NotImplemented
+        a + "1.0"  # neither a Tensor nor a number: Python's TypeError after NotImplemented
 
 
 def test_errors_name_the_python_arguments(host: accel.Device) -> None:

@@ -33,6 +33,11 @@ def run() -> Tuple[float, List[accel.bench.Row]]:
     summed: accel.Tensor = x + x * accel.ones((4, 3), np.float32, dev) + accel.full((4, 3), 2.0, "f32", dev)
     product: accel.Tensor = summed @ accel.zeros((3, 2), dtype=np.dtype("float32"), device=dev)
     values: npt.NDArray[Any] = np.asarray(product)
+    scaled: accel.Tensor = -(2.0 * x + 1) * 0.5
+    scaled += x
+    scaled *= 3
+    gram: accel.Tensor = x.T @ x + ops.matmul(x.transpose().contiguous(), x)
+    one: float = float(accel.from_numpy([1.0], device=dev))
     rows = accel.bench.run(backends=["host"], ops=["add"], quick=True, progress=print).rows
-    del name, dx, db, shape, loss, back, values
+    del name, dx, db, shape, loss, back, values, scaled, gram, one
     return ms, rows
