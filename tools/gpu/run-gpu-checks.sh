@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 known_steps="conformance conformance.cuda.native conformance.cuda.vendor conformance.opencl conformance.vulkan
-  sanitizer sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck bench bench.matmul bench.add bench.dense
+  sanitizer sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck tune bench bench.matmul bench.add bench.dense
   mlp mlp.wide peer reliability interop custom_kernel"
 for wanted in ${steps//,/ }; do
   [[ " $(echo $known_steps) " == *" $wanted "* ]] ||
@@ -293,6 +293,25 @@ else
   common=(--dtypes f32,f16,bf16 --repeats 3) add=(--add-sizes 268435456)
   matmul=(--matmul-sizes 2048,8192) dense=(--dense-shapes 256x4096x4096,8192x8192x8192)
 fi
+# Tuning first, so that the bench rows below run with the records it writes
+# (into the cache, OUT/cache/accel/tuning/ unless ACCEL_CACHE_DIR says otherwise,
+# which the later steps read; and
+# copied into OUT/tuning for the project's database). A device with nothing to
+# tune (CUDA) is named so in the log.
+if [ -z "$gpus" ]; then verdict tune skip "no GPU backend opens (step info)"; else
+  if [ $quick = 1 ] || [ $rehearsal = 1 ]; then tune_args=(--quick --minutes 0.3); else tune_args=(--minutes 1.5); fi
+  mkdir -p "$out/tuning"
+  step tune 60 110 "$bin/accel-bench" tune --backends "$gpus" "${tune_args[@]}" --out "$out/tuning"
+  rc=$?
+  records=$(ls "$out/tuning" 2>/dev/null | paste -sd' ' -)
+  case $rc in
+    200) ;;
+    0) verdict tune pass "records: ${records:-none (nothing to tune)}; tune.log" ;;
+    124|137) verdict tune fail "timed out (records written so far: ${records:-none})" ;;
+    *) verdict tune fail "exit $rc: $(grep -m2 -iE 'error|refused|fail' "$out/tune.log" | cut -c1-200 | paste -sd'|' -)" ;;
+  esac
+fi
+
 bench_json=$out/bench.json
 for op in matmul add dense; do
   if [ -z "$gpus" ]; then verdict bench.$op skip "no GPU backend opens (step info)"; continue; fi
