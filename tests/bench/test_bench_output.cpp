@@ -416,6 +416,7 @@ TEST_CASE("plot_styles") {
     CHECK(colour_of(roof, "roof0(x) with lines") == host);
     CHECK(colour_of(roof, "roof1(x) with lines") == other);
     CHECK(style_of(roof, "roof0(x) with lines", " lw ") > style_of(roof, "roof1(x) with lines", " lw "));
+}
 
 TEST_CASE("json_figures") {
     // No negative figure anywhere in a run's JSON, and none that was not
