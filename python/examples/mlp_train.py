@@ -281,7 +281,7 @@ class TorchRun:
         self.loss_fn = torch.nn.BCEWithLogitsLoss()
 
     def epoch(self, e: int) -> float:
-        n = self.x.shape[0]
+        n = int(self.x.shape[0])
         order = torch.from_numpy(accel.mlp.epoch_order(n, self.args.seed, e))
         loss_sum = 0.0
         for start in range(0, n, self.args.batch):
