@@ -192,14 +192,9 @@ std::vector<TuningParams> OpenclDevice::candidates(const TuningKey& key, bool qu
                                 if (g.tile_cols() > 4 * std::max<std::size_t>(s.n, 16) || g.tile_rows() > s.m) continue;
                                 all.push_back(g);
                             }
-    std::stable_sort(all.begin(), all.end(),
-                     [&](const GemmParams& a, const GemmParams& b) { return distance(a, d) < distance(b, d); });
-    std::vector<TuningParams> out{def};
-    for (const GemmParams& g : all) {
-        if (quick && out.size() >= 8) break;
-        out.push_back(g.tuning_params());
-    }
-    return out;
+    return nearest_first(
+        def, std::move(all), [&](const GemmParams& g) { return distance(g, d); },
+        [](const GemmParams& g) { return g.tuning_params(); }, quick);
 }
 
 }  // namespace opencl

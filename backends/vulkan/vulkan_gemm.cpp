@@ -280,14 +280,9 @@ std::vector<TuningParams> VulkanDevice::candidates(const TuningKey& key, bool qu
                                     if (!local && bk != 16) continue;  // unstaged, bk is unused: one of them
                                     all.push_back(g);
                                 }
-    std::stable_sort(all.begin(), all.end(),
-                     [&](const GemmParams& a, const GemmParams& b) { return distance(a, d) < distance(b, d); });
-    std::vector<TuningParams> out{def};
-    for (const GemmParams& g : all) {
-        if (quick && out.size() >= 8) break;
-        out.push_back(to_tuning(g));
-    }
-    return out;
+    return nearest_first(
+        def, std::move(all), [&](const GemmParams& g) { return distance(g, d); },
+        [](const GemmParams& g) { return to_tuning(g); }, quick);
 }
 
 }  // namespace vulkan

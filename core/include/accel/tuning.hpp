@@ -31,11 +31,13 @@
 #include <accel/dtype.hpp>
 #include <accel/op_table.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace accel {
@@ -60,6 +62,29 @@ using TuningParams = std::map<std::string, std::int64_t>;
 
 /// "bx=16 by=16 tk=16 ..." (names in order). Never throws beyond std::bad_alloc.
 std::string params_text(const TuningParams& p);
+
+/// How many candidates a key gets at most, the default included, in a quick
+/// search (Tuning::candidates with quick = true; accel-bench tune --quick).
+constexpr std::size_t kQuickCandidates = 8;
+
+/// A backend's candidates in the order a tuner tries them: `def` (already
+/// converted) first, then `others` (the backend's parameter structs P, none
+/// equal to the default) nearest first by `distance(candidate)` (a stable
+/// sort: ties keep `others`' order), each turned into TuningParams by
+/// `to_params`; at most kQuickCandidates in all when `quick`. Thread-safe as
+/// its arguments are.
+template <class P, class Distance, class ToParams>
+std::vector<TuningParams> nearest_first(TuningParams def, std::vector<P> others, Distance distance,
+                                        ToParams to_params, bool quick) {
+    std::stable_sort(others.begin(), others.end(),
+                     [&](const P& a, const P& b) { return distance(a) < distance(b); });
+    std::vector<TuningParams> out{std::move(def)};
+    for (const P& p : others) {
+        if (quick && out.size() >= kQuickCandidates) break;
+        out.push_back(to_params(p));
+    }
+    return out;
+}
 
 /// The shape classes of matmul and dense outputs C[rows, cols], in order:
 /// "narrow" (cols ≤ 16: an MLP's output layer), "small" (rows·cols ≤ 65536,
