@@ -55,7 +55,8 @@ std::vector<double> draw(std::mt19937_64& rng, std::size_t n, double shift = 0, 
 
 TEST_CASE("stats: exact U p-values match the permutation distribution") {
     std::mt19937_64 rng(20261202);
-    for (auto [m, n] : {std::pair<std::size_t, std::size_t>{3, 4}, {5, 5}, {6, 4}, {4, 7}}) {
+    for (const auto& sizes : {std::pair<std::size_t, std::size_t>{3, 4}, {5, 5}, {6, 4}, {4, 7}}) {
+        const std::size_t m = sizes.first, n = sizes.second;
         for (int trial = 0; trial < 5; ++trial) {
             const auto x = draw(rng, m), y = draw(rng, n, 0, trial % 2 ? 1.5 : 1.0);
             const UTest t = mann_whitney(x, y);
@@ -138,7 +139,8 @@ TEST_CASE("stats: Hodges-Lehmann estimates a shift and covers it") {
     std::vector<double> y(x);
     for (auto& v : y) v += 0.25;
     CHECK(hodges_lehmann(x, y).estimate == doctest::Approx(0.25));
-    for (auto [m, n] : {std::pair<std::size_t, std::size_t>{8, 10}, {60, 55}}) {
+    for (const auto& sizes : {std::pair<std::size_t, std::size_t>{8, 10}, {60, 55}}) {
+        const std::size_t m = sizes.first, n = sizes.second;
         int covered = 0;
         const int trials = 1000;
         for (int i = 0; i < trials; ++i) {
