@@ -23,6 +23,7 @@
 #include <vector>
 
 namespace {
+
 // Per op (those of accel::ops), the dtypes that run native and vendor here.
 void print_op_support(const accel::Device& d) {
     std::printf("      ops: dtypes native | vendor\n");
@@ -38,6 +39,129 @@ void print_op_support(const accel::Device& d) {
         std::printf("        %-26s %s\n", op->name.c_str(), line.c_str());
     }
 }
+
+// One device's facts; `seen` holds the devices printed before it (a second
+// view of one physical device is flagged).
+void print_device(accel::Device& dev, bool named_only, const std::string& backend,
+                  std::vector<accel::DeviceInfo>& seen, bool measure_paths) {
+    const std::string selector = dev.selector();
+    const auto& info = dev.info();
+    if (!named_only)
+        std::printf("  [%s] %s\n", selector.c_str(), info.name.c_str());
+    else
+        std::printf("  [%s] %s\n      a simulator: opened only by this name, never by an index, auto or "
+                    "all (not counted in %s's indices)\n",
+                    selector.c_str(), info.name.c_str(), backend.c_str());
+    std::printf("      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
+    std::printf("      host %s, UUID %s, PCI bus id %s\n", info.host.c_str(),
+                info.uuid.empty() ? "(not reported)" : info.uuid.c_str(),
+                info.pci_bus_id.empty() ? "(not reported)" : info.pci_bus_id.c_str());
+    for (const auto& other : seen)
+        if (accel::same_physical_device(other, info))
+            std::printf("      SAME PHYSICAL DEVICE as [%s:%d] (%s): one piece of hardware seen through "
+                        "two backends; do not count it twice\n",
+                        other.backend.c_str(), other.index,
+                        !info.uuid.empty() && info.uuid == other.uuid ? "same UUID" : "same PCI bus id");
+    seen.push_back(info);
+    std::printf("      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
+    const accel::MemoryInfo mem = dev.memory_info();
+    std::printf("      compute units %d, global memory %.2f GiB (accel holds %.1f MiB in use, %.1f MiB "
+                "cached)\n",
+                info.compute_units, info.global_memory_bytes / 1073741824.0, mem.in_use / 1048576.0,
+                mem.cached / 1048576.0);
+    std::printf("      max block %zu threads (%zu, %zu, %zu), max grid (%zu, %zu, %zu)\n",
+                info.limits.max_block_size, info.limits.max_block_dims.x, info.limits.max_block_dims.y,
+                info.limits.max_block_dims.z, info.limits.max_grid_dims.x, info.limits.max_grid_dims.y,
+                info.limits.max_grid_dims.z);
+    std::printf("      timer %s\n", info.timer.c_str());
+    std::string languages;
+    for (const auto& l : info.kernel_languages) languages += (languages.empty() ? "" : ", ") + l;
+    std::printf("      program kernels in: %s\n", languages.empty() ? "none" : languages.c_str());
+    const accel::Determinism& det = info.determinism;
+    std::printf("      deterministic mode (%s): %s%s\n", dev.deterministic() ? "on" : "off",
+                !det.reproducible       ? "not promised, its ops are refused"
+                : det.batch_invariant ? "bitwise across runs, streams and thread counts; "
+                                        "products batch-invariant"
+                                      : "bitwise across runs, streams and thread counts; products "
+                                        "refused (not batch-invariant)",
+                det.basis.empty() ? "" : ("\n        (" + det.basis + ")").c_str());
+    const accel::Subnormals& sub = info.subnormals;
+    std::string flushed;
+    for (accel::DType t : sub.flushed) flushed += (flushed.empty() ? "" : ", ") + std::string(accel::dtype_name(t));
+    std::printf("      subnormals: %s%s\n",
+                flushed.empty() ? "kept in every dtype" : ("flushed to zero in " + flushed).c_str(),
+                sub.basis.empty() ? "" : ("\n        (" + sub.basis + ")").c_str());
+    print_op_support(dev);
+    if (dev.kernel_table().supports(accel::Op::matmul, accel::OpPath::vendor)) {
+        // Reads the record only, unless asked to measure.
+        if (measure_paths) accel::ops::path_evidence(dev);
+        if (const auto ev = accel::ops::recorded_path_evidence(dev))
+            std::printf("      auto path at 256^3: %s (native %.3g, vendor %.3g GFLOP/s; %s); "
+                        "other shapes are measured by class\n",
+                        accel::path_name(ev->path), ev->native_gflops, ev->vendor_gflops,
+                        ev->source.c_str());
+        else
+            std::printf("      auto path: the faster of native and vendor per shape class, measured at "
+                        "the first automatic matmul or dense of each class (no record at 256^3 yet)\n");
+    }
+    for (const auto& kv : info.extra) std::printf("      %s: %s\n", kv.first.c_str(), kv.second.c_str());
+}
+
+// A backend's line, its plugin and when `auto` opens it, then its devices;
+// returns how many of them failed to open.
+int print_backend(const accel::BackendStatus& st, std::vector<accel::DeviceInfo>& seen, bool measure_paths) {
+    std::cout << st.summary() << "\n";
+    if (st.plugin_found) {
+        std::cout << "  plugin " << st.plugin_path;
+        for (const auto& other : st.shadowed) std::cout << " (replaces " << other << ")";
+        std::vector<std::string> when;
+        const std::string rank = "(rank " + std::to_string(st.auto_rank) + ")";
+        if (st.auto_rank > 0)
+            when.push_back(st.availability.has_gpu ? "opens its first device, a GPU " + rank
+                                                   : "opens its first device if that is a GPU " + rank +
+                                                         "; none here is");
+        if (st.auto_cpu_fallback) when.push_back("opens it when no backend has a GPU");
+        std::string text = when.empty() ? "never: name it to use it" : when.front();
+        if (when.size() > 1) text += "; " + when.back();
+        std::cout << "\n  auto: " << text << "\n";
+    }
+    if (!st.availability.available) return 0;
+    // The devices by index, then those opened only by name (simulators).
+    std::vector<std::string> selectors;
+    for (int i = 0; i < st.availability.device_count; ++i) selectors.push_back(st.name + ":" + std::to_string(i));
+    for (const auto& s : st.availability.named_only) selectors.push_back(s);
+    int failures = 0;
+    for (std::size_t k = 0; k < selectors.size(); ++k) {
+        try {
+            auto d = accel::open_device(selectors[k]);
+            print_device(*d, k >= static_cast<std::size_t>(st.availability.device_count), st.name, seen,
+                         measure_paths);
+        } catch (const accel::Error& e) {
+            std::printf("  [%s] cannot be opened: %s\n", selectors[k].c_str(), e.what());
+            ++failures;
+        }
+    }
+    return failures;
+}
+
+// --env: every variable declared here (libaccel's, the plugins', this program's).
+void print_environment() {
+    for (const auto& v : accel::env::variables()) {
+        const char* here = std::getenv(v.name.c_str());
+        std::printf("%s%s%s\n    read by %s; accepted: %s\n    %s\n", v.name.c_str(), here ? "=" : " (unset)",
+                    here ? here : "", v.owner.c_str(), v.accepted.c_str(), v.meaning.c_str());
+    }
+}
+
+// --ops: the op-support matrix; 1 when a device failed.
+int print_op_matrix(const std::string& format) {
+    const op_support::Matrix m = op_support::collect();
+    std::cout << (format == "csv" ? op_support::to_csv(m) : op_support::to_markdown(m));
+    for (const auto& line : m.unavailable) std::cerr << "accel-info: not in the matrix: " << line << "\n";
+    for (const auto& line : m.failed) std::cerr << "accel-info: not in the matrix: " << line << "\n";
+    return m.failed.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,27 +186,17 @@ int main(int argc, char** argv) {
         ->check(tool_cli::one_of("format", {"md", "csv"}))
         ->needs(ops_flag);
     if (const auto rc = tool_cli::parse(app, argc, argv)) return *rc;
-    if (list_env) {
-        for (const auto& v : accel::env::variables()) {
-            const char* here = std::getenv(v.name);
-            std::printf("%s%s%s\n    accepted: %s\n    %s\n", v.name, here ? "=" : " (unset)", here ? here : "",
-                        v.accepted, v.meaning);
-        }
-        return 0;
-    }
     try {
-        accel::env::check_unknown_variables();
+        (void)accel::backend_statuses();  // loads every plugin (their variables) and checks the environment
     } catch (const accel::Error& e) {
         std::cerr << "accel-info: " << e.what() << "\n";
         return 2;
     }
-    if (list_ops) {
-        const op_support::Matrix m = op_support::collect();
-        std::cout << (format == "csv" ? op_support::to_csv(m) : op_support::to_markdown(m));
-        for (const auto& line : m.unavailable) std::cerr << "accel-info: not in the matrix: " << line << "\n";
-        for (const auto& line : m.failed) std::cerr << "accel-info: not in the matrix: " << line << "\n";
-        return m.failed.empty() ? 0 : 1;
+    if (list_env) {
+        print_environment();
+        return 0;
     }
+    if (list_ops) return print_op_matrix(format);
     std::cout << "accel " << ACCEL_VERSION << "\n";
     std::cout << "ACCEL_BACKEND=" << accel::env::value("ACCEL_BACKEND").value_or("(unset: auto)") << "\n\n";
     int failures = 0;
@@ -90,93 +204,7 @@ int main(int argc, char** argv) {
     std::cout << "plugin folders searched:";
     for (const auto& dir : accel::plugin_folders()) std::cout << " " << dir;
     std::cout << "\nselectors: " << accel::selector_grammar() << "\n\n";
-    for (const auto& st : accel::backend_statuses()) {
-        std::cout << st.summary() << "\n";
-        if (st.plugin_found) {
-            std::cout << "  plugin " << st.plugin_path;
-            for (const auto& other : st.shadowed) std::cout << " (replaces " << other << ")";
-            std::vector<std::string> when;
-            const std::string rank = "(rank " + std::to_string(st.auto_rank) + ")";
-            if (st.auto_rank > 0)
-                when.push_back(st.availability.has_gpu ? "opens its first device, a GPU " + rank
-                                                       : "opens its first device if that is a GPU " + rank +
-                                                             "; none here is");
-            if (st.auto_cpu_fallback) when.push_back("opens it when no backend has a GPU");
-            std::string text = when.empty() ? "never: name it to use it" : when.front();
-            if (when.size() > 1) text += "; " + when.back();
-            std::cout << "\n  auto: " << text << "\n";
-        }
-        if (!st.availability.available) continue;
-        // The devices by index, then those opened only by name (simulators).
-        std::vector<std::string> selectors;
-        for (int i = 0; i < st.availability.device_count; ++i) selectors.push_back(st.name + ":" + std::to_string(i));
-        for (const auto& s : st.availability.named_only) selectors.push_back(s);
-        for (std::size_t k = 0; k < selectors.size(); ++k) {
-            try {
-                auto d = accel::open_device(selectors[k]);
-                const auto& info = d->info();
-                if (k < static_cast<std::size_t>(st.availability.device_count))
-                    std::printf("  [%s] %s\n", d->selector().c_str(), info.name.c_str());
-                else
-                    std::printf("  [%s] %s\n      a simulator: opened only by this name, never by an index, auto or "
-                                "all (not counted in %s's indices)\n",
-                                selectors[k].c_str(), info.name.c_str(), st.name.c_str());
-                std::printf("      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
-                std::printf("      host %s, UUID %s, PCI bus id %s\n", info.host.c_str(),
-                            info.uuid.empty() ? "(not reported)" : info.uuid.c_str(),
-                            info.pci_bus_id.empty() ? "(not reported)" : info.pci_bus_id.c_str());
-                for (const auto& other : seen)
-                    if (accel::same_physical_device(other, info))
-                        std::printf("      SAME PHYSICAL DEVICE as [%s:%d] (%s): one piece of hardware seen through "
-                                    "two backends; do not count it twice\n",
-                                    other.backend.c_str(), other.index,
-                                    !info.uuid.empty() && info.uuid == other.uuid ? "same UUID" : "same PCI bus id");
-                seen.push_back(info);
-                std::printf("      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
-                const accel::MemoryInfo mem = d->memory_info();
-                std::printf("      compute units %d, global memory %.2f GiB (accel holds %.1f MiB in use, %.1f MiB "
-                            "cached)\n",
-                            info.compute_units, info.global_memory_bytes / 1073741824.0, mem.in_use / 1048576.0,
-                            mem.cached / 1048576.0);
-                std::printf("      max block %zu threads (%zu, %zu, %zu), max grid (%zu, %zu, %zu)\n",
-                            info.limits.max_block_size, info.limits.max_block_dims.x, info.limits.max_block_dims.y,
-                            info.limits.max_block_dims.z, info.limits.max_grid_dims.x, info.limits.max_grid_dims.y,
-                            info.limits.max_grid_dims.z);
-                std::printf("      timer %s\n", info.timer.c_str());
-                const accel::Determinism& det = info.determinism;
-                std::printf("      deterministic mode (%s): %s%s\n", d->deterministic() ? "on" : "off",
-                            !det.reproducible       ? "not promised, its ops are refused"
-                            : det.batch_invariant ? "bitwise across runs, streams and thread counts; "
-                                                    "products batch-invariant"
-                                                  : "bitwise across runs, streams and thread counts; products "
-                                                    "refused (not batch-invariant)",
-                            det.basis.empty() ? "" : ("\n        (" + det.basis + ")").c_str());
-                const accel::Subnormals& sub = info.subnormals;
-                std::string flushed;
-                for (accel::DType t : sub.flushed) flushed += (flushed.empty() ? "" : ", ") + std::string(accel::dtype_name(t));
-                std::printf("      subnormals: %s%s\n",
-                            flushed.empty() ? "kept in every dtype" : ("flushed to zero in " + flushed).c_str(),
-                            sub.basis.empty() ? "" : ("\n        (" + sub.basis + ")").c_str());
-                print_op_support(*d);
-                if (d->kernel_table().supports(accel::Op::matmul, accel::OpPath::vendor)) {
-                    // Reads the record only, unless asked to measure.
-                    if (measure_paths) accel::ops::path_evidence(*d);
-                    if (const auto ev = accel::ops::recorded_path_evidence(*d))
-                        std::printf("      auto path at 256^3: %s (native %.3g, vendor %.3g GFLOP/s; %s); "
-                                    "other shapes are measured by class\n",
-                                    accel::path_name(ev->path), ev->native_gflops, ev->vendor_gflops,
-                                    ev->source.c_str());
-                    else
-                        std::printf("      auto path: the faster of native and vendor per shape class, measured at "
-                                    "the first automatic matmul or dense of each class (no record at 256^3 yet)\n");
-                }
-                for (const auto& kv : info.extra) std::printf("      %s: %s\n", kv.first.c_str(), kv.second.c_str());
-            } catch (const accel::Error& e) {
-                std::printf("  [%s] cannot be opened: %s\n", selectors[k].c_str(), e.what());
-                ++failures;
-            }
-        }
-    }
+    for (const auto& st : accel::backend_statuses()) failures += print_backend(st, seen, measure_paths);
     const std::string selector = accel::selector_from_env();
     try {
         const auto d = accel::default_device();

@@ -59,14 +59,14 @@ std::shared_ptr<BuiltKernel> CudaDevice::do_build_kernel(const KernelSource& sou
     return std::make_shared<CudaBuiltKernel>(source.name, ordinal_, build_program_kernel(source, ordinal_, what));
 }
 
-std::uint64_t CudaDevice::object(NativeObject what) {
-    if (what == NativeObject::device) return static_cast<std::uint64_t>(ordinal_);
-    if (what == NativeObject::context) {
+std::uint64_t CudaDevice::object(const std::string& name) {
+    if (name == "device") return static_cast<std::uint64_t>(ordinal_);
+    if (name == "context") {
         const CurrentDevice current(ordinal_);
         return primary_context(ordinal_);
     }
-    throw Unsupported(std::string("a " ACCEL_GPU_RUNTIME " device has no ") + native_object_name(what) +
-                      "; it has a device (the ordinal) and a context (the primary context)");
+    throw Unsupported("a " ACCEL_GPU_RUNTIME " device has no object '" + name +
+                      "'; it has a device (the ordinal) and a context (the primary context)");
 }
 
 std::uint64_t CudaDevice::queue(Stream& stream) {

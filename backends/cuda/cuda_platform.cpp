@@ -6,6 +6,7 @@
 #include "../common/cache_file.hpp"
 #include "../common/dynamic_library.hpp"
 
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 
 #include <algorithm>
@@ -41,6 +42,13 @@ bool is_sticky(cudaError_t e) {
 }
 
 namespace {
+
+// Read by backends/cuda/emulation, the stand-in runtime this plugin loads in accel's own tests.
+const env::Declaration kEmulationVariable{{"ACCEL_CUDA_EMULATION_FAULTS",
+                                           "NAME[@DEVICE]=VALUE entries separated by ; "
+                                           "(backends/cuda/emulation/control.h)",
+                                           "faults the CUDA emulation injects, for accel's own tests (default: none)",
+                                           "the cuda backend"}};
 
 // 13020 -> "13.2" (the encoding of cudaDriverGetVersion/cudaRuntimeGetVersion).
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
@@ -90,6 +98,7 @@ DeviceInfo device_info(int index, int ordinal) {
     i.driver_version = "CUDA driver " + version_text(driver);
     i.runtime_version = "CUDA runtime " + version_text(runtime);
     i.timer = "cudaEvent";
+    i.kernel_languages = {"cuda"};  // NVRTC
     unsigned char uuid[16];
     std::memcpy(uuid, p.uuid.bytes, sizeof uuid);
     i.uuid = format_uuid(uuid);
@@ -275,12 +284,12 @@ std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource& source, 
     const int arch = ptx_arch(n, ordinal);
     // The PTX depends on NVRTC's version, the target, the options and the source.
     const std::string key = "NVRTC " + std::to_string(n.major) + "." + std::to_string(n.minor) + "\ncompute_" +
-                            std::to_string(arch) + "\n" + source.build_options + "\n" + source.cuda;
+                            std::to_string(arch) + "\n" + source.build_options + "\n" + source.code_for("cuda");
     const std::string file = cache_file::keyed_path("cuda-kernels", key, "ptx");
     const std::vector<unsigned char> cached = cache_file::read_keyed(file, kPtxMagic, key, std::uint64_t{64} << 20);
     std::string ptx(cached.begin(), cached.end());
     const bool from_cache = !ptx.empty() && ptx.find('\0') == std::string::npos;
-    if (!from_cache) ptx = compile_ptx(n, source, source.cuda, arch, what);
+    if (!from_cache) ptx = compile_ptx(n, source, source.code_for("cuda"), arch, what);
 
     cudaLibrary_t library = nullptr;
     ACCEL_CUDA_CHECK(cudaLibraryLoadData(&library, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
@@ -292,7 +301,7 @@ std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource& source, 
         if (e == cudaErrorSymbolNotFound)
             throw InvalidArgument(what + ": the compiled code has no kernel named '" + source.name +
                                   "' (is it declared extern \"C\" __global__ void " + source.name +
-                                  "(...) in KernelSource::cuda?)");
+                                  "(...) in KernelSource::code[\"cuda\"]?)");
         ACCEL_CUDA_CHECK(e);
     }
     if (!from_cache)

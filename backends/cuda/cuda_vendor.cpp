@@ -51,6 +51,10 @@ void VendorBlasDeleter::operator()(VendorBlas* blas) const noexcept {
 
 namespace {
 
+const env::Declaration kTf32Variable{{"ACCEL_CUDA_TF32", "1 (TF32 tensor-core sgemm) or 0 (FP32)",
+                                      "whether cuBLAS may use TF32 tensor cores on the vendor path (default 0)",
+                                      "the cuda backend"}};
+
 // Throws DeviceError when s != CUBLAS_STATUS_SUCCESS, naming `call`, the call
 // site and cublasGetStatusName/String.
 void check_blas(cublasStatus_t s, const char* call, const char* file, int line) {

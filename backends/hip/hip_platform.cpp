@@ -6,6 +6,7 @@
 #include "../cuda/cuda_device.hpp"
 #include "../common/cache_file.hpp"
 
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 
 #include <unistd.h>
@@ -39,6 +40,14 @@ bool is_sticky(hipError_t e) {
 
 namespace {
 
+// Read by the emulated HIP runtime this plugin loads in accel's own tests.
+const env::Declaration kEmulationVariable{{"ACCEL_HIP_EMULATION_FAULTS",
+                                           "NAME[@DEVICE]=VALUE entries separated by ; "
+                                           "(backends/cuda/emulation/control.h)",
+                                           "faults and the wavefront width (warp_size=32|64) of the emulated HIP "
+                                           "runtime, for accel's own tests (default: none, wavefront 64)",
+                                           "the hip backend"}};
+
 // HIP's version encoding (HIP_VERSION): major·10^7 + minor·10^5 + patch.
 std::string version_text(int v) {
     return std::to_string(v / 10000000) + "." + std::to_string(v / 100000 % 100) + "." + std::to_string(v % 100000);
@@ -70,6 +79,7 @@ DeviceInfo device_info(int index, int ordinal) {
     i.driver_version = "HIP driver " + version_text(driver);
     i.runtime_version = "HIP runtime " + version_text(runtime);
     i.timer = "hipEvent";
+    i.kernel_languages = {"hip", "cuda"};  // hiprtc compiles CUDA C++ of the HIP subset too
     unsigned char bytes[16];
     std::memcpy(bytes, uuid.bytes, sizeof bytes);
     i.uuid = format_uuid(bytes);
@@ -123,10 +133,16 @@ namespace {
 
 constexpr char kCodeObjectMagic[9] = "accelHCO";
 
-// hiprtc's code object for `s.hip` (else `s.cuda`) for the device's
-// architecture, or a DeviceError with its log.
+// The code hiprtc compiles: code["hip"], else code["cuda"].
+std::string hip_code(const KernelSource& s) {
+    const std::string hip = s.code_for("hip");
+    return hip.empty() ? s.code_for("cuda") : hip;
+}
+
+// hiprtc's code object for the kernel's HIP (else CUDA) code for the
+// device's architecture, or a DeviceError with its log.
 std::vector<char> compile_code_object(const KernelSource& s, const std::string& arch, const std::string& what) {
-    const std::string& code = s.hip.empty() ? s.cuda : s.hip;
+    const std::string code = hip_code(s);
     std::vector<std::string> options{"--offload-arch=" + arch, "-std=c++17"};
     std::istringstream extra(s.build_options);
     for (std::string o; extra >> o;) options.push_back(o);
@@ -184,7 +200,7 @@ std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource& source, 
     ACCEL_CUDA_CHECK(hipRuntimeGetVersion(&runtime));
     // The code object depends on the runtime's compiler, the target, the options and the source.
     const std::string key = "hiprtc " + std::to_string(runtime) + "\n" + arch + "\n" + source.build_options + "\n" +
-                            (source.hip.empty() ? source.cuda : source.hip);
+                            hip_code(source);
     const std::string file = cache_file::keyed_path("hip-kernels", key, "hsaco");
     const std::vector<unsigned char> cached =
         cache_file::read_keyed(file, kCodeObjectMagic, key, std::uint64_t{256} << 20);

@@ -32,6 +32,10 @@ unsigned thread_count() {
 
 namespace {
 
+const env::Declaration kThreadsVariable{{"ACCEL_HOST_THREADS", "the number of worker threads",
+                                         "worker threads of the host backend (default: all hardware threads)",
+                                         "the host backend"}};
+
 std::string cpu_model() {
     std::ifstream f("/proc/cpuinfo");
     std::string line;
@@ -64,6 +68,7 @@ DeviceInfo host_info() {
     i.limits.max_block_dims = {std::size_t{1} << 30, std::size_t{1} << 30, std::size_t{1} << 30};
     i.limits.max_grid_dims = {std::size_t{1} << 62, std::size_t{1} << 62, std::size_t{1} << 62};
     i.timer = "steady_clock (host ops run synchronously)";
+    i.kernel_languages = {"host"};
     i.determinism = {true, true,
                      "a product's element is summed over k in one order fixed by K alone (passes of equal "
                      "depth); threads split outputs (rectangles of C, columns of column_sum), never a sum"};

@@ -31,9 +31,9 @@ private:
 
 class HostInterop final : public NativeInterop {
 public:
-    std::uint64_t object(NativeObject what) override {
-        throw Unsupported(std::string("the host backend has no runtime object (asked for its ") +
-                          native_object_name(what) + "): its memory is plain host memory");
+    std::uint64_t object(const std::string& name) override {
+        throw Unsupported("the host backend has no runtime object (asked for its '" + name +
+                          "'): its memory is plain host memory");
     }
     std::uint64_t queue(Stream&) override {
         throw Unsupported("the host backend has no native queue: its work runs synchronously in the calling thread");

@@ -50,6 +50,11 @@ namespace host {
 
 namespace {
 
+const env::Declaration kBlasVariable{
+    {"ACCEL_HOST_BLAS",
+     "openblas, blis, or a CBLAS library exporting cblas_sgemm: a path (with a '/') or a file name ending in .so or .so.N",
+     "the host backend's vendor library (default: OpenBLAS, then BLIS, then the system CBLAS)", "the host backend"}};
+
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
     return s;

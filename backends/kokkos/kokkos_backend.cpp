@@ -265,6 +265,7 @@ DeviceInfo kokkos_info() {
     i.limits.max_block_size = block_max;
     i.limits.max_block_dims = {block_max, block_max, 1};
     i.timer = "fence + steady_clock (host time between fences of the execution-space instance)";
+    if (host_space()) i.kernel_languages = {"host"};  // a C++ callable runs on host execution spaces only
     i.determinism = {true, true,
                      "a product's element is summed over k in one order fixed by K alone (host spaces: passes of "
                      "equal depth; device spaces: one thread over the k slices in order); work is split over "

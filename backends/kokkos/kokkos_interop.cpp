@@ -41,11 +41,11 @@ KokkosStream::KokkosStream(Device& d, const ExecSpace& space) : Stream(d) {
 
 NativeInterop* KokkosDevice::do_interop() noexcept { return this; }
 
-std::uint64_t KokkosDevice::object(NativeObject what) {
+std::uint64_t KokkosDevice::object(const std::string& name) {
     require_runtime();
-    if (what != NativeObject::execution_space)
-        throw Unsupported(std::string("a Kokkos device has no ") + native_object_name(what) +
-                          "; it has an execution_space (the default stream's instance)");
+    if (name != "execution_space")
+        throw Unsupported("a Kokkos device has no object '" + name +
+                          "'; it has an execution_space (the default stream's instance)");
     return reinterpret_cast<std::uint64_t>(&instance_of(default_stream()));
 }
 

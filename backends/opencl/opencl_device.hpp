@@ -216,7 +216,7 @@ struct GemmParams {
 /// The gemm tiles of one device, chosen per output shape by choose(): a
 /// work-group computes a whole tile, so a tile much wider than C computes
 /// mostly padding. Index 0 is the general tile (gemm_params_for()); CPU
-/// devices add `narrow` (gemm_tiles_for() in opencl_backend.cpp documents
+/// devices add `narrow` (gemm_tiles_for() in opencl_platform.cpp documents
 /// it and the measurements behind it). Each tile is one compiled variant of
 /// kernels/matmul.cl: its own program per dtype, built on first use.
 struct GemmTiles {
@@ -231,6 +231,58 @@ struct GemmTiles {
     /// matmul or dense follows from it. Never throws.
     std::size_t choose(std::size_t m, std::size_t n) const noexcept;
 };
+
+// ---- the platforms and their devices (opencl_platform.cpp) -------------------
+
+/// One device as numbered by this backend: the platform order, then the
+/// device order within each platform.
+struct DeviceRef {
+    cl_platform_id platform;
+    cl_device_id device;
+    int within_platform;  ///< index among its platform's devices
+};
+
+/// Every device of every platform, in the loader's platform order, the
+/// simulators' devices last (indices 0 .. real devices - 1 name real devices
+/// only). A platform whose device list cannot be read adds none and its
+/// failure is appended to *problems. Throws DeviceError when the loader
+/// lists no platform (CL_PLATFORM_NOT_FOUND_KHR).
+std::vector<DeviceRef> all_devices(std::string* problems = nullptr);
+/// The platform's short name in stable selectors: "pocl", "intel", "oclgrind", ...
+std::string platform_key(cl_platform_id p);
+/// Whether the platform is a simulator (Oclgrind): opened only when named.
+bool is_simulator(cl_platform_id p);
+/// A GPU that is not a simulator's: what `auto` prefers.
+bool is_real_gpu(const DeviceRef& r);
+/// The index in `devices` that opencl:SPEC names (SPEC = gpu | cpu |
+/// accelerator | PLATFORM[:I], see accel/registry.hpp), or -1.
+int find_device_in(const std::vector<DeviceRef>& devices, const std::string& spec);
+/// A CPU device (CL_DEVICE_TYPE_CPU without GPU; not Oclgrind).
+bool is_cpu_device(cl_device_id d);
+/// Whether the device reports the CPU type, Oclgrind included.
+bool reports_cpu_type(cl_device_id d);
+/// EW_VW, the vector width of kernels/elementwise.cl's f32 kernels, for the device.
+std::size_t elementwise_width_for(cl_device_id d);
+/// The general gemm parameters for the device within limits `l`
+/// (opencl_platform.cpp documents the choice).
+GemmParams gemm_params_for(cl_platform_id p, cl_device_id d, const LaunchLimits& l);
+/// The device's gemm tiles: `general`, and `narrow` on CPU devices.
+GemmTiles gemm_tiles_for(const GemmParams& general, cl_device_id d);
+/// Whether the device computes in double precision (CL_DEVICE_DOUBLE_FP_CONFIG or cl_khr_fp64).
+bool device_has_fp64(cl_device_id d);
+/// The DeviceInfo of device `d` of platform `p`, backend index `index`.
+DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_platform);
+/// clGetDeviceInfo's `what` (named `name` in the error) as T; throws
+/// DeviceError naming the query when it fails.
+template <class T>
+T device_value(cl_device_id d, cl_device_info what, const char* name) {
+    T v{};
+    check_cl(clGetDeviceInfo(d, what, sizeof(T), &v, nullptr), std::string("clGetDeviceInfo(") + name + ")");
+    return v;
+}
+#define ACCEL_DEVICE_VALUE(T, d, what) device_value<T>(d, what, #what)
+/// `s` without leading and trailing blanks (a build log, a runtime's text).
+std::string trimmed(std::string s);
 
 /// One OpenCL device with its context and programs (one per dtype).
 ///

@@ -44,7 +44,7 @@ constexpr char kProgramMagic[9] = "accelCL1";
 
 std::string program_key(cl_device_id id, const KernelSource& s) {
     return device_text(id, CL_DEVICE_NAME) + '\n' + device_text(id, CL_DEVICE_VERSION) + '\n' +
-           device_text(id, CL_DRIVER_VERSION) + '\n' + s.build_options + '\n' + s.opencl;
+           device_text(id, CL_DRIVER_VERSION) + '\n' + s.build_options + '\n' + s.code_for("opencl");
 }
 
 void store_binary(cl_program p, const std::string& file, const std::string& key) {
@@ -132,7 +132,8 @@ NativeInterop* OpenclDevice::do_interop() noexcept { return this; }
 
 std::shared_ptr<BuiltKernel> OpenclDevice::do_build_kernel(const KernelSource& source) {
     note_runtime_user_thread();
-    const char* text = source.opencl.c_str();
+    const std::string code = source.code_for("opencl");
+    const char* text = code.c_str();
     const std::string what = "kernel '" + source.name + "' for " + selector() + " (" + info().name + ")";
     const std::string key = program_key(id_, source);
     const std::string file = cache_file::keyed_path("opencl-kernels", key, "bin");
@@ -167,7 +168,7 @@ std::shared_ptr<BuiltKernel> OpenclDevice::do_build_kernel(const KernelSource& s
     if (err != CL_SUCCESS) {
         clReleaseProgram(p);
         check_cl(err, what + ": clCreateKernel",
-                 " (is there a __kernel void " + source.name + "(...) in KernelSource::opencl?)");
+                 " (is there a __kernel void " + source.name + "(...) in KernelSource::code[\"opencl\"]?)");
     }
     cl_uint count = 0;
     if (clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof count, &count, nullptr) == CL_SUCCESS &&
@@ -181,11 +182,11 @@ std::shared_ptr<BuiltKernel> OpenclDevice::do_build_kernel(const KernelSource& s
     return std::make_shared<OpenclBuiltKernel>(source.name, p, k);
 }
 
-std::uint64_t OpenclDevice::object(NativeObject what) {
-    if (what == NativeObject::context) return reinterpret_cast<std::uint64_t>(context_);
-    if (what == NativeObject::device) return reinterpret_cast<std::uint64_t>(id_);
-    throw Unsupported(std::string("an OpenCL device has no ") + native_object_name(what) +
-                      "; it has a context (cl_context) and a device (cl_device_id)");
+std::uint64_t OpenclDevice::object(const std::string& name) {
+    if (name == "context") return reinterpret_cast<std::uint64_t>(context_);
+    if (name == "device") return reinterpret_cast<std::uint64_t>(id_);
+    throw Unsupported("an OpenCL device has no object '" + name +
+                      "'; it has a context (cl_context) and a device (cl_device_id)");
 }
 
 std::uint64_t OpenclDevice::queue(Stream& stream) {

@@ -429,6 +429,7 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
             " (VkPhysicalDeviceFloatControlsProperties), so its compiler may flush their subnormals" +
             (!keep32 ? "; bf16 is computed in 32-bit floats" : "") +
             (d.fp64 && !keep64 && !no64 ? "; the f64 kernels use 32-bit floats too" : "");
+    i.kernel_languages = {"spirv", "glsl"};  // GLSL through shaderc or glslc
     i.timer = d.timestamp_bits > 0
                   ? "Vulkan timestamp queries (vkCmdWriteTimestamp, " + std::to_string(l.timestampPeriod) +
                         " ns per tick, " + std::to_string(d.timestamp_bits) + " valid bits)"

@@ -12,6 +12,12 @@ namespace accel {
 namespace vulkan {
 
 namespace {
+
+const env::Declaration kCopyVariable{{"ACCEL_VULKAN_COPY", "auto, shader or transfer (any case)",
+                                      "how the Vulkan backend copies device to device: its compute shader, "
+                                      "vkCmdCopyBuffer, or auto (default: the shader on GPUs, vkCmdCopyBuffer on CPU "
+                                      "drivers)",
+                                      "the vulkan backend"}};
 VulkanBuffer* vb(DeviceHandle h) { return static_cast<VulkanBuffer*>(h); }
 constexpr std::size_t kCopyBlock = 256;
 constexpr std::size_t kCopyPerInvocation = 32768;  // llvmpipe ends an invocation after 65535 loop iterations

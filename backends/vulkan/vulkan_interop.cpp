@@ -203,7 +203,8 @@ std::vector<std::uint32_t> run_glslc(const KernelSource& s, const std::vector<st
     if (dir.path.empty()) throw DeviceError(what + ": no temporary folder for glslc (mkdtemp failed)", errno, "errno");
     const std::string src = dir.path + "/" + "kernel.comp", out = dir.path + "/kernel.spv", log = dir.path + "/log";
     if (FILE* f = std::fopen(src.c_str(), "wb")) {
-        const bool ok = std::fwrite(s.glsl.data(), 1, s.glsl.size(), f) == s.glsl.size();
+        const std::string glsl = s.code_for("glsl");
+        const bool ok = std::fwrite(glsl.data(), 1, glsl.size(), f) == glsl.size();
         if (std::fclose(f) != 0 || !ok) throw DeviceError(what + ": could not write " + src + " for glslc", 0, "io");
     } else {
         throw DeviceError(what + ": could not write " + src + " for glslc", errno, "errno");
@@ -237,7 +238,7 @@ std::vector<std::uint32_t> compile_glsl(const KernelSource& s, std::uint32_t min
         if (!glslc_version().empty()) return run_glslc(s, macros, minor, what);
         throw Unsupported(what + ": a GLSL kernel needs shaderc to compile it, and " + sc.missing +
                           ", nor does its compiler glslc run (not on PATH); install it (Debian/Ubuntu: libshaderc1 "
-                          "and glslc) or give the kernel as SPIR-V words (KernelSource::spirv, e.g. from glslc)");
+                          "and glslc) or give the kernel as SPIR-V words (KernelSource::set_spirv, e.g. from glslc)");
     }
     void* compiler = sc.compiler_initialize();
     void* options = sc.options_initialize();
@@ -249,7 +250,8 @@ std::vector<std::uint32_t> compile_glsl(const KernelSource& s, std::uint32_t min
     sc.options_set_target_env(options, kShadercTargetEnvVulkan, (1u << 22) | (minor << 12));
     for (const auto& m : macros)
         sc.options_add_macro_definition(options, m.first.data(), m.first.size(), m.second.data(), m.second.size());
-    void* result = sc.compile_into_spv(compiler, s.glsl.data(), s.glsl.size(), kShadercComputeShader,
+    const std::string glsl = s.code_for("glsl");
+    void* result = sc.compile_into_spv(compiler, glsl.data(), glsl.size(), kShadercComputeShader,
                                        (s.name + ".comp").c_str(), "main", options);
     const int status = result ? sc.result_get_compilation_status(result) : 4;
     std::vector<std::uint32_t> words;
@@ -504,8 +506,12 @@ NativeInterop* VulkanDevice::do_interop() noexcept { return this; }
 
 std::shared_ptr<BuiltKernel> VulkanDevice::do_build_kernel(const KernelSource& source) {
     const std::string what = "kernel '" + source.name + "' for " + selector() + " (" + info().name + ")";
-    if (!source.glsl.empty() && !source.spirv.empty())
-        throw InvalidArgument(what + ": both KernelSource::glsl and KernelSource::spirv are given; give one");
+    const std::string spirv = source.code_for("spirv");
+    if (!source.code_for("glsl").empty() && !spirv.empty())
+        throw InvalidArgument(what + ": both code[\"glsl\"] and code[\"spirv\"] are given; give one");
+    if (spirv.size() % 4 != 0)
+        throw InvalidArgument(what + ": code[\"spirv\"] holds " + std::to_string(spirv.size()) +
+                              " bytes, not a whole number of 32-bit words (KernelSource::set_spirv)");
     // The Vulkan version GLSL is compiled for: the device's and the loader's,
     // at most 1.2 (for 1.3 glslang sets the work-group size by LocalSizeId,
     // which needs the maintenance4 feature, not enabled on accel's VkDevice).
@@ -513,7 +519,8 @@ std::shared_ptr<BuiltKernel> VulkanDevice::do_build_kernel(const KernelSource& s
     std::uint32_t loader = VK_API_VERSION_1_0;
     if (vkEnumerateInstanceVersion && vkEnumerateInstanceVersion(&loader) == VK_SUCCESS) api = std::min(api, loader);
     const std::uint32_t minor = VK_API_VERSION_MINOR(api);
-    std::vector<std::uint32_t> words = source.spirv;
+    std::vector<std::uint32_t> words(spirv.size() / 4);
+    if (!spirv.empty()) std::memcpy(words.data(), spirv.data(), spirv.size());
     if (words.empty()) {
         // SPIR-V compiled from GLSL is kept in ACCEL_CACHE_DIR/vulkan-kernels/
         // (cache_file.hpp's keyed entries): compiling costs more than the
@@ -521,7 +528,7 @@ std::shared_ptr<BuiltKernel> VulkanDevice::do_build_kernel(const KernelSource& s
         constexpr char kMagic[9] = "accelSP1";
         const std::string compiler = compiler_identity();
         const std::string key = compiler + "\nvulkan 1." + std::to_string(minor) + "\n" + source.build_options + "\n" +
-                                source.glsl;
+                                source.code_for("glsl");
         const std::string file = compiler.empty() ? "" : cache_file::keyed_path("vulkan-kernels", key, "spv");
         const auto cached = cache_file::read_keyed(file, kMagic, key, std::uint64_t{64} << 20);
         if (cached.size() >= 20 && cached.size() % 4 == 0) {
@@ -538,7 +545,7 @@ std::shared_ptr<BuiltKernel> VulkanDevice::do_build_kernel(const KernelSource& s
     // mismatch is an error here rather than undefined behaviour in the driver.
     ModuleInterface m;
     if (words.size() < 5 || words[0] != kSpirvMagic || !read_interface(words, m))
-        throw InvalidArgument(what + ": KernelSource::spirv is not a SPIR-V module (it starts with the magic "
+        throw InvalidArgument(what + ": code[\"spirv\"] is not a SPIR-V module (it starts with the magic "
                               "number 0x07230203; give the words of a .spv file, host byte order)");
     if ((m.int64 || m.float64) && !pd_.fp64)
         throw Unsupported(what + ": the shader uses " + (m.float64 ? "64-bit floats" : "64-bit integers") +
@@ -599,15 +606,12 @@ std::shared_ptr<BuiltKernel> VulkanDevice::do_build_kernel(const KernelSource& s
 
 // ---- the runtime's objects ----------------------------------------------------------
 
-std::uint64_t VulkanDevice::object(NativeObject what) {
-    switch (what) {
-        case NativeObject::instance: return reinterpret_cast<std::uint64_t>(instance_);
-        case NativeObject::physical_device: return reinterpret_cast<std::uint64_t>(pd_.handle);
-        case NativeObject::device: return reinterpret_cast<std::uint64_t>(device_);
-        case NativeObject::queue_family: return core_->queue_family;
-        default: break;
-    }
-    throw Unsupported(std::string("a Vulkan device has no ") + native_object_name(what) +
+std::uint64_t VulkanDevice::object(const std::string& name) {
+    if (name == "instance") return reinterpret_cast<std::uint64_t>(instance_);
+    if (name == "physical_device") return reinterpret_cast<std::uint64_t>(pd_.handle);
+    if (name == "device") return reinterpret_cast<std::uint64_t>(device_);
+    if (name == "queue_family") return core_->queue_family;
+    throw Unsupported("a Vulkan device has no object '" + name + "'" +
                       "; it has an instance (VkInstance), a physical_device (VkPhysicalDevice), a device (VkDevice) "
                       "and a queue_family (the index of its compute queue's family)");
 }

@@ -89,7 +89,7 @@ void prepare_cpu_libraries() {
     // ACCEL_HOST_BLAS is checked where the host plugin reads it (a bad value
     // fails opening the host device); here any value but openblas only means
     // that OpenBLAS need not come first.
-    const auto host_blas = env::value("ACCEL_HOST_BLAS");
+    const auto host_blas = env::undeclared_value("ACCEL_HOST_BLAS");  // the host plugin declares it
     const std::string dir = preferred_openblas_dir();
     if (!dir.empty() && (!host_blas || lower(*host_blas) == "openblas")) {
         bool loaded = true;

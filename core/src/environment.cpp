@@ -9,88 +9,80 @@
 #include <algorithm>
 #include <cerrno>
 #include <mutex>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
 namespace accel {
 namespace env {
 
-const std::vector<Variable>& variables() noexcept {
-    // The one list of accel's variables; docs/environment.md's table names the same ones.
-    static const std::vector<Variable> table{
-        {"ACCEL_BACKEND",
-         "a backend selector: auto | NAME[:N] for a backend found here | the named forms a backend adds "
-         "(accel-info lists them, e.g. opencl:pocl) | BACKEND:local (MPI programs only); MPI programs also take a "
-         "comma list, one selector per rank",
-         "the device default_device() opens (default auto)"},
-        {"ACCEL_PLUGIN_PATH", "colon-separated existing folders",
-         "folders searched for backend plugins before libaccel's own folder"},
-        {"ACCEL_OP_PATH", "native, vendor or auto (any case)",
-         "the path of matmul/dense when a call does not name one (default auto)"},
-        {"ACCEL_DETERMINISTIC", "1 (on) or 0 (off)",
-         "deterministic mode of every device opened: bitwise-reproducible results, batch-invariant products "
-         "(default 0)"},
-        {"ACCEL_HOST_BLAS",
-         "openblas, blis, or a CBLAS library exporting cblas_sgemm: a path (with a '/') or a file name ending in "
-         ".so or .so.N",
-         "the host backend's vendor library (default: OpenBLAS, then BLIS, then the system CBLAS)"},
-        {"ACCEL_HOST_THREADS", "the number of worker threads",
-         "worker threads of the host backend (default: all hardware threads)"},
-        {"ACCEL_CUDA_TF32", "1 (TF32 tensor-core sgemm) or 0 (FP32)",
-         "whether cuBLAS may use TF32 tensor cores on the vendor path (default 0)"},
-        {"ACCEL_VULKAN_COPY", "auto, shader or transfer (any case)",
-         "how the Vulkan backend copies device to device: its compute shader, vkCmdCopyBuffer, or auto (default: "
-         "the shader on GPUs, vkCmdCopyBuffer on CPU drivers)"},
-        {"ACCEL_CACHE_DIR", "a folder (created when missing), not a file",
-         "where the auto path's measurements, the tuning records (tuning/) and the Vulkan pipeline cache are kept "
-         "(default $XDG_CACHE_HOME/accel, "
-         "else ~/.cache/accel)"},
-        {"ACCEL_TRACE", "a file to write (its folder must exist)",
-         "writes a Chrome trace event file of every op, copy, synchronize and allocation (default: none; "
-         "accel/trace.hpp)"},
-        {"ACCEL_CHECK", "oracle, or a device selector",
-         "runs every kernel call a second time (float64 oracle, or that device) and compares (default: off; "
-         "accel/check.hpp)"},
-        {"ACCEL_CHECK_MODE", "stop or warn (any case)",
-         "what a divergence found by ACCEL_CHECK does: throw accel::CheckFailed (stop, default) or print and go on"},
-        {"ACCEL_CHECK_DIR", "an existing folder",
-         "where ACCEL_CHECK writes the operands of a diverging call (default: the working folder)"},
-        {"ACCEL_TEST_SEED", "a seed", "seed of the conformance suite's random data (default: random, printed)"},
-        {"ACCEL_TEST_MAX_WORK", "the most elements or multiply-adds of one case",
-         "leaves the conformance suite's larger cases out (default: no limit)"},
-        {"ACCEL_STRESS_OPS", "the number of ops", "ops of the reliability suite's stress test (default 10000)"},
-        {"ACCEL_TEST_DEVICES", "comma-separated selectors",
-         "the devices the transfer tests copy between, every pair (default host)"},
-        {"ACCEL_OVERSUBSCRIBE", "1 (ranks may share a device) or 0 (they may not)",
-         "under MPI, whether BACKEND:local lets more ranks of a node than devices share them (default 0)"},
-        {"ACCEL_RANK_TIMEOUT", "a whole number of seconds in 1..86400",
-         "under MPI, how long a rank may make no progress (a row, a test case) before accel-bench and "
-         "accel-conformance judge it hung and report without it (default 300)"},
-        {"ACCEL_MPI", "1 (an MPI rank) or 0 (not one)",
-         "whether the process is an MPI rank (default: detected from mpirun/srun's variables)"},
-        {"ACCEL_CUDA_EMULATION_FAULTS", "NAME[@DEVICE]=VALUE entries separated by ; (backends/cuda/emulation/control.h)",
-         "faults the CUDA emulation injects, for accel's own tests (default: none)"},
-        {"ACCEL_HIP_EMULATION_FAULTS", "NAME[@DEVICE]=VALUE entries separated by ; (backends/cuda/emulation/control.h)",
-         "faults and the wavefront width (warp_size=32|64) of the emulated HIP runtime, for accel's own tests "
-         "(default: none, wavefront 64)"},
-        {"ACCEL_ENV_ALLOW", "comma-separated name prefixes, each starting with ACCEL_",
-         "ACCEL_ variables of your own that accel leaves alone; any other ACCEL_ variable accel does not know is an "
-         "error naming the closest known one (default: none)"},
-    };
-    return table;
+namespace {
+
+struct Declared {
+    std::mutex mutex;
+    std::vector<Variable> list;
+};
+
+Declared& declared() {
+    static Declared d;  // constructed on first use: owners declare from their static initializers
+    return d;
 }
 
-const Variable& variable(const std::string& name) {
-    for (const auto& v : variables())
+bool is_variable_name(const std::string& name) {
+    if (name.size() <= 6 || name.rfind("ACCEL_", 0) != 0) return false;
+    for (char c : name)
+        if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    return true;
+}
+
+const Declaration kCacheDir{{"ACCEL_CACHE_DIR", "a folder (created when missing), not a file",
+                             "where the auto path's measurements, the tuning records (tuning/) and a backend's "
+                             "compiled-kernel cache are kept (default $XDG_CACHE_HOME/accel, else ~/.cache/accel)",
+                             "libaccel"}};
+const Declaration kEnvAllow{{"ACCEL_ENV_ALLOW", "comma-separated name prefixes, each starting with ACCEL_",
+                             "ACCEL_ variables of your own that accel leaves alone; an ACCEL_ variable nothing in the "
+                             "program declares is an error when it is close to a declared one, else a warning "
+                             "(default: none)",
+                             "libaccel"}};
+
+}  // namespace
+
+void declare(const Variable& v) {
+    if (!is_variable_name(v.name))
+        throw std::logic_error("accel::env::declare: '" + detail::echo(v.name) +
+                               "' is not a variable name: ACCEL_ followed by A-Z, 0-9 and _");
+    if (v.accepted.empty() || v.meaning.empty() || v.owner.empty())
+        throw std::logic_error("accel::env::declare: " + v.name + " needs its accepted values, meaning and owner");
+    Declared& d = declared();
+    std::lock_guard<std::mutex> lock(d.mutex);
+    for (const auto& old : d.list) {
+        if (old.name != v.name) continue;
+        if (old.accepted == v.accepted && old.meaning == v.meaning && old.owner == v.owner) return;
+        throw std::logic_error("accel::env::declare: " + v.name + " is declared by " + old.owner +
+                               " and again, with other texts, by " + v.owner);
+    }
+    d.list.push_back(v);
+}
+
+std::vector<Variable> variables() {
+    Declared& d = declared();
+    std::lock_guard<std::mutex> lock(d.mutex);
+    return d.list;
+}
+
+Variable variable(const std::string& name) {
+    Declared& d = declared();
+    std::lock_guard<std::mutex> lock(d.mutex);
+    for (const auto& v : d.list)
         if (name == v.name) return v;
     throw std::logic_error("accel reads environment variable " + name +
-                           ", which is not in accel::env::variables() (core/src/environment.cpp)");
+                           ", which nothing declared (accel::env::declare, accel/environment.hpp)");
 }
 
 namespace {
 
-// ACCEL_ENV_ALLOW's prefixes. Read with getenv, not value(): value() runs
-// the check that needs them.
+// ACCEL_ENV_ALLOW's prefixes. Read with getenv: the check that needs them
+// runs before any declared reader.
 std::vector<std::string> allowed_prefixes() {
     std::vector<std::string> out;
     const char* raw = std::getenv("ACCEL_ENV_ALLOW");
@@ -112,32 +104,44 @@ std::vector<std::string> allowed_prefixes() {
 
 }  // namespace
 
-void check_unknown_variables() {
+void check_unknown_variables(const std::vector<std::string>& backends_not_loaded) {
     const auto allowed = allowed_prefixes();
+    std::vector<std::string> names;
+    for (const auto& v : variables()) names.push_back(v.name);
     for (char** entry = environ; entry && *entry; ++entry) {
         const std::string assignment = *entry;
         if (assignment.rfind("ACCEL_", 0) != 0) continue;
         const std::string name = assignment.substr(0, assignment.find('='));
-        bool known = false;
-        for (const auto& v : variables()) known = known || name == v.name;
+        bool known = std::find(names.begin(), names.end(), name) != names.end();
         for (const auto& prefix : allowed) known = known || name.rfind(prefix, 0) == 0;
         if (known) continue;
-        std::vector<std::string> names;
-        for (const auto& v : variables()) names.push_back(v.name);
         const std::string closest = accel::closest_name(name, names);
-        throw InvalidArgument("the environment sets " + detail::echo(name) + ", which is not an accel variable" +
-                              (closest.empty() ? std::string() : "; did you mean " + closest + "?") +
-                              " (accel-info --env lists accel's variables; a variable of your own under the ACCEL_ "
-                              "prefix is left alone when ACCEL_ENV_ALLOW lists its prefix)");
+        if (!closest.empty())
+            throw InvalidArgument(detail::echo(name) + " (set in the environment) is not an accel variable; did you "
+                                  "mean " + closest +
+                                  "? (accel-info --env lists accel's variables; a variable of your own under the "
+                                  "ACCEL_ prefix is left alone when ACCEL_ENV_ALLOW lists its prefix)");
+        static std::mutex warned_mutex;
+        static std::vector<std::string> warned;
+        std::lock_guard<std::mutex> lock(warned_mutex);
+        if (std::find(warned.begin(), warned.end(), name) != warned.end()) continue;
+        warned.push_back(name);
+        std::string unloaded;
+        for (const auto& b : backends_not_loaded) unloaded += (unloaded.empty() ? "" : ", ") + b;
+        std::fprintf(stderr,
+                     "accel: warning: the environment sets %s, which nothing in this program reads (accel-info --env "
+                     "lists what libaccel and the plugins read%s%s); ACCEL_ENV_ALLOW=%s leaves it alone\n",
+                     detail::echo(name).c_str(), unloaded.empty() ? "" : "; plugins that did not load: ",
+                     unloaded.c_str(), detail::echo(name).c_str());
     }
 }
 
 std::optional<std::string> value(const char* name) {
     (void)variable(name);
-    // The first read checks the whole environment; a failed check is not
-    // remembered, so every later read reports it again.
-    static std::once_flag checked;
-    std::call_once(checked, check_unknown_variables);
+    return undeclared_value(name);
+}
+
+std::optional<std::string> undeclared_value(const char* name) {
     const char* v = std::getenv(name);
     if (!v) return std::nullopt;
     std::string t = detail::trim(v);

@@ -5,6 +5,7 @@
 #include <accel/error.hpp>
 #include <accel/tensor.hpp>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 
@@ -60,8 +61,8 @@ NativeInterop& Device::interop_for(const std::string& backend, const char* what)
     return *interop;
 }
 
-std::uint64_t Device::native_object(const std::string& backend, NativeObject what) {
-    return interop_for(backend, "native_object").object(what);
+std::uint64_t Device::native_object(const std::string& backend, const std::string& name) {
+    return interop_for(backend, "native_object").object(name);
 }
 
 std::uint64_t Device::native_queue(const std::string& backend, Stream& stream) {
@@ -110,27 +111,52 @@ std::unique_ptr<Stream> Device::stream_over_native_queue(const std::string& back
 
 namespace {
 
-// The KernelSource field with this backend's code, and whether it is filled.
-bool has_code_for(const KernelSource& s, const std::string& backend, std::string& field) {
-    if (backend == "opencl") return field = "opencl", !s.opencl.empty();
-    if (backend == "cuda") return field = "cuda", !s.cuda.empty();
-    if (backend == "hip") return field = "hip (or cuda)", !s.hip.empty() || !s.cuda.empty();
-    if (backend == "vulkan") return field = "glsl (or spirv)", !s.glsl.empty() || !s.spirv.empty();
-    field = "host";
-    return static_cast<bool>(s.host);
+// `s` with accel 0.1's per-language fields moved into `code` (where `code`
+// has no entry of that language yet), so that backends read `code` alone.
+KernelSource with_code_map(const KernelSource& s) {
+    KernelSource out = s;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    auto move_in = [&](std::string& field, const char* language) {
+        if (!field.empty() && out.code_for(language).empty()) out.code[language] = field;
+        field.clear();
+    };
+    move_in(out.opencl, "opencl");
+    move_in(out.cuda, "cuda");
+    move_in(out.hip, "hip");
+    move_in(out.glsl, "glsl");
+    if (!out.spirv.empty() && out.code_for("spirv").empty()) out.set_spirv(out.spirv);
+    out.spirv.clear();
+#pragma GCC diagnostic pop
+    return out;
+}
+
+bool has_code(const KernelSource& s, const std::string& language) {
+    return language == "host" ? static_cast<bool>(s.host) : !s.code_for(language).empty();
 }
 
 }  // namespace
 
-std::shared_ptr<BuiltKernel> Device::build_kernel(const KernelSource& source) {
-    if (source.name.empty())
+std::shared_ptr<BuiltKernel> Device::build_kernel(const KernelSource& given) {
+    if (given.name.empty())
         throw InvalidArgument("build_kernel: the kernel has no name; set KernelSource::name to its entry point");
-    std::string field;
-    if (!has_code_for(source, info().backend, field))
-        throw Unsupported("kernel '" + source.name + "' has no code for " + selector() + " (" + info().backend +
-                          "); give KernelSource::" + field +
-                          (field == "host" ? std::string(" (a C++ callable; a Python kernel cannot run here)")
-                                           : " (in Python, accel.Kernel's " + field.substr(0, field.find(' ')) + "=)"));
+    const std::vector<std::string>& languages = info().kernel_languages;
+    const KernelSource source = with_code_map(given);
+    if (languages.empty()) return do_build_kernel(source);  // the backend's own "builds no program kernels"
+    if (std::none_of(languages.begin(), languages.end(), [&](const std::string& l) { return has_code(source, l); })) {
+        std::string took, given_languages;
+        for (const auto& l : languages) took += (took.empty() ? "" : " or ") + l;
+        for (const auto& [l, code] : source.code)
+            if (!code.empty()) given_languages += (given_languages.empty() ? "" : ", ") + l;
+        const std::string& first = languages.front();
+        throw Unsupported("kernel '" + source.name + "' has no code for " + selector() + ", which builds " + took +
+                          (given_languages.empty() ? std::string() : " (the kernel has " + given_languages + ")") +
+                          "; give " +
+                          (first == "host" ? std::string("KernelSource::host (a C++ callable; a Python kernel "
+                                                         "cannot run here)")
+                                           : "KernelSource::code[\"" + first + "\"] (in Python, accel.Kernel's " +
+                                                 first + "= keyword)"));
+    }
     auto built = do_build_kernel(source);
     if (!built) throw DeviceError("kernel '" + source.name + "': " + selector() + " built nothing", 0, "");
     return built;

@@ -29,6 +29,20 @@ namespace {
 using detail::echo;
 using detail::join;
 
+const env::Declaration kBackendVariable{
+    {"ACCEL_BACKEND",
+     "a backend selector: auto | NAME[:N] for a backend found here | the named forms a backend adds (accel-info lists "
+     "them, e.g. opencl:pocl) | BACKEND:local (MPI programs only); MPI programs also take a comma list, one selector "
+     "per rank",
+     "the device default_device() opens (default auto)", "libaccel"}};
+const env::Declaration kPluginPathVariable{{"ACCEL_PLUGIN_PATH", "colon-separated existing folders",
+                                            "folders searched for backend plugins before libaccel's own folder",
+                                            "libaccel"}};
+const env::Declaration kDeterministicVariable{
+    {"ACCEL_DETERMINISTIC", "1 (on) or 0 (off)",
+     "deterministic mode of every device opened: bitwise-reproducible results, batch-invariant products (default 0)",
+     "libaccel"}};
+
 const std::string kFilePrefix = "libaccel-backend-";
 const std::string kFileSuffix = ".so";
 constexpr std::size_t kMaxNameLength = 32;
@@ -371,9 +385,16 @@ BackendStatus status_locked(Plugin& p) {
     return st;
 }
 
+// Every plugin tried, then the environment checked against the variables
+// they and libaccel declared.
 std::vector<BackendStatus> statuses_locked() {
     std::vector<BackendStatus> all;
-    for (auto& entry : found_locked().plugins) all.push_back(status_locked(entry.second));
+    std::vector<std::string> not_loaded;
+    for (auto& entry : found_locked().plugins) {
+        all.push_back(status_locked(entry.second));
+        if (!entry.second.backend) not_loaded.push_back(entry.first);
+    }
+    env::check_unknown_variables(not_loaded);
     return all;
 }
 

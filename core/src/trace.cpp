@@ -6,6 +6,7 @@
 #include <accel/trace.hpp>
 
 #include <accel_internal/instrument.hpp>
+#include <accel_internal/ops_layer.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -32,9 +33,13 @@ namespace instrument {
 
 std::atomic<int> g_active{0};
 
-void start_check_from_environment();  // ops/src/check.cpp
 
 namespace {
+
+const env::Declaration kTraceVariable{{"ACCEL_TRACE", "a file to write (its folder must exist)",
+                                       "writes a Chrome trace event file of every op, copy, synchronize and "
+                                       "allocation (default: none; accel/trace.hpp)",
+                                       "libaccel"}};
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -383,7 +388,7 @@ void start_from_environment() {
             env::reject("ACCEL_TRACE", *path, std::string("cannot be written: ") + e.what());
         }
     }
-    start_check_from_environment();
+    if (const ops_layer::CheckStarter start_check = ops_layer::check_starter()) start_check();
     std::lock_guard<std::mutex> lock(t.mutex);
     t.env_done = true;
 }

@@ -32,15 +32,15 @@ KernelSource vector_add_source() {
     s.name = "vector_add";
     s.params = {KernelParam::in("a"), KernelParam::in("b"), KernelParam::out("c"),
                 KernelParam::scalar("n", ParamType::u32)};
-    s.opencl = R"(
+    s.code["opencl"] = R"(
 __kernel void vector_add(__global const float* a, __global const float* b, __global float* c, uint n) {
     for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) c[i] = a[i] + b[i];
 })";
-    s.cuda = R"(
+    s.code["cuda"] = R"(
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, unsigned n) {
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) c[i] = a[i] + b[i];
 })";
-    s.glsl = R"(#version 450
+    s.code["glsl"] = R"(#version 450
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
@@ -68,17 +68,17 @@ KernelSource matrix_add_source() {
     s.name = "matrix_add";
     s.params = {KernelParam::in("a"), KernelParam::in("b"), KernelParam::out("c"),
                 KernelParam::scalar("rows", ParamType::u32), KernelParam::scalar("cols", ParamType::u32)};
-    s.opencl = R"(
+    s.code["opencl"] = R"(
 __kernel void matrix_add(__global const float* a, __global const float* b, __global float* c, uint rows, uint cols) {
     const size_t col = get_global_id(0), row = get_global_id(1);
     if (row < rows && col < cols) c[row * cols + col] = a[row * cols + col] + b[row * cols + col];
 })";
-    s.cuda = R"(
+    s.code["cuda"] = R"(
 extern "C" __global__ void matrix_add(const float* a, const float* b, float* c, unsigned rows, unsigned cols) {
     const unsigned col = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y * blockDim.y + threadIdx.y;
     if (row < rows && col < cols) c[row * cols + col] = a[row * cols + col] + b[row * cols + col];
 })";
-    s.glsl = R"(#version 450
+    s.code["glsl"] = R"(#version 450
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };

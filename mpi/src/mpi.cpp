@@ -23,6 +23,20 @@ namespace accel {
 namespace mpi {
 namespace {
 
+const env::Declaration kMpiVariable{{"ACCEL_MPI", "1 (an MPI rank) or 0 (not one)",
+                                     "whether the process is an MPI rank (default: detected from mpirun/srun's "
+                                     "variables)",
+                                     "accel_mpi"}};
+const env::Declaration kOversubscribeVariable{{"ACCEL_OVERSUBSCRIBE", "1 (ranks may share a device) or 0 (they may not)",
+                                               "under MPI, whether BACKEND:local lets more ranks of a node than "
+                                               "devices share them (default 0)",
+                                               "accel_mpi"}};
+const env::Declaration kRankTimeoutVariable{
+    {"ACCEL_RANK_TIMEOUT", "a whole number of seconds in 1..86400",
+     "under MPI, how long a rank may make no progress (a row, a test case) before accel-bench and accel-conformance "
+     "judge it hung and report without it (default 300)",
+     "accel_mpi"}};
+
 void check(int rc, const char* call) {
     if (rc == MPI_SUCCESS) return;
     char text[MPI_MAX_ERROR_STRING] = {};

@@ -7,6 +7,7 @@
 #include <accel/tensor.hpp>
 
 #include <accel_internal/instrument.hpp>
+#include <accel_internal/ops_layer.hpp>
 #include "kernel_call.hpp"
 #include <accel_internal/text.hpp>
 
@@ -35,6 +36,19 @@ std::string detail::dims_text(const std::vector<std::size_t>& dims) {
 }
 
 namespace {
+
+const env::Declaration kCheckVariable{{"ACCEL_CHECK", "oracle, or a device selector",
+                                       "runs every kernel call a second time (float64 oracle, or that device) and "
+                                       "compares (default: off; accel/check.hpp)",
+                                       "libaccel (ops)"}};
+const env::Declaration kCheckModeVariable{{"ACCEL_CHECK_MODE", "stop or warn (any case)",
+                                           "what a divergence found by ACCEL_CHECK does: throw accel::CheckFailed "
+                                           "(stop, default) or print and go on",
+                                           "libaccel (ops)"}};
+const env::Declaration kCheckDirVariable{{"ACCEL_CHECK_DIR", "an existing folder",
+                                          "where ACCEL_CHECK writes the operands of a diverging call (default: the "
+                                          "working folder)",
+                                          "libaccel (ops)"}};
 
 using json = nlohmann::json;
 
@@ -571,6 +585,8 @@ void print_check_summary() {
 
 }  // namespace
 
+namespace {
+
 void start_check_from_environment() {
     const std::optional<std::string> against = env::value("ACCEL_CHECK");
     if (!against) return;
@@ -589,6 +605,11 @@ void start_check_from_environment() {
     static std::once_flag summary_registered;
     std::call_once(summary_registered, [] { std::atexit(print_check_summary); });
 }
+
+// Core's open_device starts the check (core/src/trace.cpp, through ops_layer).
+const bool kCheckStarterRegistered = (ops_layer::register_check_starter(&start_check_from_environment), true);
+
+}  // namespace
 
 }  // namespace instrument
 

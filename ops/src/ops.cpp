@@ -6,6 +6,7 @@
 
 #include "auto_path.hpp"
 #include <accel_internal/instrument.hpp>
+#include <accel_internal/ops_layer.hpp>
 #include "kernel_call.hpp"
 #include <accel_internal/text.hpp>
 
@@ -43,6 +44,10 @@ void detail::default_launch(Device& d, Op op, KernelArgs& a, std::size_t rows, s
 
 namespace ops {
 namespace {
+
+const env::Declaration kOpPathVariable{{"ACCEL_OP_PATH", "native, vendor or auto (any case)",
+                                        "the path of matmul/dense when a call does not name one (default auto)",
+                                        "libaccel (ops)"}};
 
 struct Named {
     const char* name;
@@ -647,14 +652,11 @@ void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tens
 
 }  // namespace ops
 
-// Tensor::to(DType) is ops::convert into a new tensor (declared in accel/tensor.hpp).
-Tensor Tensor::to(DType dtype) const {
-    if (!device_ptr())
-        throw InvalidArgument("Tensor::to: the tensor has no storage (default-constructed or moved-from)");
-    Tensor out(device_ptr(), shape_, dtype);
-    ops::convert(*this, out);
-    return out;
-}
+namespace {
+// Tensor::to(DType) (core/src/tensor.cpp) converts through ops::convert.
+const bool kConverterRegistered =
+    (ops_layer::register_converter([](const Tensor& from, Tensor& to) { ops::convert(from, to); }), true);
+}  // namespace
 
 namespace diagnostics {
 

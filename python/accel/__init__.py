@@ -58,7 +58,7 @@ for _cls in (Error, BackendUnavailable, InvalidArgument, Unsupported, OutOfMemor
     _cls.__module__ = "accel"  # tracebacks name them accel.InvalidArgument, ...
 del _cls
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "BackendUnavailable",

@@ -74,6 +74,9 @@ void bind_device_facts(nb::module_& m) {
                 "SMs, OpenCL compute units, CPU threads or Kokkos concurrency.")
         .def_ro("global_memory_bytes", &accel::DeviceInfo::global_memory_bytes, "Device memory in bytes.")
         .def_ro("timer", &accel::DeviceInfo::timer, "How kernel times (Event, elapsed_ms) are measured.")
+        .def_ro("kernel_languages", &accel::DeviceInfo::kernel_languages,
+                "The languages of accel.Kernel's code this device builds, in the order it tries them (e.g. "
+                "['hip', 'cuda']); 'host' is a C++ callable, which Python cannot give; empty: none.")
         .def_ro("stable_selector", &accel::DeviceInfo::stable_selector,
                 "A selector that survives a reordering of the runtime's devices, e.g. 'opencl:pocl:0'; '' where "
                 "Device.selector is stable already.")
@@ -104,6 +107,7 @@ void bind_device_facts(nb::module_& m) {
                 d["compute_units"] = i.compute_units;
                 d["global_memory_bytes"] = i.global_memory_bytes;
                 d["timer"] = i.timer;
+                d["kernel_languages"] = i.kernel_languages;
                 d["stable_selector"] = i.stable_selector;
                 d["uuid"] = i.uuid;
                 d["pci_bus_id"] = i.pci_bus_id;

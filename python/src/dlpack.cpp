@@ -145,7 +145,7 @@ accel::Tensor over_gpu_memory(nb::ndarray<> array, bool shareable, const std::sh
         throw accel::InvalidArgument("from_dlpack: the array in " + where +
                                      "'s memory is read-only or not contiguous (or copy=True was asked), and accel "
                                      "imports device memory without a copy only; pass a contiguous, writable array");
-    const auto ordinal = target->native_object(runtime, accel::NativeObject::device);
+    const auto ordinal = target->native_object(runtime, "device");
     if (ordinal != static_cast<std::uint64_t>(array.device_id()))
         throw accel::InvalidArgument("from_dlpack: the array lives in " + where + "'s memory, " +
                                      target->selector() + " is device " + std::to_string(ordinal) +

@@ -3,6 +3,7 @@
 // launched with a grid and block on any device.
 #include "binding.hpp"
 
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -67,27 +68,36 @@ void bind_kernels(nb::module_& m) {
 
     nb::class_<PyKernel>(m, "Kernel",
                          "A program's own kernel: its entry point `name`, its signature `params` (accel.Param, in "
-                         "argument order) and its code per backend language: opencl (OpenCL C), cuda (CUDA C++), "
-                         "hip (HIP C++), glsl (Vulkan GLSL 450). Built once per device on first launch; a backend "
-                         "without code raises Unsupported naming the argument to give (a Python kernel has no host "
-                         "code). Conventions per language: docs/own-kernels.md. Thread-safe.")
+                         "argument order) and its code per kernel language: `code` maps a language's name (what "
+                         "Device.info's kernel_languages lists) to the code; opencl= (OpenCL C), cuda= (CUDA C++), "
+                         "hip= (HIP C++) and glsl= (Vulkan GLSL 450) are the same for the in-tree backends' "
+                         "languages. Built once per device on first launch; a device without code in any of its "
+                         "languages raises Unsupported naming them (a Python kernel has no host code). Conventions "
+                         "per language: docs/own-kernels.md. Thread-safe.")
         .def("__init__",
              [](PyKernel* self, const std::string& name, const std::vector<accel::KernelParam>& params,
                 std::optional<std::string> opencl, std::optional<std::string> cuda, std::optional<std::string> hip,
-                std::optional<std::string> glsl, const std::string& build_options) {
+                std::optional<std::string> glsl, const std::map<std::string, std::string>& code,
+                const std::string& build_options) {
                  accel::KernelSource s;
                  s.name = name;
                  s.params = params;
-                 s.opencl = opencl.value_or("");
-                 s.cuda = cuda.value_or("");
-                 s.hip = hip.value_or("");
-                 s.glsl = glsl.value_or("");
+                 s.code = code;
+                 const std::pair<const char*, const std::optional<std::string>*> keywords[] = {
+                     {"opencl", &opencl}, {"cuda", &cuda}, {"hip", &hip}, {"glsl", &glsl}};
+                 for (const auto& [language, text] : keywords) {
+                     if (!*text) continue;
+                     if (s.code.count(language))
+                         throw accel::InvalidArgument("accel.Kernel '" + name + "': " + language +
+                                                      "= and code['" + language + "'] both given; give one");
+                     s.code[language] = **text;
+                 }
                  s.build_options = build_options;
                  new (self) PyKernel(std::move(s));
              },
              nb::arg("name"), nb::arg("params"), nb::kw_only(), nb::arg("opencl") = nb::none(),
              nb::arg("cuda") = nb::none(), nb::arg("hip") = nb::none(), nb::arg("glsl") = nb::none(),
-             nb::arg("build_options") = "",
+             nb::arg("code") = std::map<std::string, std::string>{}, nb::arg("build_options") = "",
              "Raises InvalidArgument for an empty name or parameters without names or named twice.")
         .def(
             "__call__",

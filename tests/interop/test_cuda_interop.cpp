@@ -158,7 +158,7 @@ TEST_CASE("memory that is not the CUDA device's is a clear error") {
     // A range running past the end of the program's allocation.
     ProgramMemory m(std::vector<float>(16, 1.0f), cu::stream(device()->default_stream()));
     CHECK_THROWS_AS((void)cu::tensor_over(device(), m.ptr, {1u << 20}), InvalidArgument);
-    CHECK_THROWS_AS((void)device()->native_object("cuda", NativeObject::queue_family), Unsupported);
+    CHECK_THROWS_AS((void)device()->native_object("cuda", "queue_family"), Unsupported);
     try {
         void* context = cu::context(*device());
         CHECK(context != nullptr);
@@ -177,7 +177,7 @@ TEST_CASE("NVRTC compiles a program's CUDA C++ kernel to PTX, caches it, and rep
     KernelSource s;
     s.name = "vector_add";
     s.params = {KernelParam::in("a"), KernelParam::in("b"), KernelParam::out("c"), KernelParam::scalar("n", ParamType::u32)};
-    s.cuda = R"(
+    s.code["cuda"] = R"(
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, unsigned n) {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) c[i] = a[i] + b[i];
@@ -190,14 +190,14 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
     UserKernel(s).build(*device());  // from the cache
 
     KernelSource bad = s;
-    bad.cuda = "extern \"C\" __global__ void vector_add(const float* a) { undeclared_name = 1; }";
+    bad.code["cuda"] = "extern \"C\" __global__ void vector_add(const float* a) { undeclared_name = 1; }";
     const std::string log = message_of([&] { UserKernel(bad).build(*device()); });
     CHECK(contains(log, "undeclared_name"));
     CHECK(contains(log, "compiler log"));
     CHECK_THROWS_AS(UserKernel(bad).build(*device()), DeviceError);
 
     KernelSource mangled = s;  // no extern "C": NVRTC mangles the name
-    mangled.cuda = "__global__ void vector_add(const float* a, const float* b, float* c, unsigned n) {}";
+    mangled.code["cuda"] = "__global__ void vector_add(const float* a, const float* b, float* c, unsigned n) {}";
     const std::string why = message_of([&] { UserKernel(mangled).build(*device()); });
     CHECK(contains(why, "extern \"C\""));
     CHECK_THROWS_AS(UserKernel(mangled).build(*device()), InvalidArgument);

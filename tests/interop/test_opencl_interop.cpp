@@ -143,7 +143,7 @@ TEST_CASE("unsuitable OpenCL handles are clear errors") {
     // A build failure carries the build log.
     KernelSource bad;
     bad.name = "broken";
-    bad.opencl = "__kernel void broken(__global float* x) { x[0] = undefined_name; }";
+    bad.code["opencl"] = "__kernel void broken(__global float* x) { x[0] = undefined_name; }";
     bad.params = {KernelParam::out("x")};
     UserKernel k(bad);
     const std::string why = message_of([&] { k.build(*device()); });
@@ -152,7 +152,7 @@ TEST_CASE("unsuitable OpenCL handles are clear errors") {
     // A signature that does not match the kernel's parameters.
     KernelSource mismatched = bad;
     mismatched.name = "two";
-    mismatched.opencl = "__kernel void two(__global float* x, uint n) { x[0] = n; }";
+    mismatched.code["opencl"] = "__kernel void two(__global float* x, uint n) { x[0] = n; }";
     UserKernel k2(mismatched);
     CHECK(contains(message_of([&] { k2.build(*device()); }), "takes 2 argument(s), its declared signature 1"));
 }
@@ -168,7 +168,7 @@ TEST_CASE("a built OpenCL kernel is cached on disk, and a damaged cache file is 
     s.name = "scale";
     s.params = {KernelParam::in("x"), KernelParam::out("y"), KernelParam::scalar("n", ParamType::u32)};
     // A source no other test builds: its own cache file.
-    s.opencl = "__kernel void scale(__global const float* x, __global float* y, uint n) {\n"
+    s.code["opencl"] = "__kernel void scale(__global const float* x, __global float* y, uint n) {\n"
                "    const size_t i = get_global_id(0);\n    if (i < n) y[i] = 3.0f * x[i];  /* " +
                std::to_string(g()) + " */\n}";
     const std::size_t n = 777;

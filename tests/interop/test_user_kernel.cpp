@@ -22,17 +22,17 @@ KernelSource saxpy_source() {
     s.name = "saxpy";
     s.params = {KernelParam::in("x"), KernelParam::out("y"), KernelParam::scalar("alpha", ParamType::f32),
                 KernelParam::scalar("n", ParamType::u32)};
-    s.opencl = R"(
+    s.code["opencl"] = R"(
 __kernel void saxpy(__global const float* x, __global float* y, float alpha, uint n) {
     const size_t i = get_global_id(0);
     if (i < n) y[i] = alpha * x[i] + y[i];
 })";
-    s.cuda = R"(
+    s.code["cuda"] = R"(
 extern "C" __global__ void saxpy(const float* x, float* y, float alpha, unsigned n) {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = alpha * x[i] + y[i];
 })";
-    s.glsl = R"(#version 450
+    s.code["glsl"] = R"(#version 450
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) buffer Y { float y[]; };
@@ -59,17 +59,17 @@ KernelSource add_source() {
     KernelSource s;
     s.name = "my_add";
     s.params = {KernelParam::in("a"), KernelParam::in("b"), KernelParam::out("c"), KernelParam::scalar("n", ParamType::u64)};
-    s.opencl = R"(
+    s.code["opencl"] = R"(
 __kernel void my_add(__global const float* a, __global const float* b, __global float* c, ulong n) {
     for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) c[i] = a[i] + b[i];
 })";
-    s.cuda = R"(
+    s.code["cuda"] = R"(
 extern "C" __global__ void my_add(const float* a, const float* b, float* c, unsigned long long n) {
     for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         c[i] = a[i] + b[i];
 })";
     // A 64-bit scalar needs shaderInt64 (a device without it: Unsupported, the cases skipped).
-    s.glsl = R"(#version 450
+    s.code["glsl"] = R"(#version 450
 #extension GL_ARB_gpu_shader_int64 : require
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
@@ -98,9 +98,9 @@ bool builds_kernels(UserKernel& k) {
     KernelSource noop;
     noop.name = "noop";
     noop.params = {KernelParam::out("x")};
-    noop.opencl = "__kernel void noop(__global float* x) {}";
-    noop.cuda = "extern \"C\" __global__ void noop(float* x) {}";
-    noop.glsl = "#version 450\nlayout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\n"
+    noop.code["opencl"] = "__kernel void noop(__global float* x) {}";
+    noop.code["cuda"] = "extern \"C\" __global__ void noop(float* x) {}";
+    noop.code["glsl"] = "#version 450\nlayout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\n"
                 "layout(std430, set = 0, binding = 0) buffer X { float x[]; };\nvoid main() {}\n";
     noop.host = [](const HostBlock&) {};
     try {
@@ -219,7 +219,7 @@ TEST_CASE("four threads launching program kernels on one device each get their o
 TEST_CASE("a device refuses another runtime's queries, naming both") {
     const std::string other = device()->info().backend == "opencl" ? "cuda" : "opencl";
     const std::string msg =
-        message_of([&] { (void)device()->native_object(other, NativeObject::context); });
+        message_of([&] { (void)device()->native_object(other, "context"); });
     CHECK(contains(msg, other));
     CHECK(contains(msg, device()->info().backend));
     CHECK_THROWS_AS((void)device()->native_queue(other, device()->default_stream()), InvalidArgument);
@@ -270,4 +270,47 @@ TEST_CASE("host memory the program owns is a tensor through the host's interop, 
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < n; ++i) wrong += owned[i + 1] != a[i] + a[i];
     CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " wrong");
+}
+
+TEST_CASE("a kernel written with accel 0.1's per-language fields builds and runs as code[] does") {
+    UserKernel current(saxpy_source());
+    if (!builds_kernels(current)) return;
+    const KernelSource now = saxpy_source();
+    KernelSource old;
+    old.name = now.name;
+    old.params = now.params;
+    old.host = now.host;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    old.opencl = now.code_for("opencl");
+    old.cuda = now.code_for("cuda");
+    old.glsl = now.code_for("glsl");
+#pragma GCC diagnostic pop
+    UserKernel deprecated(old);
+    auto g = rng(43);
+    const std::size_t n = 1000;
+    const auto x = uniform(g, n), y = uniform(g, n);
+    auto X = Tensor::from_host(device(), {n}, x);
+    auto Y1 = Tensor::from_host(device(), {n}, y), Y2 = Tensor::from_host(device(), {n}, y);
+    const LaunchGeometry geom = geometry_1d(n, 64, device()->info().limits);
+    current.launch(geom, {X, Y1, 0.5f, n});
+    deprecated.launch(geom, {X, Y2, 0.5f, n});
+    CHECK(bitwise_equal(Y1.download(), Y2.download()));
+}
+
+TEST_CASE("a kernel with no code in any of the device's languages is Unsupported naming them") {
+    const auto& languages = device()->info().kernel_languages;
+    if (languages.empty()) {
+        MESSAGE("skipped: " << device()->selector() << " builds no program kernels");
+        return;
+    }
+    KernelSource s;
+    s.name = "elsewhere";
+    s.params = {KernelParam::out("x")};
+    s.code["a-language-no-backend-takes"] = "x";
+    const std::string msg = message_of<Unsupported>([&] { UserKernel(s).build(*device()); });
+    CAPTURE(msg);
+    for (const auto& l : languages) CHECK(contains(msg, l));
+    CHECK(contains(msg, "the kernel has a-language-no-backend-takes"));
+    CHECK(contains(msg, "KernelSource::"));
 }

@@ -236,9 +236,9 @@ TEST_CASE("unsuitable Vulkan handles and requests are clear errors") {
     CHECK(contains(message_of([&] { (void)vk::tensor_over(device(), VK_NULL_HANDLE, 0, {8}); }), "null handle"));
     CHECK(vk::queue_family(*device()) < 64);
     CHECK(vk::instance(*device()) != VK_NULL_HANDLE);
-    const std::string no_context = message_of([&] { (void)device()->native_object("vulkan", NativeObject::context); });
+    const std::string no_context = message_of([&] { (void)device()->native_object("vulkan", "context"); });
     CHECK(contains(no_context, "VkInstance"));
-    CHECK_THROWS_AS((void)device()->native_object("vulkan", NativeObject::execution_space), Unsupported);
+    CHECK_THROWS_AS((void)device()->native_object("vulkan", "execution_space"), Unsupported);
     const auto queue = reinterpret_cast<std::uint64_t>(vk::queue(device()->default_stream()));
     const std::string no_stream = message_of([&] { (void)device()->stream_over_native_queue("vulkan", queue); });
     CHECK(contains(no_stream, "synchronize the accel stream"));
@@ -248,14 +248,14 @@ TEST_CASE("unsuitable Vulkan handles and requests are clear errors") {
 TEST_CASE("a GLSL kernel's compile errors and mismatches with its signature are clear errors") {
     if (!on_vulkan() || without_shaderc()) return;
     KernelSource s = scale_source();
-    s.glsl = kScaleGlsl;
+    s.code["glsl"] = kScaleGlsl;
     s.build_options = "-DSCALE=2.0";  // a power of two: exact whatever the order of the products
     UserKernel good(s);
     CHECK(wrong_scaled(good, 4602, 2.0f) == 0);  // the -D macro reaches the shader
 
     auto error_of = [&](const std::string& glsl, const std::string& options = "-DSCALE=1.0") {
         KernelSource bad = scale_source();
-        bad.glsl = glsl;
+        bad.code["glsl"] = glsl;
         bad.build_options = options;
         UserKernel k(bad);
         return message_of([&] { k.build(*device()); });
@@ -277,29 +277,29 @@ TEST_CASE("a GLSL kernel's compile errors and mismatches with its signature are 
                                      "local_size_x = 64")),
                    "local_size_x_id = 0"));
     KernelSource both = scale_source();
-    both.glsl = glsl;
-    both.spirv = {0x07230203u};
+    both.code["glsl"] = glsl;
+    both.set_spirv({0x07230203u});
     CHECK(contains(message_of([&] { UserKernel(both).build(*device()); }), "give one"));
     KernelSource junk = scale_source();
-    junk.spirv = {1, 2, 3, 4, 5, 6};
+    junk.set_spirv({1, 2, 3, 4, 5, 6});
     CHECK(contains(message_of([&] { UserKernel(junk).build(*device()); }), "not a SPIR-V module"));
 }
 
 TEST_CASE("SPIR-V words run with or without shaderc; GLSL without shaderc names what to install") {
     if (!on_vulkan()) return;
     KernelSource s = scale_source();
-    s.spirv = {
+    s.set_spirv({
 #include "scale.spv.inc"
-    };
+    });
     UserKernel k(s);
     CHECK(wrong_scaled(k, 4603, 1.0f) == 0);
     if (!without_shaderc()) return;
     KernelSource g = scale_source();
-    g.glsl = kScaleGlsl;
+    g.code["glsl"] = kScaleGlsl;
     UserKernel kg(g);
     const std::string why = message_of([&] { kg.build(*device()); });
     CHECK(contains(why, "libshaderc1"));
-    CHECK(contains(why, "KernelSource::spirv"));
+    CHECK(contains(why, "KernelSource::set_spirv"));
     CHECK_THROWS_AS(kg.build(*device()), Unsupported);
 }
 
@@ -311,7 +311,7 @@ TEST_CASE("SPIR-V compiled from GLSL is cached on disk, and a damaged cache file
     ScopedEnv cache("ACCEL_CACHE_DIR", dir.c_str());
     KernelSource s = scale_source();
     // A source no other test builds: its own cache file.
-    s.glsl = std::string(kScaleGlsl) + "\n// " + std::to_string(rng(4604)()) + "\n";
+    s.code["glsl"] = std::string(kScaleGlsl) + "\n// " + std::to_string(rng(4604)()) + "\n";
     s.build_options = "-DSCALE=2.0";
     auto check_run = [&](const char* when, std::uint64_t seed) {
         UserKernel k(s);  // built again, from the cache when it holds the module

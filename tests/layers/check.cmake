@@ -8,8 +8,12 @@
 #      "../src/...", "ops/src/...");
 #   3. a header of internal/ (what core/src and ops/src share, never
 #      installed) included from anywhere but core/src, ops/src and internal/;
-#   4. a friend declaration in core/include.
-# cmake -DSOURCE_DIR=<repository> -P check.cmake
+#   4. a friend declaration in core/include;
+#   5. with NM, CORE_OBJECTS and OPS_OBJECTS (the object files of the two
+#      layers, '|'-separated): a symbol a core object needs that an ops
+#      object defines (core calls ops through accel_internal/ops_layer.hpp's
+#      registered functions only).
+# cmake -DSOURCE_DIR=<repository> [-DNM=<nm> -DCORE_OBJECTS=<a.o|b.o> -DOPS_OBJECTS=<c.o|d.o>] -P check.cmake
 cmake_minimum_required(VERSION 3.20)
 file(GLOB ops_headers RELATIVE ${SOURCE_DIR}/ops/include/accel ${SOURCE_DIR}/ops/include/accel/*.hpp)
 file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR}
@@ -49,6 +53,31 @@ foreach(h IN LISTS core_headers)
     string(APPEND problems "\n  ${h}: declares '${f}' (core's public classes have no friends)")
   endforeach()
 endforeach()
+# 5. what core's objects need of ops' (the linker's view of the line).
+if(NM AND CORE_OBJECTS AND OPS_OBJECTS)
+  string(REPLACE "|" ";" core_objects "${CORE_OBJECTS}")
+  string(REPLACE "|" ";" ops_objects "${OPS_OBJECTS}")
+  execute_process(COMMAND ${NM} --defined-only --extern-only ${ops_objects} OUTPUT_VARIABLE ops_symbols
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NM} could not read ops' objects (${rc})")
+  endif()
+  string(REGEX REPLACE "[^\n]* [TDRBVW] ([^\n]+)" "|\\1|" ops_symbols "${ops_symbols}")
+  foreach(object IN LISTS core_objects)
+    execute_process(COMMAND ${NM} --undefined-only ${object} OUTPUT_VARIABLE needed RESULT_VARIABLE rc)
+    string(REGEX MATCHALL "U [^\n]+" needed "${needed}")
+    foreach(symbol IN LISTS needed)
+      string(SUBSTRING "${symbol}" 2 -1 symbol)
+      string(FIND "${ops_symbols}" "|${symbol}|" at)
+      if(NOT at EQUAL -1)
+        execute_process(COMMAND c++filt ${symbol} OUTPUT_VARIABLE readable OUTPUT_STRIP_TRAILING_WHITESPACE)
+        get_filename_component(name ${object} NAME)
+        string(APPEND problems "\n  core object ${name} needs ${readable}, which ops defines (call ops through "
+                               "accel_internal/ops_layer.hpp's registered functions)")
+      endif()
+    endforeach()
+  endforeach()
+endif()
 if(problems)
   message(FATAL_ERROR "the layer line is crossed:${problems}")
 endif()

@@ -149,6 +149,32 @@ execute_process(COMMAND ${toy_env} ${prefix}/${BINDIR}/accel-info OUTPUT_VARIABL
 if(NOT out MATCHES "toy: available, 1 device" OR NOT out MATCHES "toy-plugins/libaccel-backend-toy.so")
   message(FATAL_ERROR "accel-info does not list the outside backend (${rc}):\n${out}")
 endif()
+# A program kernel in the outside backend's own language, which libaccel never heard of.
+execute_process(COMMAND ${toy_env} ${WORK}/build/consumer toy-kernel OUTPUT_VARIABLE out ERROR_VARIABLE out
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "toy-scale kernel: [0-9]+ elements tripled")
+  message(FATAL_ERROR "the outside backend did not build and run its own language's kernel (${rc}):\n${out}")
+endif()
+# Its own variable, declared by the plugin: listed, read, and a bad value the user's error naming it.
+execute_process(COMMAND ${toy_env} ACCEL_TOY_MEMORY_GIB=2 ${prefix}/${BINDIR}/accel-info OUTPUT_VARIABLE out
+                ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "global memory 2.00 GiB" OR err MATCHES "ACCEL_TOY_MEMORY_GIB")
+  message(FATAL_ERROR "accel-info did not read the outside backend's variable (${rc}):\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${toy_env} ${prefix}/${BINDIR}/accel-info --env OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "ACCEL_TOY_MEMORY_GIB \\(unset\\)\n    read by the toy backend")
+  message(FATAL_ERROR "accel-info --env does not list the outside backend's variable (${rc}):\n${out}")
+endif()
+execute_process(COMMAND ${toy_env} ACCEL_BACKEND=toy ACCEL_TOY_MEMORY_GIB=0 ${conformance} OUTPUT_VARIABLE out
+                ERROR_VARIABLE out RESULT_VARIABLE rc)
+if(rc EQUAL 0 OR NOT out MATCHES "ACCEL_TOY_MEMORY_GIB='0' is outside 1..64")
+  message(FATAL_ERROR "a bad value of the outside backend's variable was not an error (${rc}):\n${out}")
+endif()
+execute_process(COMMAND ${toy_env} ACCEL_BACKEND=toy ACCEL_TOY_MEMORY_GIBS=2 ${conformance} OUTPUT_VARIABLE out
+                ERROR_VARIABLE out RESULT_VARIABLE rc)
+if(rc EQUAL 0 OR NOT out MATCHES "did you mean ACCEL_TOY_MEMORY_GIB[?]")
+  message(FATAL_ERROR "a typo of the outside backend's variable was not an error naming it (${rc}):\n${out}")
+endif()
 execute_process(COMMAND ${toy_env} ACCEL_BACKEND=toy ${conformance} OUTPUT_VARIABLE out ERROR_VARIABLE out
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "conformance on toy")

@@ -27,6 +27,10 @@ using namespace accel_test;
 
 namespace {
 
+const env::Declaration kStressOpsVariable{{"ACCEL_STRESS_OPS", "the number of ops",
+                                           "ops of the reliability suite's stress test (default 10000)",
+                                           "accel's test programs"}};
+
 std::size_t total_ops() {
     return static_cast<std::size_t>(accel::env::read_uint("ACCEL_STRESS_OPS", 1, 100000000).value_or(10000));
 }

@@ -12,6 +12,15 @@
 
 namespace accel_test {
 
+namespace {
+const accel::env::Declaration kSeedVariable{{"ACCEL_TEST_SEED", "a seed",
+                                             "seed of the conformance suite's random data (default: random, printed)",
+                                             "accel's test programs"}};
+const accel::env::Declaration kMaxWorkVariable{{"ACCEL_TEST_MAX_WORK", "the most elements or multiply-adds of one case",
+                                                "leaves the conformance suite's larger cases out (default: no limit)",
+                                                "accel's test programs"}};
+}  // namespace
+
 std::uint64_t seed() {
     static const std::uint64_t s = [] {
         if (const auto e = accel::env::read_uint("ACCEL_TEST_SEED", 0, std::numeric_limits<std::uint64_t>::max()))

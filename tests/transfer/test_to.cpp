@@ -15,6 +15,10 @@ using namespace accel_test;
 
 namespace {
 
+const env::Declaration kDevicesVariable{{"ACCEL_TEST_DEVICES", "comma-separated selectors",
+                                         "the devices the transfer tests copy between, every pair (default host)",
+                                         "accel's test programs"}};
+
 const std::vector<DType> kDTypes{DType::f32, DType::f64, DType::f16, DType::bf16};
 
 struct Named {

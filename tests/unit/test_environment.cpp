@@ -1,5 +1,5 @@
-// The environment variables: one table (accel/environment.hpp), the same
-// names in docs/environment.md, and every value outside the accepted ones an error
+// The environment variables: each declared by its reader (accel/environment.hpp),
+// the same names in docs/environment.md, and every value outside the accepted ones an error
 // naming the variable, the value and the accepted values. The variables read
 // once per process (ACCEL_HOST_THREADS, ACCEL_HOST_BLAS, ...) are tested in a
 // process of their own each: tests/CMakeLists.txt, tests named env.*.
@@ -31,9 +31,27 @@ std::string read(const std::filesystem::path& p) {
 
 using accel_test::ScopedEnv;
 
+// Every declaration in the tree: the names in `env::Declaration` initializers
+// of core, ops, backends, mpi and tests (the ones of a program or plugin not
+// in this process included).
+std::set<std::string> declared_in_tree() {
+    namespace fs = std::filesystem;
+    const fs::path root(ACCEL_SOURCE_DIR);
+    const std::regex declaration(R"re(Declaration\s+k\w+\s*\{\s*\{\s*"(ACCEL_[A-Z0-9_]+)")re");
+    std::set<std::string> out;
+    for (const char* dir : {"core", "ops", "backends", "mpi", "tests", "tools"})
+        for (const auto& entry : fs::recursive_directory_iterator(root / dir)) {
+            if (!entry.is_regular_file() || entry.path().extension() != ".cpp") continue;
+            const std::string text = read(entry.path());
+            for (std::sregex_iterator it(text.begin(), text.end(), declaration), end; it != end; ++it)
+                out.insert((*it)[1]);
+        }
+    return out;
+}
+
 }  // namespace
 
-TEST_CASE("docs/environment.md's table of variables and accel::env::variables() name the same variables") {
+TEST_CASE("docs/environment.md's table names every variable declared, here and in the tree") {
     const std::string readme = read(std::filesystem::path(ACCEL_SOURCE_DIR) / "docs" / "environment.md");
     const auto header = readme.find("| variable | meaning |");
     REQUIRE_MESSAGE(header != std::string::npos, "docs/environment.md has no '| variable | meaning |' table");
@@ -47,16 +65,23 @@ TEST_CASE("docs/environment.md's table of variables and accel::env::variables() 
         for (std::sregex_iterator it(first_cell.begin(), first_cell.end(), name), end; it != end; ++it)
             documented.insert((*it)[1]);
     }
-    std::set<std::string> in_code;
+    (void)backend_statuses();  // every plugin loaded: their declarations made
+    std::set<std::string> here;
     for (const auto& v : env::variables()) {
+        if (v.owner == "the unit tests") continue;  // the declaration test's own, not accel's
         CAPTURE(v.name);
-        CHECK(in_code.insert(v.name).second);  // each once
-        CHECK(std::string(v.accepted).size() > 0);
-        CHECK(std::string(v.meaning).size() > 0);
-        CHECK_MESSAGE(documented.count(v.name), v.name << " is read by accel but missing from docs/environment.md's table");
+        CHECK(here.insert(v.name).second);  // each once
+        CHECK_MESSAGE(documented.count(v.name), v.name << " is declared by " << v.owner
+                                                       << " but missing from docs/environment.md's table");
     }
+    // libaccel's, ops', the host backend's and this program's own (tests/support).
+    for (const char* n : {"ACCEL_BACKEND", "ACCEL_PLUGIN_PATH", "ACCEL_OP_PATH", "ACCEL_TRACE", "ACCEL_CHECK",
+                          "ACCEL_CACHE_DIR", "ACCEL_ENV_ALLOW", "ACCEL_HOST_THREADS", "ACCEL_TEST_SEED"})
+        CHECK_MESSAGE(here.count(n), n << " is not declared in the unit tests' process");
+    const std::set<std::string> in_tree = declared_in_tree();
+    for (const auto& n : here) CHECK_MESSAGE(in_tree.count(n), n << ": the tree scan misses its declaration");
     for (const auto& d : documented)
-        CHECK_MESSAGE(in_code.count(d), d << " is in docs/environment.md's table but not in accel::env::variables()");
+        CHECK_MESSAGE(in_tree.count(d), d << " is in docs/environment.md's table but nothing declares it");
 }
 
 TEST_CASE("libaccel, its plugins and accel_mpi read ACCEL_ variables only through accel::env") {
@@ -83,21 +108,21 @@ TEST_CASE("libaccel, its plugins and accel_mpi read ACCEL_ variables only throug
 
 TEST_CASE("env readers: whole numbers, words and flags, each error naming variable, value and accepted values") {
     SUBCASE("unset or blank is the default") {
-        ScopedEnv e("ACCEL_STRESS_OPS", "  ");
-        CHECK_FALSE(env::read_uint("ACCEL_STRESS_OPS", 1, 10).has_value());
-        ScopedEnv f("ACCEL_MPI", nullptr);
-        CHECK_FALSE(env::read_flag("ACCEL_MPI").has_value());
+        ScopedEnv e("ACCEL_TEST_MAX_WORK", "  ");
+        CHECK_FALSE(env::read_uint("ACCEL_TEST_MAX_WORK", 1, 10).has_value());
+        ScopedEnv f("ACCEL_DETERMINISTIC", nullptr);
+        CHECK_FALSE(env::read_flag("ACCEL_DETERMINISTIC").has_value());
     }
     SUBCASE("whole numbers in a range") {
-        ScopedEnv e("ACCEL_STRESS_OPS", " 7 ");
-        CHECK(env::read_uint("ACCEL_STRESS_OPS", 1, 10) == 7u);
+        ScopedEnv e("ACCEL_TEST_MAX_WORK", " 7 ");
+        CHECK(env::read_uint("ACCEL_TEST_MAX_WORK", 1, 10) == 7u);
         for (const char* bad : {"abc", "0", "-3", "99999999", "7x", "1e3", "99999999999999999999999"}) {
             CAPTURE(bad);
-            ScopedEnv b("ACCEL_STRESS_OPS", bad);
-            const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_uint("ACCEL_STRESS_OPS", 1, 10); });
-            CHECK(contains(msg, std::string("ACCEL_STRESS_OPS='") + bad + "'"));
+            ScopedEnv b("ACCEL_TEST_MAX_WORK", bad);
+            const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_uint("ACCEL_TEST_MAX_WORK", 1, 10); });
+            CHECK(contains(msg, std::string("ACCEL_TEST_MAX_WORK='") + bad + "'"));
             CHECK(contains(msg, "1..10"));
-            CHECK(contains(msg, env::variable("ACCEL_STRESS_OPS").accepted));
+            CHECK(contains(msg, env::variable("ACCEL_TEST_MAX_WORK").accepted));
         }
     }
     SUBCASE("words, without case") {
@@ -109,47 +134,64 @@ TEST_CASE("env readers: whole numbers, words and flags, each error naming variab
         CHECK(contains(msg, "native, vendor or auto"));
     }
     SUBCASE("flags are 1 or 0") {
-        ScopedEnv e("ACCEL_OVERSUBSCRIBE", "1");
-        CHECK(env::read_flag("ACCEL_OVERSUBSCRIBE") == true);
+        ScopedEnv e("ACCEL_DETERMINISTIC", "1");
+        CHECK(env::read_flag("ACCEL_DETERMINISTIC") == true);
         for (const char* bad : {"yes", "true", "2", "on"}) {
             CAPTURE(bad);
-            ScopedEnv b("ACCEL_OVERSUBSCRIBE", bad);
-            const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_flag("ACCEL_OVERSUBSCRIBE"); });
-            CHECK(contains(msg, std::string("ACCEL_OVERSUBSCRIBE='") + bad + "'"));
-            CHECK(contains(msg, "1 (ranks may share a device) or 0"));
+            ScopedEnv b("ACCEL_DETERMINISTIC", bad);
+            const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_flag("ACCEL_DETERMINISTIC"); });
+            CHECK(contains(msg, std::string("ACCEL_DETERMINISTIC='") + bad + "'"));
+            CHECK(contains(msg, "1 (on) or 0 (off)"));
         }
     }
     SUBCASE("a value is echoed on one line, shortened") {
         const std::string huge(5000, '9');
-        ScopedEnv b("ACCEL_STRESS_OPS", (huge + "\nx").c_str());
-        const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_uint("ACCEL_STRESS_OPS", 1, 10); });
+        ScopedEnv b("ACCEL_TEST_MAX_WORK", (huge + "\nx").c_str());
+        const std::string msg = accel_test::message_of<InvalidArgument>([] { env::read_uint("ACCEL_TEST_MAX_WORK", 1, 10); });
         CHECK(contains(msg, "(5002 characters)"));
         CHECK(msg.size() < 400);
         CHECK_FALSE(contains(msg, "\n"));
     }
-    SUBCASE("a variable missing from the table is accel's bug, not the user's") {
+    SUBCASE("reading an undeclared variable is its reader's bug, not the user's") {
         CHECK_THROWS_AS(env::value("ACCEL_NOT_A_VARIABLE"), std::logic_error);
     }
 }
 
-TEST_CASE("an ACCEL_ variable accel does not know is an error naming the closest known one") {
+TEST_CASE("declarations: a program's own variable is read once declared; a bad declaration is refused") {
+    static const env::Declaration mine{{"ACCEL_UNITTEST_LEVEL", "1..9", "a level (default 1)", "the unit tests"}};
+    ScopedEnv level("ACCEL_UNITTEST_LEVEL", "4");
+    CHECK(env::read_uint("ACCEL_UNITTEST_LEVEL", 1, 9) == 4u);
+    CHECK_NOTHROW(env::check_unknown_variables());
+    CHECK(env::variable("ACCEL_UNITTEST_LEVEL").owner == "the unit tests");
+    CHECK_NOTHROW(env::declare({"ACCEL_UNITTEST_LEVEL", "1..9", "a level (default 1)", "the unit tests"}));  // again
+    CHECK_THROWS_AS(env::declare({"ACCEL_UNITTEST_LEVEL", "1..5", "a level (default 1)", "someone else"}),
+                    std::logic_error);
+    for (const char* bad : {"UNITTEST_LEVEL", "ACCEL_", "ACCEL_lower", "ACCEL_A-B"}) {
+        CAPTURE(bad);
+        CHECK_THROWS_AS(env::declare({bad, "x", "y", "z"}), std::logic_error);
+    }
+    CHECK_THROWS_AS(env::declare({"ACCEL_UNITTEST_EMPTY", "", "y", "z"}), std::logic_error);
+}
+
+TEST_CASE("an ACCEL_ variable close to a declared one is an error naming it; a far one is left to its reader") {
     ScopedEnv allow("ACCEL_ENV_ALLOW", nullptr);
     CHECK_NOTHROW(env::check_unknown_variables());
     {
         ScopedEnv typo("ACCEL_BACKENDS", "opencl");  // the tools' flag is plural, the variable is not
         const std::string msg = accel_test::message_of<InvalidArgument>([] { env::check_unknown_variables(); });
-        CHECK(contains(msg, "ACCEL_BACKENDS, which is not an accel variable; did you mean ACCEL_BACKEND?"));
-        // (A process's first read of any variable runs this check: test conformance.env.unknown-variable.)
+        CHECK(contains(msg, "ACCEL_BACKENDS (set in the environment) is not an accel variable; did you mean ACCEL_BACKEND?"));
+        // (open_device runs this check once the plugins are loaded: test conformance.env.unknown-variable.)
+        CHECK(contains(accel_test::message_of<InvalidArgument>([] { open_device("host"); }), "did you mean"));
     }
     {
         ScopedEnv typo("ACCEL_CHEK", "oracle");
         CHECK(contains(accel_test::message_of<InvalidArgument>([] { env::check_unknown_variables(); }), "did you mean ACCEL_CHECK?"));
     }
     {
-        ScopedEnv far("ACCEL_QQQQQQQQQQQQQQQQQQQQ", "1");  // close to nothing: no guess
-        const std::string msg = accel_test::message_of<InvalidArgument>([] { env::check_unknown_variables(); });
-        CHECK(contains(msg, "ACCEL_QQQQQQQQQQQQQQQQQQQQ, which is not an accel variable"));
-        CHECK_FALSE(contains(msg, "did you mean"));
+        // Close to nothing declared here: another program's variable, warned about on stderr (test
+        // info.env.unread-variable), not an error.
+        ScopedEnv far("ACCEL_QQQQQQQQQQQQQQQQQQQQ", "1");
+        CHECK_NOTHROW(env::check_unknown_variables({"cuda"}));
     }
     {
         ScopedEnv mine("ACCEL_MYAPP_LEVEL", "3");

@@ -274,6 +274,10 @@ struct DeviceInfo {
     Determinism determinism;
     /// The dtypes whose subnormals the kernels may flush to zero (Subnormals).
     Subnormals subnormals;
+    /// The languages of KernelSource::code this device builds a program's
+    /// kernel from, in the order it tries them, e.g. {"hip", "cuda"};
+    /// "host" is KernelSource::host's C++ callable. Empty: it builds none.
+    std::vector<std::string> kernel_languages;
 };
 
 /// The memory a device holds for accel (Device::memory_info()), in bytes.
@@ -452,6 +456,15 @@ public:
     /// device. Thread-safe (see KernelTable).
     KernelTable& kernel_table() noexcept { return kernel_table_; }
     const KernelTable& kernel_table() const noexcept { return kernel_table_; }
+    /// Deprecated since 0.2, removed in 0.3: kernel_table().supports(op, dtype, path).
+    [[deprecated("use device.kernel_table().supports(op, dtype, path)")]] bool supports(Op op, DType dtype,
+                                                                                    OpPath path) const noexcept {
+        return kernel_table_.supports(op, dtype, path);
+    }
+    /// Deprecated since 0.2, removed in 0.3: kernel_table().supports(op, path) (f32).
+    [[deprecated("use device.kernel_table().supports(op, path)")]] bool supports(Op op, OpPath path) const noexcept {
+        return kernel_table_.supports(op, path);
+    }
 
     /// The device's benchmark probes, or nullptr where the backend has none.
     Probes* probes() noexcept { return do_probes(); }
@@ -488,8 +501,17 @@ public:
     // expects ("opencl", "cuda", ...): a device of another backend throws
     // InvalidArgument naming both, so a handle is never reinterpreted; a
     // backend without interop throws Unsupported. Thread-safe. -------------
-    /// A runtime object of this device (NativeObject).
-    std::uint64_t native_object(const std::string& backend, NativeObject what);
+    /// The runtime object `name` of this device (as the backend's interop
+    /// header names it, e.g. "context"), as an integer. Throws
+    /// InvalidArgument when `backend` is not this device's, Unsupported when
+    /// the backend has no interop or no object so named (naming the ones it
+    /// has). Thread-safe.
+    std::uint64_t native_object(const std::string& backend, const std::string& name);
+    /// Deprecated since 0.2, removed in 0.3: native_object(backend, name).
+    [[deprecated("name the object: native_object(backend, \"context\")")]] std::uint64_t native_object(
+        const std::string& backend, NativeObject what) {
+        return native_object(backend, std::string(native_object_name(what)));
+    }
     /// The native queue behind `stream`; InvalidArgument for a stream of another device.
     std::uint64_t native_queue(const std::string& backend, Stream& stream);
     /// The runtime's memory behind `buffer`; InvalidArgument for an empty

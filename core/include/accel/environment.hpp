@@ -1,6 +1,6 @@
-// accel/environment.hpp — the environment variables accel reads: one table of
-// their names, accepted values and meanings, and the readers that check a
-// value against it.
+// accel/environment.hpp — the environment variables accel reads: each
+// declared by the part of accel that reads it (its name, accepted values and
+// meaning), and the readers that check a value against its declaration.
 //
 // Every ACCEL_ variable is read through these functions, where it is used: a
 // value outside the accepted ones is an accel::InvalidArgument naming the
@@ -17,62 +17,84 @@
 namespace accel {
 namespace env {
 
-/// One environment variable accel reads.
+/// One environment variable, as its owner declares it.
 struct Variable {
-    const char* name;      ///< e.g. "ACCEL_HOST_THREADS"
-    const char* accepted;  ///< the accepted values, as an error message lists them
-    const char* meaning;   ///< what it controls, and its default
+    std::string name;      ///< e.g. "ACCEL_HOST_THREADS": "ACCEL_" and then A-Z, 0-9 and '_'
+    std::string accepted;  ///< the accepted values, as an error message lists them
+    std::string meaning;   ///< what it controls, and its default
+    std::string owner;     ///< who reads it, e.g. "libaccel", "the host backend", "accel's test programs"
 };
 
-/// Every ACCEL_ variable read by libaccel, its plugins, accel_mpi and the
-/// programs built with accel (tools, examples, conformance and reliability
-/// suites), in docs/environment.md's order. Thread-safe; never throws.
-const std::vector<Variable>& variables() noexcept;
+/// Adds `v` to the process's variables. Every part of accel that reads an
+/// ACCEL_ variable declares it, where it is read (a static env::Declaration in
+/// the reader's file): libaccel, each backend plugin when it loads
+/// (a backend's own variables start with ACCEL_<BACKEND>_), accel_mpi, the
+/// test programs, and a plugin built outside accel. Declaring a name again
+/// with the same texts does nothing. Throws std::logic_error when the name is
+/// not "ACCEL_" followed by A-Z, 0-9 and '_', when a text is empty, or when
+/// the name is declared again with other texts. Thread-safe.
+void declare(const Variable& v);
 
-/// The table's entry for `name`. Throws std::logic_error when `name` is not
-/// in the table (a reader of an unlisted variable is a bug in accel).
+/// Declares its variable when constructed: `static const accel::env::Declaration
+/// kThreads{{"ACCEL_MY_THREADS", "1..64", "worker threads (default 4)", "my backend"}};`
+/// at namespace scope of the file that reads it. Throws what declare() throws.
+struct Declaration {
+    explicit Declaration(const Variable& v) { declare(v); }
+};
+
+/// The variables declared in this process so far, in declaration order (a
+/// copy). A plugin's appear once it is loaded: after accel::backend_statuses()
+/// or the first open_device(), every plugin found has been tried.
+/// Thread-safe; never throws but std::bad_alloc.
+std::vector<Variable> variables();
+
+/// The declaration of `name` (a copy). Throws std::logic_error when `name` is
+/// not declared (a reader of an undeclared variable is a bug in its owner).
 /// Thread-safe.
-const Variable& variable(const std::string& name);
+Variable variable(const std::string& name);
 
-/// Checks that every ACCEL_ variable in the environment is in variables()
-/// or starts with a prefix listed in ACCEL_ENV_ALLOW (a program's own
-/// variables): a mistyped name (ACCEL_BACKENDS for ACCEL_BACKEND) would
-/// otherwise be ignored without a word. value() runs it before its first
-/// read, so every program built with accel does. Throws InvalidArgument
-/// naming the unknown variable and, where one is close (edit distance), the
-/// known name it was probably meant to be; also when ACCEL_ENV_ALLOW holds
-/// an entry that does not start with "ACCEL_" or is "ACCEL_" alone.
-/// Thread-safe as far as the C library's environment is (no concurrent
-/// setenv).
-void check_unknown_variables();
-/// The value of `name` (which must be in the table: std::logic_error
-/// otherwise) without surrounding blanks (space, tab, CR, LF); std::nullopt
-/// when unset, empty or blank. The first call of the process runs
-/// check_unknown_variables() and throws its InvalidArgument (as does every
-/// later call while the environment still fails it). Thread-safe as far as the C library's getenv
-/// is (no concurrent setenv).
+/// Checks the ACCEL_ variables in the environment against the declared ones
+/// and the prefixes listed in ACCEL_ENV_ALLOW (a program's own variables). A
+/// name within accel::closest_name's distance of a declared one is a typo
+/// (ACCEL_BACKENDS for ACCEL_BACKEND, which would otherwise leave the program
+/// on the default device without a word): throws InvalidArgument naming it
+/// and the declared name it was probably meant to be. Any other undeclared
+/// name is read by no part of this process (another accel program's variable,
+/// such as a test suite's, or that of a plugin that did not load): one warning
+/// line on stderr per name and process, naming `backends_not_loaded` (the
+/// backends whose plugin was found but did not load). Also throws
+/// InvalidArgument when ACCEL_ENV_ALLOW holds an entry that does not start
+/// with "ACCEL_" or is "ACCEL_" alone. The registry runs it once the plugins
+/// are loaded (open_device, backend_statuses). Thread-safe as far as the C
+/// library's environment is (no concurrent setenv).
+void check_unknown_variables(const std::vector<std::string>& backends_not_loaded = {});
+
+/// The value of `name` (which must be declared: std::logic_error otherwise)
+/// without surrounding blanks (space, tab, CR, LF); std::nullopt when unset,
+/// empty or blank. Thread-safe as far as the C library's getenv is (no
+/// concurrent setenv).
 std::optional<std::string> value(const char* name);
 
 /// Throws InvalidArgument: "NAME='VALUE' WHY; expected ACCEPTED" (ACCEPTED
-/// from the table; VALUE echoed on one line, shortened past 64 characters).
+/// from the declaration; VALUE echoed on one line, shortened past 64 characters).
 [[noreturn]] void reject(const char* name, const std::string& value, const std::string& why);
 
 /// `name` as a whole number in [lo, hi] (decimal digits, an optional leading
 /// '+'); std::nullopt when unset or blank. Throws InvalidArgument naming the
 /// variable, the value and the accepted values when the value is not such a
-/// number or is outside [lo, hi]; std::logic_error when `name` is not in the table.
+/// number or is outside [lo, hi]; std::logic_error when `name` is not declared.
 std::optional<std::uint64_t> read_uint(const char* name, std::uint64_t lo, std::uint64_t hi);
 
 /// `name` as one of `words` (compared without case); the word from `words`
 /// that matched, std::nullopt when unset or blank. Throws InvalidArgument
 /// naming the variable, the value and the accepted values for any other
-/// value; std::logic_error when `name` is not in the table.
+/// value; std::logic_error when `name` is not declared.
 std::optional<std::string> read_word(const char* name, const std::vector<std::string>& words);
 
 /// `name` as a boolean: "1" is true, "0" false, std::nullopt when unset or
 /// blank. Throws InvalidArgument naming the variable, the value and the
 /// accepted values for any other value (also "yes", "true", "on": one
-/// spelling per meaning); std::logic_error when `name` is not in the table.
+/// spelling per meaning); std::logic_error when `name` is not declared.
 std::optional<bool> read_flag(const char* name);
 
 /// The folder where accel keeps what it measured or compiled (the auto
@@ -83,6 +105,12 @@ std::optional<bool> read_flag(const char* name);
 /// ACCEL_CACHE_DIR names an existing file that is not a folder. Thread-safe
 /// as value() is.
 std::string cache_dir();
+
+/// The value of `name` (trimmed; std::nullopt when unset or blank) whether or
+/// not it is declared yet, without any check: for libaccel's preparation of
+/// the CPU libraries, which runs before the first plugin (the variable's
+/// owner) loads; every other reader uses value(). Thread-safe as value() is.
+std::optional<std::string> undeclared_value(const char* name);
 
 }  // namespace env
 }  // namespace accel

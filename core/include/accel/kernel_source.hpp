@@ -1,9 +1,9 @@
 // accel/kernel_source.hpp — a program's own kernel: its signature and its
-// code per backend, which a device builds (Device::build_kernel) and the
+// code per kernel language, which a device builds (Device::build_kernel) and the
 // front-end accel::UserKernel (accel/user_kernel.hpp) launches with accel's
 // geometry, streams and tensors. Part of the plugin ABI (ACCEL_PLUGIN_ABI).
 //
-// Arguments are passed in signature order:
+// Arguments are passed in signature order; the in-tree backends' languages:
 //  - OpenCL C: `__kernel void NAME(...)`, a tensor as `__global T*`, a scalar
 //    as its C type (int, uint, long, ulong, float, double); launched with
 //    local size = block and global size = grid × block.
@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,19 +109,47 @@ struct HostBlock {
 using HostKernelFn = std::function<void(const HostBlock&)>;
 
 /// A kernel as a program writes it: its entry point, signature and code per
-/// backend (see the file comment for each backend's conventions). A backend
-/// without code here cannot build it (Unsupported naming the field to fill).
+/// kernel language (see the file comment for each in-tree backend's
+/// conventions). A device builds the first of its languages
+/// (DeviceInfo::kernel_languages) that has code here; one with none of them
+/// cannot build it (Unsupported naming the languages it takes).
+// The deprecated fields warn where a program uses them, not in the special
+// members the compiler writes for the struct (their location is here).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct KernelSource {
     std::string name;                 ///< the entry point (OpenCL, CUDA, HIP); names the kernel everywhere
     std::vector<KernelParam> params;  ///< the signature, in argument order
-    std::string opencl;               ///< OpenCL C source
-    std::string cuda;                 ///< CUDA C++ source (NVRTC); HIP uses it too unless `hip` is given
-    std::string hip;                  ///< HIP C++ source (hiprtc)
-    std::string glsl;                 ///< Vulkan: GLSL 450 compute shader (entry point main)
-    std::vector<std::uint32_t> spirv; ///< Vulkan: SPIR-V words (instead of glsl)
-    HostKernelFn host;                ///< host and Kokkos host execution spaces
+    /// The code per language, keyed by the language's name as backends
+    /// state it: "opencl" (OpenCL C), "cuda" (CUDA C++ for NVRTC; the HIP
+    /// backend takes it too), "hip" (HIP C++ for hiprtc), "glsl" (a Vulkan
+    /// GLSL 450 compute shader, entry point main), "spirv" (SPIR-V words as
+    /// bytes in host order: set_spirv), or the language of a backend built
+    /// outside accel (its docs name it). Empty code is no code.
+    std::map<std::string, std::string> code;
+    HostKernelFn host;                ///< language "host": the host backend and Kokkos host execution spaces
     std::string build_options;        ///< OpenCL clBuildProgram / NVRTC options, e.g. "-DTILE=16"; GLSL: -DNAME[=VALUE] only
+
+    /// Sets code["spirv"] to `words`' bytes. Never throws but std::bad_alloc.
+    void set_spirv(const std::vector<std::uint32_t>& words) {
+        code["spirv"].assign(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(std::uint32_t));
+    }
+    /// The code of `language`, or "" when there is none. Never throws but std::bad_alloc.
+    std::string code_for(const std::string& language) const {
+        const auto it = code.find(language);
+        return it == code.end() ? std::string() : it->second;
+    }
+
+    // Deprecated since 0.2, removed in 0.3: accel 0.1's one field per
+    // language. Device::build_kernel moves a filled one into `code` when
+    // `code` has no entry for its language.
+    [[deprecated("use code[\"opencl\"]")]] std::string opencl;
+    [[deprecated("use code[\"cuda\"]")]] std::string cuda;
+    [[deprecated("use code[\"hip\"]")]] std::string hip;
+    [[deprecated("use code[\"glsl\"]")]] std::string glsl;
+    [[deprecated("use set_spirv(words)")]] std::vector<std::uint32_t> spirv;
 };
+#pragma GCC diagnostic pop
 
 /// A kernel built for one device (Device::build_kernel). Thread-safe: any
 /// number of threads may launch it at once, on any streams of its device.

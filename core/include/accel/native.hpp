@@ -16,22 +16,16 @@ namespace accel {
 
 class Stream;
 
-/// A runtime object of a device, by what it is. Which backend has which
-/// (the others throw Unsupported naming what they have):
-///  - context: OpenCL cl_context; CUDA the device's primary context
-///    (CUcontext; HIP has deprecated contexts: none).
-///  - device: OpenCL cl_device_id; Vulkan VkDevice; CUDA/HIP the device
-///    ordinal (cudaSetDevice's).
-///  - physical_device: Vulkan VkPhysicalDevice.
-///  - instance: Vulkan VkInstance.
-///  - queue_family: Vulkan, the index of the compute queue family accel's
-///    queues come from.
-///  - execution_space: Kokkos, a pointer to the device's default execution
-///    space instance (Kokkos::DefaultExecutionSpace).
+/// Deprecated since 0.2, removed in 0.3: a runtime object named by accel
+/// 0.1's list; each backend names its own objects now, as a string
+/// (Device::native_object(backend, name), the backend's interop header:
+/// OpenCL "context" and "device", Vulkan "instance", "physical_device",
+/// "device" and "queue_family", CUDA/HIP "device" and "context", Kokkos
+/// "execution_space").
 enum class NativeObject : int { context, device, physical_device, instance, queue_family, execution_space };
 
 /// "context", "device", "physical_device", "instance", "queue_family",
-/// "execution_space". Never throws.
+/// "execution_space": the name NativeObject stood for. Never throws.
 const char* native_object_name(NativeObject what) noexcept;
 
 /// Device memory as its runtime names it: `handle` is a cl_mem (OpenCL), a
@@ -50,8 +44,10 @@ struct NativeMemory {
 class NativeInterop {
 public:
     virtual ~NativeInterop() = default;
-    /// The object `what`; throws Unsupported where the backend has none such.
-    virtual std::uint64_t object(NativeObject what) = 0;
+    /// The runtime object the backend calls `name` (its interop header
+    /// lists them, e.g. Vulkan's "physical_device"); throws Unsupported
+    /// naming the objects it has for any other name.
+    virtual std::uint64_t object(const std::string& name) = 0;
     /// The native queue behind `stream`: cl_command_queue, cudaStream_t
     /// (hipStream_t), VkQueue (shared by accel's streams: submit after
     /// accel's work is synchronized), Kokkos execution space instance.

@@ -19,9 +19,11 @@ namespace accel {
 
 /// Identifies an op: an index into the op table. The named values are the
 /// built-in ops (see accel/ops.hpp for their semantics); define_op() hands
-/// out further values for ops defined by a program. Kernels cross the plugin
-/// boundary keyed by op *name* (KernelTable::add), never by this
-/// number, so adding an op changes no plugin.
+/// out further values for ops defined by a program. Backends register
+/// their kernels by Op (KernelTable::add), and built-in values only grow
+/// (a new op is appended), so adding an op changes no plugin ABI: a plugin
+/// built before it loads and reports it unsupported, and a value this
+/// libaccel's table does not have is ignored (docs/adding-an-op.md).
 enum class Op : int {
     add,
     sigmoid,

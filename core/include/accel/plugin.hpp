@@ -33,7 +33,7 @@
 /// fma_throughput takes f16 (half arithmetic). 15: Device::do_tuning (the
 /// Tuning interface: tunable kernels, candidates, set_params) and the tuning
 /// record's state; do_tile_layout takes the dtype.
-#define ACCEL_PLUGIN_ABI 15
+#define ACCEL_PLUGIN_ABI 16
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check
@@ -119,7 +119,7 @@ typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
 /// accel::NativeInterop, the interop methods (public; contracts in
 /// accel/native.hpp); its do_interop() returns the device itself.
 #define ACCEL_NATIVE_INTEROP_METHODS                                                    \
-    std::uint64_t object(accel::NativeObject what) override;                           \
+    std::uint64_t object(const std::string& name) override;                            \
     std::uint64_t queue(accel::Stream& stream) override;                               \
     accel::NativeMemory memory(void* handle, std::size_t bytes) override;              \
     void* adopt(const accel::NativeMemory& memory) override;                           \

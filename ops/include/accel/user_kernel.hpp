@@ -8,7 +8,7 @@
 //     src.name = "vadd";
 //     src.params = {KernelParam::in("a"), KernelParam::in("b"), KernelParam::out("c"),
 //                   KernelParam::scalar("n", ParamType::u32)};
-//     src.opencl = "__kernel void vadd(__global const float* a, ...) {...}";
+//     src.code["opencl"] = "__kernel void vadd(__global const float* a, ...) {...}";
 //     accel::UserKernel vadd(src);
 //     vadd.launch(geometry_1d(n, 256, dev->info().limits), {a, b, c, n});
 #pragma once

@@ -3,13 +3,19 @@
 // kernels for add and relu in f32 and f64 — and an op of its own,
 // toy_square, defined when the plugin starts: its table entry (with its
 // float64 oracle) and its kernel are all it takes for the conformance suite
-// to check it and accel-bench to time it. Built outside accel's tree against
-// the installed headers and libaccel (docs/adding-a-backend.md).
+// to check it and accel-bench to time it. And a variable of its own,
+// ACCEL_TOY_MEMORY_GIB, declared when the plugin loads, and program kernels
+// in a language of its own, "toy-scale" (the code is a factor: the kernel
+// multiplies its one f32 tensor by it), which libaccel has never heard of. Built outside
+// accel's tree against the installed headers and libaccel
+// (docs/adding-a-backend.md).
+#include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/plugin.hpp>
 
 #include <chrono>
 #include <cstdlib>
+#include <string>
 #include <cstring>
 
 namespace {
@@ -32,6 +38,9 @@ protected:
     void do_synchronize() override {}
 };
 
+const env::Declaration kMemoryVariable{{"ACCEL_TOY_MEMORY_GIB", "a whole number of GiB in 1..64",
+                                        "the memory the toy device reports (default 4)", "the toy backend"}};
+
 DeviceInfo toy_info() {
     DeviceInfo i;
     i.backend = "toy";
@@ -42,8 +51,9 @@ DeviceInfo toy_info() {
     i.driver_version = "-";
     i.runtime_version = "toy 1";
     i.compute_units = 1;
-    i.global_memory_bytes = std::uint64_t{1} << 32;
+    i.global_memory_bytes = env::read_uint("ACCEL_TOY_MEMORY_GIB", 1, 64).value_or(4) << 30;
     i.timer = "steady_clock (ops run synchronously)";
+    i.kernel_languages = {"toy-scale"};
     return i;
 }
 
@@ -91,6 +101,19 @@ Op square_op() {
     return op;
 }
 
+// A "toy-scale" kernel: x[i] *= factor over its tensor, the whole of it per launch.
+class ToyScaleKernel final : public BuiltKernel {
+public:
+    explicit ToyScaleKernel(float factor) : factor_(factor) {}
+    void launch(const LaunchGeometry&, const std::vector<ResolvedArg>& args, Stream&) override {
+        float* x = static_cast<float*>(args[0].handle);
+        for (std::size_t i = 0; i < args[0].bytes / sizeof(float); ++i) x[i] *= factor_;
+    }
+
+private:
+    float factor_;
+};
+
 class ToyDevice final : public Device {
 public:
     ToyDevice() : Device(toy_info()) {
@@ -110,6 +133,18 @@ public:
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
+    std::shared_ptr<BuiltKernel> do_build_kernel(const KernelSource& source) override {
+        const std::string code = source.code_for("toy-scale");
+        char* end = nullptr;
+        const float factor = std::strtof(code.c_str(), &end);
+        if (end == code.c_str() || *end != '\0')
+            throw InvalidArgument("kernel '" + source.name + "': toy-scale code is a number (the factor), not '" + code +
+                                  "'");
+        if (source.params.size() != 1 || source.params[0].type != ParamType::tensor ||
+            source.params[0].dtype != DType::f32 || !source.params[0].written)
+            throw InvalidArgument("kernel '" + source.name + "': a toy-scale kernel takes one written f32 tensor");
+        return std::make_shared<ToyScaleKernel>(factor);
+    }
 };
 
 DeviceHandle ToyDevice::do_allocate(std::size_t bytes) {

@@ -28,12 +28,12 @@ namespace opencl {
 /// The cl_context accel's buffers, programs and queues of `d` live in (not
 /// retained: valid while `d` lives). Thread-safe.
 inline cl_context context(Device& d) {
-    return reinterpret_cast<cl_context>(d.native_object("opencl", NativeObject::context));
+    return reinterpret_cast<cl_context>(d.native_object("opencl", "context"));
 }
 
 /// The cl_device_id of `d`. Thread-safe.
 inline cl_device_id device_id(Device& d) {
-    return reinterpret_cast<cl_device_id>(d.native_object("opencl", NativeObject::device));
+    return reinterpret_cast<cl_device_id>(d.native_object("opencl", "device"));
 }
 
 /// The in-order, profiling cl_command_queue behind `s` (not retained: valid

@@ -34,25 +34,25 @@ namespace vulkan {
 
 /// The VkInstance accel made (one per process). Thread-safe.
 inline VkInstance instance(Device& d) {
-    return reinterpret_cast<VkInstance>(d.native_object("vulkan", NativeObject::instance));
+    return reinterpret_cast<VkInstance>(d.native_object("vulkan", "instance"));
 }
 
 /// The VkPhysicalDevice of `d`. Thread-safe.
 inline VkPhysicalDevice physical_device(Device& d) {
-    return reinterpret_cast<VkPhysicalDevice>(d.native_object("vulkan", NativeObject::physical_device));
+    return reinterpret_cast<VkPhysicalDevice>(d.native_object("vulkan", "physical_device"));
 }
 
 /// The VkDevice of `d` (made with one compute queue; shaderFloat64 and
 /// shaderInt64 enabled where the device has both, storageBuffer16BitAccess
 /// where it has it). Create buffers for tensor_over on it. Thread-safe.
 inline VkDevice device(Device& d) {
-    return reinterpret_cast<VkDevice>(d.native_object("vulkan", NativeObject::device));
+    return reinterpret_cast<VkDevice>(d.native_object("vulkan", "device"));
 }
 
 /// The index of the queue family accel's queue comes from (the first with
 /// VK_QUEUE_COMPUTE_BIT). Thread-safe.
 inline std::uint32_t queue_family(Device& d) {
-    return static_cast<std::uint32_t>(d.native_object("vulkan", NativeObject::queue_family));
+    return static_cast<std::uint32_t>(d.native_object("vulkan", "queue_family"));
 }
 
 /// The VkQueue behind `s`: the device's one queue, shared by all its

@@ -17,7 +17,7 @@ namespace interop {
 namespace detail {
 
 inline int gpu_ordinal(Device& d, const char* backend) {
-    return static_cast<int>(d.native_object(backend, NativeObject::device));
+    return static_cast<int>(d.native_object(backend, "device"));
 }
 
 template <class StreamHandle>

@@ -26,7 +26,7 @@ inline int ordinal(Device& d) { return detail::gpu_ordinal(d, "cuda"); }
 /// The primary context of `d` (a CUcontext, for the driver API), not
 /// retained. Throws Unsupported where the runtime gives no driver entry
 /// point. Thread-safe.
-inline void* context(Device& d) { return reinterpret_cast<void*>(d.native_object("cuda", NativeObject::context)); }
+inline void* context(Device& d) { return reinterpret_cast<void*>(d.native_object("cuda", "context")); }
 
 /// The cudaStream_t behind `s` (a non-blocking stream; valid while `s`
 /// lives). Enqueue on it to run in order with accel's work there.
