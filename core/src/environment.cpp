@@ -70,13 +70,20 @@ std::vector<Variable> variables() {
     return d.list;
 }
 
-Variable variable(const std::string& name) {
-    Declared& d = declared();
-    std::lock_guard<std::mutex> lock(d.mutex);
+namespace {
+// The declaration of `name` in d (its lock held); throws std::logic_error when there is none.
+const Variable& declared_locked(const Declared& d, const std::string& name) {
     for (const auto& v : d.list)
         if (name == v.name) return v;
     throw std::logic_error("accel reads environment variable " + name +
                            ", which nothing declared (accel::env::declare, accel/environment.hpp)");
+}
+}  // namespace
+
+Variable variable(const std::string& name) {
+    Declared& d = declared();
+    std::lock_guard<std::mutex> lock(d.mutex);
+    return declared_locked(d, name);
 }
 
 namespace {
@@ -137,7 +144,11 @@ void check_unknown_variables(const std::vector<std::string>& backends_not_loaded
 }
 
 std::optional<std::string> value(const char* name) {
-    (void)variable(name);
+    {
+        Declared& d = declared();
+        std::lock_guard<std::mutex> lock(d.mutex);
+        (void)declared_locked(d, name);  // no copy: read per call by some readers
+    }
     return undeclared_value(name);
 }
 

@@ -148,3 +148,32 @@ def test_torch_cuda_memory_and_stream_without_a_copy(device: accel.Device) -> No
     accel.ops.add(tx, ty, out=tout, stream=s)
     s.synchronize()
     assert torch.equal(out, x + y)
+
+
+def test_code_by_language_name_computes_what_the_keywords_do(device: accel.Device) -> None:
+    """`code` maps a language (Device.info.kernel_languages) to its code; the
+    keywords are the same entries."""
+    params = [accel.Param.input("x"), accel.Param.output("y"), accel.Param.scalar("alpha", "f32"),
+              accel.Param.scalar("n", "u32")]
+    k = accel.Kernel("saxpy", params, code={"opencl": SAXPY_OPENCL, "cuda": SAXPY_CUDA, "glsl": SAXPY_GLSL})
+    built_or_skip(saxpy(), device)
+    n = 1000
+    x = RNG.uniform(-1, 1, n).astype(np.float32)
+    y = RNG.uniform(-1, 1, n).astype(np.float32)
+    tx = accel.from_numpy(x, device=device)
+    by_code, by_keyword = accel.from_numpy(y, device=device), accel.from_numpy(y, device=device)
+    k((n + 127) // 128, 128, tx, by_code, 0.75, n)
+    saxpy()((n + 127) // 128, 128, tx, by_keyword, 0.75, n)
+    np.testing.assert_array_equal(by_code.numpy(), by_keyword.numpy())
+    assert isinstance(device.info.kernel_languages, list)
+    with pytest.raises(accel.InvalidArgument, match="both given"):
+        accel.Kernel("saxpy", params, opencl=SAXPY_OPENCL, code={"opencl": SAXPY_OPENCL})
+
+
+def test_a_kernel_in_no_language_of_the_device_names_its_languages(device: accel.Device) -> None:
+    k = accel.Kernel("elsewhere", [accel.Param.output("x")], code={"no-backend-takes-this": "x"})
+    languages = device.info.kernel_languages
+    if not languages:
+        pytest.skip(f"{device.selector} builds no program kernels")
+    with pytest.raises(accel.Unsupported, match=languages[0]):
+        k.build(device)
