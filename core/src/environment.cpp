@@ -133,8 +133,7 @@ void check_unknown_variables(const std::vector<std::string>& backends_not_loaded
         std::lock_guard<std::mutex> lock(warned_mutex);
         if (std::find(warned.begin(), warned.end(), name) != warned.end()) continue;
         warned.push_back(name);
-        std::string unloaded;
-        for (const auto& b : backends_not_loaded) unloaded += (unloaded.empty() ? "" : ", ") + b;
+        const std::string unloaded = detail::join(backends_not_loaded);
         std::fprintf(stderr,
                      "accel: warning: the environment sets %s, which nothing in this program reads (accel-info --env "
                      "lists what libaccel and the plugins read%s%s); ACCEL_ENV_ALLOW=%s leaves it alone\n",

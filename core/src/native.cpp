@@ -5,6 +5,8 @@
 #include <accel/error.hpp>
 #include <accel/tensor.hpp>
 
+#include <accel_internal/text.hpp>
+
 #include <algorithm>
 #include <mutex>
 #include <string>
@@ -144,13 +146,13 @@ std::shared_ptr<BuiltKernel> Device::build_kernel(const KernelSource& given) {
     const KernelSource source = with_code_map(given);
     if (languages.empty()) return do_build_kernel(source);  // the backend's own "builds no program kernels"
     if (std::none_of(languages.begin(), languages.end(), [&](const std::string& l) { return has_code(source, l); })) {
-        std::string took, given_languages;
-        for (const auto& l : languages) took += (took.empty() ? "" : " or ") + l;
+        std::vector<std::string> given_languages;
         for (const auto& [l, code] : source.code)
-            if (!code.empty()) given_languages += (given_languages.empty() ? "" : ", ") + l;
+            if (!code.empty()) given_languages.push_back(l);
         const std::string& first = languages.front();
-        throw Unsupported("kernel '" + source.name + "' has no code for " + selector() + ", which builds " + took +
-                          (given_languages.empty() ? std::string() : " (the kernel has " + given_languages + ")") +
+        throw Unsupported("kernel '" + source.name + "' has no code for " + selector() + ", which builds " + detail::join(languages, " or ") +
+                          (given_languages.empty() ? std::string()
+                                                   : " (the kernel has " + detail::join(given_languages) + ")") +
                           "; give " +
                           (first == "host" ? std::string("KernelSource::host (a C++ callable; a Python kernel "
                                                          "cannot run here)")
