@@ -11,11 +11,13 @@
 // when it is unset) opens no device (the last line says why).
 // `--ops [--format md|csv]` prints only the op-support matrix of every device
 // (op_support.hpp), the form docs/ops/support.md and .csv are generated in.
+// Lines are wrapped to the terminal (output_width()); `--wide` keeps them whole.
 #include "op_support.hpp"
 
 #include <accel/accel.hpp>
 #include <tool_cli.hpp>
 
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -24,9 +26,26 @@
 
 namespace {
 
+// printf into the report, which main wraps to the terminal's width.
+__attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    va_list again;
+    va_copy(again, ap);
+    const int n = std::vsnprintf(nullptr, 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) {
+        std::string text(static_cast<std::size_t>(n) + 1, '\0');
+        std::vsnprintf(text.data(), text.size(), fmt, again);
+        text.resize(static_cast<std::size_t>(n));
+        out += text;
+    }
+    va_end(again);
+}
+
 // Per op (those of accel::ops), the dtypes that run native and vendor here.
-void print_op_support(const accel::Device& d) {
-    std::printf("      ops: dtypes native | vendor\n");
+void print_op_support(std::string& out, const accel::Device& d) {
+    appendf(out, "      ops: dtypes native | vendor\n");
     for (const accel::OpInfo* op : accel::op_table()) {
         if (op->kernel_only) continue;
         std::string line;
@@ -36,49 +55,49 @@ void print_op_support(const accel::Device& d) {
                 if (d.kernel_table().supports(op->op, t, path)) dtypes += std::string(dtypes.empty() ? "" : " ") + accel::dtype_name(t);
             line += (path == accel::OpPath::vendor ? " | " : "") + (dtypes.empty() ? std::string("-") : dtypes);
         }
-        std::printf("        %-26s %s\n", op->name.c_str(), line.c_str());
+        appendf(out, "        %-26s %s\n", op->name.c_str(), line.c_str());
     }
 }
 
 // One device's facts; `seen` holds the devices printed before it (a second
 // view of one physical device is flagged).
-void print_device(accel::Device& dev, bool named_only, const std::string& backend,
+void print_device(std::string& out, accel::Device& dev, bool named_only, const std::string& backend,
                   std::vector<accel::DeviceInfo>& seen, bool measure_paths) {
     const std::string selector = dev.selector();
     const auto& info = dev.info();
     if (!named_only)
-        std::printf("  [%s] %s\n", selector.c_str(), info.name.c_str());
+        appendf(out, "  [%s] %s\n", selector.c_str(), info.name.c_str());
     else
-        std::printf("  [%s] %s\n      a simulator: opened only by this name, never by an index, auto or "
+        appendf(out, "  [%s] %s\n      a simulator: opened only by this name, never by an index, auto or "
                     "all (not counted in %s's indices)\n",
                     selector.c_str(), info.name.c_str(), backend.c_str());
-    std::printf("      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
-    std::printf("      host %s, UUID %s, PCI bus id %s\n", info.host.c_str(),
+    appendf(out, "      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
+    appendf(out, "      host %s, UUID %s, PCI bus id %s\n", info.host.c_str(),
                 info.uuid.empty() ? "(not reported)" : info.uuid.c_str(),
                 info.pci_bus_id.empty() ? "(not reported)" : info.pci_bus_id.c_str());
     for (const auto& other : seen)
         if (accel::same_physical_device(other, info))
-            std::printf("      SAME PHYSICAL DEVICE as [%s:%d] (%s): one piece of hardware seen through "
+            appendf(out, "      SAME PHYSICAL DEVICE as [%s:%d] (%s): one piece of hardware seen through "
                         "two backends; do not count it twice\n",
                         other.backend.c_str(), other.index,
                         !info.uuid.empty() && info.uuid == other.uuid ? "same UUID" : "same PCI bus id");
     seen.push_back(info);
-    std::printf("      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
+    appendf(out, "      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
     const accel::MemoryInfo mem = dev.memory_info();
-    std::printf("      compute units %d, global memory %.2f GiB (accel holds %.1f MiB in use, %.1f MiB "
+    appendf(out, "      compute units %d, global memory %.2f GiB (accel holds %.1f MiB in use, %.1f MiB "
                 "cached)\n",
                 info.compute_units, info.global_memory_bytes / 1073741824.0, mem.in_use / 1048576.0,
                 mem.cached / 1048576.0);
-    std::printf("      max block %zu threads (%zu, %zu, %zu), max grid (%zu, %zu, %zu)\n",
+    appendf(out, "      max block %zu threads (%zu, %zu, %zu), max grid (%zu, %zu, %zu)\n",
                 info.limits.max_block_size, info.limits.max_block_dims.x, info.limits.max_block_dims.y,
                 info.limits.max_block_dims.z, info.limits.max_grid_dims.x, info.limits.max_grid_dims.y,
                 info.limits.max_grid_dims.z);
-    std::printf("      timer %s\n", info.timer.c_str());
+    appendf(out, "      timer %s\n", info.timer.c_str());
     std::string languages;
     for (const auto& l : info.kernel_languages) languages += (languages.empty() ? "" : ", ") + l;
-    std::printf("      program kernels in: %s\n", languages.empty() ? "none" : languages.c_str());
+    appendf(out, "      program kernels in: %s\n", languages.empty() ? "none" : languages.c_str());
     const accel::Determinism& det = info.determinism;
-    std::printf("      deterministic mode (%s): %s%s\n", dev.deterministic() ? "on" : "off",
+    appendf(out, "      deterministic mode (%s): %s%s\n", dev.deterministic() ? "on" : "off",
                 !det.reproducible       ? "not promised, its ops are refused"
                 : det.batch_invariant ? "bitwise across runs, streams and thread counts; "
                                         "products batch-invariant"
@@ -88,32 +107,32 @@ void print_device(accel::Device& dev, bool named_only, const std::string& backen
     const accel::Subnormals& sub = info.subnormals;
     std::string flushed;
     for (accel::DType t : sub.flushed) flushed += (flushed.empty() ? "" : ", ") + std::string(accel::dtype_name(t));
-    std::printf("      subnormals: %s%s\n",
+    appendf(out, "      subnormals: %s%s\n",
                 flushed.empty() ? "kept in every dtype" : ("flushed to zero in " + flushed).c_str(),
                 sub.basis.empty() ? "" : ("\n        (" + sub.basis + ")").c_str());
-    print_op_support(dev);
+    print_op_support(out, dev);
     if (dev.kernel_table().supports(accel::Op::matmul, accel::OpPath::vendor)) {
         // Reads the record only, unless asked to measure.
         if (measure_paths) accel::ops::path_evidence(dev);
         if (const auto ev = accel::ops::recorded_path_evidence(dev))
-            std::printf("      auto path at 256^3: %s (native %.3g, vendor %.3g GFLOP/s; %s); "
+            appendf(out, "      auto path at 256^3: %s (native %.3g, vendor %.3g GFLOP/s; %s); "
                         "other shapes are measured by class\n",
                         accel::path_name(ev->path), ev->native_gflops, ev->vendor_gflops,
                         ev->source.c_str());
         else
-            std::printf("      auto path: the faster of native and vendor per shape class, measured at "
+            appendf(out, "      auto path: the faster of native and vendor per shape class, measured at "
                         "the first automatic matmul or dense of each class (no record at 256^3 yet)\n");
     }
-    for (const auto& kv : info.extra) std::printf("      %s: %s\n", kv.first.c_str(), kv.second.c_str());
+    for (const auto& kv : info.extra) appendf(out, "      %s: %s\n", kv.first.c_str(), kv.second.c_str());
 }
 
 // A backend's line, its plugin and when `auto` opens it, then its devices;
 // returns how many of them failed to open.
-int print_backend(const accel::BackendStatus& st, std::vector<accel::DeviceInfo>& seen, bool measure_paths) {
-    std::cout << st.summary() << "\n";
+int print_backend(std::string& out, const accel::BackendStatus& st, std::vector<accel::DeviceInfo>& seen, bool measure_paths) {
+    out += st.summary() + "\n";
     if (st.plugin_found) {
-        std::cout << "  plugin " << st.plugin_path;
-        for (const auto& other : st.shadowed) std::cout << " (replaces " << other << ")";
+        out += "  plugin " + st.plugin_path;
+        for (const auto& other : st.shadowed) out += " (replaces " + other + ")";
         std::vector<std::string> when;
         const std::string rank = "(rank " + std::to_string(st.auto_rank) + ")";
         if (st.auto_rank > 0)
@@ -123,7 +142,7 @@ int print_backend(const accel::BackendStatus& st, std::vector<accel::DeviceInfo>
         if (st.auto_cpu_fallback) when.push_back("opens it when no backend has a GPU");
         std::string text = when.empty() ? "never: name it to use it" : when.front();
         if (when.size() > 1) text += "; " + when.back();
-        std::cout << "\n  auto: " << text << "\n";
+        out += "\n  auto: " + text + "\n";
     }
     if (!st.availability.available) return 0;
     // The devices by index, then those opened only by name (simulators).
@@ -134,10 +153,10 @@ int print_backend(const accel::BackendStatus& st, std::vector<accel::DeviceInfo>
     for (std::size_t k = 0; k < selectors.size(); ++k) {
         try {
             auto d = accel::open_device(selectors[k]);
-            print_device(*d, k >= static_cast<std::size_t>(st.availability.device_count), st.name, seen,
+            print_device(out, *d, k >= static_cast<std::size_t>(st.availability.device_count), st.name, seen,
                          measure_paths);
         } catch (const accel::Error& e) {
-            std::printf("  [%s] cannot be opened: %s\n", selectors[k].c_str(), e.what());
+            appendf(out, "  [%s] cannot be opened: %s\n", selectors[k].c_str(), e.what());
             ++failures;
         }
     }
@@ -145,10 +164,10 @@ int print_backend(const accel::BackendStatus& st, std::vector<accel::DeviceInfo>
 }
 
 // --env: every variable declared here (libaccel's, the plugins', this program's).
-void print_environment() {
+void print_environment(std::string& out) {
     for (const auto& v : accel::env::variables()) {
         const char* here = std::getenv(v.name.c_str());
-        std::printf("%s%s%s\n    read by %s; accepted: %s\n    %s\n", v.name.c_str(), here ? "=" : " (unset)",
+        appendf(out, "%s%s%s\n    read by %s; accepted: %s\n    %s\n", v.name.c_str(), here ? "=" : " (unset)",
                     here ? here : "", v.owner.c_str(), v.accepted.c_str(), v.meaning.c_str());
     }
 }
@@ -181,6 +200,10 @@ int main(int argc, char** argv) {
                                   "print only the op-support matrix: each op x dtype x path on every device, and why "
                                   "each gap (docs/ops/support.md); backends and devices left out are named on stderr");
     ops_flag->excludes(env_flag)->excludes("--measure-paths");
+    bool wide = false;
+    app.add_flag("--wide", wide,
+                 "keep every line whole (default: lines wrapped to $COLUMNS, the terminal's width or 100 columns)")
+        ->excludes(ops_flag);
     std::string format = "md";
     app.add_option("--format", format, "the form of --ops: md (Markdown, for people) or csv (one line per cell)")
         ->check(tool_cli::one_of("format", {"md", "csv"}))
@@ -192,27 +215,34 @@ int main(int argc, char** argv) {
         std::cerr << "accel-info: " << e.what() << "\n";
         return 2;
     }
+    // Long values (platform texts, kernel descriptions, paths) wrapped to the
+    // terminal, their continuation lines indented under the value.
+    std::string out;
+    auto print = [&](int rc) {
+        std::cout << (wide ? out : tool_cli::wrap_lines(out, tool_cli::output_width(), 4));
+        return rc;
+    };
     if (list_env) {
-        print_environment();
-        return 0;
+        print_environment(out);
+        return print(0);
     }
     if (list_ops) return print_op_matrix(format);
-    std::cout << "accel " << ACCEL_VERSION << "\n";
-    std::cout << "ACCEL_BACKEND=" << accel::env::value("ACCEL_BACKEND").value_or("(unset: auto)") << "\n\n";
+    out += "accel " + std::string(ACCEL_VERSION) + "\n";
+    out += "ACCEL_BACKEND=" + accel::env::value("ACCEL_BACKEND").value_or("(unset: auto)") + "\n\n";
     int failures = 0;
     std::vector<accel::DeviceInfo> seen;
-    std::cout << "plugin folders searched:";
-    for (const auto& dir : accel::plugin_folders()) std::cout << " " << dir;
-    std::cout << "\nselectors: " << accel::selector_grammar() << "\n\n";
-    for (const auto& st : accel::backend_statuses()) failures += print_backend(st, seen, measure_paths);
+    out += "plugin folders searched:";
+    for (const auto& dir : accel::plugin_folders()) out += " " + dir;
+    out += "\nselectors: " + accel::selector_grammar() + "\n\n";
+    for (const auto& st : accel::backend_statuses()) failures += print_backend(out, st, seen, measure_paths);
     const std::string selector = accel::selector_from_env();
     try {
         const auto d = accel::default_device();
-        std::printf("\nACCEL_BACKEND=%s opens %s (%s)\n", selector.c_str(), d->selector().c_str(),
-                    d->info().name.c_str());
+        appendf(out, "\nACCEL_BACKEND=%s opens %s (%s)\n", selector.c_str(), d->selector().c_str(),
+                d->info().name.c_str());
     } catch (const accel::Error& e) {
-        std::printf("\nACCEL_BACKEND=%s opens no device: %s\n", selector.c_str(), e.what());
-        return 2;
+        appendf(out, "\nACCEL_BACKEND=%s opens no device: %s\n", selector.c_str(), e.what());
+        return print(2);
     }
-    return failures ? 1 : 0;
+    return print(failures ? 1 : 0);
 }

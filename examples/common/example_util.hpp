@@ -42,7 +42,9 @@ inline std::vector<std::shared_ptr<accel::Device>> devices(const std::string& ba
     const bool every = (backends.empty() && !accel::env::value("ACCEL_BACKEND")) || backends == "all";
     if (every)
         for (const auto& st : accel::backend_statuses())
-            if (!st.availability.available) std::fprintf(stderr, "(not run) %s\n", st.summary().c_str());
+            if (!st.availability.available)
+                std::fputs(tool_cli::wrap_lines("(not run) " + st.summary() + "\n", tool_cli::output_width(), 2).c_str(),
+                           stderr);
     std::vector<std::shared_ptr<accel::Device>> out{accel::open_device("host")};
     for (const auto& sel : tool_cli::resolve_backends(backends)) {
         auto d = accel::open_device(sel);

@@ -360,13 +360,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     for e in range(args.epochs):
         if (e + 1) % 50 == 0 or e + 1 == args.epochs or e == 0:
             print(f"{e + 1:5d} " + "".join(f"{r['loss'][e]:16.6f}" for r in runs))
-    print(f"\n{'framework':<10} {'device':<34} {'final loss':>11} {'train %':>8} {'test %':>7} {'1st ms':>8} "
-          f"{'steady ms (median, min..max of epochs 2..N)':>44}")
+    # Within 100 columns: the device's name cut to 24 characters.
+    print(f"\n{'framework':<10} {'device':<24} {'final loss':>11} {'train %':>8} {'test %':>7} {'1st ms':>8} "
+          f"{'steady ms':>24}")
     for r in runs:
         mark = "!" if r["contended"] else ""
         steady = f"{ms(r['steady_median_ms'])} ({ms(r['steady_min_ms'])}..{ms(r['steady_max_ms'])}{mark})"
-        print(f"{r['framework']:<10} {r['device'][:34]:<34} {r['loss'][-1]:11.6f} {100 * r['train_accuracy']:8.2f} "
-              f"{100 * r['test_accuracy']:7.2f} {ms(r['first_epoch_ms']):>8} {steady:>44}")
+        print(f"{r['framework']:<10} {r['device'][:24]:<24} {r['loss'][-1]:11.6f} {100 * r['train_accuracy']:8.2f} "
+              f"{100 * r['test_accuracy']:7.2f} {ms(r['first_epoch_ms']):>8} {steady:>24}")
+    print("1st ms: the first epoch; steady ms: the median of the later epochs (min..max of epochs 2..N)")
     comparisons: List[Dict[str, Any]] = []
     if any(r["contended"] for r in runs):
         print(f"! the steady epochs' spread shows contention (the slowest took >= {STALL_RATIO:g}x the fastest and "

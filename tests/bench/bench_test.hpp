@@ -35,15 +35,25 @@ struct Outcome {
     std::string output;  ///< stdout and stderr together
 };
 
-/// Runs accel-bench with `args` (shell words), capturing its output.
-inline Outcome bench(const std::string& args) {
+/// Runs the shell command `prefix` + `command` (e.g. an `env ...` prefix and
+/// a quoted program with its arguments), capturing its stdout and stderr.
+inline Outcome run_env(const std::string& prefix, const std::string& command) {
     const std::string log = "bench-output.txt";
-    const int status = std::system(("'" + kBench + "' " + args + " > " + log + " 2>&1").c_str());
+    const int status = std::system((prefix + command + " > " + log + " 2>&1").c_str());
     const std::string text = read_text(log);
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    INFO("accel-bench " << args << " exited " << code << ":\n" << text);
+    INFO(command << " exited " << code << ":\n" << text);
     return {code, text};
 }
+
+/// Runs accel-bench with `args` (shell words) after the shell words `prefix`
+/// (such as "env -u COLUMNS "), capturing its output.
+inline Outcome bench_env(const std::string& prefix, const std::string& args) {
+    return run_env(prefix, "'" + kBench + "' " + args);
+}
+
+/// Runs accel-bench with `args` (shell words), capturing its output.
+inline Outcome bench(const std::string& args) { return bench_env("", args); }
 
 struct SplitOutcome {
     int code;            ///< exit status; -1 when killed by a signal

@@ -1,6 +1,7 @@
 // accel-bench's output for people and for logs: plots of several files, the
 // compact table and its legend, the progress lines on a non-terminal stderr,
-// and dense rows in several activations. Run from the test's working
+// dense rows in several activations, and the tools' width (100 columns by
+// default, wider with COLUMNS, whole with --wide). Run from the test's working
 // directory, after bench.run wrote x.json (CTest fixture bench_json).
 #include "bench_test.hpp"
 
@@ -28,6 +29,32 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
     while (std::getline(s, line))
         if (line.rfind(prefix, 0) == 0) out.push_back(line);
     return out;
+}
+
+// Columns of the widest line of `text` (UTF-8 code points), and that line.
+std::pair<std::size_t, std::string> widest_line(const std::string& text) {
+    std::pair<std::size_t, std::string> widest{0, ""};
+    std::stringstream s(text);
+    std::string line;
+    while (std::getline(s, line)) {
+        const auto n = std::size_t(
+            std::count_if(line.begin(), line.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+        if (n > widest.first) widest = {n, line};
+    }
+    return widest;
+}
+
+// The header line of the table whose rows start with `row_prefix`: the line
+// before its rule of dashes.
+std::string table_header(const std::string& text, const std::string& row_prefix) {
+    std::stringstream s(text);
+    std::string previous, before, line;
+    while (std::getline(s, line)) {
+        if (line.rfind(row_prefix, 0) == 0 && previous.rfind("---", 0) == 0) return before;
+        before = previous;
+        previous = line;
+    }
+    return "";
 }
 
 }  // namespace
@@ -502,4 +529,53 @@ TEST_CASE("stable_selectors") {
     CHECK_MESSAGE(c.code == 0, c.output);
     CHECK_MESSAGE(c.output.find("opencl:pocl:0") != std::string::npos, c.output);
     CHECK_MESSAGE(!std::regex_search(c.output, index_only), c.output);
+}
+
+TEST_CASE("default_width") {
+    // With COLUMNS unset and stdout not a terminal, what each tool prints for
+    // people keeps within 100 columns: optional columns are left out (and
+    // named), prose is wrapped. A wider COLUMNS keeps more; --wide keeps all.
+    const std::string unset = "env -u COLUMNS ";
+    Outcome r = bench_env(unset, "--quick --backends host --json width.json --no-progress");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    auto widest = widest_line(r.output);
+    CHECK_MESSAGE(widest.first <= 100, widest.second);
+    std::string header = table_header(r.output, "host:0  add");
+    CHECK_MESSAGE(header.find("warm ms") != std::string::npos, header);
+    CHECK_MESSAGE(header.find("limit") == std::string::npos, header);
+    CHECK_MESSAGE(r.output.find("(left out to fit 100 columns: limit, block") != std::string::npos, r.output);
+
+    r = bench_env("COLUMNS=200 ", "--quick --backends host --ops add --add-sizes 1000 --no-progress");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    widest = widest_line(r.output);
+    CHECK_MESSAGE(widest.first <= 200, widest.second);
+    header = table_header(r.output, "host:0  add");
+    for (const char* column : {"block", "min", "max", "cold ms", "e2e ms", "nmse", "limit"})
+        CHECK_MESSAGE(header.find(column) != std::string::npos, column << " missing at 200 columns: " << header);
+
+    r = bench_env(unset, "--quick --backends host --ops add --add-sizes 1000 --no-progress --wide");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    CHECK(widest_line(r.output).first > 100);  // the legend's prose, whole
+    CHECK(r.output.find("(left out") == std::string::npos);
+
+    r = bench_env(unset, "compare width.json width.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    widest = widest_line(r.output);
+    CHECK_MESSAGE(widest.first <= 100, widest.second);
+    CHECK_MESSAGE(table_header(r.output, "add").find("new/base") != std::string::npos, r.output);
+
+    r = bench_env(unset, "mlp --quick --backends host");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    widest = widest_line(r.output);
+    CHECK_MESSAGE(widest.first <= 100, widest.second);
+
+    // accel-info beside accel-bench: its long facts wrapped, --wide whole.
+    const std::string info = "'" + kBench.substr(0, kBench.rfind('/') + 1) + "accel-info'";
+    r = run_env(unset, info);
+    REQUIRE_MESSAGE((r.code == 0 || r.code == 1), r.output);  // 1: a listed device failed to open (its line says why)
+    REQUIRE_MESSAGE(r.output.find("\nselectors: ") != std::string::npos, r.output);
+    widest = widest_line(r.output);
+    CHECK_MESSAGE(widest.first <= 100, widest.second);
+    r = run_env(unset, info + " --wide");
+    CHECK_MESSAGE(widest_line(r.output).first > 100, r.output);  // the plugin folders and kernel texts, whole
 }

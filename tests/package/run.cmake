@@ -144,7 +144,7 @@ endfunction()
 build_toy(toy-plugins)
 build_toy(toy-broken-plugins -DTOY_CLAIM_MISSING=ON)
 set(toy_env ${CMAKE_COMMAND} -E env ACCEL_PLUGIN_PATH=${WORK}/toy-plugins ACCEL_MPI=0 ACCEL_CACHE_DIR=${WORK}/cache)
-execute_process(COMMAND ${toy_env} ${prefix}/${BINDIR}/accel-info OUTPUT_VARIABLE out ERROR_VARIABLE out
+execute_process(COMMAND ${toy_env} ${prefix}/${BINDIR}/accel-info --wide OUTPUT_VARIABLE out ERROR_VARIABLE out
                 RESULT_VARIABLE rc)
 if(NOT out MATCHES "toy: available, 1 device" OR NOT out MATCHES "toy-plugins/libaccel-backend-toy.so")
   message(FATAL_ERROR "accel-info does not list the outside backend (${rc}):\n${out}")
@@ -156,12 +156,12 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "toy-scale kernel: [0-9]+ elements tripled"
   message(FATAL_ERROR "the outside backend did not build and run its own language's kernel (${rc}):\n${out}")
 endif()
 # Its own variable, declared by the plugin: listed, read, and a bad value the user's error naming it.
-execute_process(COMMAND ${toy_env} ACCEL_TOY_MEMORY_GIB=2 ${prefix}/${BINDIR}/accel-info OUTPUT_VARIABLE out
+execute_process(COMMAND ${toy_env} ACCEL_TOY_MEMORY_GIB=2 ${prefix}/${BINDIR}/accel-info --wide OUTPUT_VARIABLE out
                 ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "global memory 2.00 GiB" OR err MATCHES "ACCEL_TOY_MEMORY_GIB")
   message(FATAL_ERROR "accel-info did not read the outside backend's variable (${rc}):\n${out}\n${err}")
 endif()
-execute_process(COMMAND ${toy_env} ${prefix}/${BINDIR}/accel-info --env OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+execute_process(COMMAND ${toy_env} ${prefix}/${BINDIR}/accel-info --env --wide OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "ACCEL_TOY_MEMORY_GIB \\(unset\\)\n    read by the toy backend")
   message(FATAL_ERROR "accel-info --env does not list the outside backend's variable (${rc}):\n${out}")
 endif()

@@ -4,7 +4,7 @@
 # it must exit with RC (no crash), list every backend found (those of this
 # build, BUILT, and BACKEND), and give one line that names the plugin file and
 # contains REASON.
-execute_process(COMMAND ${CMAKE_COMMAND} -E env ACCEL_PLUGIN_PATH=${PLUGIN_DIR} ACCEL_BACKEND=auto ${INFO}
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ACCEL_PLUGIN_PATH=${PLUGIN_DIR} ACCEL_BACKEND=auto ${INFO} --wide
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
 if(NOT "${rc}" STREQUAL "${RC}")

@@ -9,6 +9,9 @@
 // once leaked, would be 560 MB. Under a sanitizer RSS says nothing (below),
 // so 20 cycles do: what is checked there (LeakSanitizer's leaks, races,
 // use-after-free) shows in any cycle, and 200 took ThreadSanitizer 2 minutes.
+// ACCEL_TEST_LIFECYCLE_CYCLES sets the count after the warm-up for a run that
+// checks each cycle's calls rather than the RSS (Vulkan's validation layer,
+// at almost a second a cycle on a CPU driver).
 #include "support/check.hpp"
 
 #include <malloc.h>
@@ -38,7 +41,17 @@ using namespace accel_test;
 
 namespace {
 
-constexpr std::size_t kWarmupCycles = 10, kCycles = ACCEL_TEST_RSS_MEANINGFUL ? 200 : 20;
+const env::Declaration kCyclesVariable{{"ACCEL_TEST_LIFECYCLE_CYCLES", "a number of cycles (1 to 100000)",
+                                        "open/use/release cycles after the warm-up in the reliability suite's "
+                                        "lifecycle test (default 200, 20 under a sanitizer)",
+                                        "accel's test programs"}};
+
+constexpr std::size_t kWarmupCycles = 10;
+
+std::size_t cycles() {
+    return static_cast<std::size_t>(
+        env::read_uint("ACCEL_TEST_LIFECYCLE_CYCLES", 1, 100000).value_or(ACCEL_TEST_RSS_MEANINGFUL ? 200 : 20));
+}
 constexpr double kRssGrowthLimit = 8.0 * 1024 * 1024;  // bytes: allocator noise, never a per-cycle leak
 
 void use_and_release(std::mt19937_64& g) {
@@ -77,11 +90,12 @@ TEST_CASE("opening, using and releasing a device again and again does not grow t
     auto g = rng(77);
     for (std::size_t i = 0; i < kWarmupCycles; ++i) use_and_release(g);
     const double before = resident_bytes();
-    for (std::size_t i = 0; i < kCycles; ++i) use_and_release(g);
+    const std::size_t n = cycles();
+    for (std::size_t i = 0; i < n; ++i) use_and_release(g);
     const double after = resident_bytes();
     std::cout << "lifecycle " << selector_from_env() << ": RSS " << before / 1048576 << " MiB after "
-              << kWarmupCycles << " warm-up cycles, " << after / 1048576 << " MiB after " << kCycles
-              << " more (" << (after - before) / kCycles << " bytes per cycle)\n";
+              << kWarmupCycles << " warm-up cycles, " << after / 1048576 << " MiB after " << n
+              << " more (" << (after - before) / n << " bytes per cycle)\n";
     if (!ACCEL_TEST_RSS_MEANINGFUL) {
         MESSAGE("RSS growth not checked under a sanitizer (its allocator keeps freed memory resident); "
                 "the release preset checks it, LeakSanitizer checks for leaks at exit in the asan preset");

@@ -6,12 +6,14 @@
 #include "report.hpp"
 
 #include <case_call.hpp>
+#include <text_width.hpp>
 #include <tool_io.hpp>
 
 #include <algorithm>
 #include <iostream>
 #include <memory>
 #include <random>
+#include <sstream>
 
 namespace bench {
 namespace {
@@ -143,7 +145,9 @@ nlohmann::json to_json(const CaseFile& f, const std::vector<DeviceColumn>& cols)
     return j;
 }
 
-void write_table(std::ostream& out, const CaseFile& f, const std::vector<DeviceColumn>& cols) {
+// Prose wrapped to `width` (fit_text); the table as wide as its calls' text.
+void write_table(std::ostream& report, const CaseFile& f, const std::vector<DeviceColumn>& cols, std::size_t width) {
+    std::ostringstream out;
     out << "accel-bench --case-file " << f.path << " (" << f.kind << "): " << f.cases.size()
         << " distinct call(s) of " << f.calls << " call(s)\n"
         << "µs per call: the median of batches of back-to-back calls, each batch timed on the host clock up to one "
@@ -174,6 +178,7 @@ void write_table(std::ostream& out, const CaseFile& f, const std::vector<DeviceC
         for (const auto& col : cols)
             if (!col.times[i].error.empty())
                 out << "note: " << f.cases[i].text() << " on " << col.stable << ": " << col.times[i].error << "\n";
+    report << fit_text(out.str(), width);
 }
 
 // One line per (call, device): call, calls, stable_selector, median_ms, min_ms, max_ms, batch, samples, error.
@@ -234,7 +239,7 @@ int case_file_command(const RunArgs& a) {
     std::ostream& out = out_file.stream();
     if (a.format == "json") out << to_json(file, cols).dump(2) << "\n";
     else if (a.format == "csv") write_csv(out, file, cols);
-    else write_table(out, file, cols);
+    else write_table(out, file, cols, tool_cli::output_width());
     if (json_file) json_file.stream() << to_json(file, cols).dump(2) << "\n";
     const std::string what = std::to_string(file.cases.size()) + " calls";
     json_file.commit(what);

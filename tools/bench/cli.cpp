@@ -69,6 +69,9 @@ CLI::App* add_compare(CLI::App& app, CompareArgs& a) {
                     "device (backend + device name), rank (fleet files of an MPI run: host, rank and selector)")
         ->check(tool_cli::one_of("--by value", {"auto", "op", "backend", "selector", "device", "rank"}))
         ->type_name("HOW");
+    cmd->add_flag("--wide", a.wide,
+                  "every column and whole lines (default: within $COLUMNS, the terminal's width or 100 columns; "
+                  "block, speedup, p, samples and the times are left out in that order as needed)");
     cmd->footer("verdicts: SLOWER/faster (p < alpha and past --min-effect), small (p < alpha, within it), same "
                 "(p >= alpha), no verdict (too few samples for p < alpha), no test (a file without samples: the "
                 "ratio of medians only). exit status: 0 no row SLOWER; 1 a row SLOWER; 2 no row paired, a key with "
@@ -152,8 +155,8 @@ CLI::App* add_mlp(CLI::App& app, MlpArgs& a) {
         ->type_name("N");
     cmd->add_flag("--quick", a.quick, "tiny: hidden 64, 3 epochs, 1 round (for CI); given options still apply");
     cmd->add_flag("--wide", a.wide,
-                  "the table with each device's name and backend in every row, instead of a legend naming each "
-                  "device once");
+                  "every column and whole lines, each device's name and backend in every row instead of a "
+                  "legend naming each device once (default: within $COLUMNS, the terminal's width or 100 columns)");
     cmd->add_option("--format", a.format, "table, csv or json (default table)")
         ->check(tool_cli::one_of("format", {"table", "csv", "json"}))
         ->type_name("FORMAT");

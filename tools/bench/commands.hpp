@@ -65,6 +65,7 @@ struct CompareArgs {
     std::string base, next, by = "auto";
     double alpha = 0.05;       ///< significance level of the U test (two-sided)
     double min_effect = 0.05;  ///< a row is SLOWER/faster only past new/base 1 + this (or 1/(1 + this))
+    bool wide = false;         ///< --wide: every column and whole lines, not fitted to the terminal
 };
 
 /// Adds the `compare` subcommand, bound to `a`.

@@ -7,11 +7,13 @@
 #include "commands.hpp"
 #include "report.hpp"
 #include "stats.hpp"
+#include <text_width.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 namespace bench {
@@ -188,16 +190,24 @@ int compare_command(const CompareArgs& a) {
     for (const auto& e : next_rows) next[e.key] = &e;
     for (const auto& e : base) base_keys[e.key] = &e;
 
+    // Within the terminal's width unless --wide: optional columns left out, prose wrapped.
+    const std::size_t width = a.wide ? 0 : tool_cli::output_width();
+    std::ostringstream out;
+    auto finish = [&](int rc) {
+        std::cout << fit_text(out.str(), width);
+        return rc;
+    };
     const int confidence = int(std::lround((1 - alpha) * 100));
-    std::cout << "kernel time NEW/BASE (below 1 = NEW is faster); NEW = " << new_file << ", BASE = " << base_file
+    out << "kernel time NEW/BASE (below 1 = NEW is faster); NEW = " << new_file << ", BASE = " << base_file
               << "\nrows are matched by op, shape, dtype, path, block" << (by == "op" ? "" : " and " + by)
+              << "; device: BASE's, and \"-> NEW's\" where that differs"
               << format("\neach row's samples are tested by a two-sided Mann-Whitney U test at alpha = %g; new/base is "
                         "the Hodges-Lehmann estimate of the ratio with its %d %% confidence interval (the ratio of the "
                         "medians where a file has no samples); SLOWER or faster: p < alpha and the ratio past the "
                         "minimum effect of %g %%; small: p < alpha within it; same: p >= alpha; no verdict: too few "
                         "samples for p < alpha; no test: a file without samples\n\n",
                         alpha, confidence, effect * 100);
-    TextTable t({"op", "shape", "dtype", "path", "block", by == "op" ? "device (base -> new)" : "device", "base ms",
+    TextTable t({"op", "shape", "dtype", "path", "block", "device", "base ms",
                  "new ms", "samples", "new/base", format("%d %% CI", confidence), "p", "speedup", ""},
                 6);
     std::vector<std::string> slower, faster, untested, undecided, only_base, only_new;
@@ -236,13 +246,14 @@ int compare_command(const CompareArgs& a) {
     }
     for (const auto& e : next_rows)
         if (!base_keys.count(e.key)) only_new.push_back(e.key.text() + " on " + e.device.long_name);
-    t.write(std::cout);
+    t.set_optional({"block", "speedup", "samples", "p", "base ms", "new ms", "path"});
+    t.write(out, width);
 
     if (matched)
-        std::cout << format("\ngeometric mean of new/base of the medians over %d rows: %.2f (speedup %.2fx)\n",
+        out << format("\ngeometric mean of new/base of the medians over %d rows: %.2f (speedup %.2fx)\n",
                             matched, std::exp(log_sum / matched), std::exp(-log_sum / matched));
     else
-        std::cout << "\nno rows in common: the files share no op, shape and path" << (by == "op" ? "" : " on one " + by)
+        out << "\nno rows in common: the files share no op, shape and path" << (by == "op" ? "" : " on one " + by)
                   << "\n";
     // A device whose rows all moved one way, by more than the minimum effect
     // in their geometric mean: the machine's state differed between the two
@@ -257,15 +268,15 @@ int compare_command(const CompareArgs& a) {
         }
         const std::size_t same_way = mean > 0 ? up : logs.size() - up;
         if (std::fabs(mean) > std::log(1 + effect) && same_way * 4 >= logs.size() * 3)
-            std::cout << format("note: %zu of the %zu rows on %s moved the same way (geometric mean new/base %.2f): "
+            out << format("note: %zu of the %zu rows on %s moved the same way (geometric mean new/base %.2f): "
                                 "the machine was likely in another state in one run (load, clocks); rerun both "
                                 "on a quiet machine before reading its rows as the build's\n",
                                 same_way, logs.size(), device.c_str(), std::exp(mean));
     }
-    auto list = [](const std::string& title, const std::vector<std::string>& items) {
+    auto list = [&out](const std::string& title, const std::vector<std::string>& items) {
         if (items.empty()) return;
-        std::cout << "\n" << title << " (" << items.size() << "):\n";
-        for (const auto& s : items) std::cout << "  " << s << "\n";
+        out << "\n" << title << " (" << items.size() << "):\n";
+        for (const auto& s : items) out << "  " << s << "\n";
     };
     list("only in " + base_file, only_base);
     list("only in " + new_file, only_new);
@@ -273,10 +284,10 @@ int compare_command(const CompareArgs& a) {
     list("no test possible (not counted)", untested);
     list("no verdict: too few samples (not counted)", undecided);
     list(format("faster beyond the %g %% minimum effect", effect * 100), faster);
-    if (!matched) return 2;
-    if (slower.empty()) return 0;
+    if (!matched) return finish(2);
+    if (slower.empty()) return finish(0);
     list(format("slower beyond the %g %% minimum effect", effect * 100), slower);
-    return 1;
+    return finish(1);
 }
 
 }  // namespace bench

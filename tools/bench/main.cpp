@@ -162,8 +162,10 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                             "rewritten in place"));
     single(app.add_flag("--no-progress", a.no_progress, "nothing on stderr while the run goes"))->excludes(progress);
     single(app.add_flag("--wide", a.wide,
-                        "the table with each device's name in every row and its runtime and timer in the device "
-                        "table, instead of a legend naming each device once"));
+                        "every column and whole lines, each device's name in every row and its runtime and timer "
+                        "in the device table instead of a legend naming each device once (default: within "
+                        "$COLUMNS, the terminal's width or 100 columns: block, min, max, cold and e2e ms and nmse "
+                        "left out as needed, prose wrapped)"));
     single(app.add_option("--format", a.format, "table, csv or json (default table)")
                ->check(tool_cli::one_of("format", {"table", "csv", "json"}))
                ->type_name("FORMAT"));
@@ -280,7 +282,7 @@ int run_command(const RunArgs& a) {
     std::ostream& out = file.stream();
     if (a.format == "json") out << to_json(s, r, m).dump(2) << "\n";
     else if (a.format == "csv") write_csv(out, r);
-    else write_table(out, r, m, a.wide);
+    else write_table(out, r, m, a.wide ? 0 : tool_cli::output_width());
     if (json_file) json_file.stream() << to_json(s, r, m).dump(2) << "\n";
     const std::string rows = std::to_string(r.rows.size()) + " rows";
     json_file.commit(rows);

@@ -6,6 +6,7 @@
 #include "fleet.hpp"
 
 #include <accel/version.hpp>
+#include <text_width.hpp>
 
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #ifndef ACCEL_BENCH_INSTALLED_DATA
 #define ACCEL_BENCH_INSTALLED_DATA "../share/accel/breast_cancer.csv"
@@ -314,7 +316,9 @@ json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Machine& m) {
     return j;
 }
 
-void write_mlp_table(std::ostream& out, const MlpSettings& s, const MlpResults& r, const Machine& m) {
+void write_mlp_table(std::ostream& report, const MlpSettings& s, const MlpResults& r, const Machine& m,
+                     std::size_t width) {
+    std::ostringstream out;
     const MlpProblem& p = r.problem;
     const std::size_t steps = (p.train.samples + s.batch - 1) / s.batch;
     out << "accel-bench " << ACCEL_VERSION << " mlp on " << m.hostname << " (" << m.cpu << ", " << m.os << ")\n";
@@ -358,7 +362,8 @@ void write_mlp_table(std::ostream& out, const MlpSettings& s, const MlpResults& 
                            status(row)});
         t.add(std::move(c));
     }
-    t.write(out);
+    t.set_optional({"limit", "steps", "min", "max", "in", "batch", "first ms"});
+    t.write(out, s.wide ? 0 : width);
     out << "\n";
     for (const auto& [dtype, d] : max_rel_diff(r))
         out << "largest relative difference of the final loss (" << dtype << "): " << format("%.2e", d)
@@ -369,6 +374,7 @@ void write_mlp_table(std::ostream& out, const MlpSettings& s, const MlpResults& 
                 << row.error << "\n";
     for (const auto& u : r.unavailable) out << "not run: " << u << "\n";
     for (const auto& n : r.notes) out << "note: " << n << "\n";
+    report << fit_text(out.str(), s.wide ? 0 : width);
 }
 
 void write_mlp_csv(std::ostream& out, const MlpResults& r) {
@@ -461,7 +467,7 @@ int mlp_command(const MlpArgs& a) {
     std::ostream& out = file.stream();
     if (a.format == "json") out << mlp_to_json(s, r, m).dump(2) << "\n";
     else if (a.format == "csv") write_mlp_csv(out, r);
-    else write_mlp_table(out, s, r, m);
+    else write_mlp_table(out, s, r, m, tool_cli::output_width());
     if (problem_file) problem_file.stream() << mlp_problem_json(s, r.problem).dump() << "\n";
     problem_file.commit("the training problem");
     file.commit(std::to_string(r.rows.size()) + " rows");

@@ -130,8 +130,10 @@ nlohmann::json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Mach
 /// The table for people: what was timed and how, one line per row (the
 /// device by stable selector, named once in a legend; s.wide: its name and
 /// backend in every row instead), the largest loss difference per dtype,
-/// notes and errors.
-void write_mlp_table(std::ostream& out, const MlpSettings& s, const MlpResults& r, const Machine& m);
+/// notes and errors; within `width` columns (optional columns left out,
+/// prose wrapped: TextTable::write, fit_text) unless s.wide.
+void write_mlp_table(std::ostream& out, const MlpSettings& s, const MlpResults& r, const Machine& m,
+                     std::size_t width);
 
 /// CSV with a header line, one line per row (the JSON row keys, flattened).
 void write_mlp_csv(std::ostream& out, const MlpResults& r);

@@ -1,6 +1,7 @@
 #include "report.hpp"
 
 #include <accel/version.hpp>
+#include <text_width.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 
 namespace bench {
@@ -189,42 +191,59 @@ json to_json(const Settings& s, const Results& r, const Machine& m) {
     return j;
 }
 
-namespace {
-// Columns a UTF-8 text takes: its characters (continuation bytes do not count).
-std::size_t columns(const std::string& s) {
-    return std::size_t(std::count_if(s.begin(), s.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
-}
-}  // namespace
-
-void TextTable::write(std::ostream& out) const {
+void TextTable::write(std::ostream& out, std::size_t max_width) const {
     std::vector<std::size_t> width;
     for (const auto& row : rows_) {
         width.resize(std::max(width.size(), row.size()));
-        for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], columns(row[c]));
+        for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], tool_cli::text_columns(row[c]));
+    }
+    std::vector<bool> kept(width.size(), true);
+    auto total = [&] {
+        std::size_t t = 0;
+        for (std::size_t c = 0; c < width.size(); ++c) t += kept[c] ? width[c] + 2 : 0;
+        return t > 2 ? t - 2 : 0;
+    };
+    std::vector<std::string> left_out;
+    for (const auto& name : optional_) {
+        if (max_width == 0 || total() <= max_width) break;
+        const auto it = std::find(rows_[0].begin(), rows_[0].end(), name);
+        if (it == rows_[0].end()) continue;
+        kept[std::size_t(it - rows_[0].begin())] = false;
+        left_out.push_back(name);
     }
     auto line = [&](const std::vector<std::string>& row) {
         std::string s;
+        bool first = true;
         for (std::size_t c = 0; c < row.size(); ++c) {
-            const std::string pad(width[c] - columns(row[c]), ' ');
-            s += (c ? "  " : "") + (c < left_ ? row[c] + pad : pad + row[c]);
+            if (!kept[c]) continue;
+            const std::string pad(width[c] - tool_cli::text_columns(row[c]), ' ');
+            s += (first ? "" : "  ") + (c < left_ ? row[c] + pad : pad + row[c]);
+            first = false;
         }
         while (!s.empty() && s.back() == ' ') s.pop_back();
         out << s << "\n";
     };
-    std::size_t total = 0;
-    for (std::size_t w : width) total += w + 2;
     line(rows_[0]);
-    out << std::string(total > 2 ? total - 2 : 0, '-') << "\n";
+    out << std::string(total(), '-') << "\n";
     for (std::size_t i = 1; i < rows_.size(); ++i) line(rows_[i]);
+    if (left_out.empty()) return;
+    std::string names;
+    for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
+    out << "(left out to fit " << max_width << " columns: " << names << "; --wide shows every column)\n";
+}
+
+std::string fit_text(const std::string& text, std::size_t width) {
+    return width == 0 ? text : tool_cli::wrap_lines(text, width, 2);
 }
 
 // matmul/dense rows run on both paths: native GFLOP/s as a fraction of
 // vendor's, and what deterministic mode costs there: it runs the native
 // kernel, so its time over the faster path's (1.00 where native is faster).
-void write_native_vs_vendor(std::ostream& out, const Results& r) {
+void write_native_vs_vendor(std::ostream& out, const Results& r, std::size_t width) {
     TextTable t({"device", "op", "shape", "dtype", "native GFLOP/s", "vendor GFLOP/s", "native/vendor",
                  "deterministic cost"},
                 4);
+    t.set_optional({"deterministic cost", "vendor GFLOP/s"});
     for (const auto& nat : r.rows) {
         if (nat.path != "native" || !nat.gflops || !nat.error.empty()) continue;
         for (const auto& ven : r.rows)
@@ -240,12 +259,12 @@ void write_native_vs_vendor(std::ostream& out, const Results& r) {
     out << "\nnative kernels against the vendor library, same run (deterministic cost: the native row's time over "
            "the faster path's, what ACCEL_DETERMINISTIC=1 costs where `auto` takes the faster; ops without a vendor "
            "path run the same kernel in the mode, at no cost):\n";
-    t.write(out);
+    t.write(out, width);
 }
 
 // Several devices in one run: one line per (op, shape, path, block), one
 // rate column per device and each device's ratio to the first.
-void write_side_by_side(std::ostream& out, const Results& r) {
+void write_side_by_side(std::ostream& out, const Results& r, std::size_t width) {
     if (r.devices.size() < 2) return;
     std::vector<std::string> header{"op", "shape", "dtype", "path", "block", "unit"};
     for (const auto& d : r.devices) header.push_back(d.shown_selector());
@@ -276,7 +295,8 @@ void write_side_by_side(std::ostream& out, const Results& r) {
         t.add(std::move(line));
     }
     out << "\nside by side (rates of the same rows on each device, and each device's ratio to the first):\n";
-    t.write(out);
+    t.set_optional({"block", "unit", "path"});
+    t.write(out, width);
 }
 
 void write_device_legend(std::ostream& out, const std::vector<LegendEntry>& devices) {
@@ -293,7 +313,9 @@ void write_device_legend(std::ostream& out, const std::vector<LegendEntry>& devi
     }
 }
 
-void write_table(std::ostream& out, const Results& r, const Machine& m, bool wide) {
+void write_table(std::ostream& report, const Results& r, const Machine& m, std::size_t width) {
+    const bool wide = width == 0;
+    std::ostringstream out;
     out << "accel-bench " << ACCEL_VERSION << " on " << m.hostname << " (" << m.cpu << ", " << m.os << ")\n";
     out << "warm ms: device events around back-to-back runs of the op (median/min/max; rates use the median; ! marks "
            "a spread that shows contention: max >= " << kStallRatio << "x min and " << kStallMs << " ms more); samples: "
@@ -335,7 +357,8 @@ void write_table(std::ostream& out, const Results& r, const Machine& m, bool wid
         legend.push_back({d.shown_selector(), d.info.name, d.info.runtime_version, d.info.driver_version, timer});
     }
     if (!wide) write_device_legend(out, legend);
-    dev.write(out);
+    dev.set_optional({"add(1) us", "own add GB/s", "own FMA GFLOP/s", "f16 FMA GFLOP/s", "vendor path", "launch us"});
+    dev.write(out, width);
     for (const auto& d : r.devices) {
         if (!d.error.empty()) out << "ceilings of " << d.selector << " failed: " << d.error << "\n";
         if (!d.timer_note.empty()) out << "timer of " << d.shown_selector() << ": " << d.timer_note << "\n";
@@ -376,15 +399,17 @@ void write_table(std::ostream& out, const Results& r, const Machine& m, bool wid
         c.insert(c.end(), {format("%.0e", row.threshold), status(row)});
         t.add(std::move(c));
     }
-    t.write(out);
+    t.set_optional({"limit", "block", "e2e ms", "cold ms", "min", "max", "samples", "nmse"});
+    t.write(out, width);
     for (const auto& row : r.rows)
         if (!row.error.empty())
             out << "error: " << row.problem.op_text() << " " << row.problem.shape() << " " << row.dtype
                 << " on " << row.selector
                 << ": " << row.error << "\n";
-    write_native_vs_vendor(out, r);
-    write_side_by_side(out, r);
+    write_native_vs_vendor(out, r, width);
+    write_side_by_side(out, r, width);
     for (const auto& n : r.notes) out << "note: " << n << "\n";
+    report << fit_text(out.str(), width);
 }
 
 std::string csv_field(const std::string& s) {

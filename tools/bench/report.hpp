@@ -54,9 +54,11 @@ void write_device_legend(std::ostream& out, const std::vector<LegendEntry>& devi
 /// native against vendor, and with two or more devices a side-by-side table
 /// (one rate column per device, ratios to the first). Compact by default:
 /// rows name their device by stable selector, and a legend gives each one's
-/// name, runtime, driver and timer once; `wide` puts the name in every row
-/// and runtime and timer in the device table instead (no legend).
-void write_table(std::ostream& out, const Results& r, const Machine& m, bool wide = false);
+/// name, runtime, driver and timer once; `width` > 0 keeps it within that
+/// many columns (optional columns left out, prose wrapped: TextTable::write,
+/// fit_text); 0, `--wide`: every column, the name in every row and runtime
+/// and timer in the device table instead (no legend), lines whole.
+void write_table(std::ostream& out, const Results& r, const Machine& m, std::size_t width);
 
 /// CSV with a header line; one line per row (the JSON row keys, flattened).
 void write_csv(std::ostream& out, const Results& r);
@@ -70,7 +72,7 @@ void write_csv(std::ostream& out, const Results& r);
 nlohmann::json read_results(const std::string& path);
 
 /// Columns of a plain-text table, padded to the widest cell; right-aligned
-/// except the columns named in `left`.
+/// except the columns named in `left`. Not thread-safe.
 class TextTable {
 public:
     explicit TextTable(std::vector<std::string> header, std::size_t left_columns = 0)
@@ -78,13 +80,27 @@ public:
     void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
     /// True when no row was added (only the header).
     bool empty() const { return rows_.size() <= 1; }
-    /// Writes the header, a rule and every row.
-    void write(std::ostream& out) const;
+    /// The columns, by header text, that write() may leave out to fit its
+    /// width, the first named left out first (names not in the header are
+    /// ignored).
+    void set_optional(std::vector<std::string> headers) { optional_ = std::move(headers); }
+    /// Writes the header, a rule and every row. With `max_width` > 0 and the
+    /// table wider than that many columns, optional columns are left out, in
+    /// their order, until it fits (or none is left), and a last line names
+    /// them and says that --wide shows them. 0: every column.
+    void write(std::ostream& out, std::size_t max_width = 0) const;
 
 private:
     std::vector<std::vector<std::string>> rows_;
     std::size_t left_;  // the first left_ columns are left-aligned
+    std::vector<std::string> optional_;
 };
+
+/// `text` for a terminal `width` columns wide (0: as it is): lines within it
+/// kept, longer ones (prose: legends, notes, errors) broken at spaces, each
+/// continuation indented two columns past its line's start
+/// (tool_cli::wrap_lines).
+std::string fit_text(const std::string& text, std::size_t width);
 
 /// printf-style formatting into a std::string.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -26,6 +26,9 @@
 # GPU). Exit status: 0 no step failed; 1 a step failed; 2 usage error.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# The logs are records: whole lines and every column of each table (the
+# tools fit 100 columns where stdout is not a terminal).
+export COLUMNS=10000
 usage() { sed -n '2,27p' "$0"; }
 out="" minutes=8 rehearsal=0 quick=0 steps="" python_arg=""
 while [ $# -gt 0 ]; do
