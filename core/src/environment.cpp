@@ -203,9 +203,19 @@ std::optional<bool> read_flag(const char* name) {
 
 std::string cache_dir() {
     if (const auto dir = value("ACCEL_CACHE_DIR")) {
+        // Checked once per value: the automatic path asks at every matmul and
+        // dense, and a system call per op costs small models a share of each step.
+        static std::mutex checked_mutex;
+        static std::string checked;
+        {
+            std::lock_guard<std::mutex> lock(checked_mutex);
+            if (checked == *dir) return *dir;
+        }
         struct stat st {};
         if (stat(dir->c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
             reject("ACCEL_CACHE_DIR", *dir, "names an existing file that is not a folder");
+        std::lock_guard<std::mutex> lock(checked_mutex);
+        checked = *dir;
         return *dir;
     }
     auto get = [](const char* n) { const char* v = std::getenv(n); return std::string(v ? v : ""); };

@@ -478,6 +478,11 @@ TEST_CASE("json_figures") {
         const double bare = d["bare_launch_us"], add1 = d["add1_launch_us"];
         CHECK(d["launch_overhead_us"].get<double>() == doctest::Approx(std::max(0.0, add1 - bare)));
         CHECK(d.contains("launch_overhead_note") == (add1 < bare));
+        // The front-end's own time per op: add(1) less the host's add kernel called directly.
+        REQUIRE(d["kernel1_launch_us"].is_number());
+        const double direct = d["kernel1_launch_us"];
+        CHECK(direct > 0);
+        CHECK(d["front_end_us"].get<double>() == doctest::Approx(std::max(0.0, add1 - direct)));
     }
     for (const auto& row : j["rows"]) {
         INFO(row.dump());

@@ -225,6 +225,8 @@ TEST_CASE("ACCEL_CACHE_DIR naming a file is an error when the auto path reads it
     CAPTURE(msg);
     CHECK(contains(msg, "ACCEL_CACHE_DIR='"));
     CHECK(contains(msg, "not a folder"));
+    // The folder is checked once per value, and a refused value stays refused.
+    CHECK_THROWS_AS(ops::path_evidence(*d), InvalidArgument);
 }
 
 TEST_CASE("a comma list in ACCEL_BACKEND outside MPI says that only MPI programs take one") {

@@ -57,6 +57,14 @@ json settings_json(const Settings& s, const Results& r) {
 // launch_overhead_note says why).
 double launch_overhead_us(const DeviceReport& d) { return std::max(0.0, d.add1_launch_us - d.bare_launch_us); }
 
+// accel's front-end per op, µs: add(1) less the backend's add kernel called
+// directly on the same element; 0 where that kernel was not found, or where
+// the direct call measured the slower (timing noise: the two differ by the
+// front-end alone).
+double front_end_us(const DeviceReport& d) {
+    return d.kernel1_launch_us > 0 ? std::max(0.0, d.add1_launch_us - d.kernel1_launch_us) : 0.0;
+}
+
 std::string launch_overhead_note(const DeviceReport& d) {
     return format("add(1) took %.3g us, less than the bare launch's %.3g us, so the overhead is shown as 0: a "
                   "1-element op takes a cheaper path than the bare launch here (the host backend runs an op of one "
@@ -105,7 +113,9 @@ json device_json(const DeviceReport& d) {
            {"device_timer_ok", d.device_timer_ok},
            {"bare_launch_us", figure(d.bare_launch_us)},
            {"add1_launch_us", figure(d.add1_launch_us)},
-           {"launch_overhead_us", ok ? json(launch_overhead_us(d)) : json(nullptr)}};
+           {"launch_overhead_us", ok ? json(launch_overhead_us(d)) : json(nullptr)},
+           {"kernel1_launch_us", figure(d.kernel1_launch_us)},
+           {"front_end_us", ok && d.kernel1_launch_us > 0 ? json(front_end_us(d)) : json(nullptr)}};
     if (ok && d.add1_launch_us < d.bare_launch_us) j["launch_overhead_note"] = launch_overhead_note(d);
     for (const auto& kv : i.extra) j["extra"][kv.first] = kv.second;
     if (!d.timer_note.empty()) j["timer_note"] = d.timer_note;
@@ -325,7 +335,8 @@ void write_table(std::ostream& report, const Results& r, const Machine& m, std::
         << "x: the warm runs were slowed); e2e ms: host clock, upload inputs + op + download output (median)\n";
     out << "launch us: host time per bare empty launch of the runtime (host backend: dispatching an empty task to "
            "its OpenMP team, its cost of a parallel op); add(1) us: per 1-element ops::add (both back to back, one "
-           "sync)\n";
+           "sync); front-end us: add(1) less the backend's add kernel called directly on the same element, "
+           "accel's own work per op\n";
     out << "% ceil: GB/s of the bandwidth ceiling (memory-bound ops), or GFLOP/s of the peak of the unit the row's "
            "kernel computes with in its dtype and path (matmul, dense: FMA in f32 or f64, f16/bf16 accumulated in "
            "f32 against f32's; the matrix engine's f16 or bf16 peak where the device runs them there); – where that "
@@ -336,7 +347,7 @@ void write_table(std::ostream& report, const Results& r, const Machine& m, std::
     if (wide) dev_header.insert(dev_header.end(), {"name", "runtime", "timer"});
     dev_header.insert(dev_header.end(), {"ceiling GB/s", "own add GB/s", "ceiling GFLOP/s", "own FMA GFLOP/s",
                                          "f16 FMA GFLOP/s", "matrix f16 / bf16", "launch us", "add(1) us",
-                                         "vendor path"});
+                                         "front-end us", "vendor path"});
     TextTable dev(dev_header, wide ? 4 : 1);
     std::vector<LegendEntry> legend;
     for (const auto& d : r.devices) {
@@ -352,7 +363,8 @@ void write_table(std::ostream& report, const Results& r, const Machine& m, std::
         line.insert(line.end(), {v(d.bandwidth_gbps), v(d.add_gbps), fma(d.peak_gflops, d.peak_gflops_f64),
                                  fma(d.probe_gflops, d.probe_gflops_f64), peak(d.peak_gflops_f16),
                                  peak(d.matrix_gflops_f16) + " / " + peak(d.matrix_gflops_bf16), v(d.bare_launch_us),
-                                 v(d.add1_launch_us), d.vendor_matmul ? "yes" : "no"});
+                                 v(d.add1_launch_us), d.kernel1_launch_us > 0 ? v(front_end_us(d)) : std::string("–"),
+                                 d.vendor_matmul ? "yes" : "no"});
         dev.add(std::move(line));
         legend.push_back({d.shown_selector(), d.info.name, d.info.runtime_version, d.info.driver_version, timer});
     }

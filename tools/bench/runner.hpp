@@ -169,6 +169,7 @@ struct DeviceReport {
     std::size_t cache_bytes = 0; ///< last-level cache of a CPU device (sysfs), 0 when unknown
     double bare_launch_us = 0;   ///< host µs per diagnostics::launch_empty (many back to back, then one sync)
     double add1_launch_us = 0;   ///< host µs per ops::add on 1 element, measured the same way
+    double kernel1_launch_us = 0;  ///< host µs per direct call of the backend's add kernel on that element (0: none)
     /// Whether the device's own timer (events) agrees with the host clock.
     /// When not, every kernel time of this device is host time between
     /// synchronizations, and timer_note says why.
