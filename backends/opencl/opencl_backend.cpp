@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 // The kernel sources, embedded from kernels/*.cl by accel_embed_text().
+extern const char accel_cl_activation_codes[];
 extern const char accel_cl_common[];
 extern const char accel_cl_elementwise[];
 extern const char accel_cl_reduce[];
@@ -206,14 +207,7 @@ const char* const kKernelNames[] = {
 // ACCEL_HAS_FP64 (its convert_f64 kernel, kernels/convert.cl).
 // The gemm parameters are those of variant `tile` (GemmTiles, then tuned ones).
 std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
-    // accel::Activation's codes (accel/activation_codes.h) for activate() in
-    // common.cl, so dense's activation passes to the kernels unchanged.
-    const std::string activations = " -DACCEL_ACTIVATION_NONE=" + std::to_string(ACCEL_ACTIVATION_NONE) +
-                                    " -DACCEL_ACTIVATION_SIGMOID=" + std::to_string(ACCEL_ACTIVATION_SIGMOID) +
-                                    " -DACCEL_ACTIVATION_RELU=" + std::to_string(ACCEL_ACTIVATION_RELU) +
-                                    " -DACCEL_ACTIVATION_GELU=" + std::to_string(ACCEL_ACTIVATION_GELU) +
-                                    " -DACCEL_ACTIVATION_GELU_TANH=" + std::to_string(ACCEL_ACTIVATION_GELU_TANH);
-    const std::string fp64 = (fp64_ ? " -DACCEL_HAS_FP64" : "") + activations;
+    const std::string fp64 = fp64_ ? " -DACCEL_HAS_FP64" : "";
     const GemmParams& general = variant(tile);
     if (t == DType::f32)
         return "-cl-std=CL1.2" + general.build_options() + " -DEW_VW=" + std::to_string(ew_width_) +
@@ -232,11 +226,14 @@ std::string OpenclDevice::build_options(DType t, std::size_t tile) const {
 // The general tile's program: every kernel; another tile's: common.cl and
 // matmul.cl only (its gemm kernel).
 void OpenclDevice::build_program(DType t, std::size_t tile) {
-    const char* all[] = {accel_cl_common, accel_cl_elementwise, accel_cl_reduce, accel_cl_matmul, accel_cl_convert};
-    const char* gemm_only[] = {accel_cl_common, accel_cl_matmul};
+    // accel::Activation's codes first (accel/activation_codes.h, for activate()
+    // in common.cl), so dense's activation passes to the kernels unchanged.
+    const char* all[] = {accel_cl_activation_codes, accel_cl_common, accel_cl_elementwise, accel_cl_reduce,
+                         accel_cl_matmul, accel_cl_convert};
+    const char* gemm_only[] = {accel_cl_activation_codes, accel_cl_common, accel_cl_matmul};
     const bool general = tile == GemmTiles::general;
     cl_int err = CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(context_, general ? 5 : 2, general ? all : gemm_only, nullptr, &err);
+    cl_program p = clCreateProgramWithSource(context_, general ? 6 : 3, general ? all : gemm_only, nullptr, &err);
     check_cl(err, std::string("building the ") + dtype_name(t) + " kernels: clCreateProgramWithSource");
     const std::string options = build_options(t, tile);
     err = clBuildProgram(p, 1, &id_, options.c_str(), nullptr, nullptr);

@@ -15,7 +15,7 @@ cl_mem mem(DeviceHandle h) { return static_cast<cl_mem>(h); }
 cl_ulong ul(std::size_t v) { return static_cast<cl_ulong>(v); }
 cl_int flag(bool v) { return v ? 1 : 0; }
 
-// The ACCEL_ACTIVATION_* code the kernels are built with (build_options).
+// The ACCEL_ACTIVATION_* code the kernels know (accel/activation_codes.h, their first source).
 cl_int activation_code(Activation a) { return static_cast<cl_int>(a); }
 
 // An op scalar as a kernel argument of type `acc` (kernels/common.cl): a

@@ -32,7 +32,7 @@ using detail::join;
 const env::Declaration kBackendVariable{
     {"ACCEL_BACKEND",
      "a backend selector: auto | NAME[:N] for a backend found here | the named forms a backend adds (accel-info lists "
-     "them, e.g. opencl:pocl) | BACKEND:local (MPI programs only); MPI programs also take a comma list, one selector "
+     "them, such as NAME:PLATFORM) | BACKEND:local (MPI programs only); MPI programs also take a comma list, one selector "
      "per rank",
      "the device default_device() opens (default auto)", "libaccel"}};
 const env::Declaration kPluginPathVariable{{"ACCEL_PLUGIN_PATH", "colon-separated existing folders",

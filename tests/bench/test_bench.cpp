@@ -421,6 +421,40 @@ TEST_CASE("compare_shift") {
     CHECK_MESSAGE(first_row_verdict(r.output) == "no verdict", r.output);
 }
 
+TEST_CASE("compare_runs") {
+    // Five runs a side whose samples are tight (1 %) but whose runs moved
+    // between 0.9x and 1.15x, as a shared machine's runs do. One file a side:
+    // two runs 10 % apart are SLOWER (the samples cannot see the runs'
+    // variation). The runs as the unit: the same five-and-five are "same";
+    // the new runs made 1.5x slower are SLOWER, exit 1; 1 file against 3 is a
+    // usage error.
+    const double base_runs[] = {1.00, 1.15, 0.90, 1.10, 0.95}, new_runs[] = {1.10, 0.92, 1.05, 0.97, 1.12};
+    std::string base_list, new_list, slower_list;
+    for (int i = 0; i < 5; ++i) {
+        const std::string b = "runs_base" + std::to_string(i) + ".json", n = "runs_new" + std::to_string(i) + ".json",
+                          sl = "runs_slower" + std::to_string(i) + ".json";
+        write_first_row(b, draws(500 + i, 12, 0.1, 0.01, base_runs[i]));
+        write_first_row(n, draws(600 + i, 12, 0.1, 0.01, new_runs[i]));
+        write_first_row(sl, draws(700 + i, 12, 0.1, 0.01, 1.5 * new_runs[i]));
+        base_list += (i ? "," : "") + b;
+        new_list += (i ? "," : "") + n;
+        slower_list += (i ? "," : "") + sl;
+    }
+    Outcome r = bench("compare runs_base0.json runs_new0.json");
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "SLOWER", r.output);
+    r = bench("compare " + base_list + " " + new_list);
+    CHECK_MESSAGE(r.code == 0, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "same", r.output);
+    CHECK_MESSAGE(r.output.find("the run is the unit") != std::string::npos, r.output);
+    r = bench("compare " + base_list + " " + slower_list);
+    CHECK_MESSAGE(r.code == 1, r.output);
+    CHECK_MESSAGE(first_row_verdict(r.output) == "SLOWER", r.output);
+    r = bench("compare runs_base0.json runs_new0.json,runs_new1.json,runs_new2.json");
+    CHECK_MESSAGE(r.code == 2, r.output);
+    CHECK_MESSAGE(r.output.find("BASE has 1 file(s) and NEW 3") != std::string::npos, r.output);
+}
+
 TEST_CASE("compare_few_samples") {
     // 3 + 3 samples cannot reach p < 0.05 however far apart: no verdict, never
     // "same"; exit 0 (not counted).

@@ -12,7 +12,11 @@
 #   5. with NM, CORE_OBJECTS and OPS_OBJECTS (the object files of the two
 #      layers, '|'-separated): a symbol a core object needs that an ops
 #      object defines (core calls ops through accel_internal/ops_layer.hpp's
-#      registered functions only).
+#      registered functions only);
+#   6. a backend's name (cuda, hip, opencl, vulkan, kokkos: a whole lowercase
+#      word, an identifier or in a string) in the code of core/, ops/ or
+#      internal/, comments aside: a backend is its folder, and libaccel learns
+#      of it from its plugin alone.
 # cmake -DSOURCE_DIR=<repository> [-DNM=<nm> -DCORE_OBJECTS=<a.o|b.o> -DOPS_OBJECTS=<c.o|d.o>] -P check.cmake
 cmake_minimum_required(VERSION 3.20)
 file(GLOB ops_headers RELATIVE ${SOURCE_DIR}/ops/include/accel ${SOURCE_DIR}/ops/include/accel/*.hpp)
@@ -78,8 +82,49 @@ if(NM AND CORE_OBJECTS AND OPS_OBJECTS)
     endforeach()
   endforeach()
 endif()
+# 6. backend names in libaccel's code. Exempt: accel 0.1's deprecated API (a
+# [[deprecated]] declaration, and the code between `#pragma GCC diagnostic
+# ignored "-Wdeprecated-declarations"` and its pop that moves its fields).
+# "host" is not checked: core means the CPU side by it (host memory, host
+# callables, a machine's host name), not only the host backend.
+file(GLOB_RECURSE layer_sources ${SOURCE_DIR}/core/* ${SOURCE_DIR}/ops/* ${SOURCE_DIR}/internal/*)
+list(FILTER layer_sources INCLUDE REGEX "\\.(cpp|hpp|h)$")
+foreach(f IN LISTS layer_sources)
+  file(READ ${f} text)
+  # Lines as a CMake list: the characters that would split or join its
+  # elements (; [ ] \) become others first.
+  string(REPLACE "\\" "/" text "${text}")
+  string(REPLACE ";" "," text "${text}")
+  string(REPLACE "[" "(" text "${text}")
+  string(REPLACE "]" ")" text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
+  set(number 0)
+  set(deprecated_block FALSE)
+  foreach(line IN LISTS lines)
+    math(EXPR number "${number} + 1")
+    if(line MATCHES "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"")
+      set(deprecated_block TRUE)
+    elseif(line MATCHES "#pragma GCC diagnostic pop")
+      set(deprecated_block FALSE)
+    endif()
+    if(deprecated_block OR line MATCHES "\\(\\(deprecated")
+      continue()
+    endif()
+    string(REGEX REPLACE "//.*$" "" code "${line}")
+    if(code MATCHES "^[ \t]*/?\\*")
+      continue()  # a block comment's line
+    endif()
+    if(code MATCHES "(^|[^A-Za-z0-9_])(cuda|hip|opencl|vulkan|kokkos)([^A-Za-z0-9_]|$)")
+      file(RELATIVE_PATH rel ${SOURCE_DIR} ${f})
+      string(STRIP "${line}" shown)
+      string(APPEND problems "\n  ${rel}:${number}: names the backend '${CMAKE_MATCH_2}' (libaccel names no backend "
+                             "in its code; a backend's facts come from its plugin): ${shown}")
+    endif()
+  endforeach()
+endforeach()
 if(problems)
   message(FATAL_ERROR "the layer line is crossed:${problems}")
 endif()
 list(LENGTH sources n)
-message(STATUS "layers: ${n} files, no include across the line")
+list(LENGTH layer_sources m)
+message(STATUS "layers: ${n} files, no include across the line; ${m} files of libaccel, no backend named in code")

@@ -53,8 +53,11 @@ CLI::Validator shape(std::size_t parts) {
 CLI::App* add_compare(CLI::App& app, CompareArgs& a) {
     CLI::App* cmd = app.add_subcommand("compare", "kernel-time ratios of two saved runs (JSON of `accel-bench "
                                                   "run`), row by row");
-    cmd->add_option("BASE", a.base, "the base run (JSON)")->required();
-    cmd->add_option("NEW", a.next, "the new run (JSON)")->required();
+    cmd->add_option("BASE", a.base,
+                    "the base run (JSON), or several runs comma-separated (a.json,b.json,...: the run is the unit, "
+                    "each file's median one observation; NEW then takes several too, at least 4 a side for p < 0.05)")
+        ->required();
+    cmd->add_option("NEW", a.next, "the new run (JSON), or several comma-separated (as BASE)")->required();
     cmd->add_option("--alpha", a.alpha,
                     "significance level of the two-sided Mann-Whitney U test on each row's samples (default 0.05); "
                     "the ratio's confidence interval is at 1 - alpha")

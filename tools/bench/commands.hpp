@@ -73,7 +73,10 @@ CLI::App* add_compare(CLI::App& app, CompareArgs& a);
 
 /// `compare BASE.json NEW.json [--alpha A] [--min-effect F] [--by ...]`: each
 /// row's samples under a two-sided Mann–Whitney U test at A (default 0.05)
-/// with the Hodges–Lehmann ratio new/base and its 1 - A interval. 1 when a
+/// with the Hodges–Lehmann ratio new/base and its 1 - A interval. BASE and
+/// NEW may each be several files, comma-separated (two or more a side): then
+/// each file's median of a row is one observation, so that the variation
+/// between runs is in the test; one file on one side only is a usage error. 1 when a
 /// row is significantly slower by more than F (default 0.05), 0 otherwise,
 /// 2 when no row paired.
 /// Reads fleet files (MPI runs) too: --by rank pairs rows of one host, rank

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -110,6 +111,36 @@ std::string ambiguous_key(const Times& rows) {
 
 bool unique_keys(const Times& rows) { return ambiguous_key(rows).empty(); }
 
+// Several runs of one side as one: each row's observations are its medians,
+// one per run that has it (the run is the unit, so the variation between
+// runs is in the test), its time their median; rows in the first run's order.
+Times runs_as_samples(const std::vector<Times>& runs) {
+    Times out;
+    std::map<Key, std::size_t> at;
+    for (const Times& run : runs)
+        for (const Entry& e : run) {
+            auto it = at.find(e.key);
+            if (it == at.end()) {
+                at[e.key] = out.size();
+                out.push_back({e.key, 0, {}, e.device});
+                it = at.find(e.key);
+            }
+            out[it->second].samples.push_back(e.ms);
+        }
+    for (Entry& e : out) e.ms = stats::median(e.samples);
+    return out;
+}
+
+// "a.json,b.json" as its files.
+std::vector<std::string> file_list(const std::string& text) {
+    std::vector<std::string> files;
+    std::stringstream s(text);
+    std::string f;
+    while (std::getline(s, f, ','))
+        if (!f.empty()) files.push_back(f);
+    return files;
+}
+
 // --by auto: the coarsest matching under which each file has at most one row
 // per key. Two runs of one device each (two vendors, two GPUs) pair by op,
 // shape and path alone; runs of several backends pair backend with backend.
@@ -172,20 +203,37 @@ int compare_command(const CompareArgs& a) {
     std::string by = a.by;
     const std::string& base_file = a.base;
     const std::string& new_file = a.next;
-    const json base_doc = read_results(base_file), new_doc = read_results(new_file);
-    if (by == "auto") by = auto_matching(base_doc, new_doc);
-    std::vector<std::string> skipped;
-    const Times base = kernel_times(base_doc, by, base_file, skipped);
-    const Times next_rows = kernel_times(new_doc, by, new_file, skipped);
-    // Rows pair one to one: a key with two rows in a file cannot be compared.
-    for (const auto& [rows, file] : {std::pair<const Times&, const std::string&>{base, base_file}, {next_rows, new_file}}) {
-        const std::string twice = ambiguous_key(rows);
-        if (!twice.empty()) {
-            std::cerr << "accel-bench compare: --by " << by << " pairs more than one row of " << file
-                      << " with one key: " << twice << "; use --by selector, device or auto\n";
-            return 2;
-        }
+    const std::vector<std::string> base_files = file_list(base_file), new_files = file_list(new_file);
+    if (base_files.empty() || new_files.empty() || (base_files.size() == 1) != (new_files.size() == 1)) {
+        std::cerr << "accel-bench compare: BASE has " << base_files.size() << " file(s) and NEW " << new_files.size()
+                  << ": give one file a side (its samples are tested), or two or more a side, comma-separated "
+                     "(each file's median is one observation); see accel-bench compare --help\n";
+        return 2;
     }
+    const bool runs = base_files.size() > 1;
+    std::vector<json> base_docs, new_docs;
+    for (const auto& f : base_files) base_docs.push_back(read_results(f));
+    for (const auto& f : new_files) new_docs.push_back(read_results(f));
+    if (by == "auto") by = auto_matching(base_docs.front(), new_docs.front());
+    std::vector<std::string> skipped;
+    // Rows pair one to one: a key with two rows in a file cannot be compared.
+    auto side = [&](const std::vector<json>& docs, const std::vector<std::string>& files) -> std::optional<Times> {
+        std::vector<Times> each;
+        for (std::size_t i = 0; i < docs.size(); ++i) {
+            each.push_back(kernel_times(docs[i], by, files[i], skipped));
+            const std::string twice = ambiguous_key(each.back());
+            if (!twice.empty()) {
+                std::cerr << "accel-bench compare: --by " << by << " pairs more than one row of " << files[i]
+                          << " with one key: " << twice << "; use --by selector, device or auto\n";
+                return std::nullopt;
+            }
+        }
+        return each.size() == 1 ? each.front() : runs_as_samples(each);
+    };
+    const std::optional<Times> base_times = side(base_docs, base_files), new_times = side(new_docs, new_files);
+    if (!base_times || !new_times) return 2;
+    const Times& base = *base_times;
+    const Times& next_rows = *new_times;
     std::map<Key, const Entry*> next, base_keys;
     for (const auto& e : next_rows) next[e.key] = &e;
     for (const auto& e : base) base_keys[e.key] = &e;
@@ -201,6 +249,10 @@ int compare_command(const CompareArgs& a) {
     out << "kernel time NEW/BASE (below 1 = NEW is faster); NEW = " << new_file << ", BASE = " << base_file
               << "\nrows are matched by op, shape, dtype, path, block" << (by == "op" ? "" : " and " + by)
               << "; device: BASE's, and \"-> NEW's\" where that differs"
+              << (runs ? format("\nthe run is the unit: each row's observations are its medians, one per file (%zu base "
+                                "and %zu new runs), so the variation between runs is in the test",
+                                base_files.size(), new_files.size())
+                       : std::string())
               << format("\neach row's samples are tested by a two-sided Mann-Whitney U test at alpha = %g; new/base is "
                         "the Hodges-Lehmann estimate of the ratio with its %d %% confidence interval (the ratio of the "
                         "medians where a file has no samples); SLOWER or faster: p < alpha and the ratio past the "

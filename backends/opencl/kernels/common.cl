@@ -186,8 +186,8 @@ acc gelu_tanh_backward1(acc dy, acc x) {
     return dy * (s + (ss == (acc)0 ? (acc)0 : (acc)2 * ss * x * du));
 }
 
-// Activation codes of `dense`: accel::Activation's, given as build options
-// (ACCEL_ACTIVATION_*, accel/activation_codes.h).
+// Activation codes of `dense`: accel::Activation's (ACCEL_ACTIVATION_*,
+// accel/activation_codes.h, the first source of every program).
 acc activate(acc v, int act) {
     if (act == ACCEL_ACTIVATION_SIGMOID) return sigmoid1(v);
     if (act == ACCEL_ACTIVATION_RELU) return relu1(v);
