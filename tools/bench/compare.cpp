@@ -131,6 +131,47 @@ Times runs_as_samples(const std::vector<Times>& runs) {
     return out;
 }
 
+// A device whose rows all moved one way, by more than the minimum effect
+// in their geometric mean: the machine's state differed between the two
+// runs (load, clocks), which no row's samples can tell from the build.
+// `moved`: per device, log new/base of each paired row's medians.
+void write_drift_notes(std::ostream& out, const std::map<std::string, std::vector<double>>& moved, double effect) {
+    for (const auto& [device, logs] : moved) {
+        if (logs.size() < 4) continue;
+        double mean = 0;
+        std::size_t up = 0;
+        for (double l : logs) {
+            mean += l / double(logs.size());
+            up += l > 0;
+        }
+        const std::size_t same_way = mean > 0 ? up : logs.size() - up;
+        if (std::fabs(mean) > std::log(1 + effect) && same_way * 4 >= logs.size() * 3)
+            out << format("note: %zu of the %zu rows on %s moved the same way (geometric mean new/base %.2f): "
+                          "the machine was likely in another state in one run (load, clocks); rerun both "
+                          "on a quiet machine, or compare several interleaved runs a side, before reading its "
+                          "rows as the build's\n",
+                          same_way, logs.size(), device.c_str(), std::exp(mean));
+    }
+}
+
+// One side of a compare: its one file's rows, or its runs' (runs_as_samples).
+// Rows pair one to one: a key with two rows in a file cannot be compared
+// (said on stderr; std::nullopt).
+std::optional<Times> read_side(const std::vector<json>& docs, const std::vector<std::string>& files,
+                               const std::string& by, std::vector<std::string>& skipped) {
+    std::vector<Times> each;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+        each.push_back(kernel_times(docs[i], by, files[i], skipped));
+        const std::string twice = ambiguous_key(each.back());
+        if (!twice.empty()) {
+            std::cerr << "accel-bench compare: --by " << by << " pairs more than one row of " << files[i]
+                      << " with one key: " << twice << "; use --by selector, device or auto\n";
+            return std::nullopt;
+        }
+    }
+    return each.size() == 1 ? each.front() : runs_as_samples(each);
+}
+
 // "a.json,b.json" as its files.
 std::vector<std::string> file_list(const std::string& text) {
     std::vector<std::string> files;
@@ -216,21 +257,8 @@ int compare_command(const CompareArgs& a) {
     for (const auto& f : new_files) new_docs.push_back(read_results(f));
     if (by == "auto") by = auto_matching(base_docs.front(), new_docs.front());
     std::vector<std::string> skipped;
-    // Rows pair one to one: a key with two rows in a file cannot be compared.
-    auto side = [&](const std::vector<json>& docs, const std::vector<std::string>& files) -> std::optional<Times> {
-        std::vector<Times> each;
-        for (std::size_t i = 0; i < docs.size(); ++i) {
-            each.push_back(kernel_times(docs[i], by, files[i], skipped));
-            const std::string twice = ambiguous_key(each.back());
-            if (!twice.empty()) {
-                std::cerr << "accel-bench compare: --by " << by << " pairs more than one row of " << files[i]
-                          << " with one key: " << twice << "; use --by selector, device or auto\n";
-                return std::nullopt;
-            }
-        }
-        return each.size() == 1 ? each.front() : runs_as_samples(each);
-    };
-    const std::optional<Times> base_times = side(base_docs, base_files), new_times = side(new_docs, new_files);
+    const std::optional<Times> base_times = read_side(base_docs, base_files, by, skipped),
+                               new_times = read_side(new_docs, new_files, by, skipped);
     if (!base_times || !new_times) return 2;
     const Times& base = *base_times;
     const Times& next_rows = *new_times;
@@ -307,24 +335,7 @@ int compare_command(const CompareArgs& a) {
     else
         out << "\nno rows in common: the files share no op, shape and path" << (by == "op" ? "" : " on one " + by)
                   << "\n";
-    // A device whose rows all moved one way, by more than the minimum effect
-    // in their geometric mean: the machine's state differed between the two
-    // runs (load, clocks), which no row's samples can tell from the build.
-    for (const auto& [device, logs] : moved) {
-        if (logs.size() < 4) continue;
-        double mean = 0;
-        std::size_t up = 0;
-        for (double l : logs) {
-            mean += l / double(logs.size());
-            up += l > 0;
-        }
-        const std::size_t same_way = mean > 0 ? up : logs.size() - up;
-        if (std::fabs(mean) > std::log(1 + effect) && same_way * 4 >= logs.size() * 3)
-            out << format("note: %zu of the %zu rows on %s moved the same way (geometric mean new/base %.2f): "
-                                "the machine was likely in another state in one run (load, clocks); rerun both "
-                                "on a quiet machine before reading its rows as the build's\n",
-                                same_way, logs.size(), device.c_str(), std::exp(mean));
-    }
+    write_drift_notes(out, moved, effect);
     auto list = [&out](const std::string& title, const std::vector<std::string>& items) {
         if (items.empty()) return;
         out << "\n" << title << " (" << items.size() << "):\n";

@@ -472,14 +472,102 @@ std::vector<Problem> Settings::problems(Op op) const {
     return typed;
 }
 
-Results run(const Settings& s) {
-    Results res;
+namespace {
+// A row before it runs: its device, problem, path and launch geometry (the
+// device's default where the item names none; an untuned item's with the
+// device's default parameters in place).
+Row describe_row(const DeviceReport& dev, const Item& it, const Problem& p, accel::Device& d) {
+    Row row;
+    row.backend = dev.info.backend;
+    row.device = dev.info.name;
+    row.selector = dev.selector;
+    row.stable_selector = dev.shown_selector();
+    row.runtime = dev.info.runtime_version;
+    row.timer = dev.device_timer_ok ? dev.info.timer : "host clock between synchronizations (device timer rejected)";
+    row.problem = p;
+    row.path = it.untuned ? "untuned" : path_name(it.path);
+    row.dtype = accel::dtype_name(p.dtype);
+    row.threshold = accel::nmse_threshold(p.op, p.dtype);
+    row.default_geometry = !it.geometry;
+    const auto extent = output_extent(p);
+    const accel::LaunchGeometry g =
+        it.geometry ? *it.geometry : d.default_geometry(p.op, p.dtype, extent.first, extent.second);
+    row.block = block_text(g.block);
+    row.geometry = g.to_string();
+    return row;
+}
+
+// The run's rows finished so far and an estimate of the time the others
+// take (RowTimes over the rows of each kind); one line per finished (or
+// skipped) row on stderr when s.progress_lines. Not thread-safe.
+class Progress {
+public:
+    Progress(const Settings& s, const std::vector<Item>& items, const std::vector<Problem>& problems,
+             const std::vector<DeviceReport>& devices)
+        : s_(s), items_(items), problems_(problems), devices_(devices), done_(items.size(), false),
+          t0_(Clock::now()) {}
+    std::size_t finished_rows() const { return finished_; }
+    // Seconds the rows not finished yet take, estimated; -1 before any row was measured.
+    double seconds_left() const {
+        double left = 0;
+        for (std::size_t j = 0; j < items_.size(); ++j) {
+            if (done_[j]) continue;
+            const double t = times_.estimate(kind(items_[j]), work_of(problems_[items_[j].problem]));
+            if (t < 0) return -1.0;
+            left += t;
+        }
+        return left;
+    }
+    void finished(std::size_t i, const std::string& what, const std::string& result, double seconds) {
+        done_[i] = true;
+        ++finished_;
+        times_.add(kind(items_[i]), work_of(problems_[items_[i].problem]), seconds);
+        if (s_.progress_lines) {
+            std::fprintf(stderr, "[%zu/%zu] %s: %s; %.1f s so far%s\n", finished_, items_.size(), what.c_str(),
+                         result.c_str(), ms_since(t0_) / 1000,
+                         finished_ < items_.size() ? left_text(seconds_left()).c_str() : "");
+            std::fflush(stderr);
+        }
+        if (s_.on_progress) s_.on_progress();
+    }
+
+private:
+    std::string kind(const Item& it) const {
+        const Problem& p = problems_[it.problem];
+        return p.op_text() + " " + accel::dtype_name(p.dtype) + " " + path_name(it.path) + " " +
+               devices_[it.device].selector;
+    }
+    const Settings& s_;
+    const std::vector<Item>& items_;
+    const std::vector<Problem>& problems_;
+    const std::vector<DeviceReport>& devices_;
+    std::vector<bool> done_;
+    std::size_t finished_ = 0;
+    RowTimes times_;
+    Clock::time_point t0_;
+};
+
+// "add 1000 f32 native on host:0": a row for progress lines.
+std::string what_of(const Row& row) {
+    return row.problem.op_text() + " " + row.problem.shape() + " " + row.dtype + " " + row.path + " on " +
+           row.stable_selector;
+}
+
+// The devices of s.selectors, each once (two selectors may open one device).
+std::vector<std::shared_ptr<accel::Device>> open_devices(const Settings& s) {
     std::vector<std::shared_ptr<accel::Device>> devices;
     for (const auto& sel : s.selectors) {
         auto d = accel::open_device(sel);
         if (std::any_of(devices.begin(), devices.end(), [&](const auto& x) { return x == d; })) continue;
         devices.push_back(d);
     }
+    return devices;
+}
+}  // namespace
+
+Results run(const Settings& s) {
+    Results res;
+    const std::vector<std::shared_ptr<accel::Device>> devices = open_devices(s);
     for (const auto& st : accel::backend_statuses())
         if (!st.availability.available) res.unavailable.push_back(st.summary());
 
@@ -496,43 +584,11 @@ Results run(const Settings& s) {
 
     std::mt19937_64 rng(std::random_device{}());
     std::optional<Workload> w;
-    RowTimes row_times;
-    auto kind = [&](const Item& it) {
-        const Problem& p = problems[it.problem];
-        return p.op_text() + " " + accel::dtype_name(p.dtype) + " " + path_name(it.path) + " " +
-               res.devices[it.device].selector;
-    };
     std::vector<std::optional<Row>> rows(items.size());  // plan order, filled as rows finish
-    std::vector<bool> done(items.size(), false);
-    std::size_t finished_rows = 0;
-    // The rows not finished yet, estimated; -1 before any row was measured.
-    auto seconds_left = [&] {
-        double left = 0;
-        for (std::size_t j = 0; j < items.size(); ++j) {
-            if (done[j]) continue;
-            const double t = row_times.estimate(kind(items[j]), work_of(problems[items[j].problem]));
-            if (t < 0) return -1.0;
-            left += t;
-        }
-        return left;
-    };
-    auto what_of = [&](const Row& row) {
-        return row.problem.op_text() + " " + row.problem.shape() + " " + row.dtype + " " + row.path + " on " +
-               row.stable_selector;
-    };
-    const auto t0 = Clock::now();
-    // One line per finished row (or skipped one) when progress_lines.
+    Progress progress(s, items, problems, res.devices);
+    auto seconds_left = [&] { return progress.seconds_left(); };
     auto finished = [&](std::size_t i, const std::string& what, const std::string& result, double seconds) {
-        done[i] = true;
-        ++finished_rows;
-        row_times.add(kind(items[i]), work_of(problems[items[i].problem]), seconds);
-        if (s.progress_lines) {
-            std::fprintf(stderr, "[%zu/%zu] %s: %s; %.1f s so far%s\n", finished_rows, items.size(), what.c_str(),
-                         result.c_str(), ms_since(t0) / 1000,
-                         finished_rows < items.size() ? left_text(seconds_left()).c_str() : "");
-            std::fflush(stderr);
-        }
-        if (s.on_progress) s.on_progress();
+        progress.finished(i, what, result, seconds);
     };
     // Rows being sampled: a round takes one sample of each in plan order
     // (devices and rows interleaved), until each has enough (stop_reason).
@@ -564,7 +620,7 @@ Results run(const Settings& s) {
             }
             resident.erase(std::remove(resident.begin(), resident.end(), nullptr), resident.end());
             if (s.progress && !resident.empty())
-                show_progress(finished_rows, items.size(), seconds_left(),
+                show_progress(progress.finished_rows(), items.size(), seconds_left(),
                               format("sampling %zu rows in rounds", resident.size()));
         }
     };
@@ -577,26 +633,12 @@ Results run(const Settings& s) {
         auto r = std::make_unique<Sampling>();
         r->item = i;
         r->device = devices[it.device];
-        Row& row = r->row;
-        row.backend = dev.info.backend;
-        row.device = dev.info.name;
-        row.selector = dev.selector;
-        row.stable_selector = dev.shown_selector();
-        row.runtime = dev.info.runtime_version;
-        row.timer = dev.device_timer_ok ? dev.info.timer : "host clock between synchronizations (device timer rejected)";
-        row.problem = p;
-        row.path = it.untuned ? "untuned" : path_name(it.path);
         std::optional<DefaultParameters> defaults;
         if (it.untuned) defaults.emplace(d);
-        row.dtype = accel::dtype_name(p.dtype);
-        row.threshold = accel::nmse_threshold(p.op, p.dtype);
-        row.default_geometry = !it.geometry;
-        const auto extent = output_extent(p);
-        const accel::LaunchGeometry g = it.geometry ? *it.geometry : d.default_geometry(p.op, p.dtype, extent.first, extent.second);
-        row.block = block_text(g.block);
-        row.geometry = g.to_string();
+        r->row = describe_row(dev, it, p, d);
+        Row& row = r->row;
         const std::string what = what_of(row);
-        if (s.progress) show_progress(finished_rows, items.size(), seconds_left(), what);
+        if (s.progress) show_progress(progress.finished_rows(), items.size(), seconds_left(), what);
         try {
             if (!w || w->problem.op != p.op || w->problem.dims != p.dims || w->problem.dtype != p.dtype ||
                 w->problem.activation != p.activation) {
