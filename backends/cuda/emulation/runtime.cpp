@@ -1,5 +1,6 @@
-// accel's CUDA emulation: the CUDA runtime and cuBLAS calls of the CUDA
-// backend, answered on the CPU, with fault injection (control.h).
+// accel's CUDA emulation: the CUDA runtime calls of the CUDA backend,
+// answered on the CPU, with fault injection (control.h); a kernel's blocks
+// run in blocks.cpp, the cuBLAS calls in cublas.cpp.
 //
 // Test infrastructure. The CUDA plugin's sources, compiled as host C++
 // against include/ (instead of the toolkit's headers) and linked with this
@@ -22,6 +23,8 @@
 //     reaching a barrier the other threads are plain calls (no fiber switch).
 //   - cublasSgemm, cublasDgemm and cublasGemmEx (f32, f64, f16, bf16) are one
 //     reference GEMM summing in float64.
+#include "blocks.hpp"
+#include "runtime_internal.hpp"
 #include "control.h"
 
 #include <cublas_v2.h>
@@ -351,197 +354,6 @@ CUstream_st* resolve(cudaStream_t s) {
     return v.legacy;
 }
 
-// ---- kernels: blocks and their threads ------------------------------------------
-
-constexpr std::size_t kFiberStack = 64 * 1024;
-
-}  // namespace
-
-// Switches stacks: saves the callee-saved registers, MXCSR and the x87
-// control word on the current stack, stores the stack pointer in *from,
-// and resumes the stack `to` saved the same way (System V x86-64 ABI). No
-// system call, unlike swapcontext, which saves the signal mask each time.
-extern "C" void accel_emulation_switch(void** from, void* to);
-asm(R"(
-    .text
-    .globl accel_emulation_switch
-    .hidden accel_emulation_switch
-    .type accel_emulation_switch, @function
-accel_emulation_switch:
-    pushq %rbp
-    pushq %rbx
-    pushq %r12
-    pushq %r13
-    pushq %r14
-    pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
-    movq %rsp, (%rdi)
-    movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %rbx
-    popq %rbp
-    ret
-    .size accel_emulation_switch, .-accel_emulation_switch
-)");
-
-namespace {
-
-// One emulated thread of a block: a stack that runs the kernel body, stops at
-// each __syncthreads, and, when the body returns, waits to run it again for
-// the next block (fibers live as long as their OS thread).
-struct Fiber {
-    char* stack = nullptr;
-    void* sp = nullptr;  // saved stack pointer while switched out
-    uint3 index{};
-    enum { waiting, done } state = done;
-};
-
-// What makes a block's run fail with cudaErrorIllegalInstruction (undefined
-// behaviour on a GPU), as "... in block (x,y,z)<what>".
-struct IllegalInBlock {
-    const char* what;
-};
-
-// One block being run on this OS thread.
-struct BlockRun {
-    void* scheduler = nullptr;  // the scheduler's saved stack pointer
-    std::vector<Fiber>* fibers = nullptr;
-    std::size_t current = 0, threads = 0;
-    bool direct = false;  // the remaining threads are plain calls
-    const std::function<void()>* body = nullptr;
-    const char* failure = nullptr;  // an IllegalInBlock a fiber's thread raised
-    unsigned exchanges[1024] = {};  // warp exchanges each thread has made
-};
-
-thread_local BlockRun* tl_block = nullptr;
-
-constexpr IllegalInBlock kDivergentBarrier{": __syncthreads() reached by only some of its threads"};
-constexpr IllegalInBlock kShuffleOutOfBlock{": a shuffle read a lane past its last thread"};
-constexpr IllegalInBlock kExchangeOutOfBlock{": a warp-wide operation (ldmatrix, mma) in a warp of fewer than 32 threads"};
-
-// The values the threads of the running block publish in a shuffle (every
-// thread of a block runs on this OS thread).
-thread_local std::uint64_t tl_shuffle[1024];
-
-[[noreturn]] void fiber_main() {
-    for (;;) {
-        BlockRun& r = *tl_block;
-        try {
-            (*r.body)();
-        } catch (const IllegalInBlock& e) {  // no frame to unwind into past this one: the scheduler rethrows
-            r.failure = e.what;
-        }
-        Fiber& f = (*r.fibers)[r.current];
-        f.state = Fiber::done;
-        accel_emulation_switch(&f.sp, r.scheduler);
-    }
-}
-
-// A fresh stack whose first switch-in "returns" into fiber_main with the
-// alignment of a call (rsp ≡ 8 mod 16), default MXCSR and x87 control word.
-void* initial_stack(char* stack) {
-    auto* top = reinterpret_cast<std::uintptr_t*>(stack + kFiberStack);  // 16-byte aligned (mmap)
-    *--top = 0;                                                          // fiber_main's return address: never used
-    *--top = reinterpret_cast<std::uintptr_t>(&fiber_main);
-    for (int reg = 0; reg < 6; ++reg) *--top = 0;  // rbp, rbx, r12..r15
-    *--top = 0x1F80 | (std::uintptr_t{0x037F} << 32);  // MXCSR, x87 control word
-    return top;
-}
-
-// The fibers of one OS thread, their stacks unmapped when the thread ends.
-struct FiberPool {
-    std::vector<Fiber> fibers;
-    ~FiberPool() {
-        for (Fiber& f : fibers) munmap(f.stack, kFiberStack);
-    }
-};
-
-std::vector<Fiber>& fiber_pool(std::size_t n) {
-    thread_local FiberPool pool;
-    while (pool.fibers.size() < n) {
-        Fiber f;
-        void* p = mmap(nullptr, kFiberStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED) throw std::bad_alloc();
-        f.stack = static_cast<char*>(p);
-        f.sp = initial_stack(f.stack);
-        pool.fibers.push_back(f);
-    }
-    return pool.fibers;
-}
-
-uint3 thread_index(std::size_t t, dim3 b) {
-    return uint3{static_cast<unsigned>(t % b.x), static_cast<unsigned>(t / b.x % b.y),
-                 static_cast<unsigned>(t / (static_cast<std::size_t>(b.x) * b.y))};
-}
-
-void resume(BlockRun& r, std::size_t t) {
-    Fiber& f = (*r.fibers)[t];
-    r.current = t;
-    threadIdx = f.index;
-    accel_emulation_switch(&r.scheduler, f.sp);
-}
-
-void start(BlockRun& r, std::size_t t) {
-    Fiber& f = (*r.fibers)[t];
-    f.index = thread_index(t, blockDim);
-    f.state = Fiber::waiting;
-    resume(r, t);
-}
-
-// Runs every thread of the current block (blockIdx set).
-void run_block(const std::function<void()>& body, std::size_t threads) {
-    BlockRun r;
-    r.fibers = &fiber_pool(threads);
-    r.threads = threads;
-    r.body = &body;
-    tl_block = &r;
-    // A thread that failed ends the block: the others' stacks are abandoned
-    // where they wait (their frames hold no resources of the emulation's).
-    const auto check = [&r] {
-        if (!r.failure) return;
-        for (Fiber& f : *r.fibers)
-            if (f.state == Fiber::waiting) {
-                f.sp = initial_stack(f.stack);
-                f.state = Fiber::done;
-            }
-        throw IllegalInBlock{r.failure};
-    };
-    start(r, 0);
-    check();
-    if ((*r.fibers)[0].state == Fiber::done) {
-        // No barrier on thread 0's path, so (barriers being block-uniform) on none.
-        r.direct = true;
-        for (std::size_t t = 1; t < threads; ++t) {
-            threadIdx = thread_index(t, blockDim);
-            body();
-        }
-    } else {
-        for (std::size_t t = 1; t < threads; ++t) {
-            start(r, t);
-            check();
-        }
-        // Every live thread now waits at the barrier: release them, in turn, to the next one.
-        for (bool live = true; live;) {
-            live = false;
-            for (std::size_t t = 0; t < threads; ++t)
-                if ((*r.fibers)[t].state == Fiber::waiting) {
-                    live = true;
-                    resume(r, t);
-                    check();
-                }
-        }
-    }
-    tl_block = nullptr;
-}
-
 void run_grid(CUstream_st* s, dim3 grid, dim3 block, const std::function<void()>& body) {
     gridDim = grid;
     blockDim = block;
@@ -552,10 +364,9 @@ void run_grid(CUstream_st* s, dim3 grid, dim3 block, const std::function<void()>
             for (unsigned y = 0; y < grid.y; ++y)
                 for (unsigned x = 0; x < grid.x; ++x) {
                     blockIdx = uint3{x, y, z};
-                    run_block(body, threads);
+                    accel::cuda::emulation::run_block(body, threads);
                 }
-    } catch (const IllegalInBlock& e) {
-        tl_block = nullptr;
+    } catch (const accel::cuda::emulation::IllegalInBlock& e) {
         std::fprintf(stderr, "accel CUDA emulation: block (%u,%u,%u)%s: the launch fails with "
                              "cudaErrorIllegalInstruction\n",
                      blockIdx.x, blockIdx.y, blockIdx.z, e.what);
@@ -565,47 +376,19 @@ void run_grid(CUstream_st* s, dim3 grid, dim3 block, const std::function<void()>
 
 }  // namespace
 
-void __syncthreads() {
-    BlockRun* r = tl_block;
-    if (!r || r->threads == 1) return;
-    if (r->direct) throw kDivergentBarrier;
-    Fiber& f = (*r->fibers)[r->current];
-    f.state = Fiber::waiting;
-    accel_emulation_switch(&f.sp, r->scheduler);
-}
-
 namespace accel {
 namespace cuda {
 namespace emulation {
 
-void shuffle(const void* value, void* out, std::size_t bytes, unsigned source) {
-    BlockRun* r = tl_block;
-    const std::size_t threads = r ? r->threads : 1;
-    const std::size_t t = threadIdx.x + static_cast<std::size_t>(blockDim.x) * (threadIdx.y + static_cast<std::size_t>(blockDim.y) * threadIdx.z);
-    if (source >= threads) throw kShuffleOutOfBlock;
-    std::memcpy(&tl_shuffle[t], value, bytes);
-    __syncthreads();
-    std::memcpy(out, &tl_shuffle[source], bytes);
-    __syncthreads();
-}
+int current_device() noexcept { return tl_current; }
 
-void illegal_in_block(const char* what) { throw IllegalInBlock{what}; }
+cudaError_t device_state(int device) { return enter(device); }
 
-const unsigned char* warp_exchange(const void* value, std::size_t bytes) {
-    constexpr std::size_t kLanes = 32;
-    // Two sets of slots, used in turn: a thread writes set p only after the
-    // barrier of the exchange before, which every thread reaches after it has
-    // read set p of the exchange before that. So one barrier per exchange.
-    alignas(16) thread_local unsigned char published[2][1024][kMaxExchangeBytes];
-    BlockRun* r = tl_block;
-    const std::size_t threads = r ? r->threads : 1;
-    const std::size_t t = threadIdx.x + static_cast<std::size_t>(blockDim.x) * (threadIdx.y + static_cast<std::size_t>(blockDim.y) * threadIdx.z);
-    const std::size_t first = t - t % kLanes;
-    if (!r || bytes > kMaxExchangeBytes || first + kLanes > threads) throw kExchangeOutOfBlock;
-    const unsigned set = r->exchanges[t]++ % 2;
-    std::memcpy(published[set][t], value, bytes);
-    __syncthreads();
-    return published[set][first];
+bool enqueue(int device, cudaStream_t stream, std::function<void()> task) {
+    CUstream_st* s = stream ? stream : resolve(nullptr);
+    if (s->device != device || enter(device)) return false;
+    s->push(std::move(task));
+    return true;
 }
 
 cudaError_t launch(dim3 grid, dim3 block, cudaStream_t stream, std::function<void()> body) {
@@ -1028,143 +811,6 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
     *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count() *
           static_cast<float>(dev(start->device).event_time_percent.load()) / 100.0f;
     return cudaSuccess;
-}
-
-// ---- cuBLAS -------------------------------------------------------------------
-
-struct cublasContext {
-    int device;
-    cudaStream_t stream = nullptr;
-};
-
-cublasStatus_t cublasCreate(cublasHandle_t* h) {
-    if (enter(tl_current)) return CUBLAS_STATUS_NOT_INITIALIZED;
-    *h = new cublasContext{tl_current};
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-cublasStatus_t cublasDestroy(cublasHandle_t h) {
-    delete h;
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) { return CUBLAS_STATUS_SUCCESS; }
-
-cublasStatus_t cublasGetVersion(cublasHandle_t, int* v) {
-    *v = 130000;
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
-    h->stream = s;
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-namespace {
-
-// Element access of the reference GEMM: widening loads, rounding stores.
-double load(const float* p, std::size_t i) { return p[i]; }
-double load(const double* p, std::size_t i) { return p[i]; }
-double load(const __half* p, std::size_t i) { return __half2float(p[i]); }
-double load(const __nv_bfloat16* p, std::size_t i) { return __bfloat162float(p[i]); }
-void store(float* p, std::size_t i, double v) { p[i] = static_cast<float>(v); }
-void store(double* p, std::size_t i, double v) { p[i] = v; }
-// Through float first: the 32-bit compute type's result, then one 16-bit
-// rounding (the emulated FP32 sum is exact enough that the double rounding
-// only matters for values within 2^-29 relative of a 16-bit halfway point).
-void store(__half* p, std::size_t i, double v) { p[i] = __float2half_rn(static_cast<float>(v)); }
-void store(__nv_bfloat16* p, std::size_t i, double v) { p[i] = __float2bfloat16_rn(static_cast<float>(v)); }
-
-// Column-major C = alpha·op(A)·op(B) + beta·C, enqueued on the handle's
-// stream; T the element type of A, B and C.
-template <class T>
-cublasStatus_t reference_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                              double al, const T* a, int lda, const T* b, int ldb, double be, T* c, int ldc) {
-    if (m < 0 || n < 0 || k < 0) return CUBLAS_STATUS_INVALID_VALUE;
-    CUstream_st* s = h->stream ? h->stream : resolve(nullptr);
-    if (s->device != h->device || enter(h->device)) return CUBLAS_STATUS_EXECUTION_FAILED;
-    s->push([=] {
-        // op(A) as a contiguous column-major m×k copy, then column j of C is
-        // Σ_p op(A)[:,p]·op(B)[p,j], accumulated in float64.
-        const std::size_t M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n),
-                          K = static_cast<std::size_t>(k), LA = static_cast<std::size_t>(lda),
-                          LB = static_cast<std::size_t>(ldb), LC = static_cast<std::size_t>(ldc);
-        std::vector<double> opa(M * K), acc(M);
-        for (std::size_t p = 0; p < K; ++p)
-            for (std::size_t i = 0; i < M; ++i) opa[i + p * M] = load(a, ta == CUBLAS_OP_N ? i + p * LA : p + i * LA);
-        for (std::size_t j = 0; j < N; ++j) {
-            std::fill(acc.begin(), acc.end(), 0.0);
-            for (std::size_t p = 0; p < K; ++p) {
-                const double bv = load(b, tb == CUBLAS_OP_N ? p + j * LB : j + p * LB);
-                const double* col = &opa[p * M];
-                for (std::size_t i = 0; i < M; ++i) acc[i] += col[i] * bv;
-            }
-            for (std::size_t i = 0; i < M; ++i) {
-                const std::size_t at = i + j * LC;
-                store(c, at, al * acc[i] + (be == 0.0 ? 0.0 : be * load(c, at)));
-            }
-        }
-    });
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-}  // namespace
-
-cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                           const float* alpha, const float* a, int lda, const float* b, int ldb, const float* beta,
-                           float* c, int ldc) {
-    // Host pointer mode: alpha and beta are read at the call.
-    return reference_gemm(h, ta, tb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
-}
-
-cublasStatus_t cublasDgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                           const double* alpha, const double* a, int lda, const double* b, int ldb,
-                           const double* beta, double* c, int ldc) {
-    return reference_gemm(h, ta, tb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
-}
-
-cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                            const void* alpha, const void* a, cudaDataType atype, int lda, const void* b,
-                            cudaDataType btype, int ldb, const void* beta, void* c, cudaDataType ctype, int ldc,
-                            cublasComputeType_t compute, cublasGemmAlgo_t) {
-    if (atype != btype || atype != ctype) return CUBLAS_STATUS_NOT_SUPPORTED;
-    if (compute == CUBLAS_COMPUTE_64F) {
-        if (atype != CUDA_R_64F) return CUBLAS_STATUS_NOT_SUPPORTED;
-        return cublasDgemm(h, ta, tb, m, n, k, static_cast<const double*>(alpha), static_cast<const double*>(a), lda,
-                           static_cast<const double*>(b), ldb, static_cast<const double*>(beta),
-                           static_cast<double*>(c), ldc);
-    }
-    if (compute != CUBLAS_COMPUTE_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
-    const double al = *static_cast<const float*>(alpha), be = *static_cast<const float*>(beta);
-    switch (atype) {
-        case CUDA_R_32F:
-            return reference_gemm(h, ta, tb, m, n, k, al, static_cast<const float*>(a), lda,
-                                  static_cast<const float*>(b), ldb, be, static_cast<float*>(c), ldc);
-        case CUDA_R_16F:
-            return reference_gemm(h, ta, tb, m, n, k, al, static_cast<const __half*>(a), lda,
-                                  static_cast<const __half*>(b), ldb, be, static_cast<__half*>(c), ldc);
-        case CUDA_R_16BF:
-            return reference_gemm(h, ta, tb, m, n, k, al, static_cast<const __nv_bfloat16*>(a), lda,
-                                  static_cast<const __nv_bfloat16*>(b), ldb, be, static_cast<__nv_bfloat16*>(c), ldc);
-        case CUDA_R_64F: break;
-    }
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
-const char* cublasGetStatusName(cublasStatus_t s) {
-    switch (s) {
-        case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-        case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-        case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-        case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-        case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-        case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    }
-    return "CUBLAS_STATUS_UNKNOWN";
-}
-
-const char* cublasGetStatusString(cublasStatus_t s) {
-    return s == CUBLAS_STATUS_SUCCESS ? "success" : "failure reported by the accel CUDA emulation";
 }
 
 // ---- fault injection (control.h) -------------------------------------------------
