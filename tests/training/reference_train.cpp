@@ -41,7 +41,7 @@ Result64 train(const mlp::Params& init, const mlp::Dataset& data, const mlp::Tra
     Params64 p{in, H, widen(init.w1), widen(init.b1), widen(init.w2), widen(init.b2)};
     const std::vector<double> x = widen(data.x);
     Moments sw1(H * in), sb1(H), sw2(H), sb2(1);
-    std::vector<double> gw1(H * in), gb1(H), gw2(H), gb2(1), h, z, dz;
+    std::vector<double> gw1(H * in), gb1(H), gw2(H), gb2(1), h, z, dz, sw1_size, sb1_size, sw2_size;
     std::size_t step = 0;
     Result64 r;
     for (std::size_t e = 0; e < cfg.epochs; ++e) {
@@ -72,21 +72,40 @@ Result64 train(const mlp::Params& init, const mlp::Dataset& data, const mlp::Tra
                 loss_sum += std::max(zi, 0.0) - zi * t + std::log1p(std::exp(-std::fabs(zi)));
                 dz[i] = (1.0 / (1.0 + std::exp(-zi)) - t) / static_cast<double>(B);
             }
-            // Backward.
+            // Backward, with each gradient's size: the sum of its terms' magnitudes.
             std::fill(gw1.begin(), gw1.end(), 0.0);
             std::fill(gb1.begin(), gb1.end(), 0.0);
             std::fill(gw2.begin(), gw2.end(), 0.0);
             gb2[0] = 0.0;
+            sw1_size.assign(H * in, 0.0);
+            sb1_size.assign(H, 0.0);
+            sw2_size.assign(H, 0.0);
+            double sb2_size = 0.0;
             for (std::size_t i = 0; i < B; ++i) {
                 const double* xi = &x[order[start + i] * in];
                 gb2[0] += dz[i];
+                sb2_size += std::fabs(dz[i]);
                 for (std::size_t j = 0; j < H; ++j) {
                     gw2[j] += dz[i] * h[i * H + j];
+                    sw2_size[j] += std::fabs(dz[i] * h[i * H + j]);
                     const double dpre = h[i * H + j] > 0.0 ? dz[i] * p.w2[j] : 0.0;
                     gb1[j] += dpre;
-                    for (std::size_t k = 0; k < in; ++k) gw1[j * in + k] += dpre * xi[k];
+                    sb1_size[j] += std::fabs(dpre);
+                    for (std::size_t k = 0; k < in; ++k) {
+                        gw1[j * in + k] += dpre * xi[k];
+                        sw1_size[j * in + k] += std::fabs(dpre * xi[k]);
+                    }
                 }
             }
+            const double eps = accel::ops::AdamParams{}.eps;
+            auto margin = [&](const std::vector<double>& g, const std::vector<double>& size) {
+                for (std::size_t i = 0; i < g.size(); ++i)
+                    if (size[i] > 0.0) r.min_gradient_margin = std::min(r.min_gradient_margin, (std::fabs(g[i]) + eps) / size[i]);
+            };
+            margin(gw1, sw1_size);
+            margin(gb1, sb1_size);
+            margin(gw2, sw2_size);
+            margin(gb2, {sb2_size});
             ++step;
             const double lr = cfg.lr;
             adam(p.w1, gw1, sw1, step, lr);

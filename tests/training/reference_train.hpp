@@ -30,6 +30,12 @@ struct Result64 {
     /// relative to the size of the terms its sum rounds. Below ~1e-5 a float32
     /// device may take the other side of the kink and legitimately diverge.
     double min_relu_margin = std::numeric_limits<double>::infinity();
+    /// Smallest (|g| + eps) / Σ|terms of g| over every gradient element of
+    /// every step (eps Adam's 1e-8): how much of a gradient survives its
+    /// sum's cancellation. Adam normalizes each step by |g| + eps, so where
+    /// this is below ~1e-3 a float32 sum's rounding (~1e-6 of the terms)
+    /// moves that step by a visible fraction of the learning rate.
+    double min_gradient_margin = std::numeric_limits<double>::infinity();
 };
 
 /// Trains from `init` (float values widened to double) on `train` (its float
