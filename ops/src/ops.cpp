@@ -177,13 +177,19 @@ KernelArgs tiled_args(Op op, Device& d, DType dtype, OpPath path, const Options&
     return a;
 }
 
-// Shared checks and launch of the elementwise ops: `ins` and `outs` of one
-// shape, dtype and device; `fill` sets the op's scalars.
+// Shared checks and launch of the elementwise ops: `ins` and `outs` (in the
+// op table's order of its inputs and outputs, whose names the messages use)
+// of one shape, dtype and device; `fill` sets the op's scalars.
 template <class Fill>
-void elementwise(Op op, std::initializer_list<Named> ins, std::initializer_list<Named> outs, const Options& o,
-                 Fill fill) {
-    std::vector<Named> all(outs);
-    all.insert(all.end(), ins.begin(), ins.end());
+void elementwise(Op op, std::initializer_list<const Tensor*> ins, std::initializer_list<const Tensor*> outs,
+                 const Options& o, Fill fill) {
+    // Operands named as the op table names them (its messages name them so).
+    const OpInfo& info = op_info(op);
+    std::vector<Named> all;
+    std::size_t k = 0;
+    for (const Tensor* t : outs) all.push_back({info.outputs.at(k++).c_str(), t});
+    k = 0;
+    for (const Tensor* t : ins) all.push_back({info.inputs.at(k++).c_str(), t});
     Device& d = same_device(op, all);
     same_shape(op, all);
     no_partial_overlap(op, all, outs.size());
@@ -195,9 +201,9 @@ void elementwise(Op op, std::initializer_list<Named> ins, std::initializer_list<
     if (!n) return;
     KernelArgs a = args_for(dtype, path, g, s);
     std::size_t i = 0;
-    for (const Named& in : ins) a.in[i++] = handle_of(in.t);
+    for (const Tensor* t : ins) a.in[i++] = handle_of(t);
     i = 0;
-    for (const Named& out : outs) a.out[i++] = handle_of(out.t);
+    for (const Tensor* t : outs) a.out[i++] = handle_of(t);
     a.n = n;
     fill(a);
     detail::run_kernel(d, op, a);
@@ -316,43 +322,43 @@ OpPath resolve_path(const Device& device, Op op, const Options& o, DType dtype, 
 }
 
 void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o) {
-    elementwise(Op::add, {{"a", &a}, {"b", &b}}, {{"c", &c}}, o, [](KernelArgs&) {});
+    elementwise(Op::add, {&a, &b}, {&c}, o, [](KernelArgs&) {});
 }
 
 void mul(const Tensor& a, const Tensor& b, Tensor& c, const Options& o) {
-    elementwise(Op::mul, {{"a", &a}, {"b", &b}}, {{"c", &c}}, o, [](KernelArgs&) {});
+    elementwise(Op::mul, {&a, &b}, {&c}, o, [](KernelArgs&) {});
 }
 
 void sigmoid(const Tensor& x, Tensor& y, const Options& o) {
-    elementwise(Op::sigmoid, {{"x", &x}}, {{"y", &y}}, o, [](KernelArgs&) {});
+    elementwise(Op::sigmoid, {&x}, {&y}, o, [](KernelArgs&) {});
 }
 
 void relu(const Tensor& x, Tensor& y, const Options& o) {
-    elementwise(Op::relu, {{"x", &x}}, {{"y", &y}}, o, [](KernelArgs&) {});
+    elementwise(Op::relu, {&x}, {&y}, o, [](KernelArgs&) {});
 }
 
 void relu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o) {
-    elementwise(Op::relu_backward, {{"dy", &dy}, {"x", &x}}, {{"dx", &dx}}, o, [](KernelArgs&) {});
+    elementwise(Op::relu_backward, {&dy, &x}, {&dx}, o, [](KernelArgs&) {});
 }
 
 void sigmoid_backward(const Tensor& dy, const Tensor& y, Tensor& dx, const Options& o) {
-    elementwise(Op::sigmoid_backward, {{"dy", &dy}, {"y", &y}}, {{"dx", &dx}}, o, [](KernelArgs&) {});
+    elementwise(Op::sigmoid_backward, {&dy, &y}, {&dx}, o, [](KernelArgs&) {});
 }
 
 void gelu(const Tensor& x, Tensor& y, const Options& o) {
-    elementwise(Op::gelu, {{"x", &x}}, {{"y", &y}}, o, [](KernelArgs&) {});
+    elementwise(Op::gelu, {&x}, {&y}, o, [](KernelArgs&) {});
 }
 
 void gelu_tanh(const Tensor& x, Tensor& y, const Options& o) {
-    elementwise(Op::gelu_tanh, {{"x", &x}}, {{"y", &y}}, o, [](KernelArgs&) {});
+    elementwise(Op::gelu_tanh, {&x}, {&y}, o, [](KernelArgs&) {});
 }
 
 void gelu_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o) {
-    elementwise(Op::gelu_backward, {{"dy", &dy}, {"x", &x}}, {{"dx", &dx}}, o, [](KernelArgs&) {});
+    elementwise(Op::gelu_backward, {&dy, &x}, {&dx}, o, [](KernelArgs&) {});
 }
 
 void gelu_tanh_backward(const Tensor& dy, const Tensor& x, Tensor& dx, const Options& o) {
-    elementwise(Op::gelu_tanh_backward, {{"dy", &dy}, {"x", &x}}, {{"dx", &dx}}, o, [](KernelArgs&) {});
+    elementwise(Op::gelu_tanh_backward, {&dy, &x}, {&dx}, o, [](KernelArgs&) {});
 }
 
 void matmul(const Tensor& a, const Tensor& b, Tensor& c, Transpose t, const Options& o) {
@@ -459,7 +465,7 @@ void column_sum(const Tensor& x, Tensor& y, const Options& o) {
 }
 
 void bce_with_logits(const Tensor& z, const Tensor& t, Tensor& l, const Options& o) {
-    elementwise(Op::bce_with_logits, {{"z", &z}, {"t", &t}}, {{"l", &l}}, o, [](KernelArgs&) {});
+    elementwise(Op::bce_with_logits, {&z, &t}, {&l}, o, [](KernelArgs&) {});
 }
 
 float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
@@ -504,7 +510,7 @@ float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
 
 void bce_with_logits_backward(const Tensor& z, const Tensor& t, Tensor& dz, const Options& o) {
     const double scale = z.elements() ? 1.0 / static_cast<double>(z.elements()) : 0.0;
-    elementwise(Op::bce_with_logits_backward, {{"z", &z}, {"t", &t}}, {{"dz", &dz}}, o,
+    elementwise(Op::bce_with_logits_backward, {&z, &t}, {&dz}, o,
                 [&](KernelArgs& a) { a.scalars[0] = scale; });
 }
 
@@ -512,7 +518,7 @@ void bce_with_logits_backward_scaled(const Tensor& z, const Tensor& t, Tensor& d
     if (!std::isfinite(scale))
         throw InvalidArgument("bce_with_logits_backward_scaled: scale " + std::to_string(scale) +
                               " is not finite; pass a finite weight such as 1/B for a batch of B elements");
-    elementwise(Op::bce_with_logits_backward, {{"z", &z}, {"t", &t}}, {{"dz", &dz}}, o,
+    elementwise(Op::bce_with_logits_backward, {&z, &t}, {&dz}, o,
                 [&](KernelArgs& a) { a.scalars[0] = scale; });
 }
 
@@ -615,7 +621,7 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::siz
                        " beta2=" + detail::number(hp.beta2) + " rejected; need lr > 0, eps > 0, 0 <= beta < 1");
     const double bc1 = 1.0 - std::pow(static_cast<double>(hp.beta1), static_cast<double>(step));
     const double bc2 = 1.0 - std::pow(static_cast<double>(hp.beta2), static_cast<double>(step));
-    elementwise(op, {{"p", &param}, {"grad", &grad}, {"m", &m}, {"v", &v}}, {{"p", &param}, {"m", &m}, {"v", &v}}, o,
+    elementwise(op, {&param, &grad, &m, &v}, {&param, &m, &v}, o,
                 [&](KernelArgs& a) {
                     AdamScalarArgs{hp.beta1, hp.beta2, hp.eps, hp.lr / bc1, std::sqrt(bc2)}.store(a);
                 });
