@@ -17,7 +17,6 @@
 #include <accel/accel.hpp>
 #include <tool_cli.hpp>
 
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -26,26 +25,9 @@
 
 namespace {
 
-// printf into the report, which main wraps to the terminal's width.
-__attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    va_list again;
-    va_copy(again, ap);
-    const int n = std::vsnprintf(nullptr, 0, fmt, ap);
-    va_end(ap);
-    if (n > 0) {
-        std::string text(static_cast<std::size_t>(n) + 1, '\0');
-        std::vsnprintf(text.data(), text.size(), fmt, again);
-        text.resize(static_cast<std::size_t>(n));
-        out += text;
-    }
-    va_end(again);
-}
-
 // Per op (those of accel::ops), the dtypes that run native and vendor here.
 void print_op_support(std::string& out, const accel::Device& d) {
-    appendf(out, "      ops: dtypes native | vendor\n");
+    out += tool_cli::format("      ops: dtypes native | vendor\n");
     for (const accel::OpInfo* op : accel::op_table()) {
         if (op->kernel_only) continue;
         std::string line;
@@ -55,7 +37,7 @@ void print_op_support(std::string& out, const accel::Device& d) {
                 if (d.kernel_table().supports(op->op, t, path)) dtypes += std::string(dtypes.empty() ? "" : " ") + accel::dtype_name(t);
             line += (path == accel::OpPath::vendor ? " | " : "") + (dtypes.empty() ? std::string("-") : dtypes);
         }
-        appendf(out, "        %-26s %s\n", op->name.c_str(), line.c_str());
+        out += tool_cli::format("        %-26s %s\n", op->name.c_str(), line.c_str());
     }
 }
 
@@ -66,38 +48,38 @@ void print_device(std::string& out, accel::Device& dev, bool named_only, const s
     const std::string selector = dev.selector();
     const auto& info = dev.info();
     if (!named_only)
-        appendf(out, "  [%s] %s\n", selector.c_str(), info.name.c_str());
+        out += tool_cli::format("  [%s] %s\n", selector.c_str(), info.name.c_str());
     else
-        appendf(out, "  [%s] %s\n      a simulator: opened only by this name, never by an index, auto or "
+        out += tool_cli::format("  [%s] %s\n      a simulator: opened only by this name, never by an index, auto or "
                     "all (not counted in %s's indices)\n",
                     selector.c_str(), info.name.c_str(), backend.c_str());
-    appendf(out, "      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
-    appendf(out, "      host %s, UUID %s, PCI bus id %s\n", info.host.c_str(),
+    out += tool_cli::format("      vendor %s, type %s\n", info.vendor.c_str(), info.type.c_str());
+    out += tool_cli::format("      host %s, UUID %s, PCI bus id %s\n", info.host.c_str(),
                 info.uuid.empty() ? "(not reported)" : info.uuid.c_str(),
                 info.pci_bus_id.empty() ? "(not reported)" : info.pci_bus_id.c_str());
     for (const auto& other : seen)
         if (accel::same_physical_device(other, info))
-            appendf(out, "      SAME PHYSICAL DEVICE as [%s:%d] (%s): one piece of hardware seen through "
+            out += tool_cli::format("      SAME PHYSICAL DEVICE as [%s:%d] (%s): one piece of hardware seen through "
                         "two backends; do not count it twice\n",
                         other.backend.c_str(), other.index,
                         !info.uuid.empty() && info.uuid == other.uuid ? "same UUID" : "same PCI bus id");
     seen.push_back(info);
-    appendf(out, "      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
+    out += tool_cli::format("      driver %s; runtime %s\n", info.driver_version.c_str(), info.runtime_version.c_str());
     const accel::MemoryInfo mem = dev.memory_info();
-    appendf(out, "      compute units %d, global memory %.2f GiB (accel holds %.1f MiB in use, %.1f MiB "
+    out += tool_cli::format("      compute units %d, global memory %.2f GiB (accel holds %.1f MiB in use, %.1f MiB "
                 "cached)\n",
                 info.compute_units, info.global_memory_bytes / 1073741824.0, mem.in_use / 1048576.0,
                 mem.cached / 1048576.0);
-    appendf(out, "      max block %zu threads (%zu, %zu, %zu), max grid (%zu, %zu, %zu)\n",
+    out += tool_cli::format("      max block %zu threads (%zu, %zu, %zu), max grid (%zu, %zu, %zu)\n",
                 info.limits.max_block_size, info.limits.max_block_dims.x, info.limits.max_block_dims.y,
                 info.limits.max_block_dims.z, info.limits.max_grid_dims.x, info.limits.max_grid_dims.y,
                 info.limits.max_grid_dims.z);
-    appendf(out, "      timer %s\n", info.timer.c_str());
+    out += tool_cli::format("      timer %s\n", info.timer.c_str());
     std::string languages;
     for (const auto& l : info.kernel_languages) languages += (languages.empty() ? "" : ", ") + l;
-    appendf(out, "      program kernels in: %s\n", languages.empty() ? "none" : languages.c_str());
+    out += tool_cli::format("      program kernels in: %s\n", languages.empty() ? "none" : languages.c_str());
     const accel::Determinism& det = info.determinism;
-    appendf(out, "      deterministic mode (%s): %s%s\n", dev.deterministic() ? "on" : "off",
+    out += tool_cli::format("      deterministic mode (%s): %s%s\n", dev.deterministic() ? "on" : "off",
                 !det.reproducible       ? "not promised, its ops are refused"
                 : det.batch_invariant ? "bitwise across runs, streams and thread counts; "
                                         "products batch-invariant"
@@ -107,7 +89,7 @@ void print_device(std::string& out, accel::Device& dev, bool named_only, const s
     const accel::Subnormals& sub = info.subnormals;
     std::string flushed;
     for (accel::DType t : sub.flushed) flushed += (flushed.empty() ? "" : ", ") + std::string(accel::dtype_name(t));
-    appendf(out, "      subnormals: %s%s\n",
+    out += tool_cli::format("      subnormals: %s%s\n",
                 flushed.empty() ? "kept in every dtype" : ("flushed to zero in " + flushed).c_str(),
                 sub.basis.empty() ? "" : ("\n        (" + sub.basis + ")").c_str());
     print_op_support(out, dev);
@@ -115,15 +97,15 @@ void print_device(std::string& out, accel::Device& dev, bool named_only, const s
         // Reads the record only, unless asked to measure.
         if (measure_paths) accel::ops::path_evidence(dev);
         if (const auto ev = accel::ops::recorded_path_evidence(dev))
-            appendf(out, "      auto path at 256^3: %s (native %.3g, vendor %.3g GFLOP/s; %s); "
+            out += tool_cli::format("      auto path at 256^3: %s (native %.3g, vendor %.3g GFLOP/s; %s); "
                         "other shapes are measured by class\n",
                         accel::path_name(ev->path), ev->native_gflops, ev->vendor_gflops,
                         ev->source.c_str());
         else
-            appendf(out, "      auto path: the faster of native and vendor per shape class, measured at "
+            out += tool_cli::format("      auto path: the faster of native and vendor per shape class, measured at "
                         "the first automatic matmul or dense of each class (no record at 256^3 yet)\n");
     }
-    for (const auto& kv : info.extra) appendf(out, "      %s: %s\n", kv.first.c_str(), kv.second.c_str());
+    for (const auto& kv : info.extra) out += tool_cli::format("      %s: %s\n", kv.first.c_str(), kv.second.c_str());
 }
 
 // A backend's line, its plugin and when `auto` opens it, then its devices;
@@ -156,7 +138,7 @@ int print_backend(std::string& out, const accel::BackendStatus& st, std::vector<
             print_device(out, *d, k >= static_cast<std::size_t>(st.availability.device_count), st.name, seen,
                          measure_paths);
         } catch (const accel::Error& e) {
-            appendf(out, "  [%s] cannot be opened: %s\n", selectors[k].c_str(), e.what());
+            out += tool_cli::format("  [%s] cannot be opened: %s\n", selectors[k].c_str(), e.what());
             ++failures;
         }
     }
@@ -167,7 +149,7 @@ int print_backend(std::string& out, const accel::BackendStatus& st, std::vector<
 void print_environment(std::string& out) {
     for (const auto& v : accel::env::variables()) {
         const char* here = std::getenv(v.name.c_str());
-        appendf(out, "%s%s%s\n    read by %s; accepted: %s\n    %s\n", v.name.c_str(), here ? "=" : " (unset)",
+        out += tool_cli::format("%s%s%s\n    read by %s; accepted: %s\n    %s\n", v.name.c_str(), here ? "=" : " (unset)",
                     here ? here : "", v.owner.c_str(), v.accepted.c_str(), v.meaning.c_str());
     }
 }
@@ -238,10 +220,10 @@ int main(int argc, char** argv) {
     const std::string selector = accel::selector_from_env();
     try {
         const auto d = accel::default_device();
-        appendf(out, "\nACCEL_BACKEND=%s opens %s (%s)\n", selector.c_str(), d->selector().c_str(),
+        out += tool_cli::format("\nACCEL_BACKEND=%s opens %s (%s)\n", selector.c_str(), d->selector().c_str(),
                 d->info().name.c_str());
     } catch (const accel::Error& e) {
-        appendf(out, "\nACCEL_BACKEND=%s opens no device: %s\n", selector.c_str(), e.what());
+        out += tool_cli::format("\nACCEL_BACKEND=%s opens no device: %s\n", selector.c_str(), e.what());
         return print(2);
     }
     return print(failures ? 1 : 0);

@@ -180,9 +180,8 @@ KernelArgs tiled_args(Op op, Device& d, DType dtype, OpPath path, const Options&
 // Shared checks and launch of the elementwise ops: `ins` and `outs` (in the
 // op table's order of its inputs and outputs, whose names the messages use)
 // of one shape, dtype and device; `fill` sets the op's scalars.
-template <class Fill>
-void elementwise(Op op, std::initializer_list<const Tensor*> ins, std::initializer_list<const Tensor*> outs,
-                 const Options& o, Fill fill) {
+template <class Ins, class Outs, class Fill>
+void elementwise_of(Op op, const Ins& ins, const Outs& outs, const Options& o, Fill fill) {
     // Operands named as the op table names them (its messages name them so).
     const OpInfo& info = op_info(op);
     std::vector<Named> all;
@@ -207,6 +206,12 @@ void elementwise(Op op, std::initializer_list<const Tensor*> ins, std::initializ
     a.n = n;
     fill(a);
     detail::run_kernel(d, op, a);
+}
+
+template <class Fill>
+void elementwise(Op op, std::initializer_list<const Tensor*> ins, std::initializer_list<const Tensor*> outs,
+                 const Options& o, Fill fill) {
+    elementwise_of(op, ins, outs, o, fill);
 }
 
 // y[r,c] = act(alpha·y[r,c] + bias[c]) over y[rows, cols] (alpha 0: y not read).
@@ -634,26 +639,11 @@ void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tens
                        " outputs; the op takes " + std::to_string(info.inputs.size()) + " and " +
                        std::to_string(info.outputs.size()));
     if (inputs.size() > 4 || outputs.size() > 4) reject(op, "ops::run takes at most 4 inputs and 4 outputs");
-    std::vector<Named> all;
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t i = 0; i < outputs.size(); ++i)
         if (!outputs[i]) reject(op, "output '" + info.outputs[i] + "' is null");
-        all.push_back({info.outputs[i].c_str(), outputs[i]});
-    }
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
+    for (std::size_t i = 0; i < inputs.size(); ++i)
         if (!inputs[i]) reject(op, "input '" + info.inputs[i] + "' is null");
-        all.push_back({info.inputs[i].c_str(), inputs[i]});
-    }
-    Device& d = same_device(op, all);
-    same_shape(op, all);
-    no_partial_overlap(op, all, outputs.size());
-    const DType dtype = all.front().t->dtype();
-    Stream& s = stream_of(op, d, o);
-    const std::size_t n = all.front().t->elements();
-    KernelArgs a = args_for(dtype, resolve_path(d, op, o, dtype), geometry_of(op, d, dtype, o, 1, n), s);
-    for (std::size_t i = 0; i < inputs.size(); ++i) a.in[i] = inputs[i]->handle();
-    for (std::size_t i = 0; i < outputs.size(); ++i) a.out[i] = outputs[i]->handle();
-    a.n = n;
-    if (n) detail::run_kernel(d, op, a);
+    elementwise_of(op, inputs, outputs, o, [](KernelArgs&) {});
 }
 
 }  // namespace ops

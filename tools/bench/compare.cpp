@@ -119,12 +119,8 @@ Times runs_as_samples(const std::vector<Times>& runs) {
     std::map<Key, std::size_t> at;
     for (const Times& run : runs)
         for (const Entry& e : run) {
-            auto it = at.find(e.key);
-            if (it == at.end()) {
-                at[e.key] = out.size();
-                out.push_back({e.key, 0, {}, e.device});
-                it = at.find(e.key);
-            }
+            const auto [it, first] = at.emplace(e.key, out.size());
+            if (first) out.push_back({e.key, 0, {}, e.device});
             out[it->second].samples.push_back(e.ms);
         }
     for (Entry& e : out) e.ms = stats::median(e.samples);

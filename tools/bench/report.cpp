@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -177,15 +176,6 @@ json row_json(const Row& r) {
 }  // namespace
 
 std::string num(double x) { return x >= 1e4 ? format("%.0f", x) : format("%.4g", x); }
-
-std::string format(const char* fmt, ...) {
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return buf;
-}
 
 json to_json(const Settings& s, const Results& r, const Machine& m) {
     json j;

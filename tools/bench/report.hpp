@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <machine.hpp>
+#include <tool_io.hpp>
 
 namespace bench {
 
@@ -102,8 +103,8 @@ private:
 /// (tool_cli::wrap_lines).
 std::string fit_text(const std::string& text, std::size_t width);
 
-/// printf-style formatting into a std::string.
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+/// printf-style formatting into a std::string (tool_io.hpp).
+using tool_cli::format;
 
 /// A time or rate for a table: 4 significant digits, no exponent from 1e4 up.
 std::string num(double x);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -19,6 +20,25 @@
 #include <utility>
 
 namespace tool_cli {
+
+/// printf-style formatting into a std::string of any length (vsnprintf
+/// twice: the size, then the text). Thread-safe.
+__attribute__((format(printf, 1, 2))) inline std::string format(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    va_list again;
+    va_copy(again, ap);
+    const int n = std::vsnprintf(nullptr, 0, fmt, ap);
+    va_end(ap);
+    std::string text;
+    if (n > 0) {
+        text.resize(static_cast<std::size_t>(n) + 1);
+        std::vsnprintf(text.data(), text.size(), fmt, again);
+        text.resize(static_cast<std::size_t>(n));
+    }
+    va_end(again);
+    return text;
+}
 
 /// A malformed command line found after CLI11 parsed it (e.g. a value that
 /// contradicts another option). Print it with usage_error(): exit status 2.
