@@ -204,7 +204,6 @@ void run_block(const std::function<void()>& body, std::size_t threads) {
                 }
         }
     }
-    tl_block = nullptr;
 }
 
 }  // namespace emulation
