@@ -32,11 +32,15 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
 }
 
 // Columns of the widest line of `text` (UTF-8 code points), and that line.
+// A line that is one word after its indent (a long path on its own line) is
+// passed over: no wrap can shorten it, and breaking it would spoil a copy.
 std::pair<std::size_t, std::string> widest_line(const std::string& text) {
     std::pair<std::size_t, std::string> widest{0, ""};
     std::stringstream s(text);
     std::string line;
     while (std::getline(s, line)) {
+        const auto first = line.find_first_not_of(' ');
+        if (first != std::string::npos && line.find(' ', first) == std::string::npos) continue;
         const auto n = std::size_t(
             std::count_if(line.begin(), line.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
         if (n > widest.first) widest = {n, line};
