@@ -2,6 +2,7 @@
 #include <accel/error.hpp>
 #include <accel/tensor.hpp>
 
+#include <accel_internal/graph_capture.hpp>
 #include <accel_internal/instrument.hpp>
 
 #include <unistd.h>
@@ -11,6 +12,12 @@
 #include <tuple>
 
 namespace accel {
+
+namespace {
+// Why a capture refuses a wait (accel/graph.hpp).
+constexpr const char* kNothingToWaitFor =
+    "a capture runs nothing, so there is nothing to wait for; synchronize after a replay";
+}  // namespace
 
 const char* path_name(OpPath p) noexcept { return p == OpPath::native ? "native" : "vendor"; }
 
@@ -26,6 +33,7 @@ const char* activation_name(Activation a) noexcept {
 }
 
 void Event::record(Stream& stream) {
+    detail::refuse_while_capturing("Event::record", kNothingToWaitFor);
     if (&stream.device() != device_)
         throw InvalidArgument("Event::record: the stream belongs to " + stream.device().selector() +
                               " but the event to " + device_->selector());
@@ -39,6 +47,7 @@ void Event::record(const std::unique_ptr<Stream>& stream) {
 }
 
 void Event::synchronize() {
+    detail::refuse_while_capturing("Event::synchronize", kNothingToWaitFor);
     if (!recorded_) throw InvalidArgument("Event::synchronize: the event was never recorded; call record() first");
     if (!instrument::active()) return do_synchronize();
     instrument::Span span(*device_, "synchronize", "sync");
@@ -49,6 +58,7 @@ void Event::synchronize() {
 Stream::~Stream() { instrument::stream_destroyed(this); }
 
 void Stream::synchronize() {
+    detail::refuse_while_capturing("Stream::synchronize", kNothingToWaitFor);
     if (!instrument::active()) return do_synchronize();
     {
         instrument::Span span(*device_, "synchronize", "sync");
@@ -124,6 +134,7 @@ std::string memory_text(const MemoryInfo& m) {
 
 DeviceHandle Device::allocate(std::size_t bytes) {
     if (bytes == 0) return nullptr;
+    detail::refuse_allocation_while_capturing(bytes);
     // Built only for an error: allocations are frequent.
     const auto asked = [&] {
         return "allocate: " + std::to_string(bytes) + " bytes asked on " + selector() + " (" + info_.name + "), ";
@@ -174,6 +185,7 @@ DeviceHandle Device::allocate(std::size_t bytes) {
 
 void Device::deallocate(DeviceHandle h) noexcept {
     if (!h) return;
+    if (detail::g_pins.load(std::memory_order_relaxed) && detail::hold_free(*this, h)) return;  // a graph uses it
     {
         std::lock_guard<std::mutex> lock(memory_mutex_);
         const auto it = allocations_.find(h);
@@ -262,6 +274,8 @@ void check_host_ptr(const char* what, const void* p, std::size_t bytes) {
 // when done, so that stream's earlier work has finished too.
 template <class Copy>
 void Device::traced_copy(const char* name, std::size_t bytes, Stream& s, bool blocking, Copy copy) {
+    detail::refuse_while_capturing(name, "a copy's data would move once, at capture, not at every replay; copy "
+                                         "before or after a replay");
     if (!bytes) return;
     if (!instrument::active()) return copy();
     {
@@ -365,6 +379,7 @@ double Device::elapsed_ms(const std::unique_ptr<Event>& start, const std::unique
 }
 
 void Device::synchronize() {
+    detail::refuse_while_capturing("Device::synchronize", kNothingToWaitFor);
     if (!instrument::active()) return do_synchronize();
     {
         instrument::Span span(*this, "synchronize", "sync");

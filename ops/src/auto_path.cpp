@@ -16,6 +16,7 @@
 #include <accel/version.hpp>
 
 #include "auto_path.hpp"
+#include <accel_internal/graph_capture.hpp>
 #include <accel_internal/instrument.hpp>
 
 #include <nlohmann/json.hpp>
@@ -270,6 +271,7 @@ PathEvidence path_evidence(const Device& device, GemmShape shape) {
     auto it = memory().find({file, key});
     if (it != memory().end()) return it->second;
     auto d = std::const_pointer_cast<Device>(device.shared_from_this());
+    detail::CaptureSuspended eager;  // the measurement runs now, also when the call that needs it is captured
     PathEvidence ev;
     ev.key = key;
     const double probe_gflops = measure(d, {kProbeN, kProbeN, kProbeN}, 1, false).first;

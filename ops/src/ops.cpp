@@ -5,6 +5,7 @@
 #include <accel/ops.hpp>
 
 #include "auto_path.hpp"
+#include <accel_internal/graph_capture.hpp>
 #include <accel_internal/instrument.hpp>
 #include <accel_internal/ops_layer.hpp>
 #include "kernel_call.hpp"
@@ -28,6 +29,7 @@ void detail::run_kernel(Device& d, Op op, const KernelArgs& a) {
                           dtype_name(a.dtype) + " kernel on the " + path_name(a.path) + " path; it runs " +
                           op_name(op) + " in " + (have.empty() ? std::string("no dtype") : have));
     }
+    if (detail::Capture* c = detail::capture_of_thread()) return detail::record_kernel(*c, op, k, a);
     if (!instrument::active()) return (*k)(a);  // the one branch a trace or check costs when off
     run_observed(d, op, a, *k);
 }
@@ -474,6 +476,9 @@ void bce_with_logits(const Tensor& z, const Tensor& t, Tensor& l, const Options&
 }
 
 float bce_with_logits_loss(const Tensor& z, const Tensor& t, const Options& o) {
+    detail::refuse_while_capturing("ops::bce_with_logits_loss",
+                                   "it returns the loss to the host, which a replay cannot; call it after the replay "
+                                   "(bce_with_logits_backward, which writes a tensor, can be captured)");
     const Op op = Op::bce_with_logits;
     Device& d = same_device(op, {{"z", &z}, {"t", &t}});
     same_shape(op, {{"z", &z}, {"t", &t}});
@@ -593,7 +598,10 @@ void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Ten
     Tensor dz_storage;
     const Tensor* dz = &dy;
     const auto gradient_before = [&](auto backward, const Tensor& of) {
-        dz_storage = Tensor(dy.device_ptr(), dy.shape(), dy.dtype());
+        {
+            detail::ScratchAllowed temporary;  // a graph capturing this call keeps it
+            dz_storage = Tensor(dy.device_ptr(), dy.shape(), dy.dtype());
+        }
         backward(dy, of, dz_storage, native_only);
         dz = &dz_storage;
     };
@@ -617,6 +625,15 @@ void dense_backward(const Tensor& x, const Tensor& w, const Tensor& y, const Ten
     if (dx) matmul(*dz, w, *dx, Transpose{}, plain);     // dx[batch,in] = dz[batch,out]·W[out,in]
 }
 
+namespace {
+// adam_step's scalars at step t (AdamScalarArgs; ops.hpp gives the math).
+void adam_scalars(KernelArgs& a, const AdamParams& hp, std::size_t step) {
+    const double bc1 = 1.0 - std::pow(static_cast<double>(hp.beta1), static_cast<double>(step));
+    const double bc2 = 1.0 - std::pow(static_cast<double>(hp.beta2), static_cast<double>(step));
+    AdamScalarArgs{hp.beta1, hp.beta2, hp.eps, hp.lr / bc1, std::sqrt(bc2)}.store(a);
+}
+}  // namespace
+
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::size_t step, const AdamParams& hp,
                const Options& o) {
     const Op op = Op::adam_step;
@@ -624,12 +641,18 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::siz
     if (!(hp.lr > 0) || !(hp.eps > 0) || !(hp.beta1 >= 0 && hp.beta1 < 1) || !(hp.beta2 >= 0 && hp.beta2 < 1))
         reject(op, "hyper-parameters lr=" + detail::number(hp.lr) + " eps=" + detail::number(hp.eps) + " beta1=" + detail::number(hp.beta1) +
                        " beta2=" + detail::number(hp.beta2) + " rejected; need lr > 0, eps > 0, 0 <= beta < 1");
-    const double bc1 = 1.0 - std::pow(static_cast<double>(hp.beta1), static_cast<double>(step));
-    const double bc2 = 1.0 - std::pow(static_cast<double>(hp.beta2), static_cast<double>(step));
-    elementwise(op, {&param, &grad, &m, &v}, {&param, &m, &v}, o,
-                [&](KernelArgs& a) {
-                    AdamScalarArgs{hp.beta1, hp.beta2, hp.eps, hp.lr / bc1, std::sqrt(bc2)}.store(a);
-                });
+    elementwise(op, {&param, &grad, &m, &v}, {&param, &m, &v}, o, [&](KernelArgs& a) { adam_scalars(a, hp, step); });
+}
+
+void adam_step_from(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const std::size_t& step_count,
+                    const AdamParams& hp, const Options& o) {
+    const std::size_t* count = &step_count;
+    detail::ReplayUpdate at_replay([count, hp](KernelArgs& a) {
+        if (*count == 0)
+            throw InvalidArgument("adam_step_from: the step count is 0 at a replay; Adam's step count t starts at 1");
+        adam_scalars(a, hp, *count);
+    });
+    adam_step(param, grad, m, v, step_count, hp, o);
 }
 
 void run(Op op, const std::vector<const Tensor*>& inputs, const std::vector<Tensor*>& outputs, const Options& o) {
@@ -657,6 +680,7 @@ const bool kConverterRegistered =
 namespace diagnostics {
 
 Probes& probes_of(Device& d, const char* what) {
+    detail::refuse_while_capturing(what, "a benchmark probe is not recorded; run it outside the capture");
     Probes* p = d.probes();
     if (!p) throw Unsupported(std::string(what) + ": " + d.selector() + " has no benchmark probes");
     return *p;

@@ -3,6 +3,7 @@
 #include <accel/error.hpp>
 #include <accel/user_kernel.hpp>
 
+#include <accel_internal/graph_capture.hpp>
 #include <accel_internal/instrument.hpp>
 
 #include <cstring>
@@ -140,6 +141,13 @@ void UserKernel::launch(const LaunchGeometry& geometry, const std::vector<Kernel
     const std::vector<ResolvedArg> resolved = resolve(args, device);
     check_geometry(geometry, device.info().limits, "kernel '" + source_.name + "'");
     const std::shared_ptr<BuiltKernel> built = built_for(device);
+    if (detail::Capture* c = detail::capture_of_thread()) {
+        std::vector<DeviceHandle> handles;
+        for (const ResolvedArg& a : resolved)
+            if (a.type == ParamType::tensor) handles.push_back(a.handle);
+        return detail::record(*c, source_.name, stream, handles,
+                              [built, geometry, resolved](Stream& s) { built->launch(geometry, resolved, s); });
+    }
     instrument::Span span(device, source_.name.c_str(), "kernel", &stream);
     if (span.live()) {
         span.arg("geometry", geometry.to_string());

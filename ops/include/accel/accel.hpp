@@ -9,6 +9,7 @@
 #include <accel/environment.hpp>
 #include <accel/error.hpp>
 #include <accel/geometry.hpp>
+#include <accel/graph.hpp>
 #include <accel/op_table.hpp>
 #include <accel/ops.hpp>
 #include <accel/registry.hpp>

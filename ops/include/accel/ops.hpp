@@ -280,6 +280,17 @@ struct AdamParams {
 /// non-positive lr / eps, betas outside [0,1).
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::size_t step,
                const AdamParams& hp = {}, const Options& o = {});
+/// adam_step with the step count read from `step_count` each time the update
+/// is enqueued: at this call and, when it is captured (accel/graph.hpp), at
+/// every replay of the graph, as PyTorch's Adam(capturable=True) keeps its
+/// step on the device. The program advances the count between replays (one
+/// training step captured once: ++t; step.launch()). `step_count` must
+/// outlive every graph that captured the call. Throws as adam_step, for a
+/// count of 0 at the call; a replay with the count at 0 throws
+/// InvalidArgument before any of the graph's later kernels is enqueued
+/// (the ones before it are).
+void adam_step_from(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const std::size_t& step_count,
+                    const AdamParams& hp = {}, const Options& o = {});
 
 /// Runs an op a program defined (accel::define_op) whose operands all have
 /// one shape and dtype (elementwise form): `inputs` and `outputs` in the

@@ -1,0 +1,136 @@
+// accel/graph.hpp — record a sequence of ops once, replay it many times
+// (after CUDA graphs' stream capture, cudaStreamBeginCapture, and PyTorch's
+// torch.cuda.graph).
+//
+// A small model pays the op front-end's work (validation, path choice,
+// launch geometry) and a launch for every op of every step. A graph does that
+// work once, at capture: it holds the kernel calls the captured ops resolved
+// to, on the same tensors, and a replay enqueues them again without any of it.
+// The program changes the tensors' contents between replays (a new batch
+// uploaded into the same input tensor), never which tensors.
+#pragma once
+
+#include <accel/device.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace accel {
+
+namespace detail {
+struct GraphData;
+}
+
+/// A recorded sequence of kernel calls on one device, made by capture() or
+/// begin_capture()/end_capture(). Copies share one recording (a handle, as
+/// std::shared_ptr). A default-constructed Graph is empty: launch() does
+/// nothing.
+///
+/// What a graph holds: its device (the Device lives while the graph does)
+/// and the memory of every tensor its ops read or write. A Tensor destroyed
+/// while a graph that uses it lives gives its memory back when the last such
+/// graph is destroyed (Device::memory_info() counts it until then), so a
+/// replay never touches freed memory. Memory a tensor only wraps (host
+/// memory of Tensor::over_host_memory, another library's memory of
+/// Tensor::over_native_memory) stays its owner's and must outlive the graph.
+///
+/// What a replay repeats: each kernel call with the dtype, path, shapes,
+/// geometry, tile and scalars it had at capture, in capture order, on the
+/// stream given to launch(); so its results are bitwise those of the eager
+/// calls it recorded on the same data, deterministic mode included. The one
+/// value read anew at every replay is the step count of
+/// ops::adam_step_from. How it is replayed on each device: mechanism().
+///
+/// Thread-safety: launch() may be called from several threads at once, also
+/// on different streams of the device; replays that write the same tensors
+/// race on their contents as any two ops do.
+class Graph {
+public:
+    Graph() = default;
+
+    /// Enqueues the recorded kernel calls on `stream` (of the graph's
+    /// device), in capture order, after the stream's earlier work; returns
+    /// before they ran, as an op does. A trace (ACCEL_TRACE) shows a replay
+    /// as one event, "graph", with its ops' names; the shadow check
+    /// (ACCEL_CHECK) does not check the kernels of a replay one by one (it
+    /// checked nothing at capture either: capture runs no kernel). Throws
+    /// InvalidArgument for a stream of another device or while the calling
+    /// thread captures (a graph inside a graph is not recorded), and what
+    /// the kernels throw: DeviceError from the runtime, the device's sticky
+    /// error after it was lost.
+    void launch(Stream& stream) const;
+    /// launch() on the device's default stream. Does nothing for an empty graph.
+    void launch() const;
+
+    /// True for a default-constructed graph and for a capture that recorded
+    /// no op.
+    bool empty() const noexcept;
+    /// The number of kernel calls a replay enqueues (one op may be several:
+    /// dense_backward is up to three). Never throws.
+    std::size_t size() const noexcept;
+    /// The ops of the recorded calls, in order, as the op table names them
+    /// (e.g. {"dense", "dense", "bce_with_logits_backward", ...}); a
+    /// program's own kernel by its name. Thread-safe.
+    std::vector<std::string> op_names() const;
+    /// The device the graph runs on. Throws InvalidArgument for an empty graph.
+    Device& device() const;
+    /// How a replay reaches the device, one line for people; every backend
+    /// replays so today: "replay: the captured kernels enqueued again without
+    /// the op front-end's work". Never throws beyond std::bad_alloc.
+    static std::string mechanism(const Device& device);
+
+private:
+    friend Graph end_capture(Stream& stream);
+    explicit Graph(std::shared_ptr<const detail::GraphData> data) : data_(std::move(data)) {}
+    std::shared_ptr<const detail::GraphData> data_;
+};
+
+/// Starts recording, on the calling thread, the ops it issues on `stream`:
+/// from now until end_capture(stream), every op of accel::ops (and every
+/// UserKernel launch) the thread issues is validated, given its path and
+/// geometry as usual, and recorded instead of run: nothing reaches the
+/// device during a capture. Other threads' work is not captured.
+///
+/// Refused while capturing, with an InvalidArgument naming the call (and the
+/// capture then fails: end_capture throws, and the stream is usable again):
+/// - an op or launch on another stream or another device: a graph replays on
+///   one stream;
+/// - an allocation (a Tensor or Buffer made): it would happen once, at
+///   capture, not at each replay; allocate before capturing (the front-end's
+///   own temporaries, e.g. dense_backward's gradient before the activation,
+///   are allowed and kept by the graph);
+/// - every copy, upload and download, blocking or not, and every op that
+///   returns a value to the host (bce_with_logits_loss): their data moves
+///   once, at capture; copy before or after a replay;
+/// - a synchronize of a stream, event or the device, an event record, and a
+///   replay (Graph::launch): a capture runs nothing to wait for.
+/// Throws InvalidArgument when the thread captures already (one capture per
+/// thread at a time). Thread-safe.
+void begin_capture(Stream& stream);
+
+/// Ends the calling thread's capture on `stream` and returns the graph of
+/// what it recorded (empty when nothing was). Throws InvalidArgument when the
+/// thread does not capture on `stream`, and when a call was refused during
+/// the capture (naming it): no graph then, as no half-recorded graph is ever
+/// replayed; either way the thread's capture is over.
+Graph end_capture(Stream& stream);
+
+/// Ends the calling thread's capture without a graph, if it has one.
+/// Never throws.
+void abandon_capture() noexcept;
+
+/// begin_capture(stream), `record()`, end_capture(stream): the graph of the
+/// ops `record` issues on `stream`. When `record` throws, the capture is
+/// abandoned (the stream usable again) and the exception passes on.
+/// Example:
+///     Graph step = capture(stream, [&] { ops::dense(x, w, b, y, Activation::relu, opts); });
+///     for (...) { x.upload(batch); step.launch(stream); }
+Graph capture(Stream& stream, const std::function<void()>& record);
+
+/// Whether the calling thread is capturing (on any stream). Never throws.
+bool capturing() noexcept;
+
+}  // namespace accel
