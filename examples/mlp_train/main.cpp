@@ -72,6 +72,9 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
     app.add_flag("--quick", o.quick, "20 epochs unless --epochs is given (for CI)");
     CLI::Option* hidden = app.add_option("--hidden", o.hidden, "hidden units (default 10)")
                               ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+    app.add_flag("--graph", o.train.graph,
+                 "record each batch size's training step once as a graph and replay it per batch (accel/graph.hpp): "
+                 "the same loss curve, bit for bit, without the op front-end's work per op");
     app.add_option("--lr", o.train.lr, "Adam learning rate (default 0.001)")->check(CLI::Range(1e-9f, 10.0f));
     app.add_option("--batch", o.train.batch, "batch size (default 40; the last batch of an epoch may be smaller)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1000000000}));
@@ -158,7 +161,7 @@ void print_json(const Options& o, const mlp::Split& s, const std::vector<mlp::Tr
     nlohmann::json j;
     j["config"] = {{"data", o.data},           {"train_samples", s.train.samples}, {"test_samples", s.test.samples},
                    {"hidden", o.hidden},       {"epochs", o.train.epochs},         {"batch", o.train.batch},
-                   {"lr", o.train.lr},         {"seed", o.train.seed}};
+                   {"lr", o.train.lr},         {"seed", o.train.seed},             {"graph", o.train.graph}};
     j["results"] = nlohmann::json::array();
     for (const auto& r : rs) {
         const mlp::EpochTimes t = r.times();

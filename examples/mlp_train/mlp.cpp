@@ -202,7 +202,7 @@ Model::Batch& Model::batch_tensors(std::size_t b) {
     const accel::DType t = dtype_;
     Batch bt{accel::Tensor(device_, {b, in_}, t), accel::Tensor(device_, {b, 1}, t),
              accel::Tensor(device_, {b, hidden_}, t), accel::Tensor(device_, {b, 1}, t),
-             accel::Tensor(device_, {b, 1}, t), accel::Tensor(device_, {b, hidden_}, t)};
+             accel::Tensor(device_, {b, 1}, t), accel::Tensor(device_, {b, hidden_}, t), accel::Graph(), 0.0f};
     return batches_.emplace(b, std::move(bt)).first->second;
 }
 
@@ -222,57 +222,84 @@ double Model::train_epoch(const Dataset& train, const TrainConfig& cfg, std::siz
     if (cfg.collective && dtype_ != accel::DType::f32)
         throw InvalidArgument(std::string("data-parallel training sums float32 gradients; ") +
                               accel::dtype_name(dtype_) + " is not supported there (use f32)");
+    if (cfg.collective && cfg.graph)
+        throw InvalidArgument("a graph of the training step cannot hold the gradient sum over the ranks, which runs "
+                              "between backward and Adam; train data-parallel without --graph");
     const auto order = epoch_order(train.samples, cfg.seed, epoch);
     accel::ops::AdamParams adam;
     adam.lr = cfg.lr;
     double loss_sum = 0.0;
     Collective* const coll = cfg.collective;
     const int rank = coll ? coll->rank() : 0, ranks = coll ? coll->ranks() : 1;
-    accel::Tensor* const grads[4] = {&gw1_, &gb1_, &gw2_, &gb2_};
     for (std::size_t start = 0; start < train.samples; start += cfg.batch) {
         const std::size_t global_b = std::min(cfg.batch, train.samples - start);
         const Shard mine = shard_of(global_b, rank, ranks);
         const std::size_t b = mine.count;
         if (b == 0) {
-            // No rows here this batch (global batch < ranks): contribute zeros.
-            for (accel::Tensor* g : grads) upload_floats(*g, std::vector<float>(g->elements(), 0.0f));
-        } else {
-            xb_.resize(b * in_);
-            tb_.resize(b);
-            for (std::size_t i = 0; i < b; ++i) {
-                const std::size_t s = order[start + mine.first + i];
-                std::copy_n(train.x.begin() + static_cast<std::ptrdiff_t>(s * in_), in_,
-                            xb_.begin() + static_cast<std::ptrdiff_t>(i * in_));
-                tb_[i] = train.y[s];
-            }
-            Batch& bt = batch_tensors(b);
-            upload_floats(bt.x, xb_);
-            upload_floats(bt.t, tb_);
+            // No rows here this batch (global batch < ranks): contribute zeros, then the step.
+            for (accel::Tensor* g : {&gw1_, &gb1_, &gw2_, &gb2_}) upload_floats(*g, std::vector<float>(g->elements(), 0.0f));
+            backward_and_step(nullptr, global_b, coll, adam);
+            continue;
+        }
+        xb_.resize(b * in_);
+        tb_.resize(b);
+        for (std::size_t i = 0; i < b; ++i) {
+            const std::size_t s = order[start + mine.first + i];
+            std::copy_n(train.x.begin() + static_cast<std::ptrdiff_t>(s * in_), in_,
+                        xb_.begin() + static_cast<std::ptrdiff_t>(i * in_));
+            tb_[i] = train.y[s];
+        }
+        Batch& bt = batch_tensors(b);
+        upload_floats(bt.x, xb_);
+        upload_floats(bt.t, tb_);
+        if (!cfg.graph) {
             forward(bt.x, bt);
             loss_sum += static_cast<double>(accel::ops::bce_with_logits_loss(bt.z, bt.t)) * static_cast<double>(b);
-            if (coll)  // this shard's share of the global batch mean
-                accel::ops::bce_with_logits_backward_scaled(bt.z, bt.t, bt.dz, 1.0f / static_cast<float>(global_b));
-            else
-                accel::ops::bce_with_logits_backward(bt.z, bt.t, bt.dz);
-            accel::ops::dense_backward(bt.h, weight(2), bt.z, bt.dz, accel::Activation::none, &bt.dh, gw2_, &gb2_);
-            accel::ops::dense_backward(bt.x, weight(0), bt.h, bt.dh, accel::Activation::relu, nullptr, gw1_, &gb1_);
+            backward_and_step(&bt, global_b, coll, adam);
+            continue;
         }
-        if (coll) coll->sum_gradients(grads, 4);
+        // The same calls replayed; the loss, which reads only z and t, after them.
+        if (bt.step.empty() || bt.step_lr != cfg.lr) {
+            accel::Stream& s = device_->default_stream();
+            bt.step_lr = cfg.lr;
+            bt.step = accel::capture(s, [&] {
+                forward(bt.x, bt);
+                backward_and_step(&bt, global_b, coll, adam);
+            });
+            --step_;  // counted by the capture, taken by the replay
+        }
         ++step_;
-        accel::Tensor* params[4] = {&w1_, &b1_, &w2_, &b2_};
-        for (int i = 0; i < 4; ++i) {
-            if (!mixed()) {
-                accel::ops::adam_step(*params[i], *grads[i], m_[i], v_[i], step_, adam);
-                continue;
-            }
-            // Mixed precision: Adam on the f32 masters, then fresh 16-bit copies.
-            accel::ops::convert(*grads[i], master_grad_[i]);
-            accel::ops::adam_step(*params[i], master_grad_[i], m_[i], v_[i], step_, adam);
-            accel::ops::convert(*params[i], copy_[i]);
-        }
+        bt.step.launch();
+        loss_sum += static_cast<double>(accel::ops::bce_with_logits_loss(bt.z, bt.t)) * static_cast<double>(b);
     }
     if (coll) loss_sum = coll->sum(loss_sum);
     return loss_sum / static_cast<double>(train.samples);
+}
+
+void Model::backward_and_step(Batch* batch, std::size_t global_b, Collective* coll, const accel::ops::AdamParams& adam) {
+    accel::Tensor* const grads[4] = {&gw1_, &gb1_, &gw2_, &gb2_};
+    if (batch) {
+        Batch& bt = *batch;
+        if (coll)  // this shard's share of the global batch mean
+            accel::ops::bce_with_logits_backward_scaled(bt.z, bt.t, bt.dz, 1.0f / static_cast<float>(global_b));
+        else
+            accel::ops::bce_with_logits_backward(bt.z, bt.t, bt.dz);
+        accel::ops::dense_backward(bt.h, weight(2), bt.z, bt.dz, accel::Activation::none, &bt.dh, gw2_, &gb2_);
+        accel::ops::dense_backward(bt.x, weight(0), bt.h, bt.dh, accel::Activation::relu, nullptr, gw1_, &gb1_);
+    }
+    if (coll) coll->sum_gradients(grads, 4);
+    ++step_;
+    accel::Tensor* params[4] = {&w1_, &b1_, &w2_, &b2_};
+    for (int i = 0; i < 4; ++i) {
+        if (!mixed()) {
+            accel::ops::adam_step_from(*params[i], *grads[i], m_[i], v_[i], step_, adam);
+            continue;
+        }
+        // Mixed precision: Adam on the f32 masters, then fresh 16-bit copies.
+        accel::ops::convert(*grads[i], master_grad_[i]);
+        accel::ops::adam_step_from(*params[i], master_grad_[i], m_[i], v_[i], step_, adam);
+        accel::ops::convert(*params[i], copy_[i]);
+    }
 }
 
 std::vector<float> Model::logits(const Dataset& d) {
@@ -282,7 +309,7 @@ std::vector<float> Model::logits(const Dataset& d) {
     if (d.samples == 0) return {};
     const auto x = accel::Tensor::from_host(device_, {d.samples, in_}, d.x, dtype_);
     Batch bt{accel::Tensor(), accel::Tensor(), accel::Tensor(device_, {d.samples, hidden_}, dtype_),
-             accel::Tensor(device_, {d.samples, 1}, dtype_), accel::Tensor(), accel::Tensor()};
+             accel::Tensor(device_, {d.samples, 1}, dtype_), accel::Tensor(), accel::Tensor(), accel::Graph(), 0.0f};
     forward(x, bt);
     return bt.z.download_as<float>();
 }

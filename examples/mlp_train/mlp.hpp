@@ -106,6 +106,14 @@ struct TrainConfig {
     /// from the masters after each step; no loss scaling. Data-parallel runs
     /// (collective) take f32 only.
     accel::DType dtype = accel::DType::f32;
+    /// Record each batch size's training step once as a graph
+    /// (accel/graph.hpp) — forward, the loss's gradient, backward, Adam (and
+    /// the mixed-precision converts) — and replay it per batch: the same
+    /// kernel calls without the op front-end's work, so the same loss curve
+    /// bit for bit. The loss itself is read after each replay (it returns to
+    /// the host). Not with a collective (its gradient sum runs between
+    /// backward and Adam).
+    bool graph = false;
 };
 
 /// The sample order of `epoch` (0-based): permutation(n, make_rng(seed,
@@ -159,9 +167,16 @@ private:
     /// Activations and gradients of one batch size, created on first use.
     struct Batch {
         accel::Tensor x, t, h, z, dz, dh;
+        accel::Graph step;  ///< TrainConfig::graph: this batch size's step, captured at its first batch
+        float step_lr = 0;  ///< the learning rate `step` was captured with (a new one captures again)
     };
     Batch& batch_tensors(std::size_t b);
     void forward(const accel::Tensor& x, Batch& bt);
+    /// One batch's loss gradient and backward pass (none for a null batch:
+    /// this rank has no rows of it, its gradients are zero), the gradient sum
+    /// over the ranks, then the Adam step (++step_; the count is read when
+    /// each update is enqueued, at every replay of a captured step too).
+    void backward_and_step(Batch* batch, std::size_t global_b, Collective* coll, const accel::ops::AdamParams& adam);
     /// The weights the forward and backward passes use: the masters, or
     /// their 16-bit copies under mixed precision. i: w1, b1, w2, b2.
     const accel::Tensor& weight(int i) const { return mixed() ? copy_[i] : *masters()[i]; }
