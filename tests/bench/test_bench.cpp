@@ -641,6 +641,28 @@ TEST_CASE("mlp_quick") {
     CHECK(k["rows"][1]["hidden"] == 32);
 }
 
+TEST_CASE("mlp_graph") {
+    // --graph: an eager and a graph row per device, interleaved, the same final loss bit for bit.
+    std::remove("mlp-graph.json");
+    const Outcome r = bench("mlp --quick --backends host,kokkos --graph --rounds 2 --format json -o mlp-graph.json");
+    REQUIRE_MESSAGE(r.code == 0, r.output);
+    const json j = load("mlp-graph.json");
+    CHECK(j["settings"]["graph"] == true);
+    REQUIRE(j["rows"].size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+        CHECK(j["rows"][i]["step"] == (i % 2 ? "graph" : "eager"));
+        CHECK(j["rows"][i]["ms_per_epoch"]["rounds"].size() == 2);
+    }
+    for (std::size_t i = 0; i < 4; i += 2) {
+        CHECK(j["rows"][i]["stable_selector"] == j["rows"][i + 1]["stable_selector"]);
+        CHECK(j["rows"][i]["final_loss"].get<double>() == j["rows"][i + 1]["final_loss"].get<double>());
+    }
+    const Outcome t = bench("mlp --quick --backends host --graph --wide");
+    REQUIRE_MESSAGE(t.code == 0, t.output);
+    CHECK_MESSAGE(t.output.find("graph step on host:0 (hidden 64, f32): ") != std::string::npos, t.output);
+    CHECK_MESSAGE(t.output.find("the same final loss, bit for bit") != std::string::npos, t.output);
+}
+
 TEST_CASE("mlp_kokkos") { mlp_two_devices("kokkos"); }
 
 TEST_CASE("mlp_opencl") { mlp_two_devices("opencl"); }
@@ -661,7 +683,7 @@ TEST_CASE("mlp_table_and_csv") {
     CHECK(lines(csv) == 2);
     CHECK(csv.rfind("backend,device,selector,", 0) == 0);
     CHECK(csv.find(",16,256,f32,") != std::string::npos);
-    CHECK(csv.find(",true,\"\"\n") != std::string::npos);
+    CHECK(csv.find(",true,\"\",eager\n") != std::string::npos);
 }
 
 TEST_CASE("mlp_save_problem") {

@@ -157,6 +157,9 @@ CLI::App* add_mlp(CLI::App& app, MlpArgs& a) {
             ""))
         ->type_name("N");
     cmd->add_flag("--quick", a.quick, "tiny: hidden 64, 3 epochs, 1 round (for CI); given options still apply");
+    cmd->add_flag("--graph", a.graph,
+                  "each device trains twice, interleaved: eagerly, then with each batch size's training step "
+                  "captured once as a graph and replayed per batch (accel/graph.hpp); a row each, side by side");
     cmd->add_flag("--wide", a.wide,
                   "every column and whole lines, each device's name and backend in every row instead of a "
                   "legend naming each device once (default: within $COLUMNS, the terminal's width or 100 columns)");

@@ -115,6 +115,7 @@ int plot_command(const PlotArgs& a);
 struct MlpArgs {
     bool quick = false;
     bool wide = false;  ///< --wide: the table with device name and backend in every row
+    bool graph = false;  ///< --graph: each device also trains with the step replayed as a graph
     std::string backends, format = "table", output, data, save_problem;
     std::vector<std::size_t> hidden;
     std::vector<std::string> dtypes;

@@ -54,9 +54,9 @@ struct Round {
 
 // A fresh model from `init`, s.warmup warm-up epochs, then s.epochs timed
 // ones, each timed alone (the device drained before and after, so queued
-// work counts where it ran).
+// work counts where it ran); `graph`: the steps replayed as graphs.
 Round train_round(const std::shared_ptr<accel::Device>& device, const mlp::Params& init, const mlp::Dataset& train,
-                  const MlpSettings& s, accel::DType dtype) {
+                  const MlpSettings& s, accel::DType dtype, bool graph) {
     mlp::Model model(device, init, dtype);
     mlp::TrainConfig cfg;
     cfg.epochs = s.warmup + s.epochs;
@@ -64,6 +64,7 @@ Round train_round(const std::shared_ptr<accel::Device>& device, const mlp::Param
     cfg.lr = s.lr;
     cfg.seed = s.seed;
     cfg.dtype = dtype;
+    cfg.graph = graph;
     Round r{{}, 0, 0};
     device->synchronize();
     std::size_t steps0 = 0;
@@ -84,6 +85,26 @@ json rows_of(const std::vector<float>& v, std::size_t rows, std::size_t cols) {
     for (std::size_t r = 0; r < rows; ++r)
         out.push_back(std::vector<float>(v.begin() + std::ptrdiff_t(r * cols), v.begin() + std::ptrdiff_t((r + 1) * cols)));
     return out;
+}
+
+// "graph step on host:0 (hidden 64, f32): 0.21 ms/epoch against 0.40 eager,
+// 1.90x; the same final loss": each graph row beside its eager row.
+void write_graph_speedups(std::ostream& out, const MlpResults& r) {
+    for (const auto& g : r.rows) {
+        if (g.step != "graph" || !g.error.empty()) continue;
+        const auto e = std::find_if(r.rows.begin(), r.rows.end(), [&](const MlpRow& x) {
+            return x.step == "eager" && x.error.empty() && x.selector == g.selector && x.hidden == g.hidden &&
+                   x.dtype == g.dtype;
+        });
+        if (e == r.rows.end() || g.ms_median <= 0) continue;
+        out << "graph step on " << g.stable_selector << " (hidden " << g.hidden << ", " << g.dtype
+            << "): " << format("%.4g", g.ms_median) << " ms/epoch against " << format("%.4g", e->ms_median)
+            << " eager, " << format("%.2f", e->ms_median / g.ms_median) << "x; "
+            << (g.final_loss == e->final_loss ? "the same final loss, bit for bit"
+                                              : "final loss " + format("%.9g", g.final_loss) + " against " +
+                                                    format("%.9g", e->final_loss) + " eager")
+            << "\n";
+    }
 }
 
 std::string status(const MlpRow& r) { return !r.error.empty() ? "error" : r.agrees ? "ok" : "DIFF"; }
@@ -148,20 +169,24 @@ MlpResults run_mlp(const MlpSettings& s) {
     std::vector<Config> configs;
     for (std::size_t h : s.hidden)
         for (accel::DType t : s.dtypes) configs.push_back({h, t});
-    const std::size_t total = configs.size() * s.rounds * devices.size();
+    // A unit: one device in one step mode (eager, then graph with --graph).
+    const std::size_t modes = s.graph ? 2 : 1, units = devices.size() * modes;
+    const auto graph_unit = [&](std::size_t u) { return u % modes == 1; };
+    const std::size_t total = configs.size() * s.rounds * units;
     std::size_t done = 0;
     const auto t0 = Clock::now();
 
     for (const Config& c : configs) {
         const mlp::Params init = mlp::init_params(train.features, c.hidden, s.seed);
         const std::size_t first = res.rows.size();
-        std::vector<MlpRow> rows(devices.size());
-        std::vector<bool> skipped(devices.size(), false);
-        // Per device: its first epoch, then every steady epoch (mlp::epoch_times' order).
-        std::vector<std::vector<double>> epochs_ms(devices.size());
-        for (std::size_t d = 0; d < devices.size(); ++d) {
-            const MlpDevice& dev = res.devices[d];
-            MlpRow& row = rows[d];
+        std::vector<MlpRow> rows(units);
+        std::vector<bool> skipped(units, false);
+        // Per unit: its first epoch, then every steady epoch (mlp::epoch_times' order).
+        std::vector<std::vector<double>> epochs_ms(units);
+        for (std::size_t u = 0; u < units; ++u) {
+            const MlpDevice& dev = res.devices[u / modes];
+            MlpRow& row = rows[u];
+            row.step = graph_unit(u) ? "graph" : "eager";
             row.backend = dev.info.backend;
             row.device = dev.info.name;
             row.selector = dev.selector;
@@ -177,19 +202,20 @@ MlpResults run_mlp(const MlpSettings& s) {
             row.steps_per_epoch = (train.samples + s.batch - 1) / s.batch;
             row.loss_tolerance = mlp_loss_tolerance(c.dtype);
         }
-        // Rounds interleave the devices, so that a slow spell of the machine
-        // hits every device alike.
+        // Rounds interleave the devices (and the step modes), so that a slow
+        // spell of the machine hits every one alike.
         for (std::size_t round = 0; round < s.rounds; ++round) {
-            for (std::size_t d = 0; d < devices.size(); ++d) {
+            for (std::size_t d = 0; d < units; ++d) {
                 MlpRow& row = rows[d];
                 if (s.progress)
                     show_progress(done, total, seconds_left_at_mean(done, total, t0),
                                   "hidden " + std::to_string(c.hidden) + " " + row.dtype + " round " +
-                                      std::to_string(round + 1) + " on " + row.stable_selector);
+                                      std::to_string(round + 1) + " on " + row.stable_selector +
+                                      (s.graph ? " (" + row.step + ")" : ""));
                 ++done;
                 if (skipped[d] || !row.error.empty()) continue;
                 try {
-                    const Round r = train_round(devices[d], init, train, s, c.dtype);
+                    const Round r = train_round(devices[d / modes], init, train, s, c.dtype, graph_unit(d));
                     // The device's first epoch, then this round's steady ones: its timed
                     // epochs but that first (timed when --warmup 0).
                     const bool first = epochs_ms[d].empty();
@@ -202,14 +228,15 @@ MlpResults run_mlp(const MlpSettings& s) {
                     row.steps = r.steps;
                 } catch (const accel::Unsupported& e) {
                     skipped[d] = true;
-                    res.notes.push_back(row.stable_selector + " cannot train in " + row.dtype + ": " + e.what() +
-                                        "; skipped");
+                    if (!graph_unit(d))  // the graph run of the device is refused alike
+                        res.notes.push_back(row.stable_selector + " cannot train in " + row.dtype + ": " + e.what() +
+                                            "; skipped");
                 } catch (const accel::Error& e) {
                     row.error = e.what();
                 }
             }
         }
-        for (std::size_t d = 0; d < devices.size(); ++d) {
+        for (std::size_t d = 0; d < units; ++d) {
             if (skipped[d]) continue;
             const mlp::EpochTimes t = mlp::epoch_times(epochs_ms[d]);
             rows[d].first_epoch_ms = t.first_ms;
@@ -253,7 +280,7 @@ json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Machine& m) {
     j["settings"] = {{"selectors", selectors}, {"hidden", s.hidden},  {"batch", s.batch},
                      {"warmup_epochs", s.warmup}, {"epochs", s.epochs}, {"rounds", s.rounds},
                      {"dtypes", dtypes},          {"seed", s.seed},     {"lr", decimal(s.lr)},
-                     {"quick", s.quick},
+                     {"quick", s.quick},          {"graph", s.graph},
                      {"timing", "host clock around each epoch (device synchronized at its end); first_epoch_ms: "
                                 "the device's first epoch (round 1's first); epoch_ms: median, min and max of the "
                                 "steady epochs, every timed epoch but that first"}};
@@ -283,6 +310,7 @@ json mlp_to_json(const MlpSettings& s, const MlpResults& r, const Machine& m) {
                {"hidden", row.hidden},
                {"batch", row.batch},
                {"dtype", row.dtype},
+               {"step", row.step},
                {"train_samples", row.train_samples},
                {"warmup_epochs", row.warmup},
                {"epochs", row.epochs},
@@ -337,6 +365,7 @@ void write_mlp_table(std::ostream& report, const MlpSettings& s, const MlpResult
     // Compact: devices by stable selector, named once in a legend; wide: name and backend in every row.
     std::vector<std::string> header{"device", "in", "hidden", "batch", "dtype", "epochs", "first ms", "ms/epoch",
                                     "min", "max", "samples/s", "final loss", "rel diff", "limit", "steps", "ok"};
+    if (s.graph) header.insert(header.begin() + 5, "step");
     if (s.wide) header.insert(header.begin() + 1, {"name", "backend"});
     TextTable t(header, s.wide ? 3 : 1);
     if (!s.wide) {
@@ -350,6 +379,7 @@ void write_mlp_table(std::ostream& report, const MlpSettings& s, const MlpResult
     for (const auto& row : r.rows) {
         std::vector<std::string> c{row.stable_selector, std::to_string(row.in), std::to_string(row.hidden),
                                    std::to_string(row.batch), row.dtype, std::to_string(row.epochs)};
+        if (s.graph) c.insert(c.begin() + 5, row.step);
         if (s.wide) c.insert(c.begin() + 1, {row.device, row.backend});
         if (row.error.empty()) {
             c.insert(c.end(), {num(row.first_epoch_ms), num(row.ms_median), num(row.ms_min), num(row.ms_max),
@@ -365,6 +395,7 @@ void write_mlp_table(std::ostream& report, const MlpSettings& s, const MlpResult
     t.set_optional({"limit", "steps", "min", "max", "in", "batch", "first ms"});
     t.write(out, s.wide ? 0 : width);
     out << "\n";
+    if (s.graph) write_graph_speedups(out, r);
     for (const auto& [dtype, d] : max_rel_diff(r))
         out << "largest relative difference of the final loss (" << dtype << "): " << format("%.2e", d)
             << " (tolerance " << format("%.0e", mlp_loss_tolerance(accel::parse_dtype(dtype))) << ")\n";
@@ -381,7 +412,7 @@ void write_mlp_csv(std::ostream& out, const MlpResults& r) {
     const auto q = csv_field;
     out << "backend,device,selector,stable_selector,runtime,in,hidden,batch,dtype,train_samples,warmup_epochs,epochs,"
            "first_epoch_ms,ms_per_epoch_median,ms_per_epoch_min,ms_per_epoch_max,samples_per_s,final_loss,reference,loss_rel_diff,"
-           "loss_tolerance,steps,steps_per_epoch,pass,error\n";
+           "loss_tolerance,steps,steps_per_epoch,pass,error,step\n";
     for (const auto& row : r.rows) {
         const bool ok = row.error.empty();
         auto val = [&](double v) { return ok ? format("%.9g", v) : std::string(); };
@@ -392,7 +423,8 @@ void write_mlp_csv(std::ostream& out, const MlpResults& r) {
             << val(row.ms_min) << "," << val(row.ms_max) << "," << val(row.samples_per_s) << ","
             << val(row.final_loss) << "," << q(row.reference) << "," << val(row.loss_rel_diff) << ","
             << format("%.0e", row.loss_tolerance) << "," << (ok ? std::to_string(row.steps) : "") << ","
-            << row.steps_per_epoch << "," << (row.passed() ? "true" : "false") << "," << q(row.error) << "\n";
+            << row.steps_per_epoch << "," << (row.passed() ? "true" : "false") << "," << q(row.error) << ","
+            << row.step << "\n";
     }
 }
 
@@ -459,6 +491,7 @@ int mlp_command(const MlpArgs& a) {
     s.selectors = resolve_backends(a.backends);
     s.progress = isatty(STDERR_FILENO);
     s.wide = a.wide;
+    s.graph = a.graph;
 
     tool_cli::OptionalOutput file(a.output), problem_file(a.save_problem);  // a bad path fails before the run
 

@@ -34,6 +34,9 @@ struct MlpSettings {
     bool quick = false;                             ///< the --quick sizes (recorded in the JSON)
     bool wide = false;                              ///< the table with device name and backend in every row
     bool progress = false;                          ///< rounds done / time left on stderr
+    /// Each device also trains with mlp::TrainConfig::graph, a row of its own
+    /// after its eager row, the two interleaved within every round.
+    bool graph = false;
 };
 
 /// The training set as every device sees it: the data set split as
@@ -64,6 +67,9 @@ struct MlpRow {
     std::string runtime;                    ///< DeviceInfo::runtime_version
     std::size_t in = 0, hidden = 0, batch = 0;
     std::string dtype;                      ///< "f32", "f64", "f16" or "bf16"
+    /// How each training step reached the device: "eager" (op by op) or
+    /// "graph" (captured once per batch size, replayed: MlpSettings::graph).
+    std::string step = "eager";
     std::size_t train_samples = 0;          ///< samples per epoch
     std::size_t warmup = 0, epochs = 0;     ///< untimed and timed epochs per round
     /// The first epoch on this device (round 1's first, a warm-up epoch
