@@ -78,6 +78,7 @@ void print_device(std::string& out, accel::Device& dev, bool named_only, const s
     std::string languages;
     for (const auto& l : info.kernel_languages) languages += (languages.empty() ? "" : ", ") + l;
     out += tool_cli::format("      program kernels in: %s\n", languages.empty() ? "none" : languages.c_str());
+    out += tool_cli::format("      graphs (accel::capture): %s\n", accel::Graph::mechanism(dev).c_str());
     const accel::Determinism& det = info.determinism;
     out += tool_cli::format("      deterministic mode (%s): %s%s\n", dev.deterministic() ? "on" : "off",
                 !det.reproducible       ? "not promised, its ops are refused"

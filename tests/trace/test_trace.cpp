@@ -159,6 +159,37 @@ TEST_CASE("a composed op's event encloses its kernels' events") {
     std::remove(file.c_str());
 }
 
+TEST_CASE("a graph's replay is one event holding its ops' names") {
+    auto& d = device();
+    auto g = accel_test::rng(63);
+    const std::size_t n = 1000;
+    Tensor a = Tensor::from_host(d, Shape{n}, accel_test::uniform(g, n)), b(d, Shape{n}), c(d, Shape{n});
+    const std::string file = temp_path("graph");
+    trace::start(file);
+    const Graph graph = capture(d->default_stream(), [&] {
+        ops::add(a, a, b);
+        ops::relu(b, c);
+    });
+    graph.launch();
+    graph.launch();
+    (void)c.download();
+    trace::stop();
+    const json t = trace_format::read(file);
+    expect_valid(t);
+    std::vector<json> replays;
+    for (const json& e : trace_format::complete_events(t, "graph"))
+        if (!e["args"].contains("device_ms")) replays.push_back(e);
+    REQUIRE(replays.size() == 2);
+    for (const json& e : replays) {
+        CHECK(e["name"] == "graph");
+        CHECK(e["args"]["ops"] == "add,relu");
+        CHECK(e["args"]["calls"] == 2);
+    }
+    CHECK(ops_named(t, "add").empty());  // neither the capture nor the replays trace a kernel alone
+    CHECK(ops_named(t, "relu").empty());
+    std::remove(file.c_str());
+}
+
 TEST_CASE("threads on their own streams are traced on their own tracks, each call numbered once") {
     if (!accel_test::runs({Op::add})) return;
     auto& d = device();
