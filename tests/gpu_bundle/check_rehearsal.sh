@@ -82,7 +82,7 @@ cat "$work/out/summary.txt"
 [ $rc -eq 0 ] || fail "run-gpu-checks.sh --rehearsal --quick exited $rc (log: $work/run.txt, results: $work/out)"
 for step in facts info conformance.cuda.native conformance.cuda.vendor conformance.opencl conformance.vulkan \
             sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck bench.matmul bench.add bench.dense \
-            mlp mlp.wide peer reliability; do
+            mlp mlp.graph mlp.wide peer reliability; do
   grep -qE "^$step +(pass|skip|fail) " "$work/out/summary.txt" || fail "the summary has no verdict for step $step"
 done
 echo "check_rehearsal: the rehearsal passed with a verdict for every step"

@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
 done
 known_steps="conformance conformance.cuda.native conformance.cuda.vendor conformance.opencl conformance.vulkan
   sanitizer sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck tune bench bench.matmul bench.add bench.dense
-  mlp mlp.wide peer reliability interop custom_kernel"
+  mlp mlp.graph mlp.wide peer reliability interop custom_kernel"
 for wanted in ${steps//,/ }; do
   [[ " $(echo $known_steps) " == *" $wanted "* ]] ||
     { echo "run-gpu-checks: --steps: no step '$wanted'; the steps are: $(echo $known_steps)" >&2; exit 2; }
@@ -350,6 +350,19 @@ if [ -z "$gpus" ]; then verdict mlp skip "no GPU backend opens"; else
     diff=$(grep -iE 'largest|difference' "$out/mlp.log" | tail -n 1 | cut -c1-200)
     if [ $rc -eq 0 ]; then verdict mlp pass "$mlp_backends: ${diff:-see mlp.log}"
     else verdict mlp fail "exit $rc: ${diff:-$(tail -n 1 "$out/mlp.log" | cut -c1-200)}"; fi
+  fi
+fi
+# The articles' MLP (hidden 10) and the wide one (4096), each step eager and
+# replayed as a graph, interleaved (accel-bench mlp --graph).
+if [ -z "$gpus" ]; then verdict mlp.graph skip "no GPU backend opens"; else
+  graph_args=(--hidden 10,4096 --batch 40 --epochs 20 --rounds 3)
+  [ $quick = 1 ] && graph_args=(--hidden 10 --batch 40 --epochs 2 --rounds 1)
+  step mlp.graph 30 150 "$bin/accel-bench" mlp --backends "$mlp_backends" --data "$data" "${graph_args[@]}" --graph --wide
+  rc=$?
+  if [ $rc -ne 200 ]; then
+    lines=$(grep -E '^graph step on' "$out/mlp.graph.log" | cut -c1-110 | paste -sd'|' -)
+    if [ $rc -eq 0 ]; then verdict mlp.graph pass "${lines:-see mlp.graph.log}"
+    else verdict mlp.graph fail "exit $rc: $(grep -m2 -E 'FAIL|rror' "$out/mlp.graph.log" | cut -c1-200 | paste -sd'|' -)"; fi
   fi
 fi
 torch_device=cuda
