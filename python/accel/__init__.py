@@ -13,6 +13,7 @@ backend and for CUDA device memory, a host copy elsewhere). A dtype is a name
 (``"f32"``) or a NumPy dtype (``numpy.float32``). Errors are the
 classes below :class:`Error`, carrying the C++ message. Streams and events
 time device work (:meth:`Device.create_event`, :meth:`Device.elapsed_ms`);
+:func:`capture` records ops once as a :class:`Graph` to replay;
 :mod:`accel.bench` runs accel-bench.
 
 The package bundles libaccel, the backend plugins built with it and
@@ -27,6 +28,7 @@ from ._accel import (
     DeviceInfo,
     Error,
     Event,
+    Graph,
     InvalidArgument,
     Kernel,
     MemoryInfo,
@@ -36,6 +38,7 @@ from ._accel import (
     Tensor,
     Unsupported,
     backends,
+    capture,
     default_device,
     device,
     devices,
@@ -67,6 +70,7 @@ __all__ = [
     "DeviceInfo",
     "Error",
     "Event",
+    "Graph",
     "InvalidArgument",
     "Kernel",
     "MemoryInfo",
@@ -77,6 +81,7 @@ __all__ = [
     "Unsupported",
     "backends",
     "bench",
+    "capture",
     "default_device",
     "device",
     "devices",

@@ -96,6 +96,7 @@ void bind_dlpack(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_kernels(nb::module_& m);
 void bind_mlp(nb::module_& m);
+void bind_graph(nb::module_& m);
 
 }  // namespace accel_python
 

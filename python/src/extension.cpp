@@ -118,6 +118,7 @@ NB_MODULE(_accel, m) {
     accel_python::bind_ops(m);
     accel_python::bind_kernels(m);
     accel_python::bind_mlp(m);
+    accel_python::bind_graph(m);
     m.def("version", []() { return std::string(ACCEL_VERSION); },
           "accel's version and the `git describe` of the build, e.g. '0.1.0 (v0.1.0-12-gabc123)'.");
 }
