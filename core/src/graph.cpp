@@ -115,17 +115,7 @@ void record(Capture& c, std::string name, Stream& stream, const std::vector<Devi
     g.nodes.push_back({std::move(name), std::move(run)});
 }
 
-void record_kernel(Capture& c, Op op, std::shared_ptr<const Kernel> kernel, const KernelArgs& args) {
-    std::vector<DeviceHandle> handles(args.in.begin(), args.in.end());
-    handles.insert(handles.end(), args.out.begin(), args.out.end());
-    record(c, op_name(op), *args.stream, handles,
-           [kernel = std::move(kernel), args, update = t_update](Stream& s) {
-               KernelArgs a = args;
-               a.stream = &s;
-               if (update) update(a);
-               (*kernel)(a);
-           });
-}
+std::function<void(KernelArgs&)> replay_update_of_thread() { return t_update; }
 
 ScratchAllowed::ScratchAllowed() noexcept {
     if (t_capture) ++t_capture->scratch;
@@ -199,14 +189,13 @@ void Graph::launch(Stream& stream) const {
         for (const detail::GraphNode& n : data_->nodes) n.run(stream);
         return;
     }
-    instrument::Span span(d, "graph", "graph", &stream);
+    instrument::Span span(d, "graph", "graph", &stream);  // encloses its kernels' events
     if (span.live()) {
         std::string names;
         for (const detail::GraphNode& n : data_->nodes) names += (names.empty() ? "" : ",") + n.name;
         span.arg("ops", names);
         span.arg("calls", std::uint64_t{data_->nodes.size()});
     }
-    instrument::Quiet quiet;  // one event for the replay, none per kernel
     for (const detail::GraphNode& n : data_->nodes) n.run(stream);
 }
 

@@ -56,10 +56,9 @@ void refuse_allocation_while_capturing(std::size_t bytes);
 void record(Capture& c, std::string name, Stream& stream, const std::vector<DeviceHandle>& handles,
             std::function<void(Stream&)> run);
 
-/// Records one kernel call of the op front-end: `kernel(args)` with
-/// args.stream set to the replay's stream; its operands are pinned. The
-/// thread's ReplayUpdate, if any, is kept and applied to args at each replay.
-void record_kernel(Capture& c, Op op, std::shared_ptr<const Kernel> kernel, const KernelArgs& args);
+/// The calling thread's ReplayUpdate's function, or an empty one: what a
+/// kernel call recorded now reruns on its arguments before each replay.
+std::function<void(KernelArgs&)> replay_update_of_thread();
 
 /// While one lives, allocations on this thread pass the capture's check: the
 /// op front-end's own temporaries, which the graph keeps (a Tensor's free is

@@ -4,6 +4,7 @@
 
 #include <accel/device.hpp>
 
+#include <accel_internal/graph_capture.hpp>
 #include <accel_internal/instrument.hpp>
 
 #include <cstddef>
@@ -16,6 +17,12 @@ namespace accel::detail {
 /// calls it, or raises Unsupported naming all three, the device and what
 /// it runs instead. Traced and checked when a trace or the shadow check is on.
 void run_kernel(Device& d, Op op, const KernelArgs& args);
+
+/// Records the call run_kernel would make into the capture `c`: at each
+/// replay, `kernel` runs on a copy of `args` whose stream is the replay's
+/// (after the thread's ReplayUpdate, if one was open), traced and checked as
+/// an eager call when a trace or the shadow check is on.
+void record_kernel(Capture& c, Device& d, Op op, std::shared_ptr<const Kernel> kernel, const KernelArgs& args);
 
 /// Sets args.geometry to d's default for `op` over a rows × cols output and,
 /// for a tiled op on a device that states a tile layout, args.tile to that

@@ -29,9 +29,23 @@ void detail::run_kernel(Device& d, Op op, const KernelArgs& a) {
                           dtype_name(a.dtype) + " kernel on the " + path_name(a.path) + " path; it runs " +
                           op_name(op) + " in " + (have.empty() ? std::string("no dtype") : have));
     }
-    if (detail::Capture* c = detail::capture_of_thread()) return detail::record_kernel(*c, op, k, a);
+    if (detail::Capture* c = detail::capture_of_thread()) return record_kernel(*c, d, op, k, a);
     if (!instrument::active()) return (*k)(a);  // the one branch a trace or check costs when off
     run_observed(d, op, a, *k);
+}
+
+void detail::record_kernel(Capture& c, Device& d, Op op, std::shared_ptr<const Kernel> kernel, const KernelArgs& a) {
+    std::vector<DeviceHandle> handles(a.in.begin(), a.in.end());
+    handles.insert(handles.end(), a.out.begin(), a.out.end());
+    // A replay runs the kernel as an eager call would: traced and checked when a trace or check is on.
+    record(c, op_name(op), *a.stream, handles,
+           [device = &d, op, kernel = std::move(kernel), a, update = replay_update_of_thread()](Stream& s) {
+               KernelArgs args = a;
+               args.stream = &s;
+               if (update) update(args);
+               if (!instrument::active()) return (*kernel)(args);
+               run_observed(*device, op, args, *kernel);
+           });
 }
 
 void detail::default_launch(Device& d, Op op, KernelArgs& a, std::size_t rows, std::size_t cols) {

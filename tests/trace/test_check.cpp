@@ -136,6 +136,19 @@ TEST_CASE("a wrong result is caught, named, recorded, and replays") {
         CHECK_NOTHROW(ops::run(scale2, {&x}, {&y}));
     }
     std::remove(record.c_str());
+    // Replayed from a graph (accel/graph.hpp), the call is checked as the eager one is.
+    const Graph graph = capture(host->default_stream(), [&] { ops::run(scale2, {&x}, {&y}); });
+    CHECK_NOTHROW(graph.launch());
+    {
+        Checking on("oracle");
+        try {
+            graph.launch();
+            FAIL("the check let a replay's wrong result through");
+        } catch (const CheckFailed& e) {
+            CHECK(std::string(e.what()).find("of test_check_scale2") != std::string::npos);
+            std::remove(e.record_path().c_str());
+        }
+    }
 }
 
 TEST_CASE("records round-trip, and a file that is not one is refused with the reason") {

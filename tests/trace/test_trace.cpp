@@ -159,7 +159,7 @@ TEST_CASE("a composed op's event encloses its kernels' events") {
     std::remove(file.c_str());
 }
 
-TEST_CASE("a graph's replay is one event holding its ops' names") {
+TEST_CASE("a graph's replay is one event holding its ops' names and enclosing their kernels' events") {
     auto& d = device();
     auto g = accel_test::rng(63);
     const std::size_t n = 1000;
@@ -185,8 +185,17 @@ TEST_CASE("a graph's replay is one event holding its ops' names") {
         CHECK(e["args"]["ops"] == "add,relu");
         CHECK(e["args"]["calls"] == 2);
     }
-    CHECK(ops_named(t, "add").empty());  // neither the capture nor the replays trace a kernel alone
-    CHECK(ops_named(t, "relu").empty());
+    // The capture runs (and traces) no kernel; each replay's kernels are inside its event.
+    for (const char* op : {"add", "relu"}) {
+        const auto kernels = ops_named(t, op);
+        REQUIRE(kernels.size() == 2);
+        for (std::size_t i = 0; i < 2; ++i) {
+            CHECK(kernels[i]["tid"] == replays[i]["tid"]);
+            CHECK(kernels[i]["ts"].get<double>() >= replays[i]["ts"].get<double>());
+            CHECK(kernels[i]["ts"].get<double>() + kernels[i]["dur"].get<double>() <=
+                  replays[i]["ts"].get<double>() + replays[i]["dur"].get<double>() + 1e-3);
+        }
+    }
     std::remove(file.c_str());
 }
 

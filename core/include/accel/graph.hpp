@@ -54,9 +54,10 @@ public:
     /// Enqueues the recorded kernel calls on `stream` (of the graph's
     /// device), in capture order, after the stream's earlier work; returns
     /// before they ran, as an op does. A trace (ACCEL_TRACE) shows a replay
-    /// as one event, "graph", with its ops' names; the shadow check
-    /// (ACCEL_CHECK) does not check the kernels of a replay one by one (it
-    /// checked nothing at capture either: capture runs no kernel). Throws
+    /// as one event, "graph", with its ops' names, enclosing its kernels'
+    /// events; the shadow check (ACCEL_CHECK) checks each kernel call of a
+    /// replay as it checks an eager one (a capture runs, so checks, none).
+    /// Throws
     /// InvalidArgument for a stream of another device or while the calling
     /// thread captures (a graph inside a graph is not recorded), and what
     /// the kernels throw: DeviceError from the runtime, the device's sticky

@@ -30,8 +30,8 @@
 //   - a graph's replay (Graph::launch, accel/graph.hpp) as one event of
 //     category "graph", named "graph", with its device time on the stream's
 //     track; args ops (the recorded calls' op names, comma-separated, in
-//     order) and calls (their number). Its kernels have no events of their
-//     own, and a capture records none (it runs nothing);
+//     order) and calls (their number); it encloses its kernels' events, as
+//     a composed call does. A capture records no kernel event (it runs none);
 //   - on a track per stream ("stream N", the default stream "stream 0"): the
 //     device time of each op and copy, measured with the device's events
 //     (Device::create_event: cudaEvent, OpenCL profiling, Vulkan timestamps,
