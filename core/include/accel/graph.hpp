@@ -83,9 +83,11 @@ public:
     /// the op front-end's work". Never throws beyond std::bad_alloc.
     static std::string mechanism(const Device& device);
 
+    /// The graph of a recording (what end_capture makes; GraphData is
+    /// libaccel's own, so a program gets graphs from capture and end_capture).
+    explicit Graph(std::shared_ptr<const detail::GraphData> data) noexcept : data_(std::move(data)) {}
+
 private:
-    friend Graph end_capture(Stream& stream);
-    explicit Graph(std::shared_ptr<const detail::GraphData> data) : data_(std::move(data)) {}
     std::shared_ptr<const detail::GraphData> data_;
 };
 
