@@ -59,21 +59,24 @@ void bind_mlp(nb::module_& m) {
                          "with (python/examples/mlp_train.py --compare-cpp). Not thread-safe: one thread per model.")
         .def("__init__", [](MlpModel* self, const std::shared_ptr<accel::Device>& device, std::size_t hidden,
                             std::uint64_t seed, nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> x,
-                            nb::ndarray<const float, nb::c_contig, nb::device::cpu> y, std::size_t batch, double lr) {
+                            nb::ndarray<const float, nb::c_contig, nb::device::cpu> y, std::size_t batch, double lr,
+                            bool graph) {
                 new (self) MlpModel();
                 self->train = dataset(x, y);
                 self->cfg.batch = batch;
                 self->cfg.lr = static_cast<float>(lr);
                 self->cfg.seed = seed;
+                self->cfg.graph = graph;
                 const mlp::Params p = mlp::init_params(self->train.features, hidden, seed);
                 nb::gil_scoped_release release;
                 self->model = std::make_unique<mlp::Model>(device, p);
             },
              nb::arg("device"), nb::arg("hidden"), nb::arg("seed"), nb::arg("train_x"), nb::arg("train_y"),
-             nb::arg("batch") = 40, nb::arg("lr") = 1e-3,
+             nb::arg("batch") = 40, nb::arg("lr") = 1e-3, nb::arg("graph") = false,
              "A model with mlp_init_params(features, hidden, seed) on `device`, training on train_x [n, features] "
              "and train_y [n] (float32, C-contiguous; copied) in batches of `batch` with Adam's learning rate "
-             "`lr`, the batch order of `seed` (as mlp_train --seed).")
+             "`lr`, the batch order of `seed` (as mlp_train --seed); graph=True: each batch size's step captured "
+             "once and replayed (as mlp_train --graph; the same losses, bit for bit).")
         .def("train_epoch", [](MlpModel& self, std::size_t epoch) {
                 nb::gil_scoped_release release;
                 return self.model->train_epoch(self.train, self.cfg, epoch);

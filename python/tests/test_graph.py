@@ -45,3 +45,13 @@ def test_allocation_inside_a_capture_is_refused(device: accel.Device) -> None:
     ops.add(a, a, out=c)  # eager again
     assert np.array_equal(c.numpy(), a.numpy() + a.numpy())
     assert accel.capture(s, lambda: None).empty
+
+
+def test_mlp_model_with_graphs_trains_to_the_same_losses(device: accel.Device) -> None:
+    import accel.mlp
+
+    train_x, train_y, _, _ = accel.mlp.problem(seed=3)
+    eager = accel.mlp.MlpModel(device, 10, 3, train_x, train_y)
+    graphed = accel.mlp.MlpModel(device, 10, 3, train_x, train_y, graph=True)
+    for epoch in range(2):
+        assert graphed.train_epoch(epoch) == eager.train_epoch(epoch)
