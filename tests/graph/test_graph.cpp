@@ -329,9 +329,13 @@ TEST_CASE("what a capture cannot hold is refused, naming the call, and the strea
     // A capture whose code throws is abandoned; the exception passes on.
     CHECK_THROWS_AS(capture(s, [&] { throw std::runtime_error("the program's own error"); }), std::runtime_error);
     CHECK_FALSE(capturing());
-    // A graph replays only on its device's streams.
+    // A graph replays only on its device's streams, and records only its device's ops.
     if (device()->info().backend != "host") {
         auto host = open_device("host");
+        Tensor h = Tensor::from_host(host, {n}, std::vector<float>(n, 1.0f)), hc(host, {n});
+        begin_capture(s);
+        CHECK_THROWS_WITH_AS(ops::add(h, h, hc), doctest::Contains("a graph replays on one stream"), InvalidArgument);
+        CHECK_THROWS_AS(end_capture(s), InvalidArgument);
         CHECK_THROWS_WITH_AS(replay.launch(host->default_stream()), doctest::Contains("replay it on a stream of its device"),
                              InvalidArgument);
     }
@@ -353,4 +357,24 @@ TEST_CASE("another thread's work is not captured") {
     graph.launch();
     const auto got = C.download();
     for (std::size_t i = 0; i < n; i += 97) CHECK(got[i] == a[i] + a[i]);
+}
+
+TEST_CASE("deterministic mode holds in a replay") {
+    const Determinism& p = device()->info().determinism;
+    if (!(p.reproducible && p.batch_invariant)) {
+        MESSAGE(device()->selector() << " promises no deterministic kernels: the mode refuses its ops, captured or not");
+        return;
+    }
+    auto g = rng(0x64657465);
+    const auto a = uniform(g, 64 * 48), b = uniform(g, 48 * 40);
+    Tensor A = Tensor::from_host(device(), {64, 48}, a), B = Tensor::from_host(device(), {48, 40}, b);
+    Tensor C(device(), {64, 40}), C_eager(device(), {64, 40});
+    ops::Options o;  // auto path: deterministic mode makes it native, at capture as eagerly
+    o.deterministic = true;
+    const Graph graph = capture(device()->default_stream(), [&] { ops::matmul(A, B, C, {}, o); });
+    for (int i = 0; i < 3; ++i) {
+        graph.launch();
+        ops::matmul(A, B, C_eager, {}, o);
+        CHECK(bits_of(C) == bits_of(C_eager));
+    }
 }
