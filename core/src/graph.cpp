@@ -105,12 +105,15 @@ void record(Capture& c, std::string name, Stream& stream, const std::vector<Devi
                     ": a graph replays on one stream; issue every op of the capture on the capturing stream "
                     "(ops::Options::stream)");
     GraphData& g = *c.graph;
-    g.nodes.reserve(g.nodes.size() + 1);
-    g.pinned.reserve(g.pinned.size() + handles.size());
     for (DeviceHandle h : handles) {
         if (!h) continue;
-        pin(*g.device, h);
-        g.pinned.push_back(h);
+        g.pinned.push_back(h);  // listed before pinned: ~GraphData releases exactly what pin() counted
+        try {
+            pin(*g.device, h);
+        } catch (...) {
+            g.pinned.pop_back();
+            throw;
+        }
     }
     g.nodes.push_back({std::move(name), std::move(run)});
 }

@@ -260,15 +260,14 @@ double Model::train_epoch(const Dataset& train, const TrainConfig& cfg, std::siz
         }
         // The same calls replayed; the loss, which reads only z and t, after them.
         if (bt.step.empty() || bt.step_lr != cfg.lr) {
-            accel::Stream& s = device_->default_stream();
             bt.step_lr = cfg.lr;
-            bt.step = accel::capture(s, [&] {
+            bt.step = accel::capture(device_->default_stream(), [&] {
                 forward(bt.x, bt);
-                backward_and_step(&bt, global_b, coll, adam);
+                backward_and_step(&bt, global_b, coll, adam);  // counts this step (++step_)
             });
-            --step_;  // counted by the capture, taken by the replay
+        } else {
+            ++step_;
         }
-        ++step_;
         bt.step.launch();
         loss_sum += static_cast<double>(accel::ops::bce_with_logits_loss(bt.z, bt.t)) * static_cast<double>(b);
     }

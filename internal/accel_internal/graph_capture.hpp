@@ -27,7 +27,7 @@ struct GraphNode {
 struct GraphData {
     std::shared_ptr<Device> device;
     std::vector<GraphNode> nodes;
-    std::vector<DeviceHandle> pinned;  ///< one pin each (pin_memory)
+    std::vector<DeviceHandle> pinned;  ///< one pin each (graph.cpp's pin)
     ~GraphData();
 };
 

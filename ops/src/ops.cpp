@@ -660,6 +660,7 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, std::siz
 
 void adam_step_from(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const std::size_t& step_count,
                     const AdamParams& hp, const Options& o) {
+    if (!detail::capture_of_thread()) return adam_step(param, grad, m, v, step_count, hp, o);  // read once, now
     const std::size_t* count = &step_count;
     detail::ReplayUpdate at_replay([count, hp](KernelArgs& a) {
         if (*count == 0)

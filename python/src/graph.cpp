@@ -18,10 +18,6 @@ void bind_graph(nb::module_& m) {
                              "memory alive. Thread-safety: launch() may be called from any thread.")
         .def("launch", [](const accel::Graph& g, const PyStream* s) {
                 if (g.empty()) return;
-                if (s && s->device.get() != &g.device())
-                    throw accel::InvalidArgument("Graph.launch: the stream belongs to " + s->device->selector() +
-                                                 ", the graph to " + g.device().selector() +
-                                                 "; replay it on a stream of its device");
                 accel::Stream& stream = s ? *s->stream : g.device().default_stream();
                 nb::gil_scoped_release release;
                 g.launch(stream);

@@ -205,30 +205,30 @@ MlpResults run_mlp(const MlpSettings& s) {
         // Rounds interleave the devices (and the step modes), so that a slow
         // spell of the machine hits every one alike.
         for (std::size_t round = 0; round < s.rounds; ++round) {
-            for (std::size_t d = 0; d < units; ++d) {
-                MlpRow& row = rows[d];
+            for (std::size_t u = 0; u < units; ++u) {
+                MlpRow& row = rows[u];
                 if (s.progress)
                     show_progress(done, total, seconds_left_at_mean(done, total, t0),
                                   "hidden " + std::to_string(c.hidden) + " " + row.dtype + " round " +
                                       std::to_string(round + 1) + " on " + row.stable_selector +
                                       (s.graph ? " (" + row.step + ")" : ""));
                 ++done;
-                if (skipped[d] || !row.error.empty()) continue;
+                if (skipped[u] || !row.error.empty()) continue;
                 try {
-                    const Round r = train_round(devices[d / modes], init, train, s, c.dtype, graph_unit(d));
+                    const Round r = train_round(devices[u / modes], init, train, s, c.dtype, graph_unit(u));
                     // The device's first epoch, then this round's steady ones: its timed
                     // epochs but that first (timed when --warmup 0).
-                    const bool first = epochs_ms[d].empty();
+                    const bool first = epochs_ms[u].empty();
                     std::vector<double> steady(r.epoch_ms.begin() + std::ptrdiff_t(s.warmup), r.epoch_ms.end());
                     if (first && s.warmup == 0) steady.erase(steady.begin());
-                    if (first) epochs_ms[d].push_back(r.epoch_ms.front());
-                    epochs_ms[d].insert(epochs_ms[d].end(), steady.begin(), steady.end());
+                    if (first) epochs_ms[u].push_back(r.epoch_ms.front());
+                    epochs_ms[u].insert(epochs_ms[u].end(), steady.begin(), steady.end());
                     row.round_ms.push_back(steady.empty() ? r.epoch_ms.front() : median(steady));
                     row.final_loss = r.final_loss;
                     row.steps = r.steps;
                 } catch (const accel::Unsupported& e) {
-                    skipped[d] = true;
-                    if (!graph_unit(d))  // the graph run of the device is refused alike
+                    skipped[u] = true;
+                    if (!graph_unit(u))  // the graph run of the device is refused alike
                         res.notes.push_back(row.stable_selector + " cannot train in " + row.dtype + ": " + e.what() +
                                             "; skipped");
                 } catch (const accel::Error& e) {
@@ -236,15 +236,15 @@ MlpResults run_mlp(const MlpSettings& s) {
                 }
             }
         }
-        for (std::size_t d = 0; d < units; ++d) {
-            if (skipped[d]) continue;
-            const mlp::EpochTimes t = mlp::epoch_times(epochs_ms[d]);
-            rows[d].first_epoch_ms = t.first_ms;
-            rows[d].ms_median = t.steady_median_ms;
-            rows[d].ms_min = t.steady_min_ms;
-            rows[d].ms_max = t.steady_max_ms;
-            rows[d].steady_epochs = t.steady_epochs;
-            res.rows.push_back(std::move(rows[d]));
+        for (std::size_t u = 0; u < units; ++u) {
+            if (skipped[u]) continue;
+            const mlp::EpochTimes t = mlp::epoch_times(epochs_ms[u]);
+            rows[u].first_epoch_ms = t.first_ms;
+            rows[u].ms_median = t.steady_median_ms;
+            rows[u].ms_min = t.steady_min_ms;
+            rows[u].ms_max = t.steady_max_ms;
+            rows[u].steady_epochs = t.steady_epochs;
+            res.rows.push_back(std::move(rows[u]));
         }
 
         // Losses against the configuration's first device that ran.
