@@ -17,6 +17,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstring>
@@ -25,19 +26,10 @@
 #include <vector>
 #include <sstream>
 #include <type_traits>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace accel {
 namespace kokkos {
-
-#if defined(KOKKOS_ENABLE_HIP)
-/// The HIP execution space: Kokkos::HIP since Kokkos 4.0, Kokkos::Experimental::HIP before.
-#if KOKKOS_VERSION >= 40000
-using HipSpace = Kokkos::HIP;
-#else
-using HipSpace = Kokkos::Experimental::HIP;
-#endif
-#endif
 
 namespace {
 
@@ -77,8 +69,8 @@ public:
     Runtime() {
         g_runtime_made = true;
         if (kokkos_says_finalized()) {
-            error_ = "Kokkos was finalized by the application before kokkos:0 was opened, and Kokkos cannot be "
-                     "initialized twice in one process; open kokkos:0 before Kokkos::finalize";
+            error_ = "Kokkos was finalized by the application before a Kokkos device was opened, and Kokkos cannot "
+                     "be initialized twice in one process; open the device before Kokkos::finalize";
             return;
         }
         if (!Kokkos::is_initialized()) {
@@ -116,16 +108,16 @@ public:
         Runtime& r = runtime();
         std::lock_guard<std::mutex> lock(r.mu_);
         if (Kokkos::is_initialized())
-            for (void* p : r.live_) Kokkos::kokkos_free<MemSpace>(p);
+            for (const auto& [p, free_fn] : r.live_) free_fn(p);
         r.live_.clear();
     }
 
     const std::string& error() const { return error_; }
     bool owned() const { return owned_; }
 
-    void track(void* p) {
+    void track(void* p, void (*free_fn)(void*)) {
         std::lock_guard<std::mutex> lock(mu_);
-        live_.insert(p);
+        live_.emplace(p, free_fn);
     }
     /// True if p was live (and is now forgotten).
     bool untrack(void* p) {
@@ -137,7 +129,7 @@ private:
     std::string error_;
     bool owned_ = false;
     std::mutex mu_;
-    std::unordered_set<void*> live_;
+    std::unordered_map<void*, void (*)(void*)> live_;  // allocation → its memory space's free
 };
 
 Runtime& runtime() {
@@ -148,11 +140,11 @@ Runtime& runtime() {
 // Why Kokkos can no longer be used, for BackendUnavailable.
 std::string finalized_message() {
     if (g_accel_finalized)
-        return "kokkos: Kokkos was finalized by accel at process exit; kokkos:0 cannot be used during static "
-               "destruction";
+        return "kokkos: Kokkos was finalized by accel at process exit; Kokkos devices cannot be used during "
+               "static destruction";
     return "kokkos: Kokkos was finalized by the application (Kokkos::finalize, or the end of a "
-           "Kokkos::ScopeGuard); kokkos:0 and its tensors, streams and events cannot be used afterwards: finish "
-           "with them before finalizing Kokkos";
+           "Kokkos::ScopeGuard); Kokkos devices and their tensors, streams and events cannot be used afterwards: "
+           "finish with them before finalizing Kokkos";
 }
 
 std::string version_text() {
@@ -189,9 +181,10 @@ std::string library_kind() {
 #endif
 }
 
+template <class Space>
 std::string streams_text() {
-    return independent_streams() ? "one execution-space instance per stream (partition_space)"
-                                 : "the default instance for every stream (host space or Kokkos 3)";
+    return independent_streams<Space>() ? "one execution-space instance per stream (partition_space)"
+                                        : "the default instance for every stream (host space or Kokkos 3)";
 }
 
 std::string cpu_model() {
@@ -205,22 +198,22 @@ std::string cpu_model() {
     return "CPU";
 }
 
-// Name, vendor and bytes of memory of the device the default execution space
+// Name, vendor and bytes of memory of the device execution space `Space`
 // runs on. Host spaces: the CPU and physical RAM. CUDA/HIP: what the runtime
-// reports for the current device, with its UUID (CUDA) and PCI address. Other device spaces (SYCL, OpenMPTarget):
-// unknown, 0 bytes (the front-end then leaves the size check to Kokkos).
+// reports for the current device, with its UUID (CUDA) and PCI address.
+template <class Space>
 void describe_hardware(DeviceInfo& i) {
-    if (host_space()) {
-        i.name = std::string("Kokkos ") + ExecSpace::name() + " on " + cpu_model();
+    if (is_host_space<Space>) {
+        i.name = std::string("Kokkos ") + Space::name() + " on " + cpu_model();
         i.vendor = "host CPU";
         const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
         i.global_memory_bytes = pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) : 0;
         return;
     }
-    i.name = std::string("Kokkos ") + ExecSpace::name();
+    i.name = std::string("Kokkos ") + Space::name();
     i.vendor = "-";
 #if defined(KOKKOS_ENABLE_CUDA)
-    if (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (std::is_same<Space, Kokkos::Cuda>::value) {
         int id = 0;
         cudaDeviceProp p{};
         if (cudaGetDevice(&id) == cudaSuccess && cudaGetDeviceProperties(&p, id) == cudaSuccess) {
@@ -235,7 +228,7 @@ void describe_hardware(DeviceInfo& i) {
     }
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
-    if (std::is_same<ExecSpace, HipSpace>::value) {
+    if (std::is_same<Space, HipSpace>::value) {
         int id = 0;
         hipDeviceProp_t p{};
         if (hipGetDevice(&id) == hipSuccess && hipGetDeviceProperties(&p, id) == hipSuccess) {
@@ -248,87 +241,144 @@ void describe_hardware(DeviceInfo& i) {
 #endif
 }
 
-DeviceInfo kokkos_info() {
+std::string spaces_text();
+
+template <class Space>
+DeviceInfo kokkos_info(int index) {
+    constexpr bool host = is_host_space<Space>;
     DeviceInfo i;
     i.backend = "kokkos";
-    i.index = 0;
-    describe_hardware(i);
-    i.type = host_space() ? "cpu" : "gpu";
+    i.index = index;
+    i.stable_selector = "kokkos:" + space_word<Space>() + ":0";  // SpaceEntry::selector
+    describe_hardware<Space>(i);
+    i.type = host ? "cpu" : "gpu";
     i.driver_version = "-";
     i.runtime_version = "Kokkos " + version_text() + (have_vendor_blas() ? " + Kokkos Kernels" : "");
-    const int concurrency = ExecSpace().concurrency();
+    const int concurrency = Space().concurrency();
     i.compute_units = concurrency > 0 ? concurrency : 1;
     // Logical threads per block (see kokkos_device.hpp); block.z unused.
     // Host spaces: a block is a chunk of elements or a rectangle of C that
     // one thread computes, as large as the index type allows.
-    const std::size_t block_max = host_space() ? std::size_t{INT_MAX} : 1024;
+    const std::size_t block_max = host ? std::size_t{INT_MAX} : 1024;
     i.limits.max_block_size = block_max;
     i.limits.max_block_dims = {block_max, block_max, 1};
     i.timer = "fence + steady_clock (host time between fences of the execution-space instance)";
-    if (host_space()) i.kernel_languages = {"host"};  // a C++ callable runs on host execution spaces only
+    if (host) i.kernel_languages = {"host"};  // a C++ callable runs on host execution spaces only
     i.determinism = {true, true,
                      "a product's element is summed over k in one order fixed by K alone (host spaces: passes of "
                      "equal depth; device spaces: one thread over the k slices in order); work is split over "
                      "outputs, never a sum; no atomics"};
 
-    TiledMatmulFn<float>::Policy team_probe(ExecSpace(), 1, Kokkos::AUTO, 1);
-    const int team_max = team_probe.team_size_max(TiledMatmulFn<float>{}, Kokkos::ParallelForTag());
+    using Policy = typename TiledMatmulFn<Space, float>::Policy;
+    Policy team_probe(Space(), 1, Kokkos::AUTO, 1);
+    const int team_max = team_probe.team_size_max(TiledMatmulFn<Space, float>{}, Kokkos::ParallelForTag());
     i.extra = {
-        {"execution space", ExecSpace::name()},
-        {"memory space", MemSpace::name()},
+        {"execution space", Space::name()},
+        {"memory space", KokkosDevice<Space>::MemSpace::name()},
         {"concurrency", std::to_string(concurrency)},
         {"Kokkos version", version_text()},
         {"Kokkos backends", enabled_backends()},
+        {"execution spaces", spaces_text()},
         {"Kokkos library", library_kind()},
         {"Kokkos initialized by", runtime().owned() ? "accel (finalized at exit)" : "the application (never finalized by accel)"},
-        {"streams", streams_text()},
-        {"team size (matmul)", host_space() ? "1 (host space: one thread per team)"
-                                            : "min(block.y, " + std::to_string(team_max) + ")"},
-        {"vector length max", std::to_string(TiledMatmulFn<float>::Policy::vector_length_max())},
-        {"team scratch level 0", std::to_string(TiledMatmulFn<float>::Policy::scratch_size_max(0)) + " bytes"},
+        {"streams", streams_text<Space>()},
+        {"team size (matmul)", host ? "1 (host space: one thread per team)" : "min(block.y, " + std::to_string(team_max) + ")"},
+        {"vector length max", std::to_string(Policy::vector_length_max())},
+        {"team scratch level 0", std::to_string(Policy::scratch_size_max(0)) + " bytes"},
         {"launch geometry",
-         host_space() ? "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x block.x, "
-                        "one thread per team (host spaces)"
-                      : "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x block.x, "
-                        "team size = min(block.y, team size max), lanes = pow2 <= block.x"},
-        {"vendor BLAS", have_vendor_blas() ? vendor_text() : "none (built without Kokkos Kernels)"},
+         host ? "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x block.x, "
+                "one thread per team (host spaces)"
+              : "RangePolicy chunk = block.x; TeamPolicy league = grid volume, tile = block.y x block.x, "
+                "team size = min(block.y, team size max), lanes = pow2 <= block.x"},
+        {"vendor BLAS", have_vendor_blas() ? vendor_text(Space::name()) : "none (built without Kokkos Kernels)"},
     };
     return i;
 }
 
-// Devices the default execution space could run on, asked without
-// initializing Kokkos: host spaces have the CPU; CUDA and HIP ask their
-// runtime for the device count (no context is created); other device spaces
-// (SYCL, OpenMPTarget, OpenACC) are reported present and fail in
-// create_device if Kokkos cannot initialize on them.
+// One device of the backend: an execution space the linked Kokkos enabled.
+struct SpaceEntry {
+    std::string word;  // the selector's word: "openmp"
+    bool host;
+    std::shared_ptr<Device> (*make)(int index);
+    std::string selector() const { return "kokkos:" + word + ":0"; }  // the stable selector
+};
+
+template <class Space>
+SpaceEntry entry_of() {
+    return {space_word<Space>(), is_host_space<Space>,
+            [](int index) -> std::shared_ptr<Device> { return std::make_shared<KokkosDevice<Space>>(index); }};
+}
+
+// The devices: the default space first, then every other enabled space
+// (kokkos_device.hpp). Needs no Kokkos initialization.
+const std::vector<SpaceEntry>& spaces() {
+    static const std::vector<SpaceEntry> all = [] {
+        std::vector<SpaceEntry> v{entry_of<DefaultSpace>()};
+#define ACCEL_KOKKOS_ADD_SPACE(S) \
+    if (!std::is_same<S, DefaultSpace>::value) v.push_back(entry_of<S>());
+        ACCEL_KOKKOS_FOR_EACH_SPACE(ACCEL_KOKKOS_ADD_SPACE)
+#undef ACCEL_KOKKOS_ADD_SPACE
+        return v;
+    }();
+    return all;
+}
+
+// "kokkos:0 = cuda, kokkos:1 = openmp, kokkos:2 = serial".
+std::string spaces_text() {
+    std::string text;
+    for (std::size_t i = 0; i < spaces().size(); ++i)
+        text += (i ? ", kokkos:" : "kokkos:") + std::to_string(i) + " = " + spaces()[i].selector();
+    return text;
+}
+
+// Whether the plugin can open its devices, asked without initializing
+// Kokkos. Kokkos initializes every enabled space at once, so a build with
+// CUDA or HIP needs that runtime's device even for its host spaces: the
+// device count is asked of the runtime (no context is created).
 Availability devices_without_init() {
-    if (host_space()) return Availability{true, "", 1, false, 0, {}};
+    const int count = static_cast<int>(spaces().size());
+    int preferred = 0;
+    while (preferred < count && spaces()[static_cast<std::size_t>(preferred)].host) ++preferred;
+    const bool gpu = preferred < count;
+    if (!gpu) preferred = 0;
 #if defined(KOKKOS_ENABLE_CUDA)
-    if (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    {
         int n = 0;
         const cudaError_t e = cudaGetDeviceCount(&n);
         if (e != cudaSuccess)
             return Availability{false, std::string("kokkos (Kokkos::Cuda): cudaGetDeviceCount failed: ") +
-                                           cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")",
+                                           cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                                           "); this Kokkos initializes its Cuda space with every other, so none "
+                                           "of its spaces can be used",
                                 0, false, 0, {}};
-        if (n < 1) return Availability{false, "kokkos (Kokkos::Cuda): no CUDA device", 0, false, 0, {}};
-        return Availability{true, "", 1, true, 0, {}};
+        if (n < 1)
+            return Availability{false, "kokkos (Kokkos::Cuda): no CUDA device; this Kokkos initializes its Cuda space "
+                                       "with every other, so none of its spaces can be used",
+                                0, false, 0, {}};
     }
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
-    if (std::is_same<ExecSpace, HipSpace>::value) {
+    {
         int n = 0;
         const hipError_t e = hipGetDeviceCount(&n);
         if (e != hipSuccess)
             return Availability{false, std::string("kokkos (Kokkos::HIP): hipGetDeviceCount failed: ") +
-                                           hipGetErrorName(e) + " (" + hipGetErrorString(e) + ")",
+                                           hipGetErrorName(e) + " (" + hipGetErrorString(e) +
+                                           "); this Kokkos initializes its HIP space with every other, so none "
+                                           "of its spaces can be used",
                                 0, false, 0, {}};
-        if (n < 1) return Availability{false, "kokkos (Kokkos::HIP): no HIP device", 0, false, 0, {}};
-        return Availability{true, "", 1, true, 0, {}};
+        if (n < 1)
+            return Availability{false, "kokkos (Kokkos::HIP): no HIP device; this Kokkos initializes its HIP space "
+                                       "with every other, so none of its spaces can be used",
+                                0, false, 0, {}};
     }
 #endif
-    return Availability{true, "", 1, true, 0, {}};
+    return Availability{true, "", count, gpu, preferred, {}};
 }
+
+// The Kokkos execution spaces a selector may name (Kokkos' names in lower case).
+constexpr const char* kSpaceWords[] = {"cuda", "hip", "openmp", "threads", "serial", "sycl", "hpx", "openmptarget",
+                                       "openacc"};
 
 class KokkosBackend final : public Backend {
 public:
@@ -341,25 +391,51 @@ public:
             return Availability{false, "kokkos: " + runtime().error(), 0, false, 0, {}};
         return devices_without_init();
     }
-    /// Initializes Kokkos unless the application has (ensure_runtime).
-    /// Throws BackendUnavailable when Kokkos cannot be used.
-    std::shared_ptr<Device> create_device(int) override {
+    /// Initializes Kokkos unless the application has (ensure_runtime), then
+    /// opens the device of space `index` (spaces()). Throws
+    /// BackendUnavailable when Kokkos cannot be used.
+    std::shared_ptr<Device> create_device(int index) override {
         ensure_runtime();
-        return std::make_shared<KokkosDevice>();
+        return spaces().at(static_cast<std::size_t>(index)).make(index);
+    }
+    /// kokkos:SPACE[:0] (cuda, hip, openmp, threads, serial): the device of
+    /// that execution space (one per space); kokkos:gpu / kokkos:cpu: the
+    /// first device of that type. InvalidArgument for a malformed index;
+    /// BackendUnavailable when no device matches, naming the devices there are.
+    int find_device(const std::string& spec) override {
+        std::string have;
+        for (const SpaceEntry& e : spaces()) have += (have.empty() ? "" : ", ") + e.selector();
+        const auto colon = spec.find(':');
+        const std::string piece = spec.substr(0, colon);
+        if (colon != std::string::npos) {
+            const std::string digits = spec.substr(colon + 1);
+            if (digits.empty() || digits.size() > 6 ||
+                !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                throw InvalidArgument("kokkos:" + spec.substr(0, 64) + ": after '" + piece +
+                                      ":' comes the index of a device among those it matches (0)");
+            if (std::stoi(digits) != 0)
+                throw BackendUnavailable("kokkos:" + spec + ": each Kokkos execution space is one device (index 0); "
+                                         "the devices are " + have);
+        }
+        for (std::size_t i = 0; i < spaces().size(); ++i)
+            if (spaces()[i].word == piece || (piece == "gpu" && !spaces()[i].host) || (piece == "cpu" && spaces()[i].host))
+                return static_cast<int>(i);
+        for (const char* w : kSpaceWords)
+            if (piece == w)
+                throw BackendUnavailable("kokkos:" + spec + ": the Kokkos this plugin was built against (Kokkos " +
+                                         version_text() + ") has no " + piece + " execution space; its devices are " +
+                                         have);
+        throw BackendUnavailable("kokkos:" + spec.substr(0, 64) + " names no device: Kokkos devices are named by "
+                                 "execution space (or gpu, cpu); the devices are " + have);
     }
 };
 
-using Bytes = Kokkos::View<char*, MemSpace, Unmanaged>;
-using ConstBytes = Kokkos::View<const char*, MemSpace, Unmanaged>;
-using HostBytes = Kokkos::View<char*, Kokkos::HostSpace, Unmanaged>;
-using ConstHostBytes = Kokkos::View<const char*, Kokkos::HostSpace, Unmanaged>;
-
 // deep_copy on the stream's instance (asynchronous where the space allows);
 // a blocking copy then fences that instance.
-template <class Dst, class Src>
+template <class Space, class Dst, class Src>
 void copy_on(Stream& s, const Dst& dst, const Src& src, bool blocking) {
     require_runtime();
-    const ExecSpace& space = instance_of(s);
+    const Space& space = instance_of<Space>(s);
     {
         auto lock = dispatch_lock();
         Kokkos::deep_copy(space, dst, src);
@@ -368,6 +444,20 @@ void copy_on(Stream& s, const Dst& dst, const Src& src, bool blocking) {
 }
 
 char* bytes_at(DeviceHandle h, std::size_t off) { return static_cast<char*>(h) + off; }
+
+using HostBytes = Kokkos::View<char*, Kokkos::HostSpace, Unmanaged>;
+using ConstHostBytes = Kokkos::View<const char*, Kokkos::HostSpace, Unmanaged>;
+
+// A new instance for a stream: an independent one (its own CUDA/HIP stream)
+// on device spaces with Kokkos >= 4; the default instance on host spaces
+// (see kokkos_device.hpp) and on Kokkos 3.
+template <class Space>
+Space new_instance() {
+#if KOKKOS_VERSION >= 40000
+    if constexpr (!is_host_space<Space>) return Kokkos::Experimental::partition_space(Space(), 1)[0];
+#endif
+    return Space();
+}
 
 }  // namespace
 
@@ -395,47 +485,38 @@ void require_runtime() {
 
 bool runtime_alive() noexcept { return !g_finalized && Kokkos::is_initialized(); }
 
-namespace {
-// A new instance for a stream: an independent one (its own CUDA/HIP stream or
-// SYCL queue) on device spaces with Kokkos >= 4; the default instance on host
-// spaces (see kokkos_device.hpp) and on Kokkos 3. A template so that the
-// partition_space call is compiled only where it is used.
-template <bool Host = kHostSpace>
-ExecSpace new_instance() {
-#if KOKKOS_VERSION >= 40000
-    if constexpr (!Host) return Kokkos::Experimental::partition_space(ExecSpace(), 1)[0];
-#endif
-    return ExecSpace();
-}
-}  // namespace
+void track_allocation(void* p, void (*free_fn)(void*)) { runtime().track(p, free_fn); }
 
-bool independent_streams() noexcept {
-#if KOKKOS_VERSION >= 40000
-    return !kHostSpace;
-#else
-    return false;
-#endif
-}
+bool untrack_allocation(void* p) { return runtime().untrack(p); }
 
-KokkosStream::KokkosStream(Device& d) : Stream(d) {
+template <class Space>
+KokkosStream<Space>::KokkosStream(Device& d) : Stream(d) {
     auto lock = dispatch_lock();
-    space_ = std::make_unique<ExecSpace>(new_instance());
+    space_ = std::make_unique<Space>(new_instance<Space>());
 }
 
-KokkosStream::~KokkosStream() {
+template <class Space>
+KokkosStream<Space>::KokkosStream(Device& d, const Space& space) : Stream(d) {
+    auto lock = dispatch_lock();
+    space_ = std::make_unique<Space>(space);
+}
+
+template <class Space>
+KokkosStream<Space>::~KokkosStream() {
     // After finalize an instance must not be destroyed through Kokkos: it is
     // kept, reachable (so leak checkers do not report it), until the process ends.
     if (runtime_alive()) return;
     static auto* kept_mutex = new std::mutex;
-    static auto* kept = new std::vector<std::unique_ptr<ExecSpace>>;
+    static auto* kept = new std::vector<std::unique_ptr<Space>>;
     std::lock_guard<std::mutex> lock(*kept_mutex);
     kept->push_back(std::move(space_));
 }
 
-void KokkosStream::do_synchronize() {
+template <class Space>
+void KokkosStream<Space>::do_synchronize() {
     require_runtime();
     try {
-        auto lock = fence_lock();
+        auto lock = fence_lock<Space>();
         space_->fence();
     } catch (const BackendUnavailable&) {
         throw;
@@ -450,65 +531,85 @@ void KokkosEvent::do_record(Stream& s) {
     time = std::chrono::steady_clock::now();
 }
 
-KokkosDevice::KokkosDevice() : Device(kokkos_info()) { register_kernels(); }
+template <class Space>
+KokkosDevice<Space>::KokkosDevice(int index) : Device(kokkos_info<Space>(index)) {
+    register_kernels();
+}
 
-DeviceHandle KokkosDevice::do_allocate(std::size_t bytes) {
+template <class Space>
+DeviceHandle KokkosDevice<Space>::do_allocate(std::size_t bytes) {
     require_runtime();
     void* p = nullptr;
     try {
         p = Kokkos::kokkos_malloc<MemSpace>("accel::buffer", bytes);
     } catch (const std::exception& e) {
         throw OutOfMemory("allocate: Kokkos refused " + std::to_string(bytes) + " bytes in " + MemSpace::name() +
-                          " on kokkos:0 (" + std::to_string(info().global_memory_bytes) +
+                          " on " + selector() + " (" + std::to_string(info().global_memory_bytes) +
                           " bytes of memory in total): " + e.what());
     }
-    runtime().track(p);
+    track_allocation(p, [](void* q) { Kokkos::kokkos_free<MemSpace>(q); });
     return p;
 }
 
-void KokkosDevice::do_deallocate(DeviceHandle h) noexcept {
+template <class Space>
+void KokkosDevice<Space>::do_deallocate(DeviceHandle h) noexcept {
     // After finalize the memory is gone with Kokkos (freed at finalize or by it).
     if (!runtime_alive()) return;
-    if (runtime().untrack(h)) Kokkos::kokkos_free<MemSpace>(h);
+    if (untrack_allocation(h)) Kokkos::kokkos_free<MemSpace>(h);
 }
 
 // Overlapping ranges of one buffer are not supported by deep_copy (memcpy semantics).
-void KokkosDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
-                               bool blocking) {
-    copy_on(s, Bytes(bytes_at(dst, off), bytes), ConstHostBytes(static_cast<const char*>(src), bytes), blocking);
+template <class Space>
+void KokkosDevice<Space>::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes,
+                                      Stream& s, bool blocking) {
+    using Bytes = Kokkos::View<char*, MemSpace, Unmanaged>;
+    copy_on<Space>(s, Bytes(bytes_at(dst, off), bytes), ConstHostBytes(static_cast<const char*>(src), bytes), blocking);
 }
 
-void KokkosDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
-                               bool blocking) {
-    copy_on(s, HostBytes(static_cast<char*>(dst), bytes), ConstBytes(bytes_at(src, off), bytes), blocking);
+template <class Space>
+void KokkosDevice<Space>::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
+                                      bool blocking) {
+    using ConstBytes = Kokkos::View<const char*, MemSpace, Unmanaged>;
+    copy_on<Space>(s, HostBytes(static_cast<char*>(dst), bytes), ConstBytes(bytes_at(src, off), bytes), blocking);
 }
 
-void KokkosDevice::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff,
-                               std::size_t bytes, Stream& s, bool blocking) {
-    copy_on(s, Bytes(bytes_at(dst, doff), bytes), ConstBytes(bytes_at(src, soff), bytes), blocking);
+template <class Space>
+void KokkosDevice<Space>::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff,
+                                      std::size_t bytes, Stream& s, bool blocking) {
+    using Bytes = Kokkos::View<char*, MemSpace, Unmanaged>;
+    using ConstBytes = Kokkos::View<const char*, MemSpace, Unmanaged>;
+    copy_on<Space>(s, Bytes(bytes_at(dst, doff), bytes), ConstBytes(bytes_at(src, soff), bytes), blocking);
 }
 
-std::unique_ptr<Stream> KokkosDevice::do_create_stream() { return std::make_unique<KokkosStream>(*this); }
+template <class Space>
+std::unique_ptr<Stream> KokkosDevice<Space>::do_create_stream() {
+    return std::make_unique<KokkosStream<Space>>(*this);
+}
 
-std::unique_ptr<Event> KokkosDevice::do_create_event() {
+template <class Space>
+std::unique_ptr<Event> KokkosDevice<Space>::do_create_event() {
     require_runtime();
     return std::make_unique<KokkosEvent>(*this);
 }
 
-double KokkosDevice::do_elapsed_ms(Event& start, Event& end) {
+template <class Space>
+double KokkosDevice<Space>::do_elapsed_ms(Event& start, Event& end) {
     require_runtime();
     const auto& a = static_cast<KokkosEvent&>(start);
     const auto& b = static_cast<KokkosEvent&>(end);
     return std::chrono::duration<double, std::milli>(b.time - a.time).count();
 }
 
-void KokkosDevice::do_synchronize() {
+template <class Space>
+void KokkosDevice<Space>::do_synchronize() {
     require_runtime();
-    auto lock = fence_lock();
-    Kokkos::fence();
+    auto lock = fence_lock<Space>();
+    Space().fence();
 }
 
-LaunchGeometry KokkosDevice::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
+template <class Space>
+LaunchGeometry KokkosDevice<Space>::do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const {
+    constexpr bool host = is_host_space<Space>;
     if (op_info(op).tiled) {
         // Device spaces: 16×16 tiles. Host spaces: the host backend's
         // rectangles of the shared CPU GEMM (all of C on one thread), which
@@ -518,7 +619,7 @@ LaunchGeometry KokkosDevice::do_default_geometry(Op op, DType dtype, std::size_t
         // device's limit: the teams walk the tiles grid-stride, so a tall
         // output still runs.
         std::size_t tile_rows = 16, tile_cols = 16;
-        if (host_space())
+        if (host)
             host_gemm_rectangle(dtype == DType::f64, std::max<std::size_t>(rows, 1), std::max<std::size_t>(cols, 1),
                                 static_cast<std::size_t>(info().compute_units), tile_rows, tile_cols);
         LaunchGeometry g;
@@ -527,15 +628,26 @@ LaunchGeometry KokkosDevice::do_default_geometry(Op op, DType dtype, std::size_t
                       std::min(std::max<std::size_t>(1, (rows + tile_rows - 1) / tile_rows),
                                info().limits.max_grid_dims.y),
                       1};
-        check_geometry(g, info().limits, "default geometry of kokkos:0");
+        check_geometry(g, info().limits, "default geometry of " + selector());
         return g;
     }
-    return geometry_1d_fit(rows * cols, host_space() ? 1024 : 256, info().limits);
+    return geometry_1d_fit(rows * cols, host ? 1024 : 256, info().limits);
 }
 
+static_assert(kDefaultSpaceKnown,
+              "accel's Kokkos backend runs on the Cuda, HIP, OpenMP, Threads and Serial execution spaces; this "
+              "Kokkos' default execution space is another one");
+#define ACCEL_KOKKOS_INSTANTIATE_RUNTIME(S) \
+    template class KokkosStream<S>;         \
+    template class KokkosDevice<S>;
+ACCEL_KOKKOS_FOR_EACH_SPACE(ACCEL_KOKKOS_INSTANTIATE_RUNTIME)
+#undef ACCEL_KOKKOS_INSTANTIATE_RUNTIME
 
 }  // namespace kokkos
 }  // namespace accel
 
 // auto: a Kokkos GPU execution space after CUDA and OpenCL GPUs.
-ACCEL_DEFINE_PLUGIN("kokkos", accel::kokkos::KokkosBackend, "", 10, 0)
+ACCEL_DEFINE_PLUGIN("kokkos", accel::kokkos::KokkosBackend,
+                    "kokkos:SPACE[:0] (an execution space the linked Kokkos enabled: cuda, hip, openmp, threads, "
+                    "serial) | kokkos:gpu | kokkos:cpu",
+                    10, 0)

@@ -28,11 +28,19 @@
 // runtimes; CMake warns). A static non-PIC Kokkos cannot go into a shared
 // plugin and is refused at configure time.
 //
-// Devices. Kokkos runs on one device per process, chosen when it initializes,
-// so the backend has exactly one device, kokkos:0: the default execution
-// space. For device spaces (CUDA, HIP, SYCL) the GPU is the one Kokkos picked:
-// set KOKKOS_DEVICE_ID (or CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES) before
-// the process starts to choose it; kokkos:N for N > 0 is out of range.
+// Devices. One device per execution space the linked Kokkos enabled, all
+// served by one Kokkos initialization: kokkos:0 is the default execution
+// space, then the other spaces in the order Cuda, HIP, OpenMP, Threads,
+// Serial (skipping the default). A selector names a space by its name in
+// lower case (kokkos:cuda, kokkos:hip, kokkos:openmp, kokkos:threads,
+// kokkos:serial), which is also each device's stable selector; a space the
+// build lacks is refused naming the spaces it has. Kokkos initializes every
+// enabled space at once, so in a build with a device space (CUDA, HIP) no
+// space can be used on a machine without that GPU. For device spaces the GPU
+// is the one Kokkos picked: set KOKKOS_DEVICE_ID (or CUDA_VISIBLE_DEVICES /
+// ROCR_VISIBLE_DEVICES) before the process starts to choose it.
+// SYCL, HPX, OpenMPTarget and OpenACC are not among the spaces: a Kokkos
+// whose default space is one of them does not build the plugin.
 //
 // Thread-safety (the contract of accel/device.hpp). Kokkos 3.x does not allow
 // two host threads to dispatch into one execution-space instance at once (the
@@ -44,7 +52,7 @@
 // some serial order; on host spaces their ops run one at a time, each on all
 // of Kokkos' threads.
 //
-// Streams. Where the space has independent instances (CUDA, HIP, SYCL with
+// Streams. Where a space has independent instances (CUDA, HIP, SYCL with
 // Kokkos >= 4), each stream is a new instance (Kokkos::Experimental::
 // partition_space: its own CUDA/HIP stream or SYCL queue), so work on two
 // streams may overlap on the device; the vendor gemm runs on the stream's
@@ -118,9 +126,12 @@ void require_runtime();
 /// exit-time finalize or after the application finalized Kokkos.
 bool runtime_alive() noexcept;
 
-/// Whether the default execution space's memory is host memory (Serial,
-/// OpenMP, Threads) rather than device memory (CUDA, HIP, SYCL).
-constexpr bool host_space() { return kHostSpace; }
+/// Records a live allocation of the plugin, with the function that frees it
+/// in its memory space (called at the start of Kokkos' finalize if it is
+/// still live then). Thread-safe.
+void track_allocation(void* p, void (*free_fn)(void*));
+/// Forgets a live allocation; true if it was live. Thread-safe.
+bool untrack_allocation(void* p);
 
 /// The mutex behind dispatch_lock() (the finalize hook takes it bare).
 std::mutex& dispatch_mutex();
@@ -130,38 +141,57 @@ std::mutex& dispatch_mutex();
 /// finalized, so no dispatch can reach a finalized Kokkos.
 std::unique_lock<std::mutex> dispatch_lock();
 
-/// Whether each stream gets an independent execution-space instance (device
-/// spaces with Kokkos >= 4) rather than the default instance.
-bool independent_streams() noexcept;
+/// Whether each stream of a device on `Space` gets an independent
+/// execution-space instance (device spaces with Kokkos >= 4) rather than the
+/// default instance.
+template <class Space>
+constexpr bool independent_streams() noexcept {
+#if KOKKOS_VERSION >= 40000
+    return !is_host_space<Space>;
+#else
+    return false;
+#endif
+}
 
 /// dispatch_lock() on host spaces, where a fence must not overlap a dispatch
 /// (throws BackendUnavailable as it does); an empty lock on device spaces,
 /// whose instances fence independently.
-inline std::unique_lock<std::mutex> fence_lock() {
-    return host_space() ? dispatch_lock() : std::unique_lock<std::mutex>();
+template <class Space>
+std::unique_lock<std::mutex> fence_lock() {
+    return is_host_space<Space> ? dispatch_lock() : std::unique_lock<std::mutex>();
 }
 
-/// A stream: an execution-space instance of the default space — a new,
-/// independent one where independent_streams(), else the default instance
-/// (see the file comment); synchronize() fences it. Thread-safety: as any
-/// Stream (accel/device.hpp).
+/// The selector word of execution space `Space`: its Kokkos name in lower
+/// case ("cuda", "hip", "openmp", "threads", "serial").
+template <class Space>
+std::string space_word() {
+    std::string w = Space::name();
+    for (char& c : w) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    return w;
+}
+
+/// A stream: an execution-space instance of `Space` — a new, independent one
+/// where independent_streams<Space>(), else the default instance (see the
+/// file comment); synchronize() fences it. Thread-safety: as any Stream
+/// (accel/device.hpp).
+template <class Space>
 class KokkosStream final : public Stream {
 public:
     /// Creates the instance. Throws BackendUnavailable once Kokkos was finalized.
     explicit KokkosStream(Device& d);
     /// A stream over a program's own instance `space` (a handle copy: the
-    /// instance stays the program's). kokkos_interop.cpp.
-    KokkosStream(Device& d, const ExecSpace& space);
+    /// instance stays the program's).
+    KokkosStream(Device& d, const Space& space);
     /// Releases the instance without touching Kokkos once Kokkos is gone.
     ~KokkosStream() override;
     /// instance().fence(); BackendUnavailable once Kokkos was finalized,
     /// DeviceError if Kokkos reports a failure.
     void do_synchronize() override;
     /// The execution-space instance kernels and copies are enqueued on.
-    const ExecSpace& instance() const noexcept { return *space_; }
+    const Space& instance() const noexcept { return *space_; }
 
 private:
-    std::unique_ptr<ExecSpace> space_;
+    std::unique_ptr<Space> space_;
 };
 
 /// An event: recording fences the stream's instance, then reads
@@ -178,26 +208,32 @@ protected:
     void do_synchronize() override {}  // complete once recorded (record fenced)
 };
 
-/// kokkos:0, the default execution space of the Kokkos the plugin runs on.
+/// The device of execution space `Space` (kokkos:0 for the default space).
+/// Its members are defined in kokkos_backend.cpp (runtime), kokkos_ops.cpp
+/// (kernels, probes) and kokkos_interop.cpp (interop, program kernels), each
+/// instantiated there for every space (ACCEL_KOKKOS_FOR_EACH_SPACE).
+template <class Space>
 class KokkosDevice final : public Device, public Probes, public NativeInterop {
 public:
+    /// The memory every tensor of the device lives in.
+    using MemSpace = typename Space::memory_space;
+
     // NativeInterop (kokkos_interop.cpp): the execution space instance of
     // the default stream or of a stream; memory is a pointer of MemSpace.
     ACCEL_NATIVE_INTEROP_METHODS
 
     /// Fills DeviceInfo from Kokkos (space names, concurrency, version,
-    /// configuration, memory) and registers the kernels. Kokkos must be
-    /// initialized (ensure_runtime()).
-    KokkosDevice();
-
+    /// configuration, memory) for device `index` of the backend, and
+    /// registers the kernels. Kokkos must be initialized (ensure_runtime()).
+    explicit KokkosDevice(int index);
 
 protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES
     ACCEL_DEVICE_INTEROP_OVERRIDES  // kokkos_interop.cpp
     ACCEL_DEVICE_PROBES_OVERRIDES  // kokkos_ops.cpp
     /// Elementwise: chunks of 1024 (host spaces) or 256 (device spaces),
-    /// grid covering n. matmul/dense: 32×32 tiles on host spaces (fewer,
-    /// larger tiles for one thread per team), 16×16 on device spaces.
+    /// grid covering n. matmul/dense: the host GEMM's rectangles on host
+    /// spaces, 16×16 tiles on device spaces.
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // kokkos_ops.cpp
 
@@ -206,23 +242,27 @@ private:
     void register_kernels();
 };
 
-/// The execution-space instance of a stream of a KokkosDevice.
-inline const ExecSpace& instance_of(Stream& s) { return static_cast<KokkosStream&>(s).instance(); }
+/// The execution-space instance of a stream of a KokkosDevice<Space>.
+template <class Space>
+const Space& instance_of(Stream& s) {
+    return static_cast<KokkosStream<Space>&>(s).instance();
+}
 
 /// Whether the plugin was built with Kokkos Kernels (the vendor path).
 bool have_vendor_blas() noexcept;
 
-/// The vendor path for accel-info: Kokkos Kernels' version and which
-/// instance the gemm runs on, or "none (...)".
-std::string vendor_text();
+/// The vendor path for accel-info on the space named `space` (Kokkos'
+/// name, e.g. "OpenMP"): Kokkos Kernels' version and which instance the
+/// gemm runs on, or "none (...)".
+std::string vendor_text(const std::string& space);
 
 /// Vendor path: C[M,N] = op(A)·op(B) + beta·C with KokkosBlas::gemm on
-/// row-major (LayoutRight) views on the stream's instance `space` (Kokkos
-/// Kernels >= 4; the default instance before); K == 0 is handled by the
-/// caller. T: float or double. Throws Unsupported when built without Kokkos
-/// Kernels, BackendUnavailable once Kokkos was finalized.
-template <class T>
-void gemm_vendor(const ExecSpace& space, const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k,
+/// row-major (LayoutRight) views of Space's memory on the stream's instance
+/// `space` (Kokkos Kernels >= 4; the default instance before); K == 0 is
+/// handled by the caller. T: float or double. Throws Unsupported when built
+/// without Kokkos Kernels, BackendUnavailable once Kokkos was finalized.
+template <class Space, class T>
+void gemm_vendor(const Space& space, const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k,
                  bool ta, bool tb, double beta);
 
 }  // namespace kokkos

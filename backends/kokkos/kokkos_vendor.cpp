@@ -32,7 +32,7 @@ namespace {
 // core, and a hint when a pthreads OpenBLAS sits beside Kokkos' OpenMP
 // threads (they spin after each Kokkos kernel and slow the BLAS' own
 // threads down: measured 36 GFLOP/s instead of 82-150 at N = 1024 on 2 cores).
-std::string openblas_text() {
+[[maybe_unused]] std::string openblas_text(const std::string& space) {
     void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
     if (!h) {
         dl::clear_error();
@@ -46,7 +46,7 @@ std::string openblas_text() {
     const std::string note = openblas_coretype_note();
     if (!note.empty()) text += "; " + note;
 #if defined(KOKKOS_ENABLE_OPENMP)
-    if (std::is_same<ExecSpace, Kokkos::OpenMP>::value && text.find("USE_OPENMP") == std::string::npos)
+    if (space == Kokkos::OpenMP::name() && text.find("USE_OPENMP") == std::string::npos)
         text += "; a pthreads OpenBLAS beside Kokkos' OpenMP threads: use its OpenMP build (Debian: "
                 "libopenblas0-openmp via update-alternatives) or OMP_WAIT_POLICY=passive";
 #endif
@@ -55,24 +55,26 @@ std::string openblas_text() {
 }
 }  // namespace
 
-std::string vendor_text() {
+std::string vendor_text(const std::string& space) {
 #if defined(ACCEL_KOKKOS_HAVE_KERNELS) && defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40000
     return "Kokkos Kernels " + std::to_string(KOKKOSKERNELS_VERSION / 10000) + "." +
            std::to_string(KOKKOSKERNELS_VERSION / 100 % 100) + "." + std::to_string(KOKKOSKERNELS_VERSION % 100) +
-           " (KokkosBlas::gemm on the stream's execution-space instance)" + openblas_text();
+           " (KokkosBlas::gemm on the stream's execution-space instance)" + openblas_text(space);
 #elif defined(ACCEL_KOKKOS_HAVE_KERNELS)
     return "Kokkos Kernels < 4 (KokkosBlas::gemm on the default instance, which every stream uses there)" +
-           openblas_text();
+           openblas_text(space);
 #else
+    (void)space;
     return "none (built without Kokkos Kernels)";
 #endif
 }
 
 #if defined(ACCEL_KOKKOS_HAVE_KERNELS)
-template <class T>
-void gemm_vendor(const ExecSpace& space, const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k,
+template <class Space, class T>
+void gemm_vendor(const Space& space, const T* a, const T* b, T* c, std::size_t m, std::size_t n, std::size_t k,
                  bool ta, bool tb, double beta) {
     require_runtime();
+    using MemSpace = typename Space::memory_space;
     using In = Kokkos::View<const T**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
     using Out = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
     const In A = ta ? In(a, k, m) : In(a, m, k);
@@ -91,21 +93,21 @@ void gemm_vendor(const ExecSpace& space, const T* a, const T* b, T* c, std::size
     KokkosBlas::gemm(ta ? "T" : "N", tb ? "T" : "N", T(1), A, B, static_cast<T>(beta), C);
 #endif
 }
-template void gemm_vendor<float>(const ExecSpace&, const float*, const float*, float*, std::size_t, std::size_t,
-                                 std::size_t, bool, bool, double);
-template void gemm_vendor<double>(const ExecSpace&, const double*, const double*, double*, std::size_t, std::size_t,
-                                  std::size_t, bool, bool, double);
 #else
-template <class T>
-void gemm_vendor(const ExecSpace&, const T*, const T*, T*, std::size_t, std::size_t, std::size_t, bool, bool, double) {
+template <class Space, class T>
+void gemm_vendor(const Space&, const T*, const T*, T*, std::size_t, std::size_t, std::size_t, bool, bool, double) {
     throw Unsupported("kokkos: the vendor path (Kokkos Kernels) was not built: KokkosKernels was not found when "
                       "accel was configured; use the native path or reconfigure with KokkosKernels_ROOT");
 }
-template void gemm_vendor<float>(const ExecSpace&, const float*, const float*, float*, std::size_t, std::size_t,
-                                 std::size_t, bool, bool, double);
-template void gemm_vendor<double>(const ExecSpace&, const double*, const double*, double*, std::size_t, std::size_t,
-                                  std::size_t, bool, bool, double);
 #endif
+
+#define ACCEL_KOKKOS_INSTANTIATE_VENDOR(S)                                                                       \
+    template void gemm_vendor<S, float>(const S&, const float*, const float*, float*, std::size_t, std::size_t,  \
+                                        std::size_t, bool, bool, double);                                        \
+    template void gemm_vendor<S, double>(const S&, const double*, const double*, double*, std::size_t,           \
+                                         std::size_t, std::size_t, bool, bool, double);
+ACCEL_KOKKOS_FOR_EACH_SPACE(ACCEL_KOKKOS_INSTANTIATE_VENDOR)
+#undef ACCEL_KOKKOS_INSTANTIATE_VENDOR
 
 }  // namespace kokkos
 }  // namespace accel

@@ -109,12 +109,13 @@ struct BceBackwardFn {
 
 /// y[i] = x[i] converted from storage type S to T: through double when
 /// either is double, else through float (exact for f16/bf16), rounding once.
-template <class S, class T>
+/// Host: whether it runs in a host execution space.
+template <class S, class T, bool Host>
 struct ConvertFn {
     using Wide = std::conditional_t<std::is_same<S, double>::value || std::is_same<T, double>::value, double, float>;
     /// double → f16/bf16 on the host: through float rounded to odd, so the
     /// value is rounded once (accel/round_to_odd.hpp).
-    static constexpr bool kOddFirst = kHostSpace && std::is_same<S, double>::value &&
+    static constexpr bool kOddFirst = Host && std::is_same<S, double>::value &&
                                       !std::is_same<T, float>::value && !std::is_same<T, double>::value;
     ConstTypedView<S> x;
     TypedView<T> y;

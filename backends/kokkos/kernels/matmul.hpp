@@ -12,7 +12,7 @@
 // host_tile); K == 0 gives the epilogue of zero (bias,
 // activation), i.e. zeros for matmul.
 //
-// Two bodies, chosen at compile time by the kind of the default space:
+// Two bodies, chosen at compile time by the kind of the device's space:
 //  - Device spaces (CUDA, HIP, SYCL): team threads take the tile's rows and
 //    vector lanes its columns — Kokkos' own mapping of a CUDA block
 //    (threadIdx.y → team rank, threadIdx.x → lane) — striding over them when
@@ -60,18 +60,10 @@ void host_gemm_rectangle(bool f64, std::size_t m, std::size_t n, std::size_t thr
 
 /// C[M,N] = act(op(A)·op(B) + bias) with row-major A, B, C of element type V
 /// (float or double); op transposes when ta / tb (A stored [K,M], B stored
-/// [N,K]). bias (may be empty) is indexed by the column of C. See the file
-/// comment for the algorithm; Host selects the host body, which must be
-/// launched with a team size of 1.
-template <bool Host, class V>
-struct TiledMatmul {
-    /// Host spaces hand tiles out dynamically: a thread that the OS
-    /// preempts (a loaded machine) does not hold the others back.
-    using Policy = std::conditional_t<Host, Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>,
-                                      Kokkos::TeamPolicy<ExecSpace>>;
-    using Member = typename Policy::member_type;
-    using Scratch = Kokkos::View<V*, ExecSpace::scratch_memory_space, Unmanaged>;
-
+/// [N,K]). bias (may be empty) is indexed by the column of C. The operands
+/// and sizes of both bodies (see the file comment).
+template <class V>
+struct TiledMatmulArgs {
     ConstTypedView<V> a, b, bias;
     TypedView<V> c;
     Index m, n, k;
@@ -82,77 +74,94 @@ struct TiledMatmul {
     Index tiles;         ///< tiles in all
     int scratch_level;   ///< 0 (fast, e.g. CUDA shared memory) or 1
 
-    /// Scratch bytes one team needs for a by × bx tile.
-    static std::size_t scratch_bytes(int bx, int by) {
-        if (Host) return 0;  // host_tile packs into its own thread-local buffers
-        return Scratch::shmem_size(static_cast<std::size_t>(by) * kTileK) +
-               Scratch::shmem_size(static_cast<std::size_t>(kTileK) * bx) +
-               Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
-    }
-
     KOKKOS_INLINE_FUNCTION V load_a(Index row, Index kk) const {
         return ta ? a(kk * m + row) : a(row * k + kk);
     }
     KOKKOS_INLINE_FUNCTION V load_b(Index kk, Index col) const {
         return tb ? b(col * k + kk) : b(kk * n + col);
     }
+};
 
-    KOKKOS_INLINE_FUNCTION void operator()(const Member& t) const {
-        if constexpr (Host)
-            host_body(t);
-        else
-            team_body(t);
-    }
+/// Host spaces, one thread per team (launched with a team size of 1): whole
+/// tiles on the shared CPU GEMM (host_tile), written in place in C, over the
+/// whole depth at once, with op(A) and op(B) as they are stored (the GEMM
+/// packs either layout). The epilogue (bias, activation) then runs over the
+/// finished tile. Host code only: its operator() is never compiled for a
+/// device.
+template <class Space, class V>
+struct HostTiledMatmul : TiledMatmulArgs<V> {
+    /// Tiles handed out dynamically: a thread that the OS preempts (a loaded
+    /// machine) does not hold the others back.
+    using Policy = Kokkos::TeamPolicy<Space, Kokkos::Schedule<Kokkos::Dynamic>>;
+    using Member = typename Policy::member_type;
 
-    /// Host spaces, one thread per team: whole tiles on the shared CPU GEMM
-    /// (host_tile), written in place in C, over the whole depth at once,
-    /// with op(A) and op(B) as they are stored (the GEMM packs either
-    /// layout). The epilogue (bias, activation) then runs over the finished
-    /// tile.
-    void host_body(const Member& t) const {
-        const Index ars = ta ? 1 : k, aks = ta ? m : 1;  // A(row, kk) = a[row·ars + kk·aks]
-        const Index brs = tb ? 1 : n, bcs = tb ? k : 1;  // B(kk, col) = b[kk·brs + col·bcs]
-        for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
-            const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
-            const int rows = static_cast<int>(m - row0 < by ? m - row0 : by);
-            const int cols = static_cast<int>(n - col0 < bx ? n - col0 : bx);
-            V* const ct = c.data() + row0 * n + col0;
+    /// Scratch bytes one team needs: none (host_tile packs into its own
+    /// thread-local buffers).
+    static std::size_t scratch_bytes(int, int) { return 0; }
+
+    void operator()(const Member& t) const {
+        const TiledMatmulArgs<V>& p = *this;
+        const Index m = p.m, n = p.n, k = p.k;
+        const Index ars = p.ta ? 1 : k, aks = p.ta ? m : 1;  // A(row, kk) = a[row·ars + kk·aks]
+        const Index brs = p.tb ? 1 : n, bcs = p.tb ? k : 1;  // B(kk, col) = b[kk·brs + col·bcs]
+        for (Index tile = t.league_rank(); tile < p.tiles; tile += t.league_size()) {
+            const Index row0 = (tile / p.tiles_x) * p.by, col0 = (tile % p.tiles_x) * p.bx;
+            const int rows = static_cast<int>(m - row0 < p.by ? m - row0 : p.by);
+            const int cols = static_cast<int>(n - col0 < p.bx ? n - col0 : p.bx);
+            V* const ct = p.c.data() + row0 * n + col0;
             const int ldc = static_cast<int>(n);
-            host_tile(ct, ldc, a.data() + row0 * ars, ars, aks, b.data() + col0 * bcs, brs, bcs, rows, cols, k);
-            if (bias.data() || act != ACCEL_ACTIVATION_NONE) {
+            host_tile(ct, ldc, p.a.data() + row0 * ars, ars, aks, p.b.data() + col0 * bcs, brs, bcs, rows, cols, k);
+            if (p.bias.data() || p.act != ACCEL_ACTIVATION_NONE) {
                 if constexpr (std::is_same<V, float>::value) {
                     // One vector loop per row of the tile (the per-element form runs a scalar exp).
-                    const float* bt = bias.data() ? bias.data() + col0 : nullptr;
-                    for (int r = 0; r < rows; ++r) host_bias_activation_rows(bt, ct + r * n, 0, 1, cols, true, act);
+                    const float* bt = p.bias.data() ? p.bias.data() + col0 : nullptr;
+                    for (int r = 0; r < rows; ++r) host_bias_activation_rows(bt, ct + r * n, 0, 1, cols, true, p.act);
                 } else {
                     for (int r = 0; r < rows; ++r)
                         for (int cc = 0; cc < cols; ++cc) {
                             V& v = ct[r * n + cc];
-                            v = activate(v + (bias.data() ? bias(col0 + cc) : V(0)), act);
+                            v = activate(v + (p.bias.data() ? p.bias(col0 + cc) : V(0)), p.act);
                         }
                 }
             }
         }
     }
+};
 
-    /// Device spaces: the CUDA block mapping (rows → team threads, columns → lanes).
-    KOKKOS_INLINE_FUNCTION void team_body(const Member& t) const {
+/// Device spaces: the CUDA block mapping (rows → team threads, columns →
+/// lanes) over team scratch tiles.
+template <class Space, class V>
+struct TeamTiledMatmul : TiledMatmulArgs<V> {
+    using Policy = Kokkos::TeamPolicy<Space>;
+    using Member = typename Policy::member_type;
+    using Scratch = Kokkos::View<V*, typename Space::scratch_memory_space, Unmanaged>;
+
+    /// Scratch bytes one team needs for a by × bx tile.
+    static std::size_t scratch_bytes(int bx, int by) {
+        return Scratch::shmem_size(static_cast<std::size_t>(by) * kTileK) +
+               Scratch::shmem_size(static_cast<std::size_t>(kTileK) * bx) +
+               Scratch::shmem_size(static_cast<std::size_t>(by) * bx);
+    }
+
+    KOKKOS_INLINE_FUNCTION void operator()(const Member& t) const {
+        const int bx = this->bx, by = this->by, level = this->scratch_level;
+        const Index m = this->m, n = this->n, k = this->k;
         const int area = bx * by;
-        Scratch sa(t.team_scratch(scratch_level), static_cast<std::size_t>(by) * kTileK);
-        Scratch sb(t.team_scratch(scratch_level), static_cast<std::size_t>(kTileK) * bx);
-        Scratch sc(t.team_scratch(scratch_level), static_cast<std::size_t>(area));
-        for (Index tile = t.league_rank(); tile < tiles; tile += t.league_size()) {
-            const Index row0 = (tile / tiles_x) * by, col0 = (tile % tiles_x) * bx;
+        Scratch sa(t.team_scratch(level), static_cast<std::size_t>(by) * kTileK);
+        Scratch sb(t.team_scratch(level), static_cast<std::size_t>(kTileK) * bx);
+        Scratch sc(t.team_scratch(level), static_cast<std::size_t>(area));
+        for (Index tile = t.league_rank(); tile < this->tiles; tile += t.league_size()) {
+            const Index row0 = (tile / this->tiles_x) * by, col0 = (tile % this->tiles_x) * bx;
             Kokkos::parallel_for(Kokkos::TeamVectorRange(t, area), [&](int i) { sc(i) = V(0); });
             for (Index k0 = 0; k0 < k; k0 += kTileK) {
                 t.team_barrier();  // sc zeroed, previous slice's products done before it is overwritten
                 Kokkos::parallel_for(Kokkos::TeamVectorRange(t, by * kTileK), [&](int i) {
                     const Index row = row0 + i / kTileK, kk = k0 + i % kTileK;
-                    sa(i) = row < m && kk < k ? load_a(row, kk) : V(0);
+                    sa(i) = row < m && kk < k ? this->load_a(row, kk) : V(0);
                 });
                 Kokkos::parallel_for(Kokkos::TeamVectorRange(t, kTileK * bx), [&](int i) {
                     const Index kk = k0 + i / bx, col = col0 + i % bx;
-                    sb(i) = kk < k && col < n ? load_b(kk, col) : V(0);
+                    sb(i) = kk < k && col < n ? this->load_b(kk, col) : V(0);
                 });
                 t.team_barrier();
                 Kokkos::parallel_for(Kokkos::TeamThreadRange(t, by), [&](int r) {
@@ -167,8 +176,8 @@ struct TiledMatmul {
             Kokkos::parallel_for(Kokkos::TeamVectorRange(t, area), [&](int i) {
                 const Index row = row0 + i / bx, col = col0 + i % bx;
                 if (row < m && col < n) {
-                    const V v = sc(i) + (bias.data() ? bias(col) : V(0));
-                    c(row * n + col) = activate(v, act);
+                    const V v = sc(i) + (this->bias.data() ? this->bias(col) : V(0));
+                    this->c(row * n + col) = activate(v, this->act);
                 }
             });
             t.team_barrier();  // sc is reset for the next tile only after every thread read it
@@ -176,9 +185,9 @@ struct TiledMatmul {
     }
 };
 
-/// The tiled functor of the default execution space, in V.
-template <class V>
-using TiledMatmulFn = TiledMatmul<kHostSpace, V>;
+/// The tiled functor of execution space `Space`, in V.
+template <class Space, class V>
+using TiledMatmulFn = std::conditional_t<is_host_space<Space>, HostTiledMatmul<Space, V>, TeamTiledMatmul<Space, V>>;
 
 }  // namespace kokkos
 }  // namespace accel

@@ -9,40 +9,87 @@
 #include <accel/activation_codes.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace accel {
 namespace kokkos {
 
-/// Where every kernel runs: Kokkos' default execution space (Serial, OpenMP,
-/// Threads, Cuda, HIP, SYCL ... whatever Kokkos was built with).
-using ExecSpace = Kokkos::DefaultExecutionSpace;
-/// The memory the default execution space works on; device memory of accel.
-using MemSpace = ExecSpace::memory_space;
+/// The execution spaces a device can run on: every space the linked Kokkos
+/// enabled that accel knows (KOKKOS_ENABLE_<SPACE>), plus the default one.
+/// ACCEL_KOKKOS_FOR_EACH_SPACE(X) expands X(space type) once for each known
+/// enabled space, in the order devices are listed after the default space
+/// (kokkos_backend.cpp); the .cpp files instantiate their templates with it.
+#if defined(KOKKOS_ENABLE_HIP)
+/// The HIP execution space: Kokkos::HIP since Kokkos 4.0, Kokkos::Experimental::HIP before.
+#if KOKKOS_VERSION >= 40000
+using HipSpace = Kokkos::HIP;
+#else
+using HipSpace = Kokkos::Experimental::HIP;
+#endif
+#define ACCEL_KOKKOS_IF_HIP(X) X(::accel::kokkos::HipSpace)
+#else
+#define ACCEL_KOKKOS_IF_HIP(X)
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+#define ACCEL_KOKKOS_IF_CUDA(X) X(::Kokkos::Cuda)
+#else
+#define ACCEL_KOKKOS_IF_CUDA(X)
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+#define ACCEL_KOKKOS_IF_OPENMP(X) X(::Kokkos::OpenMP)
+#else
+#define ACCEL_KOKKOS_IF_OPENMP(X)
+#endif
+#if defined(KOKKOS_ENABLE_THREADS)
+#define ACCEL_KOKKOS_IF_THREADS(X) X(::Kokkos::Threads)
+#else
+#define ACCEL_KOKKOS_IF_THREADS(X)
+#endif
+#if defined(KOKKOS_ENABLE_SERIAL)
+#define ACCEL_KOKKOS_IF_SERIAL(X) X(::Kokkos::Serial)
+#else
+#define ACCEL_KOKKOS_IF_SERIAL(X)
+#endif
+#define ACCEL_KOKKOS_FOR_EACH_SPACE(X) \
+    ACCEL_KOKKOS_IF_CUDA(X) ACCEL_KOKKOS_IF_HIP(X) ACCEL_KOKKOS_IF_OPENMP(X) ACCEL_KOKKOS_IF_THREADS(X) \
+        ACCEL_KOKKOS_IF_SERIAL(X)
+
+/// kokkos:0's space: Kokkos' default execution space.
+using DefaultSpace = Kokkos::DefaultExecutionSpace;
+
+/// Whether the default space is one of ACCEL_KOKKOS_FOR_EACH_SPACE's.
+#define ACCEL_KOKKOS_OR_IS_DEFAULT(S) || std::is_same<S, DefaultSpace>::value
+constexpr bool kDefaultSpaceKnown = false ACCEL_KOKKOS_FOR_EACH_SPACE(ACCEL_KOKKOS_OR_IS_DEFAULT);
+#undef ACCEL_KOKKOS_OR_IS_DEFAULT
+
+/// Whether execution space `Space` runs on the host CPU (Serial, OpenMP,
+/// Threads, HPX): its memory is host memory. Host spaces get kernel bodies of
+/// their own (one thread per team, multi-versioned vector loops).
+template <class Space>
+constexpr bool is_host_space = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
+
 /// Kernel index type (signed, 64-bit: tensors may exceed 2^31 elements).
 using Index = std::int64_t;
 using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-/// A device array of n elements of storage type T wrapping memory accel
-/// allocated (not owned). T: float, double, Eigen::half (f16) or
-/// Eigen::bfloat16 (bf16) — Eigen's types, callable in device code, because
-/// Kokkos' own half_t is a float where the space has no native half
+/// An array of n elements of storage type T wrapping memory accel allocated
+/// (not owned) in the memory space of the device's execution space; the
+/// view's own space is Kokkos::AnonymousSpace, which any execution space may
+/// access, so one functor serves every space. T: float, double, Eigen::half
+/// (f16) or Eigen::bfloat16 (bf16) — Eigen's types, callable in device code,
+/// because Kokkos' own half_t is a float where the space has no native half
 /// (KOKKOS_HALF_T_IS_FLOAT: every host space in Kokkos 3), so it cannot hold
 /// accel's 16-bit storage.
 template <class T>
-using TypedView = Kokkos::View<T*, MemSpace, Unmanaged>;
+using TypedView = Kokkos::View<T*, Kokkos::AnonymousSpace, Unmanaged>;
 /// Read-only form of TypedView.
 template <class T>
-using ConstTypedView = Kokkos::View<const T*, MemSpace, Unmanaged>;
+using ConstTypedView = Kokkos::View<const T*, Kokkos::AnonymousSpace, Unmanaged>;
 /// The float32 views of the tuned f32 kernels.
 using FloatView = TypedView<float>;
 using ConstView = ConstTypedView<float>;
 
 /// The type a kernel computes in for storage type T (backends/common).
 using compute::Compute;
-
-/// Whether the default execution space runs on the host CPU (Serial, OpenMP,
-/// Threads, HPX): its memory is host memory. Host spaces get kernel bodies of
-/// their own (one thread per team, multi-versioned vector loops).
-constexpr bool kHostSpace = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
 /// Compiles a hot host loop for several x86 levels and picks one at load
 /// time (GCC function multi-versioning): AVX-512, AVX2+FMA, baseline x86-64.
