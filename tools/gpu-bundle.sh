@@ -7,10 +7,11 @@
 # its data, the custom_kernel example, the
 # libraries such a machine may lack (OpenCL ICD loader, Vulkan loader,
 # CLBlast, ...), the emulated CUDA plugin for the rehearsal, and
-# run-gpu-checks.sh with its Python helpers (docs/gpu.md).
+# run-gpu-checks.sh with its Python helpers (docs/gpu.md); with
+# --kokkos-root, the Kokkos plugin and that Kokkos' shared libraries too.
 #
 # Usage: tools/gpu-bundle.sh [--out DIR] [--build-dir DIR] [--from-build DIR]
-#                            [--cuda-archs LIST] [--max-mib N]
+#                            [--cuda-archs LIST] [--max-mib N] [--kokkos-root DIR]
 #   --out DIR         the bundle (default build/gpu-bundle/bundle; replaced)
 #   --build-dir DIR   where to configure and build (default build/gpu-bundle)
 #   --from-build DIR  build nothing: assemble from that build tree (e.g.
@@ -21,6 +22,12 @@
 #                     --from-build: a build tree's CUDA plugin carries each
 #                     architecture of its CMAKE_CUDA_ARCHITECTURES, six in the
 #                     release preset's default, and its programs may link MPI)
+#   --kokkos-root DIR carry the Kokkos plugin built against the Kokkos
+#                     installed at DIR (a shared Kokkos; for the GPU one built
+#                     with CUDA for the bundle's architecture) and its
+#                     libraries; with --from-build, that tree's plugin, which
+#                     must have been built against DIR. Without it the bundle
+#                     has no Kokkos (Debian's is Serial: no GPU)
 # Every library the programs load outside the C/C++ runtime, the NVIDIA
 # driver and CUDA's runtime and cuBLAS is copied into lib/, and every RPATH
 # is $ORIGIN-relative: nothing is found through this machine's paths.
@@ -32,21 +39,24 @@ build=$root/build/gpu-bundle
 from_build=""
 archs="90-real"
 max_mib=""
+kokkos_root=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --out|--build-dir|--from-build|--cuda-archs|--max-mib)
+    --out|--build-dir|--from-build|--cuda-archs|--max-mib|--kokkos-root)
       [ $# -ge 2 ] || { echo "gpu-bundle.sh: $1 needs a value" >&2; exit 2; }
       case "$1" in
         --out) out=$(realpath -m "$2") ;;
         --build-dir) build=$(realpath -m "$2") ;;
         --from-build) from_build=$(realpath -m "$2") ;;
         --cuda-archs) archs=$2 ;;
+        --kokkos-root) [ -d "$2" ] || { echo "gpu-bundle.sh: --kokkos-root $2 is not a folder" >&2; exit 2; }
+                       kokkos_root=$(realpath "$2") ;;
         --max-mib) [[ "$2" =~ ^[1-9][0-9]*$ ]] || { echo "gpu-bundle.sh: --max-mib needs a whole number, got '$2'" >&2; exit 2; }
                    max_mib=$2 ;;
       esac
       shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
-    *) echo "gpu-bundle.sh: unknown option '$1' (known: --out, --build-dir, --from-build, --cuda-archs, --max-mib)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    *) echo "gpu-bundle.sh: unknown option '$1' (known: --out, --build-dir, --from-build, --cuda-archs, --max-mib, --kokkos-root)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -54,16 +64,30 @@ done
 command -v patchelf >/dev/null || { echo "gpu-bundle.sh: patchelf not found (tools/install-deps.sh installs it)" >&2; exit 1; }
 
 programs=(accel-info accel-bench accel-conformance accel-reliability accel-interop-tests mlp_train custom_kernel)
+kokkos_targets=() kokkos_flags=(-DACCEL_WITH_KOKKOS=OFF)
+[ -z "$kokkos_root" ] || kokkos_targets=(accel-backend-kokkos) kokkos_flags=(-DACCEL_WITH_KOKKOS=ON "-DKokkos_ROOT=$kokkos_root")
 if [ -z "$from_build" ]; then
   launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-  # Kokkos stays out (Debian's is Serial: no GPU), and so do MPI and Python.
+  # Not for C++ with a Kokkos built for CUDA: its launcher (kokkos_launch_compiler)
+  # must come first on the command line to hand the plugin's files to nvcc_wrapper.
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  command -v ccache >/dev/null && [ -z "$kokkos_root" ] && launcher+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # Kokkos only with --kokkos-root; MPI and Python stay out.
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$archs" \
-    -DACCEL_WITH_CUDA=ON -DACCEL_WITH_OPENCL=ON -DACCEL_WITH_VULKAN=ON -DACCEL_WITH_KOKKOS=OFF \
+    -DACCEL_WITH_CUDA=ON -DACCEL_WITH_OPENCL=ON -DACCEL_WITH_VULKAN=ON "${kokkos_flags[@]}" \
     -DACCEL_WITH_MPI=OFF -DACCEL_BUILD_PYTHON=OFF -DACCEL_BUILD_TESTS=ON -DACCEL_BUILD_EXAMPLES=ON "${launcher[@]}"
   cmake --build "$build" --target accel accel-backend-host accel-backend-cuda accel-backend-opencl \
-    accel-backend-vulkan accel-backend-cuda-emulated "${programs[@]}"
+    accel-backend-vulkan accel-backend-cuda-emulated "${kokkos_targets[@]}" "${programs[@]}"
   from_build=$build
+fi
+if [ -n "$kokkos_root" ]; then
+  [ -e "$from_build/lib/libaccel-backend-kokkos.so" ] ||
+    { echo "gpu-bundle.sh: $from_build/lib/libaccel-backend-kokkos.so is not built" >&2; exit 1; }
+  kokkos_dir=$(sed -n 's/^Kokkos_DIR:[A-Z]*=//p' "$from_build/CMakeCache.txt")
+  case "$(realpath -m "$kokkos_dir")/" in
+    "$kokkos_root"/*) ;;
+    *) echo "gpu-bundle.sh: $from_build's Kokkos plugin was built against the Kokkos at ${kokkos_dir:-(none)}, not under --kokkos-root $kokkos_root" >&2; exit 1 ;;
+  esac
 fi
 for p in "${programs[@]}"; do
   [ -x "$from_build/bin/$p" ] || { echo "gpu-bundle.sh: $from_build/bin/$p is not built" >&2; exit 1; }
@@ -76,12 +100,12 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,lib/emulated,lib/fallback,share,python}
 cp -a "${programs[@]/#/$from_build/bin/}" "$stage/bin/"
 cp -a "$from_build"/lib/libaccel.so* "$stage/lib/"
-# Every backend plugin built but Kokkos (Debian's is Serial: no GPU; its
-# libraries would double the bundle) and HIP (the bundle is for NVIDIA
-# machines; the HIP runtime alone would add 17 MiB).
+# Every backend plugin built but Kokkos without --kokkos-root and HIP (the
+# bundle is for NVIDIA machines; the HIP runtime alone would add 17 MiB).
 for plugin in "$from_build"/lib/libaccel-backend-*.so; do
   case "$(basename "$plugin")" in
-    libaccel-backend-kokkos.so|libaccel-backend-hip.so) ;;
+    libaccel-backend-hip.so) ;;
+    libaccel-backend-kokkos.so) [ -z "$kokkos_root" ] || cp -a "$plugin" "$stage/lib/" ;;
     *) cp -a "$plugin" "$stage/lib/" ;;
   esac
 done
@@ -139,6 +163,7 @@ mib=$(( ($(du -sb "$stage" | cut -f1) + 1048575) / 1048576 ))
   echo "accel GPU bundle $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown), built $(date -u '+%Y-%m-%d %H:%M UTC') on $(. /etc/os-release; echo "$PRETTY_NAME"), $mib MiB"
   echo "CUDA architectures: $(grep -m1 -oE '^CMAKE_CUDA_ARCHITECTURES:[A-Z]+=.*' "$from_build/CMakeCache.txt" | cut -d= -f2)"
   echo "plugins: $(cd "$stage/lib" && ls libaccel-backend-*.so | sed 's/libaccel-backend-//; s/\.so//' | paste -sd' ' -)"
+  [ -z "$kokkos_root" ] || echo "Kokkos: the plugin built against $kokkos_dir (--kokkos-root $kokkos_root)"
   echo "carried libraries:"
   sed 's/^/  /' "$carried"
   echo "run: ./run-gpu-checks.sh OUT [--minutes N] [--rehearsal] [--quick] (docs/gpu.md)"

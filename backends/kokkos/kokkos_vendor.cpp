@@ -33,6 +33,7 @@ namespace {
 // threads (they spin after each Kokkos kernel and slow the BLAS' own
 // threads down: measured 36 GFLOP/s instead of 82-150 at N = 1024 on 2 cores).
 [[maybe_unused]] std::string openblas_text(const std::string& space) {
+    (void)space;  // read only where Kokkos has OpenMP
     void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
     if (!h) {
         dl::clear_error();

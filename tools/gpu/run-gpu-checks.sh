@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-known_steps="conformance conformance.cuda.native conformance.cuda.vendor conformance.opencl conformance.vulkan
+known_steps="conformance conformance.cuda.native conformance.cuda.vendor conformance.opencl conformance.vulkan conformance.kokkos
   sanitizer sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck tune bench bench.matmul bench.add bench.dense
   mlp mlp.graph mlp.wide peer reliability interop custom_kernel"
 for wanted in ${steps//,/ }; do
@@ -168,8 +168,12 @@ python=${torch_python:-${python_arg:-$(command -v python3 || true)}}
 echo "python: ${python:-none}; PyTorch: ${torch_python:-not importable by ${tried:-any python3 (none on PATH)}}" >>"$facts"
 export OCL_ICD_VENDORS=$out/opencl-vendors  # only what is registered here
 mkdir -p "$OCL_ICD_VENDORS"
+# The Kokkos plugin, where the bundle carries one (gpu-bundle.sh --kokkos-root):
+# its CUDA space on the GPU, its first host space in the rehearsal.
+kokkos=""
 if [ $rehearsal = 1 ]; then
   cuda=cuda opencl=opencl:pocl vulkan=vulkan:lavapipe
+  [ -e "$here/lib/libaccel-backend-kokkos.so" ] && kokkos=kokkos:cpu
   export ACCEL_PLUGIN_PATH=$here/lib/emulated
   pocl=$(find_lib libpocl.so.2 /usr/lib/x86_64-linux-gnu)
   [ -n "$pocl" ] && echo "$pocl" >"$OCL_ICD_VENDORS/pocl.icd"
@@ -177,6 +181,7 @@ if [ $rehearsal = 1 ]; then
   gpu_found="rehearsal: no GPU asked for (cuda = the emulated CUDA runtime, opencl:pocl, vulkan:lavapipe)"
 else
   cuda=cuda opencl=opencl:nvidia vulkan=vulkan:gpu
+  [ -e "$here/lib/libaccel-backend-kokkos.so" ] && kokkos=kokkos:cuda
   # CUDA 13's runtime and cuBLAS: the system's, else the toolkit's or the
   # Python wheels' folders (PyTorch's nvidia packages), put on the path.
   py_nvidia=""
@@ -239,7 +244,7 @@ rc=$?
 if [ $rc -ne 200 ]; then
   [ $rehearsal = 1 ] || nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1
   missing="" opened=""
-  for sel in $cuda $opencl $vulkan; do
+  for sel in $cuda $opencl $vulkan $kokkos; do
     if ACCEL_BACKEND=$sel "$bin/accel-info" >"$out/info.$sel.txt" 2>&1; then opened="$opened $sel"; else
       missing="$missing $sel ($(grep -m1 -E "^${sel%%:*}: " "$out/info.log" | cut -c1-200))"
       # The loader's own account of why (Vulkan, OpenCL ICD loader).
@@ -249,10 +254,17 @@ if [ $rc -ne 200 ]; then
     rm -f "$out/info.$sel.txt"
   done
   same=$(grep -c 'SAME PHYSICAL DEVICE' "$out/info.log")
+  # kokkos:cuda is the GPU cuda:0 is: its block of accel-info says so.
+  kokkos_same=1
+  [ $rehearsal = 1 ] || [ -z "$kokkos" ] ||
+    awk '/^  \[/ { block = ($0 ~ /^  \[kokkos:cuda:0\]/) } block && /SAME PHYSICAL DEVICE/ { found = 1 } END { exit !found }' \
+      "$out/info.log" || kokkos_same=0
   if [ $rc -ne 0 ]; then verdict info fail "accel-info exit $rc"
   elif [ -n "$missing" ]; then verdict info fail "cannot open:$missing"
   elif [ $rehearsal = 0 ] && [ "$same" -eq 0 ]; then
     verdict info fail "the GPU opens as$opened but accel-info flags no SAME PHYSICAL DEVICE (UUID/PCI id not matched)"
+  elif [ "$kokkos_same" -eq 0 ]; then
+    verdict info fail "kokkos:cuda opens but accel-info does not flag it as the same physical device as another backend's"
   else verdict info pass "opens$opened; SAME PHYSICAL DEVICE lines: $same"; fi
 fi
 available() { case " $opened " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -263,7 +275,7 @@ available() { case " $opened " in *" $1 "*) return 0 ;; esac; return 1; }
 conf_env=() conf_args=()
 [ $rehearsal = 1 ] && conf_env=(ACCEL_TEST_MAX_WORK=$([ $quick = 1 ] && echo 20000 || echo 2000000))
 [ $quick = 1 ] && conf_env=(ACCEL_TEST_MAX_WORK=20000)
-for run in "$cuda native" "$cuda vendor" "$opencl auto" "$vulkan auto"; do
+for run in "$cuda native" "$cuda vendor" "$opencl auto" "$vulkan auto" ${kokkos:+"$kokkos auto"}; do
   set -- $run
   name=conformance.${1%%:*}$([ "$2" = auto ] || echo ".$2")
   if ! available "$1"; then verdict "$name" skip "$1 does not open (step info)"; continue; fi
@@ -286,7 +298,7 @@ done
 # One run per op (each with every GPU backend), so that a run cut off by the
 # budget keeps the ops measured before it.
 gpus=""
-for sel in $cuda $opencl $vulkan; do available "$sel" && gpus=${gpus:+$gpus,}$sel; done
+for sel in $cuda $opencl $vulkan $kokkos; do available "$sel" && gpus=${gpus:+$gpus,}$sel; done
 if [ $quick = 1 ]; then
   common=(--quick --dtypes f32,f16,bf16) add=() matmul=() dense=()
 elif [ $rehearsal = 1 ]; then
@@ -334,7 +346,7 @@ done
 # GPU against cuda, row by row.
 if [ -n "$python" ] && ls "$out"/bench.*.json >/dev/null 2>&1; then
   "$python" "$here/python/gpu_summary.py" merge "$out" "$out"/bench.{add,matmul,dense}.json >"$out/merge.log" 2>&1
-  for other in ${opencl%%:*} ${vulkan%%:*}; do
+  for other in ${opencl%%:*} ${vulkan%%:*} ${kokkos%%:*}; do
     [ -s "$out/bench.$other.json" ] && [ -s "$out/bench.cuda.json" ] &&
       "$bin/accel-bench" compare --by op "$out/bench.cuda.json" "$out/bench.$other.json" >"$out/compare.cuda-vs-$other.txt" 2>&1
   done

@@ -6,7 +6,7 @@
 
 #include "views.hpp"
 
-#include "../../common/elementwise_ops.hpp"
+#include "host_loops.hpp"
 
 #include <accel/round_to_odd.hpp>
 
@@ -163,15 +163,7 @@ struct FmaProbeFn {
     }
 };
 
-/// Elements per call of the host-space elementwise loops (SigmoidHostFn,
-/// ElementwiseHostFn, AdamHostFn): 64 KiB of float32, so the two halves
-/// cpu::sigmoid_range alternates between are 32 KiB apart (separate streams
-/// for the prefetcher).
-constexpr Index kSigmoidBlock = 16384;
 
-/// Host spaces only: y[i] = sigmoid(x[i]) for i in [begin, end), vectorized
-/// (cpu::sigmoid_range); defined in kernels/host_loops.cpp (multi-versioned).
-void host_sigmoid_block(const float* x, float* y, Index begin, Index end);
 
 /// f32 sigmoid on host spaces: index b covers elements [b·kSigmoidBlock,
 /// (b+1)·kSigmoidBlock) ∩ [0, n) as one vector loop (one scalar exp per
@@ -186,28 +178,9 @@ struct SigmoidHostFn {
     }
 };
 
-/// Host spaces only: y[i] = op(a[i], b[i]) for i in [begin, end)
-/// (cpu::elementwise_range), vectorized; defined in kernels/host_loops.cpp
-/// (multi-versioned). F: float or double.
-void host_elementwise_block(cpu::Elementwise op, const float* a, const float* b, float* y, Index begin, Index end,
-                            float scale);
-void host_elementwise_block(cpu::Elementwise op, const double* a, const double* b, double* y, Index begin,
-                            Index end, double scale);
 
-/// Host spaces only: Adam on elements [begin, end) (cpu::adam_range; the
-/// scalars in AdamFn's order), vectorized; defined in kernels/host_loops.cpp.
-void host_adam_block(float* p, const float* g, float* m, float* v, Index begin, Index end, const float* scalars);
-void host_adam_block(double* p, const double* g, double* m, double* v, Index begin, Index end,
-                     const double* scalars);
 
-/// Host spaces only: column sums of x[rows, cols] for columns [c0, c1)
-/// (cpu::column_sum_range), vectorized; defined in kernels/host_loops.cpp.
-void host_column_sum_block(const float* x, float* y, Index rows, Index cols, Index c0, Index c1);
-void host_column_sum_block(const double* x, double* y, Index rows, Index cols, Index c0, Index c1);
 
-/// Columns per index of ColumnSumHostFn (= cpu::kColumnSumWidth, checked in
-/// kernels/host_loops.cpp).
-constexpr Index kColumnSumBlock = 64;
 
 /// f32/f64 column_sum on host spaces: index b sums columns [b·kColumnSumBlock,
 /// (b+1)·kColumnSumBlock) ∩ [0, cols) as vector lanes (ColumnSumFn walks one
@@ -254,14 +227,7 @@ struct AdamHostFn {
     }
 };
 
-/// Host spaces only: the dense epilogue on float32 rows [r0, r1) of
-/// y[rows, cols] (cpu::bias_activation_rows: one vector loop per row, the
-/// activation chosen once); defined in kernels/host_loops.cpp.
-void host_bias_activation_rows(const float* bias, float* y, Index r0, Index r1, Index cols, bool read_y, int act);
 
-/// Rows of the host-space float32 dense epilogue per index of
-/// BiasActivationHostFn.
-constexpr Index kEpilogueRows = 16;
 
 /// f32 dense epilogue on host spaces: index b covers rows [b·kEpilogueRows,
 /// (b+1)·kEpilogueRows) ∩ [0, rows) (BiasActivationFn's body per element
@@ -278,15 +244,7 @@ struct BiasActivationHostFn {
     }
 };
 
-/// Elements per call of the host-space fma_throughput probe (FmaProbeHostFn).
-constexpr int kFmaLanes = 16;  // = cpu::kFmaProbeLanes (checked in host_loops.cpp)
 
-/// Host spaces only: the probe for elements [begin, min(end, begin +
-/// kFmaLanes)) with the FmaProbeFn recurrence, the lanes as vector lanes.
-/// Defined in kernels/host_loops.cpp (multi-versioned).
-void host_fma_block(float* y, Index begin, Index end, Index iterations);
-/// The same in f64.
-void host_fma_block(double* y, Index begin, Index end, Index iterations);
 
 /// The fma_throughput probe on host spaces: index b covers the kFmaLanes
 /// elements from b·kFmaLanes, so the 8 chains of 16 neighbouring elements

@@ -3,14 +3,24 @@
 // raw pointers, so the compiler vectorizes them; compiled for AVX-512, AVX2+FMA and baseline
 // x86-64 and picked at load time (ACCEL_KOKKOS_MULTIVERSION). Kernels of
 // device spaces never call them.
-#include "elementwise.hpp"
-#include "matmul.hpp"
+#include "host_loops.hpp"
 
 #include "../../common/cpu_elementwise.hpp"
 #include "../../common/cpu_gemm.hpp"
 
 namespace accel {
 namespace kokkos {
+
+// Compiles a hot host loop for several x86 levels and picks one at load
+// time (GCC function multi-versioning): AVX-512, AVX2+FMA, baseline x86-64.
+// Other compilers and targets get one plain version.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
+    !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__) && !defined(__SANITIZE_ADDRESS__)
+#define ACCEL_KOKKOS_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ACCEL_KOKKOS_MULTIVERSION
+#endif
+
 
 /// c[rows × cols] += A·B over `depth` products (see matmul.hpp): the shared
 /// CPU GEMM (backends/common/cpu_gemm.hpp) on this tile, on the calling

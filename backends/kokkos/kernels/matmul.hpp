@@ -28,6 +28,7 @@
 
 #include "views.hpp"
 #include "elementwise.hpp"
+#include "host_loops.hpp"
 
 #include <cstddef>
 #include <type_traits>
@@ -39,24 +40,6 @@ namespace kokkos {
 /// 32×32 block at 8 KiB, inside every space's level-0 scratch.
 constexpr int kTileK = 16;
 
-/// Host spaces only: c[rows × cols] = A·B over `depth` products (the shared
-/// CPU GEMM, backends/common/cpu_gemm.hpp: partial sums of KC products in
-/// increasing order, added in turn), where c is row-major with row stride ldc, A's element
-/// (r, kk) is a[r·ars + kk·aks] and B's element (kk, j) is b[kk·brs + j·bcs]
-/// (any layouts: the GEMM packs them). Defined in kernels/host_loops.cpp,
-/// compiled per x86 level; not callable from device code.
-void host_tile(float* c, int ldc, const float* a, Index ars, Index aks, const float* b, Index brs, Index bcs, int rows,
-               int cols, Index depth);
-/// The same in double (f64).
-void host_tile(double* c, int ldc, const double* a, Index ars, Index aks, const double* b, Index brs, Index bcs,
-               int rows, int cols, Index depth);
-/// Host spaces only: the rectangle of C[m, n] (rows × cols, elements) one
-/// team computes when `threads` threads share a product in double (f64) or
-/// float (the other dtypes): the host backend's split
-/// (cpu::gemm_thread_tiles), so both run the shared GEMM on the same blocks;
-/// all of C for one thread. kernels/host_loops.cpp.
-void host_gemm_rectangle(bool f64, std::size_t m, std::size_t n, std::size_t threads, std::size_t& rows,
-                         std::size_t& cols);
 
 /// C[M,N] = act(op(A)·op(B) + bias) with row-major A, B, C of element type V
 /// (float or double); op transposes when ta / tb (A stored [K,M], B stored

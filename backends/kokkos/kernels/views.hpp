@@ -3,6 +3,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "host_loops.hpp"  // Index
+
 #include "../../common/compute_type.hpp"
 #include "../../common/gelu_math.hpp"
 
@@ -68,8 +70,6 @@ constexpr bool kDefaultSpaceKnown = false ACCEL_KOKKOS_FOR_EACH_SPACE(ACCEL_KOKK
 template <class Space>
 constexpr bool is_host_space = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
 
-/// Kernel index type (signed, 64-bit: tensors may exceed 2^31 elements).
-using Index = std::int64_t;
 using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
 /// An array of n elements of storage type T wrapping memory accel allocated
 /// (not owned) in the memory space of the device's execution space; the
@@ -91,16 +91,6 @@ using ConstView = ConstTypedView<float>;
 /// The type a kernel computes in for storage type T (backends/common).
 using compute::Compute;
 
-/// Compiles a hot host loop for several x86 levels and picks one at load
-/// time (GCC function multi-versioning): AVX-512, AVX2+FMA, baseline x86-64.
-/// Used only in host-space kernel bodies; other compilers and targets get
-/// one plain version.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
-    !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__) && !defined(__SANITIZE_ADDRESS__)
-#define ACCEL_KOKKOS_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define ACCEL_KOKKOS_MULTIVERSION
-#endif
 
 /// Kokkos' device-callable math: namespace Kokkos since 3.7,
 /// Kokkos::Experimental before (3.4 to 3.6).
