@@ -322,7 +322,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--backends", default="", metavar="all|LIST",
                    help="all (every available backend), or a comma-separated list of selectors (host, opencl[:N], "
-                        "kokkos[:N], cuda[:N], auto); default: $ACCEL_BACKEND, else auto")
+                        "kokkos[:N|:SPACE], cuda[:N], auto); default: $ACCEL_BACKEND, else auto")
     p.add_argument("--backend", dest="backends", help=argparse.SUPPRESS)  # the older name
     p.add_argument("--epochs", type=int, default=500, help="epochs (default 500, as mlp_train)")
     p.add_argument("--hidden", type=int, default=10, help="hidden units (default 10)")

@@ -109,17 +109,26 @@ struct BceBackwardFn {
 
 /// y[i] = x[i] converted from storage type S to T: through double when
 /// either is double, else through float (exact for f16/bf16), rounding once.
-/// Host: whether it runs in a host execution space.
+/// Host: whether it runs in a host execution space (see the specialization).
 template <class S, class T, bool Host>
 struct ConvertFn {
     using Wide = std::conditional_t<std::is_same<S, double>::value || std::is_same<T, double>::value, double, float>;
-    /// double → f16/bf16 on the host: through float rounded to odd, so the
-    /// value is rounded once (accel/round_to_odd.hpp).
-    static constexpr bool kOddFirst = Host && std::is_same<S, double>::value &&
-                                      !std::is_same<T, float>::value && !std::is_same<T, double>::value;
     ConstTypedView<S> x;
     TypedView<T> y;
-    KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const { y(i) = static_cast<T>(static_cast<Wide>(x(i))); }
+};
+
+/// On host spaces, double → f16/bf16 goes through float rounded to odd, so
+/// the value is rounded once (accel/round_to_odd.hpp, host code: this
+/// operator() is never compiled for a device).
+template <class S, class T>
+struct ConvertFn<S, T, true> {
+    using Wide = typename ConvertFn<S, T, false>::Wide;
+    static constexpr bool kOddFirst =
+        std::is_same<S, double>::value && !std::is_same<T, float>::value && !std::is_same<T, double>::value;
+    ConstTypedView<S> x;
+    TypedView<T> y;
+    void operator()(Index i) const {
         if constexpr (kOddFirst)
             y(i) = static_cast<T>(round_to_odd_float(x(i)));
         else
