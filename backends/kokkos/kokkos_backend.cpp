@@ -331,6 +331,15 @@ std::string spaces_text() {
     return text;
 }
 
+// Unavailable because Kokkos' device space `space` finds no GPU (`why`):
+// Kokkos initializes every enabled space at once, so none can be used.
+[[maybe_unused]] Availability no_gpu(const std::string& space, const std::string& why) {
+    return Availability{false,
+                        "kokkos (Kokkos::" + space + "): " + why + "; this Kokkos initializes its " + space +
+                            " space with every other, so none of its spaces can be used",
+                        0, false, 0, {}};
+}
+
 // Whether the plugin can open its devices, asked without initializing
 // Kokkos. Kokkos initializes every enabled space at once, so a build with
 // CUDA or HIP needs that runtime's device even for its host spaces: the
@@ -346,15 +355,9 @@ Availability devices_without_init() {
         int n = 0;
         const cudaError_t e = cudaGetDeviceCount(&n);
         if (e != cudaSuccess)
-            return Availability{false, std::string("kokkos (Kokkos::Cuda): cudaGetDeviceCount failed: ") +
-                                           cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
-                                           "); this Kokkos initializes its Cuda space with every other, so none "
-                                           "of its spaces can be used",
-                                0, false, 0, {}};
-        if (n < 1)
-            return Availability{false, "kokkos (Kokkos::Cuda): no CUDA device; this Kokkos initializes its Cuda space "
-                                       "with every other, so none of its spaces can be used",
-                                0, false, 0, {}};
+            return no_gpu("Cuda", std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(e) + " (" +
+                                      cudaGetErrorString(e) + ")");
+        if (n < 1) return no_gpu("Cuda", "no CUDA device");
     }
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
@@ -362,15 +365,9 @@ Availability devices_without_init() {
         int n = 0;
         const hipError_t e = hipGetDeviceCount(&n);
         if (e != hipSuccess)
-            return Availability{false, std::string("kokkos (Kokkos::HIP): hipGetDeviceCount failed: ") +
-                                           hipGetErrorName(e) + " (" + hipGetErrorString(e) +
-                                           "); this Kokkos initializes its HIP space with every other, so none "
-                                           "of its spaces can be used",
-                                0, false, 0, {}};
-        if (n < 1)
-            return Availability{false, "kokkos (Kokkos::HIP): no HIP device; this Kokkos initializes its HIP space "
-                                       "with every other, so none of its spaces can be used",
-                                0, false, 0, {}};
+            return no_gpu("HIP", std::string("hipGetDeviceCount failed: ") + hipGetErrorName(e) + " (" +
+                                     hipGetErrorString(e) + ")");
+        if (n < 1) return no_gpu("HIP", "no HIP device");
     }
 #endif
     return Availability{true, "", count, gpu, preferred, {}};

@@ -13,7 +13,8 @@ backend and for CUDA device memory, a host copy elsewhere). A dtype is a name
 (``"f32"``) or a NumPy dtype (``numpy.float32``). Errors are the
 classes below :class:`Error`, carrying the C++ message. Streams and events
 time device work (:meth:`Device.create_event`, :meth:`Device.elapsed_ms`);
-:func:`capture` records ops once as a :class:`Graph` to replay;
+:func:`capture` records ops once as a :class:`Graph` to replay (an optimizer's
+:class:`StepCount` advances between replays);
 :mod:`accel.bench` runs accel-bench.
 
 The package bundles libaccel, the backend plugins built with it and
@@ -34,6 +35,7 @@ from ._accel import (
     MemoryInfo,
     OutOfMemory,
     Param,
+    StepCount,
     Stream,
     Tensor,
     Unsupported,
@@ -76,6 +78,7 @@ __all__ = [
     "MemoryInfo",
     "OutOfMemory",
     "Param",
+    "StepCount",
     "Stream",
     "Tensor",
     "Unsupported",

@@ -52,6 +52,19 @@ struct PyTensor {
     PyTensor& operator=(PyTensor&&) = delete;
 };
 
+/// A Python accel.StepCount: an optimizer's step count that ops read each
+/// time their kernel is enqueued — at the call and at every replay of a
+/// graph that captured it (ops::adam_step_from). Shared, so that a graph
+/// keeps the count alive (keep_alive_while_capturing).
+struct PyStepCount {
+    std::shared_ptr<std::size_t> count = std::make_shared<std::size_t>(0);
+};
+
+/// While accel.capture() records on this thread, `object` is kept alive by
+/// the graph it makes; otherwise nothing. For what a replay reads that is not
+/// a tensor (a StepCount). graph.cpp.
+void keep_alive_while_capturing(std::shared_ptr<const void> object);
+
 /// Whether `d` is a device of the host backend (its handles are host pointers).
 bool is_host(const accel::Device& d);
 

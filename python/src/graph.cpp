@@ -9,14 +9,33 @@
 
 namespace accel_python {
 
+namespace {
+
+/// A Python accel.Graph: the recording, and what its replays read besides
+/// tensors (StepCounts), kept alive with it.
+struct PyGraph {
+    accel::Graph graph;
+    std::vector<std::shared_ptr<const void>> keep_alive;
+};
+
+// The keep-alive list of the capture this thread is in (accel.capture), or null.
+thread_local std::vector<std::shared_ptr<const void>>* t_keep_alive = nullptr;
+
+}  // namespace
+
+void keep_alive_while_capturing(std::shared_ptr<const void> object) {
+    if (t_keep_alive) t_keep_alive->push_back(std::move(object));
+}
+
 void bind_graph(nb::module_& m) {
-    nb::class_<accel::Graph>(m, "Graph",
+    nb::class_<PyGraph>(m, "Graph",
                              "Kernel calls recorded once by accel.capture() and replayed by launch() without the "
                              "ops' validation, path choice and launch geometry. A replay uses the tensors the "
                              "capture used (change their contents between replays, e.g. Tensor.copy_from) and gives "
                              "bitwise the results of the eager calls. A graph keeps its device and its tensors' "
-                             "memory alive. Thread-safety: launch() may be called from any thread.")
-        .def("launch", [](const accel::Graph& g, const PyStream* s) {
+                             "memory alive, and the StepCounts its ops read. Thread-safety: launch() may be called from any thread.")
+        .def("launch", [](const PyGraph& pg, const PyStream* s) {
+                const accel::Graph& g = pg.graph;
                 if (g.empty()) return;
                 accel::Stream& stream = s ? *s->stream : g.device().default_stream();
                 nb::gil_scoped_release release;
@@ -26,18 +45,30 @@ void bind_graph(nb::module_& m) {
              "Enqueues the recorded calls on `stream` (default: the device's default stream), in order; returns "
              "before they ran, as an op does. Raises InvalidArgument for a stream of another device or inside a "
              "capture, DeviceError from the runtime.")
-        .def_prop_ro("empty", &accel::Graph::empty, "True when the capture recorded no op.")
-        .def("__len__", &accel::Graph::size, "The number of kernel calls a replay enqueues.")
-        .def_prop_ro("op_names", &accel::Graph::op_names, "The recorded calls' op names, in order (list of str).")
-        .def_prop_ro("device", [](const accel::Graph& g) { return g.device().shared_from_this(); },
+        .def_prop_ro("empty", [](const PyGraph& g) { return g.graph.empty(); }, "True when the capture recorded no op.")
+        .def("__len__", [](const PyGraph& g) { return g.graph.size(); }, "The number of kernel calls a replay enqueues.")
+        .def_prop_ro("op_names", [](const PyGraph& g) { return g.graph.op_names(); },
+                     "The recorded calls' op names, in order (list of str).")
+        .def_prop_ro("device", [](const PyGraph& g) { return g.graph.device().shared_from_this(); },
                      "The device the graph runs on. Raises InvalidArgument for an empty graph.")
-        .def("__repr__", [](const accel::Graph& g) {
+        .def("__repr__", [](const PyGraph& pg) {
+            const accel::Graph& g = pg.graph;
             return g.empty() ? std::string("<accel.Graph (empty)>")
                              : "<accel.Graph of " + std::to_string(g.size()) + " calls on " + g.device().selector() + ">";
         });
 
     m.def("capture", [](PyStream& stream, const std::function<void()>& record) {
-            return accel::capture(*stream.stream, record);
+            PyGraph g;
+            std::vector<std::shared_ptr<const void>>* outer = t_keep_alive;
+            t_keep_alive = &g.keep_alive;
+            try {
+                g.graph = accel::capture(*stream.stream, record);
+            } catch (...) {
+                t_keep_alive = outer;
+                throw;
+            }
+            t_keep_alive = outer;
+            return g;
         },
           nb::arg("stream"), nb::arg("record"),
           "Calls `record()` with every op it issues on `stream` recorded instead of run, and returns the Graph "

@@ -526,21 +526,49 @@ ops::AdamParams adam_params(double lr, double beta1, double beta2, double eps) {
     return hp;
 }
 
-void adam_step_op(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, std::size_t step, double lr,
-                  double beta1, double beta2, double eps, nb::str path, PyStream* stream, nb::handle deterministic) {
+// The step of an adam_step call: a number, or a StepCount read at every enqueue (ops::adam_step_from), which a
+// graph capturing the call keeps alive.
+struct AdamStep {
+    std::size_t number = 0;
+    const PyStepCount* count = nullptr;
+    void run(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, const ops::AdamParams& hp,
+             const ops::Options& o) const {
+        with_python_names({{"p", "param"}}, [&] {
+            if (count)
+                ops::adam_step_from(param.t, grad.t, m.t, v.t, *count->count, hp, o);
+            else
+                ops::adam_step(param.t, grad.t, m.t, v.t, number, hp, o);
+        });
+    }
+};
+
+void adam_step_single(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, const AdamStep& step, double lr,
+                      double beta1, double beta2, double eps, nb::str path, PyStream* stream, nb::handle deterministic) {
     for (auto [p, name] : {std::pair<const PyTensor*, const char*>{&param, "param"}, {&grad, "grad"}, {&m, "m"},
                            {&v, "v"}})
         reject_view(p, "accel.ops.adam_step", name);
     auto o = options(path, stream, deterministic, param.t, "adam_step");
     const ops::AdamParams hp = adam_params(lr, beta1, beta2, eps);
+    if (step.count && accel::capturing()) keep_alive_while_capturing(step.count->count);
     GilRelease gil(double(param.t.elements()));
-    with_python_names({{"p", "param"}}, [&] { ops::adam_step(param.t, grad.t, m.t, v.t, step, hp, o); });
+    step.run(param, grad, m, v, hp, o);
 }
 
-void adam_step_list_op(const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
-                       const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs, std::size_t step,
-                       double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream,
-                           nb::handle deterministic) {
+void adam_step_op(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, std::size_t step, double lr,
+                  double beta1, double beta2, double eps, nb::str path, PyStream* stream, nb::handle deterministic) {
+    adam_step_single(param, grad, m, v, AdamStep{step, nullptr}, lr, beta1, beta2, eps, path, stream, deterministic);
+}
+
+void adam_step_count_op(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, const PyStepCount& step,
+                        double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream,
+                        nb::handle deterministic) {
+    adam_step_single(param, grad, m, v, AdamStep{0, &step}, lr, beta1, beta2, eps, path, stream, deterministic);
+}
+
+void adam_step_lists(const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
+                     const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs, const AdamStep& step,
+                     double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream,
+                     nb::handle deterministic) {
     if (grads.size() != params.size() || ms.size() != params.size() || vs.size() != params.size())
         throw accel::InvalidArgument("accel.ops.adam_step: " + std::to_string(params.size()) + " params, " +
                                      std::to_string(grads.size()) + " grads, " + std::to_string(ms.size()) +
@@ -556,13 +584,48 @@ void adam_step_list_op(const std::vector<PyTensor*>& params, const std::vector<P
     const ops::Options o = options(path, stream, deterministic, params[0]->t, "adam_step");
     double elements = 0;
     for (const PyTensor* p : params) elements += double(p->t.elements());
+    if (step.count && accel::capturing()) keep_alive_while_capturing(step.count->count);
     GilRelease gil(elements);
-    for (std::size_t i = 0; i < params.size(); ++i)
-        with_python_names({{"p", "param"}},
-                          [&] { ops::adam_step(params[i]->t, grads[i]->t, ms[i]->t, vs[i]->t, step, hp, o); });
+    for (std::size_t i = 0; i < params.size(); ++i) step.run(*params[i], *grads[i], *ms[i], *vs[i], hp, o);
+}
+
+void adam_step_list_op(const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
+                       const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs, std::size_t step,
+                       double lr, double beta1, double beta2, double eps, nb::str path, PyStream* stream,
+                       nb::handle deterministic) {
+    adam_step_lists(params, grads, ms, vs, AdamStep{step, nullptr}, lr, beta1, beta2, eps, path, stream,
+                    deterministic);
+}
+
+void adam_step_list_count_op(const std::vector<PyTensor*>& params, const std::vector<PyTensor*>& grads,
+                             const std::vector<PyTensor*>& ms, const std::vector<PyTensor*>& vs,
+                             const PyStepCount& step, double lr, double beta1, double beta2, double eps, nb::str path,
+                             PyStream* stream, nb::handle deterministic) {
+    adam_step_lists(params, grads, ms, vs, AdamStep{0, &step}, lr, beta1, beta2, eps, path, stream, deterministic);
 }
 
 void bind_adam_step(nb::module_& m) {
+    nb::class_<PyStepCount>(m, "StepCount",
+                            "An optimizer's step count that adam_step reads each time its kernel is enqueued: at "
+                            "the call and at every replay of a graph that captured the call (as PyTorch's "
+                            "Adam(capturable=True) keeps its step on the device). Capture one training step once, "
+                            "then advance the count and replay: count += 1; graph.launch(). A graph keeps the "
+                            "StepCounts its ops read alive. Thread-safety: not synchronized; change it while no "
+                            "replay that reads it is being enqueued.")
+        .def(nb::init<>())
+        .def("__init__", [](PyStepCount* self, std::size_t value) {
+                new (self) PyStepCount();
+                *self->count = value;
+            }, nb::arg("value"), "A count starting at `value` (the 1-based step of the next update; 0 until then).")
+        .def_prop_rw("value", [](const PyStepCount& c) { return *c.count; },
+                     [](PyStepCount& c, std::size_t v) { *c.count = v; }, "The count (int >= 0).")
+        .def("__iadd__", [](PyStepCount& c, std::size_t n) -> PyStepCount& {
+                *c.count += n;
+                return c;
+            }, nb::rv_policy::none, "Advances the count by n.")
+        .def("__int__", [](const PyStepCount& c) { return *c.count; })
+        .def("__index__", [](const PyStepCount& c) { return *c.count; })
+        .def("__repr__", [](const PyStepCount& c) { return "accel.StepCount(" + std::to_string(*c.count) + ")"; });
     m.def("adam_step", &adam_step_op,
           nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
           nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
@@ -579,6 +642,18 @@ void bind_adam_step(nb::module_& m) {
           "adam_step over lists of tensors (as torch.optim.Adam's foreach form): param[i] updated from grad[i], "
           "m[i], v[i], one after the other on the stream, in one call. The lists must have one length. Errors "
           "as the single-tensor form; a rejected entry leaves the later ones untouched.");
+    m.def("adam_step", &adam_step_count_op,
+          nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::kw_only(),
+          nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(),
+          "adam_step with `step` an accel.StepCount, read each time the update is enqueued: at this call and at "
+          "every replay of a graph that captured it (ops::adam_step_from). Raises InvalidArgument as adam_step "
+          "for a count of 0 at the call or at a replay.");
+    m.def("adam_step", &adam_step_list_count_op,
+          nb::arg("param"), nb::arg("grad"), nb::arg("m"), nb::arg("v"), nb::arg("step"), nb::arg("lr") = 1e-3,
+          nb::kw_only(), nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(),
+          "The list form with `step` an accel.StepCount (see the single-tensor form).");
 }
 
 // ---- The operators of accel.Tensor, defined here beside the ops they run -----------------------------------

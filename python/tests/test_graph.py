@@ -55,3 +55,52 @@ def test_mlp_model_with_graphs_trains_to_the_same_losses(device: accel.Device) -
     graphed = accel.mlp.MlpModel(device, 10, 3, train_x, train_y, graph=True)
     for epoch in range(2):
         assert graphed.train_epoch(epoch) == eager.train_epoch(epoch)
+
+
+def test_a_captured_adam_step_reads_its_step_count_at_every_replay(device: accel.Device) -> None:
+    import gc
+
+    shape = (257,)
+    start = RNG.uniform(-1, 1, size=shape).astype(np.float32)
+    grads = [RNG.uniform(-1, 1, size=shape).astype(np.float32) for _ in range(4)]
+
+    def fresh() -> list[accel.Tensor]:
+        return [accel.from_numpy(start, device=device), accel.empty(shape, device=device),
+                accel.zeros(shape, device=device), accel.zeros(shape, device=device)]
+
+    def bits(ts: list[accel.Tensor]) -> list[bytes]:
+        return [ts[i].numpy().tobytes() for i in (0, 2, 3)]  # param, m, v
+
+    eager = fresh()  # steps 1..4 as numbers
+    for t, grad in enumerate(grads, start=1):
+        eager[1].copy_from(grad)
+        ops.adam_step(*eager, t, lr=0.05)
+    # Captured once with a StepCount (the list form), replayed with the count advanced: the same bits.
+    graphed, step = fresh(), accel.StepCount(1)
+    graph = accel.capture(device.default_stream(),
+                          lambda: ops.adam_step([graphed[0]], [graphed[1]], [graphed[2]], [graphed[3]], step, 0.05))
+    assert graph.op_names == ["adam_step"]
+    step.value = 0
+    for grad in grads:
+        graphed[1].copy_from(grad)
+        step += 1
+        graph.launch()
+    assert int(step) == 4 and repr(step) == "accel.StepCount(4)"
+    assert bits(graphed) == bits(eager)
+    # A replay at count 0 is refused, and so is an eager call.
+    step.value = 0
+    with pytest.raises(accel.InvalidArgument):
+        graph.launch()
+    with pytest.raises(accel.InvalidArgument):
+        ops.adam_step(*graphed, accel.StepCount())
+    # The graph keeps its StepCount alive: a replay after the program dropped it is step 1.
+    once, first = fresh(), fresh()
+    count = accel.StepCount(1)
+    kept = accel.capture(device.default_stream(), lambda: ops.adam_step(*once, count, lr=0.05))
+    del count
+    gc.collect()
+    once[1].copy_from(grads[0])
+    kept.launch()
+    first[1].copy_from(grads[0])
+    ops.adam_step(*first, 1, lr=0.05)
+    assert bits(once) == bits(first)
