@@ -323,7 +323,7 @@ const std::vector<SpaceEntry>& spaces() {
     return all;
 }
 
-// "kokkos:0 = cuda, kokkos:1 = openmp, kokkos:2 = serial".
+// "kokkos:0 = kokkos:cuda:0, kokkos:1 = kokkos:openmp:0, kokkos:2 = kokkos:serial:0".
 std::string spaces_text() {
     std::string text;
     for (std::size_t i = 0; i < spaces().size(); ++i)

@@ -9,7 +9,7 @@
 // Kokkos' threads or a GPU context. create_device initializes Kokkos with
 // Kokkos' own defaults (the user's KOKKOS_* environment variables apply) when
 // nobody has; if the application initialized Kokkos itself (before opening
-// kokkos:0), the plugin uses that runtime and never finalizes it. Otherwise
+// a Kokkos device), the plugin uses that runtime and never finalizes it. Otherwise
 // Kokkos is finalized exactly once at process exit, from the destructor of a
 // function-local static object (an __attribute__((destructor)) runs too late
 // and crashed). Memory still allocated when Kokkos is finalized — by the
@@ -48,7 +48,7 @@
 // every dispatch of the plugin — parallel_for, deep_copy, Kokkos Kernels'
 // gemm, creating an instance — runs under one process-wide lock
 // (dispatch_lock(), which also checks that Kokkos is still up); on host
-// spaces fences take it too. Threads sharing kokkos:0 therefore submit in
+// spaces fences take it too. Threads sharing Kokkos devices therefore submit in
 // some serial order; on host spaces their ops run one at a time, each on all
 // of Kokkos' threads.
 //
