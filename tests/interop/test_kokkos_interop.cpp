@@ -38,3 +38,33 @@ TEST_CASE("a Kokkos View the program made is a tensor accel's ops use in place, 
     for (std::size_t i = 0; i < n; ++i) wrong += host(i) != a[i] + b[i];
     CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " elements of the program's View not a + b");
 }
+
+TEST_CASE("a Kokkos device of another execution space refuses the default space's instance, naming its own") {
+    if (device()->info().backend != "kokkos") {
+        MESSAGE("skipped: " << device()->selector() << " is not a Kokkos device");
+        return;
+    }
+    int checked = 0;
+    for (int i = 1;; ++i) {
+        std::shared_ptr<Device> d;
+        try {
+            d = open_device("kokkos:" + std::to_string(i));
+        } catch (const BackendUnavailable&) {
+            break;  // past the last space
+        }
+        std::string space;
+        for (const auto& fact : d->info().extra)
+            if (fact.first == "execution space") space = fact.second;
+        if (space == kk::ExecSpace::name()) continue;
+        INFO(d->selector() << " runs on " << space);
+        try {
+            kk::execution_space(d->default_stream());
+            FAIL("the default space's instance was handed out for another space's stream");
+        } catch (const InvalidArgument& e) {
+            CHECK(std::string(e.what()).find(space) != std::string::npos);
+        }
+        CHECK_THROWS_AS(kk::stream_over(*d, kk::ExecSpace()), InvalidArgument);
+        ++checked;
+    }
+    if (checked == 0) MESSAGE("skipped: this Kokkos has one execution space, " << kk::ExecSpace::name());
+}
