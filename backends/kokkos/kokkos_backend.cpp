@@ -631,6 +631,12 @@ LaunchGeometry KokkosDevice<Space>::do_default_geometry(Op op, DType dtype, std:
     return geometry_1d_fit(rows * cols, host ? 1024 : 256, info().limits);
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+static_assert(!is_host_space<Kokkos::Cuda>, "Kokkos::Cuda must take the device bodies (team scratch tiles)");
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+static_assert(!is_host_space<HipSpace>, "Kokkos' HIP space must take the device bodies (team scratch tiles)");
+#endif
 static_assert(kDefaultSpaceKnown,
               "accel's Kokkos backend runs on the Cuda, HIP, OpenMP, Threads and Serial execution spaces; this "
               "Kokkos' default execution space is another one");

@@ -65,10 +65,13 @@ constexpr bool kDefaultSpaceKnown = false ACCEL_KOKKOS_FOR_EACH_SPACE(ACCEL_KOKK
 #undef ACCEL_KOKKOS_OR_IS_DEFAULT
 
 /// Whether execution space `Space` runs on the host CPU (Serial, OpenMP,
-/// Threads, HPX): its memory is host memory. Host spaces get kernel bodies of
-/// their own (one thread per team, multi-versioned vector loops).
+/// Threads): it reaches host memory and its memory is host memory (a GPU
+/// space over unified memory, CudaUVMSpace, is not one). Host spaces get
+/// kernel bodies of their own (one thread per team, multi-versioned vector
+/// loops).
 template <class Space>
-constexpr bool is_host_space = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
+constexpr bool is_host_space = Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible &&
+                               Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
 
 using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
 /// An array of n elements of storage type T wrapping memory accel allocated
