@@ -28,6 +28,7 @@
 // with no library, which accel-info then reports.
 #include "host_device.hpp"
 
+#include "../common/device_names.hpp"
 #include "../common/dynamic_library.hpp"
 
 #include <accel/environment.hpp>
@@ -54,11 +55,6 @@ const env::Declaration kBlasVariable{
     {"ACCEL_HOST_BLAS",
      "openblas, blis, or a CBLAS library exporting cblas_sgemm: a path (with a '/') or a file name ending in .so or .so.N",
      "the host backend's vendor library (default: OpenBLAS, then BLIS, then the system CBLAS)", "the host backend"}};
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    return s;
-}
 
 // The library ACCEL_HOST_BLAS asks for: "openblas", "blis", a path or a
 // file name for dlopen; nullopt when unset. Throws InvalidArgument for any

@@ -243,13 +243,16 @@ void describe_hardware(DeviceInfo& i) {
 
 std::string spaces_text();
 
+// The stable selector of the device of the space whose selector word is `word`.
+std::string stable_selector(const std::string& word) { return "kokkos:" + word + ":0"; }
+
 template <class Space>
 DeviceInfo kokkos_info(int index) {
     constexpr bool host = is_host_space<Space>;
     DeviceInfo i;
     i.backend = "kokkos";
     i.index = index;
-    i.stable_selector = "kokkos:" + space_word<Space>() + ":0";  // SpaceEntry::selector
+    i.stable_selector = stable_selector(space_word<Space>());
     describe_hardware<Space>(i);
     i.type = host ? "cpu" : "gpu";
     i.driver_version = "-";
@@ -300,7 +303,7 @@ struct SpaceEntry {
     std::string word;  // the selector's word: "openmp"
     bool host;
     std::shared_ptr<Device> (*make)(int index);
-    std::string selector() const { return "kokkos:" + word + ":0"; }  // the stable selector
+    std::string selector() const { return stable_selector(word); }
 };
 
 template <class Space>
@@ -402,18 +405,10 @@ public:
     int find_device(const std::string& spec) override {
         std::string have;
         for (const SpaceEntry& e : spaces()) have += (have.empty() ? "" : ", ") + e.selector();
-        const auto colon = spec.find(':');
-        const std::string piece = spec.substr(0, colon);
-        if (colon != std::string::npos) {
-            const std::string digits = spec.substr(colon + 1);
-            if (digits.empty() || digits.size() > 6 ||
-                !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-                throw InvalidArgument("kokkos:" + spec.substr(0, 64) + ": after '" + piece +
-                                      ":' comes the index of a device among those it matches (0)");
-            if (std::stoi(digits) != 0)
-                throw BackendUnavailable("kokkos:" + spec + ": each Kokkos execution space is one device (index 0); "
-                                         "the devices are " + have);
-        }
+        const auto [piece, within] = split_device_name("kokkos", spec, "0");
+        if (within != 0)
+            throw BackendUnavailable("kokkos:" + spec + ": each Kokkos execution space is one device (index 0); "
+                                     "the devices are " + have);
         for (std::size_t i = 0; i < spaces().size(); ++i)
             if (spaces()[i].word == piece || (piece == "gpu" && !spaces()[i].host) || (piece == "cpu" && spaces()[i].host))
                 return static_cast<int>(i);
@@ -442,8 +437,11 @@ void copy_on(Stream& s, const Dst& dst, const Src& src, bool blocking) {
 
 char* bytes_at(DeviceHandle h, std::size_t off) { return static_cast<char*>(h) + off; }
 
-using HostBytes = Kokkos::View<char*, Kokkos::HostSpace, Unmanaged>;
-using ConstHostBytes = Kokkos::View<const char*, Kokkos::HostSpace, Unmanaged>;
+// Unmanaged bytes of memory space M.
+template <class M>
+using Bytes = Kokkos::View<char*, M, Unmanaged>;
+template <class M>
+using ConstBytes = Kokkos::View<const char*, M, Unmanaged>;
 
 // A new instance for a stream: an independent one (its own CUDA/HIP stream)
 // on device spaces with Kokkos >= 4; the default instance on host spaces
@@ -544,7 +542,7 @@ DeviceHandle KokkosDevice<Space>::do_allocate(std::size_t bytes) {
                           " on " + selector() + " (" + std::to_string(info().global_memory_bytes) +
                           " bytes of memory in total): " + e.what());
     }
-    track_allocation(p, [](void* q) { Kokkos::kokkos_free<MemSpace>(q); });
+    track_allocation(p, &KokkosDevice::free_memory);
     return p;
 }
 
@@ -552,30 +550,29 @@ template <class Space>
 void KokkosDevice<Space>::do_deallocate(DeviceHandle h) noexcept {
     // After finalize the memory is gone with Kokkos (freed at finalize or by it).
     if (!runtime_alive()) return;
-    if (untrack_allocation(h)) Kokkos::kokkos_free<MemSpace>(h);
+    if (untrack_allocation(h)) free_memory(h);
 }
 
 // Overlapping ranges of one buffer are not supported by deep_copy (memcpy semantics).
 template <class Space>
 void KokkosDevice<Space>::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes,
                                       Stream& s, bool blocking) {
-    using Bytes = Kokkos::View<char*, MemSpace, Unmanaged>;
-    copy_on<Space>(s, Bytes(bytes_at(dst, off), bytes), ConstHostBytes(static_cast<const char*>(src), bytes), blocking);
+    copy_on<Space>(s, Bytes<MemSpace>(bytes_at(dst, off), bytes),
+                   ConstBytes<Kokkos::HostSpace>(static_cast<const char*>(src), bytes), blocking);
 }
 
 template <class Space>
 void KokkosDevice<Space>::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
                                       bool blocking) {
-    using ConstBytes = Kokkos::View<const char*, MemSpace, Unmanaged>;
-    copy_on<Space>(s, HostBytes(static_cast<char*>(dst), bytes), ConstBytes(bytes_at(src, off), bytes), blocking);
+    copy_on<Space>(s, Bytes<Kokkos::HostSpace>(static_cast<char*>(dst), bytes),
+                   ConstBytes<MemSpace>(bytes_at(src, off), bytes), blocking);
 }
 
 template <class Space>
 void KokkosDevice<Space>::do_copy_d2d(DeviceHandle dst, std::size_t doff, DeviceHandle src, std::size_t soff,
                                       std::size_t bytes, Stream& s, bool blocking) {
-    using Bytes = Kokkos::View<char*, MemSpace, Unmanaged>;
-    using ConstBytes = Kokkos::View<const char*, MemSpace, Unmanaged>;
-    copy_on<Space>(s, Bytes(bytes_at(dst, doff), bytes), ConstBytes(bytes_at(src, soff), bytes), blocking);
+    copy_on<Space>(s, Bytes<MemSpace>(bytes_at(dst, doff), bytes), ConstBytes<MemSpace>(bytes_at(src, soff), bytes),
+                   blocking);
 }
 
 template <class Space>

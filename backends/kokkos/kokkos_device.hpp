@@ -102,6 +102,7 @@
 #include <accel/plugin.hpp>
 
 #include "kernels/views.hpp"
+#include "../common/device_names.hpp"
 
 #include <chrono>
 #include <memory>
@@ -165,9 +166,7 @@ std::unique_lock<std::mutex> fence_lock() {
 /// case ("cuda", "hip", "openmp", "threads", "serial").
 template <class Space>
 std::string space_word() {
-    std::string w = Space::name();
-    for (char& c : w) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    return w;
+    return lower(Space::name());
 }
 
 /// A stream: an execution-space instance of `Space` — a new, independent one
@@ -240,6 +239,8 @@ protected:
 private:
     /// Registers every op in f32, f64, f16 and bf16 (kokkos_ops.cpp).
     void register_kernels();
+    /// Frees memory do_allocate took (at deallocate, or at Kokkos' finalize).
+    static void free_memory(void* p) { Kokkos::kokkos_free<MemSpace>(p); }
 };
 
 /// The execution-space instance of a stream of a KokkosDevice<Space>.

@@ -2,6 +2,7 @@
 // in the backend's order, and each device's facts (DeviceInfo, the gemm
 // parameters and tiles chosen for it). Declared in opencl_device.hpp.
 #include "opencl_device.hpp"
+#include "../common/device_names.hpp"
 
 #include <accel/error.hpp>
 
@@ -178,11 +179,6 @@ static std::string platform_text(cl_platform_id p, cl_platform_info what, const 
 }
 
 #define ACCEL_DEVICE_TEXT(d, what) device_text(d, what, #what)
-
-static std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 // "Portable Computing Language" + "The pocl project", lower-cased: what a
 // platform part of a selector is matched against.

@@ -2,6 +2,7 @@
 // physical devices and their device info, Backend (probe, selectors)
 // (see vulkan_device.hpp for the design).
 #include "vulkan_device.hpp"
+#include "../common/device_names.hpp"
 
 #include <accel/error.hpp>
 #include <accel/plugin.hpp>
@@ -56,11 +57,6 @@ std::uint64_t validation_message_count() noexcept { return g_validation_messages
 namespace {
 
 // ---- the instance and the physical devices ----------------------------------
-
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 std::string version_text(std::uint32_t v) {
     return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
@@ -523,17 +519,7 @@ public:
                 if (type_name(all[i].props.deviceType) == spec) return static_cast<int>(i);
             throw BackendUnavailable("vulkan: no " + spec + " device" + listing(all));
         }
-        const auto colon = spec.find(':');
-        const std::string piece = spec.substr(0, colon);
-        int within = 0;
-        if (colon != std::string::npos) {
-            const std::string digits = spec.substr(colon + 1);
-            if (digits.empty() || digits.size() > 6 ||
-                !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-                throw InvalidArgument("vulkan:" + spec + ": after '" + piece +
-                                      ":' comes the index of a device among those it matches (0, 1, ...)");
-            within = std::stoi(digits);
-        }
+        const auto [piece, within] = split_device_name("vulkan", spec, "0, 1, ...");
         if (piece.empty()) throw InvalidArgument("vulkan:" + spec + ": name a piece of the driver or device name");
         int seen = 0;
         for (std::size_t i = 0; i < all.size(); ++i)
