@@ -21,6 +21,15 @@ struct PyGraph {
 // The keep-alive list of the capture this thread is in (accel.capture), or null.
 thread_local std::vector<std::shared_ptr<const void>>* t_keep_alive = nullptr;
 
+// Makes `list` this thread's keep-alive list while it lives.
+struct KeepAliveScope {
+    std::vector<std::shared_ptr<const void>>* outer = t_keep_alive;
+    explicit KeepAliveScope(std::vector<std::shared_ptr<const void>>* list) { t_keep_alive = list; }
+    ~KeepAliveScope() { t_keep_alive = outer; }
+    KeepAliveScope(const KeepAliveScope&) = delete;
+    KeepAliveScope& operator=(const KeepAliveScope&) = delete;
+};
+
 }  // namespace
 
 void keep_alive_while_capturing(std::shared_ptr<const void> object) {
@@ -59,15 +68,10 @@ void bind_graph(nb::module_& m) {
 
     m.def("capture", [](PyStream& stream, const std::function<void()>& record) {
             PyGraph g;
-            std::vector<std::shared_ptr<const void>>* outer = t_keep_alive;
-            t_keep_alive = &g.keep_alive;
-            try {
+            {
+                KeepAliveScope scope(&g.keep_alive);
                 g.graph = accel::capture(*stream.stream, record);
-            } catch (...) {
-                t_keep_alive = outer;
-                throw;
             }
-            t_keep_alive = outer;
             return g;
         },
           nb::arg("stream"), nb::arg("record"),

@@ -531,6 +531,9 @@ ops::AdamParams adam_params(double lr, double beta1, double beta2, double eps) {
 struct AdamStep {
     std::size_t number = 0;
     const PyStepCount* count = nullptr;
+    void keep_alive_while_capturing() const {
+        if (count) accel_python::keep_alive_while_capturing(count->count);
+    }
     void run(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v, const ops::AdamParams& hp,
              const ops::Options& o) const {
         with_python_names({{"p", "param"}}, [&] {
@@ -549,7 +552,7 @@ void adam_step_single(PyTensor& param, PyTensor& grad, PyTensor& m, PyTensor& v,
         reject_view(p, "accel.ops.adam_step", name);
     auto o = options(path, stream, deterministic, param.t, "adam_step");
     const ops::AdamParams hp = adam_params(lr, beta1, beta2, eps);
-    if (step.count && accel::capturing()) keep_alive_while_capturing(step.count->count);
+    step.keep_alive_while_capturing();
     GilRelease gil(double(param.t.elements()));
     step.run(param, grad, m, v, hp, o);
 }
@@ -584,7 +587,7 @@ void adam_step_lists(const std::vector<PyTensor*>& params, const std::vector<PyT
     const ops::Options o = options(path, stream, deterministic, params[0]->t, "adam_step");
     double elements = 0;
     for (const PyTensor* p : params) elements += double(p->t.elements());
-    if (step.count && accel::capturing()) keep_alive_while_capturing(step.count->count);
+    step.keep_alive_while_capturing();
     GilRelease gil(elements);
     for (std::size_t i = 0; i < params.size(); ++i) step.run(*params[i], *grads[i], *ms[i], *vs[i], hp, o);
 }
