@@ -509,6 +509,21 @@ void CudaDevice::do_deallocate(DeviceHandle h) noexcept {
     if (previous != ordinal_) (void)cleared(cudaSetDevice(previous));
 }
 
+void* CudaDevice::allocate_page_locked(std::size_t bytes) {
+    const CurrentDevice current(ordinal_);
+    void* p = nullptr;
+    const cudaError_t e = cudaMallocHost(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cleared(e);
+        throw OutOfMemory("page-locked memory: " ACCEL_GPU_NAME(cudaMallocHost) " refused " + std::to_string(bytes) +
+                          " bytes on " + selector());
+    }
+    ACCEL_CUDA_CHECK(e);
+    return p;
+}
+
+void CudaDevice::free_page_locked(void* data) noexcept { (void)cleared(cudaFreeHost(data)); }
+
 void CudaDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
                              bool blocking) {
     const CurrentDevice current(ordinal_);
@@ -518,8 +533,8 @@ void CudaDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src,
         s.synchronize();
         return;
     }
-    void* staged = staging_.acquire(bytes);
-    if (!staged) {  // beyond the staging cap: the runtime takes the pageable bytes before returning
+    void* staged = pinned(src, bytes) ? nullptr : staging_.acquire(bytes);
+    if (!staged) {  // pinned: one DMA; beyond the staging cap: the runtime takes the pageable bytes before returning
         ACCEL_CUDA_CHECK(cudaMemcpyAsync(d, src, bytes, cudaMemcpyHostToDevice, native(s)));
         return;
     }

@@ -72,10 +72,11 @@
 // stream's work enqueued before the free has completed.
 //
 // Asynchronous host copies:
-//   host→device: the caller's bytes are copied into a pinned staging buffer
-//     (cudaMallocHost) before copy_host_to_device_async returns, so the DMA
-//     runs asynchronously; the caller's memory may be reused at once
-//     (stronger than Device's contract).
+//   host→device from pageable memory: the caller's bytes are copied into a
+//     pinned staging buffer (cudaMallocHost) before copy_host_to_device_async
+//     returns, so the DMA runs asynchronously; the caller's memory may be
+//     reused at once (stronger than Device's contract).
+//   host→device from page-locked memory: one DMA straight from it.
 //   device→host into page-locked memory (cudaMallocHost, cudaHostAlloc,
 //     cudaHostRegister: cudaPointerGetAttributes says cudaMemoryTypeHost at
 //     both ends of the range): one DMA straight into it, no extra copy.
@@ -113,6 +114,7 @@
 #pragma once
 
 #include <accel/device.hpp>
+#include <accel/page_locked.hpp>
 #include <accel/plugin.hpp>
 
 #include <cuda_bf16.h>
@@ -453,8 +455,17 @@ void vendor_gemm(VendorBlas& blas, const __nv_bfloat16* a, const __nv_bfloat16* 
                  std::size_t n, std::size_t k, bool ta, bool tb, double beta, cudaStream_t stream);
 
 /// One CUDA device (made current around each call that needs it).
-class CudaDevice final : public Device, public Probes, public NativeInterop {
+class CudaDevice final : public Device,
+                         public Probes,
+                         public NativeInterop,
+                         public KernelBuilder,
+                         public PageLockedMemory {
 public:
+    // PageLockedMemory (accel/page_locked.hpp; cuda_backend.cpp):
+    // cudaMallocHost, which copies in both directions take by one DMA.
+    void* allocate_page_locked(std::size_t bytes) override;
+    void free_page_locked(void* data) noexcept override;
+
     /// Opens CUDA device `ordinal` as accel's cuda:`index`: reads its
     /// properties and warp width, starts the vendor BLAS, registers the
     /// kernels (register_kernels).
@@ -469,7 +480,12 @@ public:
     // the ordinal, context = the primary context, queue = cudaStream_t,
     // memory = a device pointer (offset 0), adopt = a device pointer of this
     // device's.
-    ACCEL_NATIVE_INTEROP_METHODS
+    std::uint64_t object(const std::string& name) override;
+    std::uint64_t queue(accel::Stream& stream) override;
+    accel::NativeMemory memory(void* handle, std::size_t bytes) override;
+    void* adopt(const accel::NativeMemory& memory) override;
+    void release(void* handle) noexcept override;
+    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
     /// 0 is the legacy default stream (e.g. PyTorch's default stream).
     bool zero_is_a_queue() const noexcept override { return true; }
 
@@ -484,9 +500,32 @@ public:
     GemmCompute gemm_compute(DType dtype, OpPath path) const noexcept override;
 
 protected:
-    ACCEL_DEVICE_RUNTIME_OVERRIDES
-    ACCEL_DEVICE_PROBES_OVERRIDES  // cuda_ops.cpp
-    ACCEL_DEVICE_INTEROP_OVERRIDES  // cuda_interop.cpp
+    // The runtime every device has (contracts in accel/device.hpp).
+    accel::DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(accel::DeviceHandle h) noexcept override;
+    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
+                     std::size_t bytes, accel::Stream& s, bool blocking) override;
+    std::unique_ptr<accel::Stream> do_create_stream() override;
+    std::unique_ptr<accel::Event> do_create_event() override;
+    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
+    void do_synchronize() override;
+public:
+    // Probes (contracts in accel/device.hpp).
+    void launch_empty(accel::Stream& s) override;
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+
+protected:
+    /// Its capabilities (accel/capability.hpp).
+    void* do_capability(std::string_view name) noexcept override {
+        return accel::offer_capability<Probes, NativeInterop, KernelBuilder, PageLockedMemory>(this, name);
+    }
+    // KernelBuilder: a program's own kernels.
+    std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;
     /// Elementwise: blocks of 256 threads, grid covering the elements but at
     /// most 32 blocks per SM (grid-stride loops do the rest). column_sum
     /// (rows ignored): blocks of 256 threads, one per chunk of a warp's width

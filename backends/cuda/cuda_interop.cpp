@@ -51,9 +51,7 @@ private:
 
 }  // namespace
 
-NativeInterop* CudaDevice::do_interop() noexcept { return this; }
-
-std::shared_ptr<BuiltKernel> CudaDevice::do_build_kernel(const KernelSource& source) {
+std::shared_ptr<BuiltKernel> CudaDevice::build_program_kernel(const KernelSource& source) {
     const CurrentDevice current(ordinal_);
     const std::string what = "kernel '" + source.name + "' for " + selector() + " (" + info().name + ")";
     return std::make_shared<CudaBuiltKernel>(source.name, ordinal_, build_program_kernel(source, ordinal_, what));

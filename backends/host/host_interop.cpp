@@ -50,12 +50,13 @@ public:
 
 }  // namespace
 
-NativeInterop* HostDevice::do_interop() noexcept {
+void* HostDevice::do_capability(std::string_view name) noexcept {
     static HostInterop interop;
-    return &interop;
+    if (name == capability_name_of<NativeInterop>()) return static_cast<NativeInterop*>(&interop);
+    return offer_capability<Probes, KernelBuilder>(this, name);
 }
 
-std::shared_ptr<BuiltKernel> HostDevice::do_build_kernel(const KernelSource& source) {
+std::shared_ptr<BuiltKernel> HostDevice::build_program_kernel(const KernelSource& source) {
     return std::make_shared<HostBuiltKernel>(source.name, source.host);
 }
 

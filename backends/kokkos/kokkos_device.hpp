@@ -212,14 +212,19 @@ protected:
 /// (kernels, probes) and kokkos_interop.cpp (interop, program kernels), each
 /// instantiated there for every space (ACCEL_KOKKOS_FOR_EACH_SPACE).
 template <class Space>
-class KokkosDevice final : public Device, public Probes, public NativeInterop {
+class KokkosDevice final : public Device, public Probes, public NativeInterop, public KernelBuilder {
 public:
     /// The memory every tensor of the device lives in.
     using MemSpace = typename Space::memory_space;
 
     // NativeInterop (kokkos_interop.cpp): the execution space instance of
     // the default stream or of a stream; memory is a pointer of MemSpace.
-    ACCEL_NATIVE_INTEROP_METHODS
+    std::uint64_t object(const std::string& name) override;
+    std::uint64_t queue(accel::Stream& stream) override;
+    accel::NativeMemory memory(void* handle, std::size_t bytes) override;
+    void* adopt(const accel::NativeMemory& memory) override;
+    void release(void* handle) noexcept override;
+    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
 
     /// Fills DeviceInfo from Kokkos (space names, concurrency, version,
     /// configuration, memory) for device `index` of the backend, and
@@ -227,9 +232,32 @@ public:
     explicit KokkosDevice(int index);
 
 protected:
-    ACCEL_DEVICE_RUNTIME_OVERRIDES
-    ACCEL_DEVICE_INTEROP_OVERRIDES  // kokkos_interop.cpp
-    ACCEL_DEVICE_PROBES_OVERRIDES  // kokkos_ops.cpp
+    // The runtime every device has (contracts in accel/device.hpp).
+    accel::DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(accel::DeviceHandle h) noexcept override;
+    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
+                     std::size_t bytes, accel::Stream& s, bool blocking) override;
+    std::unique_ptr<accel::Stream> do_create_stream() override;
+    std::unique_ptr<accel::Event> do_create_event() override;
+    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
+    void do_synchronize() override;
+    /// Its capabilities (accel/capability.hpp).
+    void* do_capability(std::string_view name) noexcept override {
+        return accel::offer_capability<Probes, NativeInterop, KernelBuilder>(this, name);
+    }
+    // KernelBuilder: a program's own kernels.
+    std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;
+public:
+    // Probes (contracts in accel/device.hpp).
+    void launch_empty(accel::Stream& s) override;
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+
+protected:
     /// Elementwise: chunks of 1024 (host spaces) or 256 (device spaces),
     /// grid covering n. matmul/dense: the host GEMM's rectangles on host
     /// spaces, 16×16 tiles on device spaces.

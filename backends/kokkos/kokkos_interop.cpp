@@ -37,11 +37,6 @@ private:
 }  // namespace
 
 template <class Space>
-NativeInterop* KokkosDevice<Space>::do_interop() noexcept {
-    return this;
-}
-
-template <class Space>
 std::uint64_t KokkosDevice<Space>::object(const std::string& name) {
     require_runtime();
     if (name != "execution_space")
@@ -77,7 +72,7 @@ std::unique_ptr<Stream> KokkosDevice<Space>::stream_over(std::uint64_t native) {
 }
 
 template <class Space>
-std::shared_ptr<BuiltKernel> KokkosDevice<Space>::do_build_kernel(const KernelSource& source) {
+std::shared_ptr<BuiltKernel> KokkosDevice<Space>::build_program_kernel(const KernelSource& source) {
     if constexpr (!is_host_space<Space>)
         throw Unsupported("kernel '" + source.name + "': a C++ callable runs on host execution spaces only, and " +
                           selector() + " runs on " + Space::name());
@@ -86,14 +81,13 @@ std::shared_ptr<BuiltKernel> KokkosDevice<Space>::do_build_kernel(const KernelSo
 }
 
 #define ACCEL_KOKKOS_INSTANTIATE_INTEROP(S)                                                      \
-    template NativeInterop* KokkosDevice<S>::do_interop() noexcept;                             \
     template std::uint64_t KokkosDevice<S>::object(const std::string&);                         \
     template std::uint64_t KokkosDevice<S>::queue(Stream&);                                     \
     template NativeMemory KokkosDevice<S>::memory(void*, std::size_t);                          \
     template void* KokkosDevice<S>::adopt(const NativeMemory&);                                 \
     template void KokkosDevice<S>::release(void*) noexcept;                                     \
     template std::unique_ptr<Stream> KokkosDevice<S>::stream_over(std::uint64_t);               \
-    template std::shared_ptr<BuiltKernel> KokkosDevice<S>::do_build_kernel(const KernelSource&);
+    template std::shared_ptr<BuiltKernel> KokkosDevice<S>::build_program_kernel(const KernelSource&);
 ACCEL_KOKKOS_FOR_EACH_SPACE(ACCEL_KOKKOS_INSTANTIATE_INTEROP)
 #undef ACCEL_KOKKOS_INSTANTIATE_INTEROP
 

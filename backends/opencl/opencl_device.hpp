@@ -38,6 +38,7 @@
 #include <CL/cl.h>
 
 #include <accel/device.hpp>
+#include <accel/page_locked.hpp>
 #include <accel/plugin.hpp>
 
 #include <array>
@@ -49,6 +50,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace accel {
@@ -317,12 +319,29 @@ std::string trimmed(std::string s);
 /// class are tunable (accel/device.hpp's Tuning); a key set by a tuning
 /// record or a tuner runs a variant of its own (a GemmParams beyond the
 /// device's GemmTiles, with its own programs), chosen by do_tile_layout.
-class OpenclDevice final : public Device, public Probes, public NativeInterop, public Tuning {
+class OpenclDevice final : public Device,
+                           public Probes,
+                           public NativeInterop,
+                           public Tuning,
+                           public KernelBuilder,
+                           public PageLockedMemory {
 public:
+    // PageLockedMemory (accel/page_locked.hpp; opencl_interop.cpp): a
+    // CL_MEM_ALLOC_HOST_PTR buffer mapped for the host, the memory OpenCL
+    // implementations pin for DMA; copies from and to it reach the device
+    // without an extra copy where the implementation pins it.
+    void* allocate_page_locked(std::size_t bytes) override;
+    void free_page_locked(void* data) noexcept override;
+
     // NativeInterop (opencl_interop.cpp): cl_context, cl_device_id, a
     // stream's cl_command_queue, a buffer's cl_mem; adopted memory is a
     // sub-buffer of the program's cl_mem (retaining it).
-    ACCEL_NATIVE_INTEROP_METHODS
+    std::uint64_t object(const std::string& name) override;
+    std::uint64_t queue(accel::Stream& stream) override;
+    accel::NativeMemory memory(void* handle, std::size_t bytes) override;
+    void* adopt(const accel::NativeMemory& memory) override;
+    void release(void* handle) noexcept override;
+    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
 
     /// Opens device `id` of `platform` as opencl:`index`, the
     /// `within_platform`-th device of its platform (for its stable selector):
@@ -393,15 +412,39 @@ public:
                        std::size_t k, bool trans_a, bool trans_b, double beta, Stream& s);
 
 protected:
-    ACCEL_DEVICE_RUNTIME_OVERRIDES
-    ACCEL_DEVICE_INTEROP_OVERRIDES
-    ACCEL_DEVICE_PROBES_OVERRIDES  // the `empty` and `fma_throughput` kernels of kernels/*.cl
+    // The runtime every device has (contracts in accel/device.hpp).
+    accel::DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(accel::DeviceHandle h) noexcept override;
+    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
+                     std::size_t bytes, accel::Stream& s, bool blocking) override;
+    std::unique_ptr<accel::Stream> do_create_stream() override;
+    std::unique_ptr<accel::Event> do_create_event() override;
+    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
+    void do_synchronize() override;
+    /// Its capabilities (accel/capability.hpp).
+    void* do_capability(std::string_view name) noexcept override {
+        return accel::offer_capability<Probes, NativeInterop, Tuning, KernelBuilder, PageLockedMemory>(this, name);
+    }
+    // KernelBuilder: a program's own kernels.
+    std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;
+public:
+    // Probes (contracts in accel/device.hpp).
+    void launch_empty(accel::Stream& s) override;
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+
+protected:
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::optional<TileLayout> do_tile_layout(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
-    Tuning* do_tuning() noexcept override { return this; }
 
 private:
+    std::mutex page_locked_mutex_;
+    std::unordered_map<void*, cl_mem> page_locked_;  ///< mapped address → its buffer
     /// One cl_kernel per ProgramKernel, then one per op of elementwise_ops_of_every_backend(),
     /// created from one dtype's program.
     using KernelSet = std::vector<cl_kernel>;

@@ -128,9 +128,50 @@ private:
 
 }  // namespace
 
-NativeInterop* OpenclDevice::do_interop() noexcept { return this; }
+void* OpenclDevice::allocate_page_locked(std::size_t bytes) {
+    note_runtime_user_thread();
+    const std::string asked = "page-locked memory: " + std::to_string(bytes) + " bytes asked on " + selector();
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
+    if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES || err == CL_OUT_OF_HOST_MEMORY ||
+        err == CL_INVALID_BUFFER_SIZE)
+        throw OutOfMemory(asked + ": " + cl_error_text("clCreateBuffer", err));
+    check_cl(err, asked + ": clCreateBuffer");
+    const cl_command_queue q = static_cast<OpenclStream&>(default_stream()).queue();
+    void* p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr, nullptr, &err);
+    if (err != CL_SUCCESS || !p) {
+        clReleaseMemObject(m);
+        check_cl(err == CL_SUCCESS ? CL_OUT_OF_HOST_MEMORY : err, asked + ": clEnqueueMapBuffer");
+    }
+    try {
+        std::lock_guard<std::mutex> lock(page_locked_mutex_);
+        page_locked_.emplace(p, m);
+    } catch (...) {
+        clEnqueueUnmapMemObject(q, m, p, 0, nullptr, nullptr);
+        clFinish(q);
+        clReleaseMemObject(m);
+        throw;
+    }
+    return p;
+}
 
-std::shared_ptr<BuiltKernel> OpenclDevice::do_build_kernel(const KernelSource& source) {
+void OpenclDevice::free_page_locked(void* data) noexcept {
+    cl_mem m = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(page_locked_mutex_);
+        const auto it = page_locked_.find(data);
+        if (it == page_locked_.end()) return;
+        m = it->second;
+        page_locked_.erase(it);
+    }
+    if (runtime_may_be_torn_down()) return;
+    const cl_command_queue q = static_cast<OpenclStream&>(default_stream()).queue();
+    clEnqueueUnmapMemObject(q, m, data, 0, nullptr, nullptr);
+    clFinish(q);  // the unmap is done before the buffer goes
+    clReleaseMemObject(m);
+}
+
+std::shared_ptr<BuiltKernel> OpenclDevice::build_program_kernel(const KernelSource& source) {
     note_runtime_user_thread();
     const std::string code = source.code_for("opencl");
     const char* text = code.c_str();

@@ -141,8 +141,55 @@ namespace {
 VulkanBuffer* vb(DeviceHandle h) { return static_cast<VulkanBuffer*>(h); }
 }  // namespace
 
+void* VulkanDevice::allocate_page_locked(std::size_t bytes) {
+    void* mapped = nullptr;
+    VulkanBuffer* b = create_buffer(bytes, true, &mapped);
+    try {
+        std::lock_guard<std::mutex> lock(page_locked_mutex_);
+        page_locked_.emplace(static_cast<const char*>(mapped), b);
+    } catch (...) {
+        destroy_buffer(b);
+        throw;
+    }
+    return mapped;
+}
+
+void VulkanDevice::free_page_locked(void* data) noexcept {
+    VulkanBuffer* b = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(page_locked_mutex_);
+        const auto it = page_locked_.find(static_cast<const char*>(data));
+        if (it == page_locked_.end()) return;
+        b = it->second;
+        page_locked_.erase(it);
+    }
+    destroy_buffer(b);
+}
+
+std::pair<VulkanBuffer*, VkDeviceSize> VulkanDevice::page_locked_range(const void* data, std::size_t bytes) const {
+    const char* p = static_cast<const char*>(data);
+    std::lock_guard<std::mutex> lock(page_locked_mutex_);
+    auto it = page_locked_.upper_bound(p);
+    if (it == page_locked_.begin()) return {nullptr, 0};
+    --it;
+    const auto at = static_cast<VkDeviceSize>(p - it->first);
+    if (at + bytes > it->second->size) return {nullptr, 0};
+    return {it->second, at};
+}
+
 void VulkanDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
                                bool blocking) {
+    if (const auto [locked, from_at] = page_locked_range(src, bytes); locked) {
+        const VkBuffer from = locked->buffer, to = vb(dst)->buffer;
+        const VkDeviceSize at = vb(dst)->start + off, start = locked->start + from_at;
+        const std::uint64_t seq = state_of(s).submit(
+            [=](VkCommandBuffer cb) {
+                VkBufferCopy region{start, at, bytes};
+                vkCmdCopyBuffer(cb, from, to, 1, &region);
+            });
+        if (blocking) state_of(s).wait(seq);
+        return;
+    }
     void* mapped = nullptr;
     VulkanBuffer* staging = create_buffer(bytes, true, &mapped);
     std::memcpy(mapped, src, bytes);  // the host data is taken now: async copies need not keep it
@@ -160,6 +207,17 @@ void VulkanDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* sr
 
 void VulkanDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
                                bool blocking) {
+    if (const auto [locked, to_at] = page_locked_range(dst, bytes); locked) {
+        const VkBuffer from = vb(src)->buffer, to = locked->buffer;
+        const VkDeviceSize at = vb(src)->start + off, start = locked->start + to_at;
+        const std::uint64_t seq = state_of(s).submit(
+            [=](VkCommandBuffer cb) {
+                VkBufferCopy region{at, start, bytes};
+                vkCmdCopyBuffer(cb, from, to, 1, &region);
+            });
+        if (blocking) state_of(s).wait(seq);
+        return;
+    }
     void* mapped = nullptr;
     VulkanBuffer* staging = create_buffer(bytes, true, &mapped);
     const VkBuffer from = vb(src)->buffer;

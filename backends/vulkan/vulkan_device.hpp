@@ -82,6 +82,7 @@
 #include <vulkan/vulkan.h>
 
 #include <accel/device.hpp>
+#include <accel/page_locked.hpp>
 #include <accel/plugin.hpp>
 
 #include <array>
@@ -430,8 +431,19 @@ DeviceInfo make_info(int index, const PhysicalDevice& d, const std::string& stab
 /// parameters are GemmParams' fields by name. A tuned key's blocking
 /// replaces the device class's default for outputs of its class that span
 /// its tile.
-class VulkanDevice final : public Device, public Probes, public NativeInterop, public Tuning {
+class VulkanDevice final : public Device,
+                           public Probes,
+                           public NativeInterop,
+                           public Tuning,
+                           public KernelBuilder,
+                           public PageLockedMemory {
 public:
+    // PageLockedMemory (accel/page_locked.hpp; vulkan_device.cpp): a mapped
+    // host-visible, coherent buffer, which copies to and from it read or
+    // write directly (no staging buffer, no memcpy).
+    void* allocate_page_locked(std::size_t bytes) override;
+    void free_page_locked(void* data) noexcept override;
+
     // Tuning (contracts in accel/device.hpp; vulkan_gemm.cpp).
     std::vector<TuningKey> tunable() const override;
     TuningParams default_params(const TuningKey& key) const override;
@@ -445,7 +457,12 @@ public:
     // VkDevice, the queue family; the VkQueue every stream submits to; a
     // buffer's VkBuffer and start; a program's VkBuffer range adopted as a
     // VulkanBuffer. No stream over a program's queue (see stream_over).
-    ACCEL_NATIVE_INTEROP_METHODS
+    std::uint64_t object(const std::string& name) override;
+    std::uint64_t queue(accel::Stream& stream) override;
+    accel::NativeMemory memory(void* handle, std::size_t bytes) override;
+    void* adopt(const accel::NativeMemory& memory) override;
+    void release(void* handle) noexcept override;
+    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
 
     /// Opens `pd` as vulkan:`index` (`stable` its stable selector): creates
     /// the VkDevice with one compute queue and registers the kernels (their
@@ -526,11 +543,33 @@ public:
     bool has_dtype(DType t) const noexcept;
 
 protected:
-    ACCEL_DEVICE_RUNTIME_OVERRIDES
-    ACCEL_DEVICE_INTEROP_OVERRIDES  // program kernels: GLSL (shaderc, loaded at run time) or SPIR-V
-    ACCEL_DEVICE_PROBES_OVERRIDES  // shaders/empty.comp and shaders/fma_throughput.comp
+    // The runtime every device has (contracts in accel/device.hpp).
+    accel::DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(accel::DeviceHandle h) noexcept override;
+    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
+                     std::size_t bytes, accel::Stream& s, bool blocking) override;
+    std::unique_ptr<accel::Stream> do_create_stream() override;
+    std::unique_ptr<accel::Event> do_create_event() override;
+    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
+    void do_synchronize() override;
+    /// Its capabilities (accel/capability.hpp).
+    void* do_capability(std::string_view name) noexcept override {
+        return accel::offer_capability<Probes, NativeInterop, Tuning, KernelBuilder, PageLockedMemory>(this, name);
+    }
+    // KernelBuilder: a program's own kernels.
+    std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;
+public:
+    // Probes (contracts in accel/device.hpp).
+    void launch_empty(accel::Stream& s) override;
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+
+protected:
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
-    Tuning* do_tuning() noexcept override { return this; }
     /// matmul and dense: blocks of gemm_params(op, rows, cols).block(), one per
     /// output tile up to maxComputeWorkGroupCount[0] (the tiled kernel takes
     /// tiles grid-stride, so a tall output needs no grid beyond the limits),
@@ -539,6 +578,11 @@ protected:
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
 
 private:
+    /// The page-locked buffer holding all of [data, data + bytes) and the
+    /// offset of `data` in it, or {nullptr, 0}. Thread-safe.
+    std::pair<VulkanBuffer*, VkDeviceSize> page_locked_range(const void* data, std::size_t bytes) const;
+    mutable std::mutex page_locked_mutex_;
+    std::map<const char*, VulkanBuffer*> page_locked_;  ///< by mapped address
     friend class UserPipeline;  // a program's kernel (vulkan_interop.cpp): the pools, limits and cache
     /// Claims and registers the kernels (vulkan_ops.cpp), from the constructor.
     void register_kernels();

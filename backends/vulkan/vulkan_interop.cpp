@@ -502,9 +502,7 @@ private:
     std::map<std::tuple<std::size_t, std::size_t, std::size_t>, VkPipeline> pipelines_;
 };
 
-NativeInterop* VulkanDevice::do_interop() noexcept { return this; }
-
-std::shared_ptr<BuiltKernel> VulkanDevice::do_build_kernel(const KernelSource& source) {
+std::shared_ptr<BuiltKernel> VulkanDevice::build_program_kernel(const KernelSource& source) {
     const std::string what = "kernel '" + source.name + "' for " + selector() + " (" + info().name + ")";
     const std::string spirv = source.code_for("spirv");
     if (!source.code_for("glsl").empty() && !spirv.empty())

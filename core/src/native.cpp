@@ -1,6 +1,6 @@
 // Device's interop with the runtime underneath and its build of a program's
 // own kernels (accel/native.hpp, accel/kernel_source.hpp): the checks every
-// backend shares, then the backend's NativeInterop / do_build_kernel.
+// backend shares, then the backend's NativeInterop / KernelBuilder capabilities.
 #include <accel/device.hpp>
 #include <accel/error.hpp>
 #include <accel/tensor.hpp>
@@ -56,7 +56,7 @@ NativeInterop& Device::interop_for(const std::string& backend, const char* what)
         throw InvalidArgument(std::string(what) + ": asked for the " + backend + " runtime's object of " + selector() +
                               ", a " + info().backend + " device; use accel/interop/" + info().backend +
                               ".hpp for it (a handle of one runtime is never read as another's)");
-    NativeInterop* interop = do_interop();
+    NativeInterop* interop = capability<NativeInterop>();
     if (!interop)
         throw Unsupported(std::string(what) + ": the " + info().backend + " backend (" + selector() +
                           ") has no interop with its runtime");
@@ -100,7 +100,7 @@ DeviceHandle Device::adopt_native_memory(const std::string& backend, const Nativ
 void Device::release_native_memory(DeviceHandle h) noexcept {
     if (!h) return;
     forget_mapped(h);
-    if (NativeInterop* interop = do_interop()) interop->release(h);
+    if (NativeInterop* interop = capability<NativeInterop>()) interop->release(h);
 }
 
 std::unique_ptr<Stream> Device::stream_over_native_queue(const std::string& backend, std::uint64_t queue) {
@@ -144,7 +144,11 @@ std::shared_ptr<BuiltKernel> Device::build_kernel(const KernelSource& given) {
         throw InvalidArgument("build_kernel: the kernel has no name; set KernelSource::name to its entry point");
     const std::vector<std::string>& languages = info().kernel_languages;
     const KernelSource source = with_code_map(given);
-    if (languages.empty()) return do_build_kernel(source);  // the backend's own "builds no program kernels"
+    KernelBuilder* builder = capability<KernelBuilder>();
+    if (!builder)
+        throw Unsupported("kernel '" + source.name + "': the " + info().backend + " backend (" + selector() +
+                          ") builds no program kernels");
+    if (languages.empty()) return builder->build_program_kernel(source);  // the backend's own "not here" message
     if (std::none_of(languages.begin(), languages.end(), [&](const std::string& l) { return has_code(source, l); })) {
         std::vector<std::string> given_languages;
         for (const auto& [l, code] : source.code)
@@ -159,14 +163,9 @@ std::shared_ptr<BuiltKernel> Device::build_kernel(const KernelSource& given) {
                                            : "KernelSource::code[\"" + first + "\"] (in Python, accel.Kernel's " +
                                                  first + "= keyword)"));
     }
-    auto built = do_build_kernel(source);
+    auto built = builder->build_program_kernel(source);
     if (!built) throw DeviceError("kernel '" + source.name + "': " + selector() + " built nothing", 0, "");
     return built;
-}
-
-std::shared_ptr<BuiltKernel> Device::do_build_kernel(const KernelSource& source) {
-    throw Unsupported("kernel '" + source.name + "': the " + info().backend + " backend (" + selector() +
-                      ") builds no program kernels");
 }
 
 }  // namespace accel

@@ -5,6 +5,7 @@
 #include <accel/closest_name.hpp>
 #include <accel/environment.hpp>
 #include <accel/error.hpp>
+#include <accel/page_locked.hpp>
 #include <accel/plugin.hpp>
 #include <accel/tensor.hpp>
 
@@ -49,12 +50,24 @@ DeviceInfo memory_device_info() {
 }
 
 // A device whose memory is malloc'd and whose copies are memcpy: no kernels.
-class MemoryDevice final : public Device {
+class MemoryDevice : public Device {
 public:
     MemoryDevice() : Device(memory_device_info()) {}
 
 protected:
-    ACCEL_DEVICE_RUNTIME_OVERRIDES
+    // The runtime every device has (contracts in accel/device.hpp).
+    accel::DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(accel::DeviceHandle h) noexcept override;
+    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
+                     std::size_t bytes, accel::Stream& s, bool blocking) override;
+    std::unique_ptr<accel::Stream> do_create_stream() override;
+    std::unique_ptr<accel::Event> do_create_event() override;
+    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
+    void do_synchronize() override;
 };
 
 DeviceHandle MemoryDevice::do_allocate(std::size_t bytes) { return std::malloc(bytes ? bytes : 1); }
@@ -78,6 +91,37 @@ double MemoryDevice::do_elapsed_ms(Event& a, Event& b) {
 }
 void MemoryDevice::do_synchronize() {}
 
+// Two capabilities of a test's own, the second at a non-zero offset in the
+// device that has both, and a later version of the second that no device
+// offers.
+struct FirstCapability {
+    static constexpr std::string_view capability_name = "test.first/1";
+    virtual ~FirstCapability() = default;
+    virtual int first() = 0;
+    int first_data = 1;
+};
+struct SecondCapability {
+    static constexpr std::string_view capability_name = "test.second/1";
+    virtual ~SecondCapability() = default;
+    virtual int second() = 0;
+    double second_data = 2;
+};
+struct SecondCapabilityV2 {
+    static constexpr std::string_view capability_name = "test.second/2";
+    virtual ~SecondCapabilityV2() = default;
+};
+
+class CapableDevice final : public MemoryDevice, public FirstCapability, public SecondCapability {
+public:
+    int first() override { return 1; }
+    int second() override { return 2; }
+
+protected:
+    void* do_capability(std::string_view name) noexcept override {
+        return offer_capability<FirstCapability, SecondCapability>(this, name);
+    }
+};
+
 std::vector<float> random_floats(std::size_t n) {
     std::mt19937 rng(std::random_device{}());
     std::uniform_real_distribution<float> d(-1e3f, 1e3f);
@@ -98,6 +142,38 @@ TEST_CASE("core alone: a tensor goes to a device and back unchanged, at every le
         CHECK(dev->memory_info().in_use >= n * sizeof(float));
     }
     CHECK(dev->memory_info().in_use == 0);
+}
+
+TEST_CASE("core alone: a device hands out the capabilities it names, each at its own address, and no other") {
+    auto dev = std::make_shared<CapableDevice>();
+    Device& as_device = *dev;
+    SecondCapability* second = as_device.capability<SecondCapability>();
+    REQUIRE(second != nullptr);
+    CHECK(second == static_cast<SecondCapability*>(dev.get()));
+    CHECK(static_cast<void*>(second) != static_cast<void*>(dev.get()));  // the offset is kept
+    CHECK(second->second() == 2);
+    CHECK(second->second_data == 2);
+    REQUIRE(as_device.capability<FirstCapability>() != nullptr);
+    CHECK(as_device.capability<FirstCapability>()->first() == 1);
+    CHECK(as_device.capability<SecondCapabilityV2>() == nullptr);  // another version is another capability
+    CHECK(as_device.probes() == nullptr);
+    CHECK(as_device.tuning() == nullptr);
+    CHECK(as_device.capability<KernelBuilder>() == nullptr);
+}
+
+TEST_CASE("core alone: a device without a capability says so where it is asked for") {
+    auto dev = std::make_shared<MemoryDevice>();
+    CHECK(dev->capability<FirstCapability>() == nullptr);
+    CHECK_FALSE(PageLockedBuffer::available(*dev));
+    CHECK_THROWS_WITH_AS(PageLockedBuffer(dev, 64), doctest::Contains("memory:0"), Unsupported);
+    CHECK_THROWS_WITH_AS(PageLockedBuffer(dev, 64), doctest::Contains("no page-locked host memory"), Unsupported);
+    CHECK_THROWS_WITH_AS(PageLockedBuffer(dev, 0), doctest::Contains("0 bytes"), InvalidArgument);
+    CHECK_THROWS_WITH_AS(PageLockedBuffer(nullptr, 64), doctest::Contains("no device given"), InvalidArgument);
+    KernelSource source;
+    source.name = "k";
+    source.code["c"] = "void k() {}";
+    CHECK_THROWS_WITH_AS(dev->build_kernel(source), doctest::Contains("builds no program kernels"), Unsupported);
+    CHECK_THROWS_WITH_AS(dev->native_object("memory", "context"), doctest::Contains("no interop"), Unsupported);
 }
 
 TEST_CASE("core alone: Tensor::to(DType) needs the op layer and says so") {

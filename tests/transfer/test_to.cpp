@@ -6,6 +6,7 @@
 // host's convert_elements gives (one rounding, to nearest even).
 #include "support/check.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -147,6 +148,50 @@ TEST_CASE("tensor.to rejects a null device and a tensor without storage, naming 
     CHECK_THROWS_WITH_AS(t.to(d), doctest::Contains("moved-from"), InvalidArgument);  // NOLINT(bugprone-use-after-move)
     CHECK_THROWS_WITH_AS(t.to(DType::f64), doctest::Contains("moved-from"), InvalidArgument);
     CHECK(moved.to(d).download() == std::vector<float>{1.0f, 2.0f, 3.0f});
+}
+
+TEST_CASE("page-locked host memory: copies to and from it keep every byte, blocking and on a stream, at any offset") {
+    auto g = rng(34);
+    for (const auto& d : devices()) {
+        CAPTURE(d.selector);
+        if (!PageLockedBuffer::available(*d.device)) {
+            MESSAGE(d.selector << ": no page-locked memory (its copies take one path)");
+            CHECK_THROWS_WITH_AS(PageLockedBuffer(d.device, 64), doctest::Contains("no page-locked host memory"),
+                                 Unsupported);
+            continue;
+        }
+        for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, (std::size_t{1} << 20) + 13}) {
+            CAPTURE(n);
+            std::vector<unsigned char> want(n);
+            for (auto& b : want) b = static_cast<unsigned char>(g());
+            PageLockedBuffer from(d.device, n), to(d.device, n);
+            REQUIRE(from.size() == n);
+            std::memcpy(from.data(), want.data(), n);
+            Buffer on_device(d.device, n);
+            // Blocking: page-locked → device → pageable and → page-locked.
+            d.device->copy_host_to_device(on_device, 0, from.data(), n);
+            std::vector<unsigned char> pageable(n);
+            d.device->copy_device_to_host(pageable.data(), on_device, 0, n);
+            CHECK(pageable == want);
+            d.device->copy_device_to_host(to.data(), on_device, 0, n);
+            CHECK(std::memcmp(to.data(), want.data(), n) == 0);
+            // On a stream, from and into the middle of the page-locked memory.
+            const std::size_t at = n / 3, part = n - at;
+            std::memset(to.data(), 0, n);
+            auto stream = d.device->create_stream();
+            Buffer other(d.device, n);
+            d.device->copy_host_to_device_async(other, 0, static_cast<const char*>(from.data()) + at, part, *stream);
+            d.device->copy_device_to_host_async(static_cast<char*>(to.data()) + at, other, 0, part, *stream);
+            stream->synchronize();
+            CHECK(std::memcmp(static_cast<char*>(to.data()) + at, want.data() + at, part) == 0);
+            CHECK(std::all_of(static_cast<unsigned char*>(to.data()), static_cast<unsigned char*>(to.data()) + at,
+                              [](unsigned char c) { return c == 0; }));
+            // A moved buffer keeps the memory; the moved-from one holds none.
+            PageLockedBuffer kept = std::move(from);
+            CHECK(from.data() == nullptr);  // NOLINT(bugprone-use-after-move)
+            CHECK(std::memcmp(kept.data(), want.data(), n) == 0);
+        }
+    }
 }
 
 int main(int argc, char** argv) {

@@ -4,8 +4,11 @@
 #include "report.hpp"
 #include "stats.hpp"
 #include <accel/diagnostics.hpp>
+#include <accel/page_locked.hpp>
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -92,6 +95,62 @@ void measure_copy(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, Eve
     std::vector<double> t;
     timer.fill(t, copy, runs, s.min_time_ms);
     r.copy_gbps = 2.0 * double(r.copy_bytes) / (median(t) * 1e6);
+}
+
+// Host↔device transfers (Transfer): for each size, rounds of the four
+// kinds interleaved (to device and to host, pageable and page-locked), at
+// least `runs` rounds and more while the size's share of the probe budget
+// lasts; the bytes are checked to come back as sent once per size.
+void measure_transfers(DeviceReport& r, const std::shared_ptr<accel::Device>& dp, const Settings& s, int runs) {
+    accel::Device& d = *dp;
+    const bool has_locked = accel::PageLockedBuffer::available(d);
+    if (!has_locked)
+        r.page_locked_note = "the " + d.info().backend +
+                             " backend has no page-locked host memory: its copies of any host memory take one path";
+    const std::size_t mem = d.info().global_memory_bytes;
+    const double budget_ms = kProbeBudgetMs / double(std::max<std::size_t>(1, s.transfer_sizes.size()));
+    for (const std::size_t bytes : s.transfer_sizes) {
+        if (bytes == 0 || (mem && bytes > mem / 8)) continue;
+        accel::Buffer device_buffer(dp, bytes);
+        std::vector<unsigned char> pageable(bytes), back(bytes);
+        for (std::size_t i = 0; i < bytes; ++i) pageable[i] = static_cast<unsigned char>(i * 2654435761u >> 13);
+        std::optional<accel::PageLockedBuffer> locked;
+        if (has_locked) locked.emplace(dp, bytes);
+        std::vector<Transfer> kinds;
+        for (const bool to_device : {true, false})
+            for (const bool page_locked : {false, true})
+                if (!page_locked || locked) kinds.push_back({to_device, page_locked, bytes, {}, 0, false});
+        auto copy = [&](const Transfer& k) {
+            void* host = k.page_locked ? locked->data() : (k.to_device ? pageable.data() : back.data());
+            if (k.to_device)
+                d.copy_host_to_device(device_buffer, 0, host, bytes);
+            else
+                d.copy_device_to_host(host, device_buffer, 0, bytes);
+        };
+        // The check: pageable → device → each host memory, byte for byte.
+        d.copy_host_to_device(device_buffer, 0, pageable.data(), bytes);
+        d.copy_device_to_host(back.data(), device_buffer, 0, bytes);
+        bool ok = back == pageable;
+        if (locked) {
+            d.copy_device_to_host(locked->data(), device_buffer, 0, bytes);
+            ok = ok && std::memcmp(locked->data(), pageable.data(), bytes) == 0;
+        }
+        for (const auto& k : kinds) copy(k);  // warm-up
+        const auto start = Clock::now();
+        for (int round = 0; round < runs || (round < 64 && ms_since(start) < budget_ms / 2); ++round) {
+            for (auto& k : kinds) {
+                const auto t0 = Clock::now();
+                copy(k);
+                k.samples.push_back(ms_since(t0));
+            }
+            if (ms_since(start) > budget_ms && round + 1 >= 3) break;
+        }
+        for (auto& k : kinds) {
+            k.gbps = double(bytes) / (median(k.samples) * 1e6);
+            k.ok = ok;
+            r.transfers.push_back(std::move(k));
+        }
+    }
 }
 
 // add c = a + b with a working set (12 bytes per element) of 4× the
@@ -214,6 +273,7 @@ void measure_ceilings(DeviceReport& r, const std::shared_ptr<accel::Device>& dp,
     EventTimer timer(*dp, r.device_timer_ok);
     const int runs = std::max(3, s.repeats);
     measure_copy(r, dp, timer, s, runs);
+    measure_transfers(r, dp, s, runs);
     measure_add(r, dp, timer, s, runs);
     r.probe_gflops = measure_fma(dp, timer, s, runs, accel::DType::f32);
     const auto wanted = [&](accel::DType t) { return std::find(s.dtypes.begin(), s.dtypes.end(), t) != s.dtypes.end(); };

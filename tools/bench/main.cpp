@@ -56,6 +56,7 @@ Settings default_settings(bool quick) {
         s.min_time_ms = 2;
         s.max_row_ms = 25;
         s.copy_bytes = std::size_t{8} << 20;
+        s.transfer_sizes = {std::size_t{1} << 16, std::size_t{1} << 20};
         s.fma_target_ms = 2;
     } else {
         s.elementwise_sizes = {1000, 10000, 100000, 1000000, 10000000, 50000000};
@@ -253,6 +254,15 @@ int report_failures(const Results& r) {
                                         : row.error)
                   << "\n";
     }
+    for (const auto& d : r.devices)
+        for (const auto& t : d.transfers)
+            if (!t.ok) {
+                ++failed;
+                std::cerr << "FAIL: " << (t.to_device ? "host-to-device" : "device-to-host") << " transfer of "
+                          << t.bytes << " bytes on " << d.shown_selector()
+                          << ": the bytes did not come back as sent\n";
+                break;
+            }
     return failed;
 }
 

@@ -123,6 +123,15 @@ json device_json(const DeviceReport& d) {
     j["pci_bus_id"] = i.pci_bus_id;
     if (!d.error.empty()) j["ceiling_error"] = d.error;
     for (const auto& [c, why] : d.unmeasured) j["unmeasured_ceilings"][ceiling_name(c)] = why;
+    j["transfers"] = json::array();
+    for (const auto& t : d.transfers)
+        j["transfers"].push_back({{"direction", t.to_device ? "host_to_device" : "device_to_host"},
+                                  {"memory", t.page_locked ? "page_locked" : "pageable"},
+                                  {"bytes", t.bytes},
+                                  {"gbps", measured(t.gbps)},
+                                  {"samples_ms", t.samples},
+                                  {"ok", t.ok}});
+    if (!d.page_locked_note.empty()) j["page_locked_unavailable"] = d.page_locked_note;
     return j;
 }
 
@@ -313,6 +322,42 @@ void write_device_legend(std::ostream& out, const std::vector<LegendEntry>& devi
     }
 }
 
+// 65536 → "64 KiB", 16777216 → "16 MiB"; other sizes in bytes.
+std::string bytes_text(std::size_t bytes) {
+    if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+    if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+    return std::to_string(bytes) + " B";
+}
+
+// The host↔device transfer figures, a line per device and size: GB/s of
+// each direction from pageable and from page-locked memory.
+void write_transfers(std::ostream& out, const Results& r, std::size_t width) {
+    TextTable t({"device", "bytes", "to device GB/s", "page-locked", "to host GB/s", "page-locked", "ok"}, 1);
+    for (const auto& d : r.devices) {
+        std::vector<std::size_t> sizes;
+        for (const auto& x : d.transfers)
+            if (std::find(sizes.begin(), sizes.end(), x.bytes) == sizes.end()) sizes.push_back(x.bytes);
+        for (const std::size_t bytes : sizes) {
+            auto rate = [&](bool to_device, bool page_locked) {
+                for (const auto& x : d.transfers)
+                    if (x.bytes == bytes && x.to_device == to_device && x.page_locked == page_locked && x.gbps > 0)
+                        return num(x.gbps);
+                return std::string("–");
+            };
+            const bool ok = std::all_of(d.transfers.begin(), d.transfers.end(),
+                                        [&](const Transfer& x) { return x.bytes != bytes || x.ok; });
+            t.add({d.shown_selector(), bytes_text(bytes), rate(true, false), rate(true, true), rate(false, false),
+                   rate(false, true), ok ? "yes" : "NO"});
+        }
+    }
+    if (t.empty()) return;
+    out << "host-device transfers (blocking copies; bytes / median host time of the call):\n";
+    t.write(out, width);
+    for (const auto& d : r.devices)
+        if (!d.page_locked_note.empty() && !d.transfers.empty())
+            out << "no page-locked transfers on " << d.shown_selector() << ": " << d.page_locked_note << "\n";
+}
+
 void write_table(std::ostream& report, const Results& r, const Machine& m, std::size_t width) {
     const bool wide = width == 0;
     std::ostringstream out;
@@ -374,6 +419,7 @@ void write_table(std::ostream& report, const Results& r, const Machine& m, std::
                 << num(double(d.memory.peak_in_use) / (1 << 20)) << " MiB in use, "
                 << num(double(d.memory.cached) / (1 << 20)) << " MiB cached at the end\n";
     }
+    write_transfers(out, r, width);
     for (const auto& u : r.unavailable) out << "not run: " << u << "\n";
     out << "\n";
 

@@ -99,6 +99,10 @@ struct Settings {
     /// the row), as path "untuned", just before the tuned row.
     bool untuned = false;
     std::size_t copy_bytes = std::size_t{256} << 20;  ///< buffer size of the copy-bandwidth ceiling
+    /// Sizes of the host↔device transfer figures, bytes (each at most an
+    /// eighth of the device's memory).
+    std::vector<std::size_t> transfer_sizes = {std::size_t{1} << 16, std::size_t{1} << 20, std::size_t{1} << 24,
+                                               std::size_t{1} << 28};
     double fma_target_ms = 20;             ///< kernel time the peak-FMA probe aims for
     bool progress = false;                 ///< rows done / time left on stderr, one line rewritten (a terminal)
     /// A line on stderr per device's ceilings and per finished row (its
@@ -127,6 +131,19 @@ const char* ceiling_name(Ceiling c) noexcept;
 /// The ceiling of a matmul/dense row whose kernel computes with `c`. Never throws.
 Ceiling gemm_ceiling(const accel::GemmCompute& c) noexcept;
 
+/// One host↔device transfer figure: Device's blocking copy of `bytes`
+/// between a device buffer and host memory, timed by the host clock from
+/// the call to its return (what a program waits for; clpeak and nvbandwidth
+/// report the same direction and memory kinds).
+struct Transfer {
+    bool to_device = true;        ///< host→device, else device→host
+    bool page_locked = false;     ///< host memory from accel::PageLockedBuffer, else pageable (new[], touched)
+    std::size_t bytes = 0;
+    std::vector<double> samples;  ///< ms per copy, in the order taken (rounds interleave the four kinds)
+    double gbps = 0;              ///< bytes / median sample / 1e6
+    bool ok = false;              ///< the bytes came back as sent (checked once per size)
+};
+
 /// A device's facts and its measured ceilings.
 ///
 /// Ceilings are the limits a row's rate is divided by: bandwidth is the best
@@ -144,6 +161,11 @@ struct DeviceReport {
     bool vendor_dense = false;   ///< has a vendor path for dense
     double copy_gbps = 0;        ///< device-to-device copy, (read + write bytes) / kernel time (information)
     std::size_t copy_bytes = 0;  ///< buffer size used for copy_gbps
+    /// Host↔device transfers by size (Settings::transfer_sizes), pageable and
+    /// page-locked; page-locked ones only where the device has such memory,
+    /// page_locked_note saying why not otherwise.
+    std::vector<Transfer> transfers;
+    std::string page_locked_note;
     double add_gbps = 0;         ///< this device's add probe at add_elements, best run, GB/s
     std::size_t add_elements = 0;  ///< elements of each add operand in the bandwidth probe
     double probe_gflops = 0;     ///< this device's FMA probe in f32 (the compute type of f32/f16/bf16), GFLOP/s

@@ -11,6 +11,7 @@
 // and a plugin built before the op existed reports it unsupported.
 #pragma once
 
+#include <accel/capability.hpp>
 #include <accel/dtype.hpp>
 #include <accel/geometry.hpp>
 #include <accel/kernel_args.hpp>
@@ -30,6 +31,7 @@
 #include <shared_mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -58,6 +60,7 @@ struct GemmCompute {
 /// backends that have them (Device::probes()).
 class Probes {
 public:
+    static constexpr std::string_view capability_name = "accel.probes/1";
     virtual ~Probes() = default;
     /// Enqueues a kernel that does nothing (one block of one thread) on `s`.
     virtual void launch_empty(Stream& s) = 0;
@@ -113,6 +116,7 @@ public:
 /// device.
 class Tuning {
 public:
+    static constexpr std::string_view capability_name = "accel.tuning/1";
     virtual ~Tuning() = default;
     /// Every key this device can tune (op, dtype, shape class), in a fixed
     /// order. Never throws beyond std::bad_alloc.
@@ -466,12 +470,21 @@ public:
         return kernel_table_.supports(op, path);
     }
 
+    /// The capability C of this device (accel/capability.hpp: Probes,
+    /// Tuning, NativeInterop, KernelBuilder, PageLockedMemory, ...), or
+    /// nullptr where its backend has none. Lives as long as the device.
+    /// Thread-safe, never throws.
+    template <class C>
+    C* capability() noexcept {
+        return static_cast<C*>(do_capability(capability_name_of<C>()));
+    }
+
     /// The device's benchmark probes, or nullptr where the backend has none.
-    Probes* probes() noexcept { return do_probes(); }
+    Probes* probes() noexcept { return capability<Probes>(); }
 
     // ---- tuning (accel/tuning.hpp) -------------------------------------------
     /// The device's tunable kernels, or nullptr where it has none to tune.
-    Tuning* tuning() noexcept { return do_tuning(); }
+    Tuning* tuning() noexcept { return capability<Tuning>(); }
     /// Reads this device's tuning record from record_folders() (the cache,
     /// then the installed database) and sets the parameters of its best
     /// entries (Tuning::set_params); a damaged, foreign or stale record is
@@ -562,15 +575,14 @@ protected:
     /// Default: nullopt (the tiled kernels take any geometry). Called only
     /// for tiled ops.
     virtual std::optional<TileLayout> do_tile_layout(Op op, DType dtype, std::size_t rows, std::size_t cols) const;
-    /// The backend's benchmark probes (Probes); default none.
-    virtual Probes* do_probes() noexcept { return nullptr; }
-    /// The backend's tunable kernels (Tuning); default none.
-    virtual Tuning* do_tuning() noexcept { return nullptr; }
-    /// The backend's interop (NativeInterop); default none.
-    virtual NativeInterop* do_interop() noexcept { return nullptr; }
-    /// Builds `source` (named, with code for this backend: checked).
-    /// Default: throws Unsupported (this backend builds no program kernels).
-    virtual std::shared_ptr<BuiltKernel> do_build_kernel(const KernelSource& source);
+    /// The capability named `name` (capability_name of its class) as a
+    /// pointer to exactly that class, converted to void*, or nullptr where
+    /// the device has none of that name (accel::offer_capability writes
+    /// it). Default: none. Never throws.
+    virtual void* do_capability(std::string_view name) noexcept {
+        (void)name;
+        return nullptr;
+    }
     /// Bytes freed by accel that the backend keeps for reuse (a caching
     /// allocator); default 0. Thread-safe, never throws.
     virtual std::uint64_t do_cached_bytes() const noexcept { return 0; }

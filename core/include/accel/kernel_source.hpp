@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace accel {
@@ -161,6 +162,20 @@ public:
     /// signature (checked by the caller). Throws DeviceError when the
     /// runtime refuses it.
     virtual void launch(const LaunchGeometry& geometry, const std::vector<ResolvedArg>& args, Stream& stream) = 0;
+};
+
+/// The capability of building a program's own kernels (accel/capability.hpp;
+/// Device::build_kernel calls it after its checks). A backend that builds
+/// none hands out no KernelBuilder, and Device::build_kernel says so.
+class KernelBuilder {
+public:
+    static constexpr std::string_view capability_name = "accel.kernel_builder/1";
+    virtual ~KernelBuilder() = default;
+    /// Builds `source` for this device: it has a name and code in one of the
+    /// device's DeviceInfo::kernel_languages (checked by the caller). Throws
+    /// DeviceError with the build log when the code fails to build. Never
+    /// returns null. Thread-safe.
+    virtual std::shared_ptr<BuiltKernel> build_program_kernel(const KernelSource& source) = 0;
 };
 
 }  // namespace accel

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace accel {
 
@@ -37,12 +38,13 @@ struct NativeMemory {
     std::size_t bytes = 0;
 };
 
-/// What a backend implements for interop (Device::interop()); every method
+/// What a backend implements for interop (a capability, accel/capability.hpp); every method
 /// gets arguments already checked by the Device that calls it (its own
 /// backend, non-null handles, a stream of this device). A backend without
 /// interop returns no NativeInterop, and Device says so.
 class NativeInterop {
 public:
+    static constexpr std::string_view capability_name = "accel.native_interop/1";
     virtual ~NativeInterop() = default;
     /// The runtime object the backend calls `name` (its interop header
     /// lists them, e.g. Vulkan's "physical_device"); throws Unsupported

@@ -32,8 +32,12 @@
 /// gemm_compute (the unit each dtype and path of matmul/dense runs on);
 /// fma_throughput takes f16 (half arithmetic). 15: Device::do_tuning (the
 /// Tuning interface: tunable kernels, candidates, set_params) and the tuning
-/// record's state; do_tile_layout takes the dtype.
-#define ACCEL_PLUGIN_ABI 16
+/// record's state; do_tile_layout takes the dtype. 17: capabilities by name
+/// (accel/capability.hpp: Device::do_capability) in place of do_probes,
+/// do_tuning, do_interop and do_build_kernel; program kernels through the
+/// KernelBuilder capability; the override macros went (each backend declares
+/// its overrides).
+#define ACCEL_PLUGIN_ABI 17
 
 extern "C" {
 /// What a plugin's entry point returns. Plain C layout so that the ABI check
@@ -90,51 +94,3 @@ typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
         return &info;                                                                                  \
     }
 
-/// Declares, inside a backend's Device subclass, an override of every runtime
-/// hook of accel::Device (memory, copies, streams, events, synchronization);
-/// their contracts are in accel/device.hpp. Each backend
-/// defines them in its <name>_backend.cpp.
-#define ACCEL_DEVICE_RUNTIME_OVERRIDES                                                                             \
-    accel::DeviceHandle do_allocate(std::size_t bytes) override;                                                   \
-    void do_deallocate(accel::DeviceHandle h) noexcept override;                                                   \
-    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes,                 \
-                     accel::Stream& s, bool blocking) override;                                                    \
-    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,     \
-                     bool blocking) override;                                                                      \
-    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,   \
-                     std::size_t bytes, accel::Stream& s, bool blocking) override;                                 \
-    std::unique_ptr<accel::Stream> do_create_stream() override;                                                    \
-    std::unique_ptr<accel::Event> do_create_event() override;                                                      \
-    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;                                         \
-    void do_synchronize() override;
-
-/// Declares a backend's interop and program-kernel overrides (defined in
-/// its <backend>_interop.cpp): do_interop() and do_build_kernel(). Place
-/// it in the class's protected section.
-#define ACCEL_DEVICE_INTEROP_OVERRIDES                                      \
-    accel::NativeInterop* do_interop() noexcept override;                  \
-    std::shared_ptr<accel::BuiltKernel> do_build_kernel(const accel::KernelSource& source) override;
-
-/// Declares, inside a backend's Device subclass that is also its own
-/// accel::NativeInterop, the interop methods (public; contracts in
-/// accel/native.hpp); its do_interop() returns the device itself.
-#define ACCEL_NATIVE_INTEROP_METHODS                                                    \
-    std::uint64_t object(const std::string& name) override;                            \
-    std::uint64_t queue(accel::Stream& stream) override;                               \
-    accel::NativeMemory memory(void* handle, std::size_t bytes) override;              \
-    void* adopt(const accel::NativeMemory& memory) override;                           \
-    void release(void* handle) noexcept override;                                      \
-    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
-
-/// Declares, inside a backend's Device subclass that is also its own
-/// accel::Probes, the two probes (public; contracts in accel/device.hpp) and
-/// do_probes() returning the device itself (protected). Place it in the
-/// class's protected section: the class goes on protected after it.
-#define ACCEL_DEVICE_PROBES_OVERRIDES                                                                               \
-public:                                                                                                             \
-    void launch_empty(accel::Stream& s) override;                                                                   \
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,          \
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;                                 \
-                                                                                                                    \
-protected:                                                                                                          \
-    accel::Probes* do_probes() noexcept override { return this; }

@@ -12,6 +12,7 @@
 #include <accel/graph.hpp>
 #include <accel/op_table.hpp>
 #include <accel/ops.hpp>
+#include <accel/page_locked.hpp>
 #include <accel/registry.hpp>
 #include <accel/tensor.hpp>
 #include <accel/trace.hpp>

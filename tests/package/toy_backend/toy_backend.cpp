@@ -114,7 +114,7 @@ private:
     float factor_;
 };
 
-class ToyDevice final : public Device {
+class ToyDevice final : public Device, public KernelBuilder {
 public:
     ToyDevice() : Device(toy_info()) {
         // The kernel table, then the kernels it names.
@@ -132,8 +132,25 @@ public:
     }
 
 protected:
-    ACCEL_DEVICE_RUNTIME_OVERRIDES
-    std::shared_ptr<BuiltKernel> do_build_kernel(const KernelSource& source) override {
+    // The runtime every device has (contracts in accel/device.hpp).
+    accel::DeviceHandle do_allocate(std::size_t bytes) override;
+    void do_deallocate(accel::DeviceHandle h) noexcept override;
+    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
+                     bool blocking) override;
+    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
+                     std::size_t bytes, accel::Stream& s, bool blocking) override;
+    std::unique_ptr<accel::Stream> do_create_stream() override;
+    std::unique_ptr<accel::Event> do_create_event() override;
+    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
+    void do_synchronize() override;
+    // Its one capability (accel/capability.hpp): a program's kernels in its
+    // own language, toy-scale.
+    void* do_capability(std::string_view name) noexcept override {
+        return offer_capability<KernelBuilder>(this, name);
+    }
+    std::shared_ptr<BuiltKernel> build_program_kernel(const KernelSource& source) override {
         const std::string code = source.code_for("toy-scale");
         char* end = nullptr;
         const float factor = std::strtof(code.c_str(), &end);
