@@ -79,6 +79,10 @@ void print_device(std::string& out, accel::Device& dev, bool named_only, const s
     for (const auto& l : info.kernel_languages) languages += (languages.empty() ? "" : ", ") + l;
     out += tool_cli::format("      program kernels in: %s\n", languages.empty() ? "none" : languages.c_str());
     out += tool_cli::format("      graphs (accel::capture): %s\n", accel::Graph::mechanism(dev).c_str());
+    out += tool_cli::format("      page-locked host memory: %s\n",
+                            accel::PageLockedBuffer::available(dev)
+                                ? "yes (accel::PageLockedBuffer; copies from and to it take the DMA path)"
+                                : "none (copies of any host memory take one path)");
     const accel::Determinism& det = info.determinism;
     out += tool_cli::format("      deterministic mode (%s): %s%s\n", dev.deterministic() ? "on" : "off",
                 !det.reproducible       ? "not promised, its ops are refused"

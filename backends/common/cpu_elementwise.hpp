@@ -148,6 +148,10 @@ __attribute__((always_inline)) inline F elementwise1(F a, F b, F scale) {
         return gelu_math::of<accel::Op::gelu_backward, CpuMath>(a, b);
     else if constexpr (Op == Elementwise::gelu_tanh_backward)
         return gelu_math::of<accel::Op::gelu_tanh_backward, CpuMath>(a, b);
+    else if constexpr (Op == Elementwise::scale)
+        return scale * a;
+    else if constexpr (Op == Elementwise::triad)
+        return a + scale * b;
     else
         return scale * (sigmoid1(a) - b);
 }
@@ -188,6 +192,8 @@ __attribute__((always_inline)) inline void elementwise_range(Elementwise op, con
             return elementwise_loop<Elementwise::gelu_backward>(a, b, y, begin, end, scale);
         case Elementwise::gelu_tanh_backward:
             return elementwise_loop<Elementwise::gelu_tanh_backward>(a, b, y, begin, end, scale);
+        case Elementwise::scale: return elementwise_loop<Elementwise::scale>(a, b, y, begin, end, scale);
+        case Elementwise::triad: return elementwise_loop<Elementwise::triad>(a, b, y, begin, end, scale);
     }
 }
 
@@ -208,6 +214,8 @@ void with_elementwise(Elementwise op, Fn&& f) {
         case E::gelu_tanh: return f(std::integral_constant<E, E::gelu_tanh>{});
         case E::gelu_backward: return f(std::integral_constant<E, E::gelu_backward>{});
         case E::gelu_tanh_backward: return f(std::integral_constant<E, E::gelu_tanh_backward>{});
+        case E::scale: return f(std::integral_constant<E, E::scale>{});
+        case E::triad: return f(std::integral_constant<E, E::triad>{});
     }
 }
 

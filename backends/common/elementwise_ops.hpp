@@ -20,15 +20,20 @@ enum class Elementwise {
     gelu_tanh,                 ///< y = gelu_tanh1(a)
     gelu_backward,             ///< y = a·gelu'(b)             (a = dy, b = x)
     gelu_tanh_backward,        ///< y = a·gelu_tanh'(b)        (a = dy, b = x)
+    scale,                     ///< y = scale·a                (scale = s)
+    triad,                     ///< y = a + scale·b            (a = b, b = c, scale = s)
 };
 
 /// Whether loop `op` reads only its first operand.
 constexpr bool is_unary(Elementwise op) {
-    return op == Elementwise::relu || op == Elementwise::gelu || op == Elementwise::gelu_tanh;
+    return op == Elementwise::relu || op == Elementwise::gelu || op == Elementwise::gelu_tanh ||
+           op == Elementwise::scale;
 }
 
 /// Whether loop `op` reads KernelArgs::scalars[0] as its `scale` (0 is passed otherwise).
-constexpr bool takes_scale(Elementwise op) { return op == Elementwise::bce_with_logits_backward; }
+constexpr bool takes_scale(Elementwise op) {
+    return op == Elementwise::bce_with_logits_backward || op == Elementwise::scale || op == Elementwise::triad;
+}
 
 /// An op of the op table and the CPU loop that runs it.
 struct ElementwiseOp {
@@ -50,6 +55,8 @@ inline constexpr ElementwiseOp kElementwiseOps[] = {
     {Op::gelu_tanh, Elementwise::gelu_tanh},
     {Op::gelu_backward, Elementwise::gelu_backward},
     {Op::gelu_tanh_backward, Elementwise::gelu_tanh_backward},
+    {Op::scale, Elementwise::scale},
+    {Op::triad, Elementwise::triad},
 };
 
 }  // namespace cpu

@@ -30,7 +30,10 @@ inline const std::vector<Op>& native_ops_of_every_backend() {
                                      Op::bce_with_logits_backward,
                                      Op::adam_step,
                                      Op::convert,
-                                     Op::bias_activation};
+                                     Op::bias_activation,
+                                     Op::scale,
+                                     Op::triad,
+                                     Op::dot};
     return ops;
 }
 

@@ -203,7 +203,7 @@ public:
 /// DeviceError with the compiler's log when the code does not compile,
 /// InvalidArgument when it has no extern "C" kernel of that name. Defined
 /// per runtime.
-std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource& source, int ordinal, const std::string& what);
+std::unique_ptr<ProgramKernel> compile_program_kernel(const KernelSource& source, int ordinal, const std::string& what);
 
 /// The ordinal of the device that owns device memory `p` (cudaMalloc'd or
 /// managed), or -1 when the runtime does not know `p` as device memory.

@@ -54,7 +54,7 @@ private:
 std::shared_ptr<BuiltKernel> CudaDevice::build_program_kernel(const KernelSource& source) {
     const CurrentDevice current(ordinal_);
     const std::string what = "kernel '" + source.name + "' for " + selector() + " (" + info().name + ")";
-    return std::make_shared<CudaBuiltKernel>(source.name, ordinal_, build_program_kernel(source, ordinal_, what));
+    return std::make_shared<CudaBuiltKernel>(source.name, ordinal_, compile_program_kernel(source, ordinal_, what));
 }
 
 std::uint64_t CudaDevice::object(const std::string& name) {

@@ -90,6 +90,21 @@ void CudaDevice::register_dtype(DType dt) {
         ACCEL_CUDA_CHECK(launch_bce_with_logits_backward(in<T>(a.in[0]), in<T>(a.in[1]), out<T>(a.out[0]), a.n,
                                                          static_cast<F>(a.scalars[0]), launch(a.geometry, *a.stream)));
     });
+    for (Op op : {Op::scale, Op::triad})
+        kernel_table().add(op, dt, nat, [this, triad = op == Op::triad](const KernelArgs& a) {
+            const CurrentDevice current(ordinal_);
+            ACCEL_CUDA_CHECK(launch_scaled(in<T>(a.in[0]), triad ? in<T>(a.in[1]) : nullptr, out<T>(a.out[0]), a.n,
+                                           static_cast<F>(a.scalars[0]), launch(a.geometry, *a.stream)));
+        });
+    kernel_table().add(Op::dot, dt, nat, [this](const KernelArgs& a) {
+        const LaunchGeometry& g = a.geometry;
+        if (g.block.x * g.block.y * g.block.z > kDotMaxThreads)  // the block's sums live in a shared array of that size
+            throw InvalidArgument("dot: launch geometry " + g.to_string() + " rejected: the " ACCEL_GPU_RUNTIME
+                                  " kernel accepts at most " + std::to_string(kDotMaxThreads) + " threads per block");
+        const CurrentDevice current(ordinal_);
+        ACCEL_CUDA_CHECK(launch_dot(in<T>(a.in[0]), in<T>(a.in[1]), out<F>(DotArgs::of(a).partials), out<T>(a.out[0]),
+                                    a.n, launch(g, *a.stream)));
+    });
     // convert: y (dtype dt) = x (a.src_dtype) rounded once to dt.
     kernel_table().add(Op::convert, dt, nat, [this](const KernelArgs& a) {
         const CurrentDevice current(ordinal_);

@@ -279,7 +279,7 @@ private:
 
 }  // namespace
 
-std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource& source, int ordinal, const std::string& what) {
+std::unique_ptr<ProgramKernel> compile_program_kernel(const KernelSource& source, int ordinal, const std::string& what) {
     const Nvrtc& n = nvrtc();
     const int arch = ptx_arch(n, ordinal);
     // The PTX depends on NVRTC's version, the target, the options and the source.

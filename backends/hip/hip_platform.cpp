@@ -123,7 +123,7 @@ std::uint64_t primary_context(int ordinal) {
 
 #ifdef ACCEL_CUDA_EMULATION
 
-std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource&, int, const std::string& what) {
+std::unique_ptr<ProgramKernel> compile_program_kernel(const KernelSource&, int, const std::string& what) {
     throw Unsupported(what + ": the emulated HIP runtime compiles no HIP code (hiprtc needs ROCm and an AMD GPU)");
 }
 
@@ -192,7 +192,7 @@ private:
 
 }  // namespace
 
-std::unique_ptr<ProgramKernel> build_program_kernel(const KernelSource& source, int ordinal, const std::string& what) {
+std::unique_ptr<ProgramKernel> compile_program_kernel(const KernelSource& source, int ordinal, const std::string& what) {
     hipDeviceProp_t prop{};
     ACCEL_CUDA_CHECK(hipGetDeviceProperties(&prop, ordinal));
     const std::string arch = prop.gcnArchName;

@@ -12,6 +12,7 @@
 #include "kernels/parallel.hpp"
 
 #include "../common/compute_type.hpp"
+#include "../common/dot_math.hpp"
 
 #include <accel/error.hpp>
 #include <accel/round_to_odd.hpp>
@@ -189,6 +190,25 @@ void register_dtype(HostDevice& d, DType dt) {
                 for (std::size_t c = c0; c < c1; ++c) acc[c - c0] += ld(x, r * cols + c);
             for (std::size_t c = c0; c < c1; ++c) st(y, c, acc[c - c0]);
         });
+    });
+    d.kernel_table().add(Op::dot, dt, native, [](const KernelArgs& a) {
+        // Block j is the j-th contiguous chunk (dot_math), summed on one
+        // thread; then the blocks' sums in order.
+        const DotArgs p = DotArgs::of(a);
+        const T *x = in<T>(a.in[0]), *y = in<T>(a.in[1]);
+        F* partial = out<F>(p.partials);
+        parallel_for(p.blocks, 1, [&](std::size_t j0, std::size_t j1) {
+            for (std::size_t j = j0; j < j1; ++j) {
+                const std::size_t b = dot_math::chunk_begin(j, a.n, p.blocks), e = dot_math::chunk_end(j, a.n, p.blocks);
+                if constexpr (std::is_same<T, F>::value)
+                    partial[j] = dot(x, y, b, e);  // multi-versioned (kernels/elementwise)
+                else
+                    partial[j] = dot_math::dot_chunk(x, y, b, e);
+            }
+        });
+        F sum = F(0);
+        for (std::size_t j = 0; j < p.blocks; ++j) sum += partial[j];
+        st(out<T>(a.out[0]), 0, sum);
     });
     d.kernel_table().add(Op::bce_with_logits, dt, native, [](const KernelArgs& a) {
         const T *z = in<T>(a.in[0]), *t = in<T>(a.in[1]);

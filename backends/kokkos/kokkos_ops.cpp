@@ -220,6 +220,23 @@ void register_dtype(Device& d, DType dt) {
               BceBackwardFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), view<T>(a.out[0], a.n),
                                static_cast<F>(a.scalars[0])});
     });
+    for (Op op : {Op::scale, Op::triad})
+        d.kernel_table().add(op, dt, nat, [triad = op == Op::triad](const KernelArgs& a) {
+            range<Space>(triad ? "accel::triad" : "accel::scale", a.n, a.geometry, *a.stream,
+                  ScaledFn<T>{cview<T>(a.in[0], a.n), cview<T>(triad ? a.in[1] : a.in[0], a.n), view<T>(a.out[0], a.n),
+                              static_cast<F>(a.scalars[0]), triad});
+        });
+    d.kernel_table().add(Op::dot, dt, nat, [](const KernelArgs& a) {
+        // One index per block, then one index for the total (a fixed order).
+        const DotArgs p = DotArgs::of(a);
+        const Kokkos::View<F*, Kokkos::AnonymousSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> partials(
+            static_cast<F*>(p.partials), p.blocks);
+        LaunchGeometry per_block = a.geometry;
+        per_block.block.x = 1;
+        range<Space>("accel::dot", p.blocks, per_block, *a.stream,
+              DotBlocksFn<T>{cview<T>(a.in[0], a.n), cview<T>(a.in[1], a.n), partials, a.n, p.blocks});
+        range<Space>("accel::dot_sum", 1, per_block, *a.stream, DotSumFn<T>{partials, view<T>(a.out[0], 1), p.blocks});
+    });
     d.kernel_table().add(Op::convert, dt, nat, [](const KernelArgs& a) {
         const auto run = [&a](auto source) {
             using S = decltype(source);
@@ -258,6 +275,17 @@ void register_dtype(Device& d, DType dt) {
             range<Space>("accel::column_sum", (p.cols + kColumnSumBlock - 1) / kColumnSumBlock, one, *a.stream,
                   ColumnSumHostFn<F>{static_cast<const F*>(a.in[0]), static_cast<F*>(a.out[0]),
                                      static_cast<Index>(p.rows), static_cast<Index>(p.cols)});
+        });
+        d.kernel_table().add(Op::dot, dt, nat, [](const KernelArgs& a) {
+            const DotArgs p = DotArgs::of(a);
+            LaunchGeometry per_block = a.geometry;
+            per_block.block.x = 1;
+            F* partials = static_cast<F*>(p.partials);
+            range<Space>("accel::dot", p.blocks, per_block, *a.stream,
+                  DotBlocksHostFn<F>{static_cast<const F*>(a.in[0]), static_cast<const F*>(a.in[1]), partials, a.n,
+                                     p.blocks});
+            const Kokkos::View<F*, Kokkos::AnonymousSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> sums(partials, p.blocks);
+            range<Space>("accel::dot_sum", 1, per_block, *a.stream, DotSumFn<T>{sums, view<T>(a.out[0], 1), p.blocks});
         });
         d.kernel_table().add(Op::adam_step, dt, nat, [](const KernelArgs& a) {
             const auto h = AdamScalarArgs::of(a);

@@ -87,6 +87,10 @@ constexpr std::size_t kShortDotK = 64;
     X(fma_throughput)                                                                                       \
     X(bias_activation)                                                                                      \
     X(column_sum)                                                                                           \
+    X(scale)        /* y = s·x and a = b + s·c (kernels/elementwise.cl) */                                \
+    X(triad)                                                                                                \
+    X(dot_blocks)   /* dot's partial sums per work-group, then their total (kernels/reduce.cl) */         \
+    X(dot_total)                                                                                            \
     X(gemm)                                                                                                 \
     X(gemm_direct)  /* gemm without local memory (kernels/matmul.cl), same tiles */                         \
     X(gemm_dot)     /* gemm_direct for A·Bᵀ as dot products (CPU devices: programs with MM_VW > 1 only) */ \

@@ -13,6 +13,8 @@ namespace {
 
 cl_mem mem(DeviceHandle h) { return static_cast<cl_mem>(h); }
 cl_ulong ul(std::size_t v) { return static_cast<cl_ulong>(v); }
+// The largest work-group dot's kernels are written for (DOT_MAX_ITEMS, kernels/reduce.cl).
+constexpr std::size_t kDotMaxItems = 1024;
 cl_int flag(bool v) { return v ? 1 : 0; }
 
 // The ACCEL_ACTIVATION_* code the kernels know (accel/activation_codes.h, their first source).
@@ -90,6 +92,25 @@ void OpenclDevice::register_kernels() {
         });
         kernel_table().add(Op::bce_with_logits_backward, t, nat, [this, t](const KernelArgs& a) {
             k_bce_with_logits_backward(t, a.in[0], a.in[1], a.out[0], a.n, a.scalars[0], a.geometry, *a.stream);
+        });
+        kernel_table().add(Op::scale, t, nat, [this, t](const KernelArgs& a) {
+            launch(t, ProgramKernel::scale, a.geometry, *a.stream, mem(a.in[0]), mem(a.out[0]), ul(a.n),
+                   scalar(t, a.scalars[0]));
+        });
+        kernel_table().add(Op::triad, t, nat, [this, t](const KernelArgs& a) {
+            launch(t, ProgramKernel::triad, a.geometry, *a.stream, mem(a.in[0]), mem(a.in[1]), mem(a.out[0]), ul(a.n),
+                   scalar(t, a.scalars[0]));
+        });
+        kernel_table().add(Op::dot, t, nat, [this, t](const KernelArgs& a) {
+            const LaunchGeometry& g = a.geometry;
+            if (g.block.x * g.block.y * g.block.z > kDotMaxItems)  // the group's sums live in a local array of that size
+                throw InvalidArgument("dot: launch geometry " + g.to_string() + " rejected: the OpenCL kernel accepts at "
+                                      "most " + std::to_string(kDotMaxItems) + " work-items per work-group");
+            const DotArgs p = DotArgs::of(a);
+            launch(t, ProgramKernel::dot_blocks, g, *a.stream, mem(a.in[0]), mem(a.in[1]), mem(p.partials), ul(a.n));
+            LaunchGeometry one = g;
+            one.grid = Dim3{1, 1, 1};
+            launch(t, ProgramKernel::dot_total, one, *a.stream, mem(p.partials), ul(p.blocks), mem(a.out[0]));
         });
         kernel_table().add(Op::adam_step, t, nat, [this, t](const KernelArgs& a) {
             const auto h = AdamScalarArgs::of(a);

@@ -526,6 +526,12 @@ public:
     /// (shaders/gemm.comp). All sum each output in the same order.
     void k_gemm(Op op, DType t, DeviceHandle a, DeviceHandle b, DeviceHandle bias, DeviceHandle c, const GemmArgs& p,
                 Activation act, const LaunchGeometry& g, Stream& s);
+    /// dot (KernelArgs' DotArgs): shaders/dot.comp over every element in one
+    /// dispatch, then shaders/dot_total.comp in one work-group. Throws
+    /// InvalidArgument for work-groups above 1024 invocations, Unsupported
+    /// where the geometry's invocations would each loop over more elements
+    /// than one invocation may (kElementsPerInvocation).
+    void k_dot(const KernelArgs& a);
     /// y[cols] = column sums of x[rows, cols].
     void k_column_sum(DType t, DeviceHandle x, DeviceHandle y, std::size_t rows, std::size_t cols,
                       const LaunchGeometry& g, Stream& s);

@@ -95,6 +95,8 @@ VulkanBuffer* vb(DeviceHandle h) { return static_cast<VulkanBuffer*>(h); }
 // Elements (loop iterations) one invocation takes in one dispatch at most:
 // llvmpipe ends a shader invocation after 65535 loop iterations.
 constexpr std::size_t kElementsPerInvocation = 32768;
+// The largest work-group dot's shaders are written for (DOT_MAX_INVOCATIONS, shaders/dot.comp).
+constexpr std::size_t kDotMaxInvocations = 1024;
 
 }  // namespace
 
@@ -124,6 +126,7 @@ std::vector<std::string> VulkanDevice::modules_of(Op op, DType t) const {
                 if (has_dtype(from)) all.push_back(module_name(std::string("convert_") + dtype_name(from), t));
             return all;
         }
+        case Op::dot: return {module_name("dot", t), module_name("dot_total", t)};
         default: return {module_name(op_name(op), t)};
     }
 }
@@ -183,6 +186,19 @@ void VulkanDevice::register_kernels() {
                                              {a.scalars[0]}, a.geometry, *a.stream);
                         };
                         break;
+                    case Op::scale:
+                        k = [this](const KernelArgs& a) {
+                            dispatch_scalars("scale", a.dtype, {a.in[0], a.out[0]}, a.n, {a.scalars[0]}, a.geometry,
+                                             *a.stream);
+                        };
+                        break;
+                    case Op::triad:
+                        k = [this](const KernelArgs& a) {
+                            dispatch_scalars("triad", a.dtype, {a.in[0], a.in[1], a.out[0]}, a.n, {a.scalars[0]},
+                                             a.geometry, *a.stream);
+                        };
+                        break;
+                    case Op::dot: k = [this](const KernelArgs& a) { k_dot(a); }; break;
                     case Op::adam_step:  // p, m, v in place (out[0..2]); g = in[1]
                         k = [this](const KernelArgs& a) {
                             const auto h = AdamScalarArgs::of(a);
@@ -491,6 +507,29 @@ void VulkanDevice::k_bias_activation(DType t, DeviceHandle bias, DeviceHandle y,
     const std::uint32_t flags = (bias ? 1u : 0u) | (read_y ? 2u : 0u);
     dispatch(module_name("bias_activation", t), {operand(bias), vb(y)}, rows * cols, kElementsPerInvocation,
              {static_cast<std::uint32_t>(cols), flags, static_cast<std::uint32_t>(act)}, g, s);
+}
+
+void VulkanDevice::k_dot(const KernelArgs& a) {
+    const LaunchGeometry& g = a.geometry;
+    const std::size_t items = g.block.volume(), invocations = g.grid.volume() * items;
+    if (items > kDotMaxInvocations)  // the group's sums live in a shared array of that size
+        throw InvalidArgument("dot: launch geometry " + g.to_string() + " rejected: the Vulkan shader accepts at most " +
+                              std::to_string(kDotMaxInvocations) + " invocations per work-group");
+    check_elements(a.n, a.dtype, "dot");
+    const std::size_t per = std::max<std::size_t>(1, (a.n + invocations - 1) / invocations);
+    if (per > kElementsPerInvocation)
+        throw Unsupported("dot of " + std::to_string(a.n) + " elements on " + selector() + ": geometry " + g.to_string() +
+                          " gives each invocation " + std::to_string(per) + " elements in one loop, above the " +
+                          std::to_string(kElementsPerInvocation) +
+                          " one invocation may take (llvmpipe ends an invocation after 65535 iterations); give a "
+                          "larger grid");
+    const DotArgs p = DotArgs::of(a);
+    dispatch(module_name("dot", a.dtype), {operand(a.in[0]), operand(a.in[1]), vb(p.partials)}, a.n, per, {}, g,
+             *a.stream);
+    LaunchGeometry one = g;
+    one.grid = Dim3{1, 1, 1};
+    dispatch(module_name("dot_total", a.dtype), {vb(p.partials), vb(a.out[0])}, p.blocks,
+             (p.blocks + items - 1) / items, {}, one, *a.stream);
 }
 
 void VulkanDevice::dispatch_scalars(const std::string& shader, DType t, const std::vector<DeviceHandle>& operands,

@@ -423,6 +423,7 @@ std::vector<std::vector<std::size_t>> operand_shapes(Op op, const KernelArgs& a)
         }
         case Op::column_sum: return {S{MatrixArgs::of(a).rows, MatrixArgs::of(a).cols}, S{MatrixArgs::of(a).cols}};
         case Op::bias_activation: return {S{MatrixArgs::of(a).cols}, S{MatrixArgs::of(a).rows, MatrixArgs::of(a).cols}};
+        case Op::dot: return {S{a.n}, S{a.n}, S{1}};  // out[1], the per-block partials, is the kernel's scratch
         default: break;  // elementwise, convert, adam_step and ops a program defined
     }
     return std::vector<S>(info.inputs.size() + info.outputs.size(), S{a.n});

@@ -33,6 +33,12 @@ constexpr Nmse kExact{1e-12, 1e-28, kF16, kBF16};
 const char* const kExactWhy =
     "one rounding of an exactly computed value per element: NMSE <= u^2 (f32 3.6e-15, f64 1.2e-32); f16/bf16 "
     "4u^2";
+// s·x and b + s·c with s rounded to the compute type: at most three roundings
+// per element (s, the product, the sum; two with an fma): NMSE <= (3u)^2.
+const char* const kScaledWhy =
+    "s rounded once to the compute type (f32 for f32/f16/bf16, f64 for f64), then the product and the sum (one "
+    "rounding each, or one fma): relative error <= 3u per element, NMSE <= 9u^2 (f32 3.2e-14, f64 1.1e-31); "
+    "f16/bf16 4u^2 (the final rounding dominates)";
 // exp / log1p and a few operations: a few ulp per element (CUDA's expf 2 ulp,
 // OpenCL's exp 3 ulp in f32, 3 ulp for double), relative error ~1e-6 in f32.
 constexpr Nmse kTranscendental{1e-10, 1e-26, kF16, kBF16};
@@ -65,6 +71,15 @@ constexpr Nmse kColumnSum{1e-10, 1e-26, kF16, kBF16};
 const char* const kColumnSumWhy =
     "sums of `rows` terms of one sign in the tests (a sum that cancels has no relative bound), accumulated in the "
     "compute type: relative error ~sqrt(rows)*u; f16/bf16 4u^2";
+// A dot product of n terms accumulated in the compute type in the kernels'
+// fixed blocks (each thread a chain of at most n / (threads) terms, then the
+// partial sums in a fixed tree): relative error <= depth·u for terms of one
+// sign (the tests draw them so; a sum that cancels has no relative bound).
+constexpr Nmse kDot{1e-8, 1e-24, kF16, kBF16};
+const char* const kDotWhy =
+    "a sum of n products of one sign in the tests, accumulated in the compute type in fixed blocks (a chain per "
+    "thread, then the partial sums in a fixed tree): relative error <= depth*u, ~sqrt(depth)*u typical (f32, "
+    "1e6 terms in chains of <= 4096: ~4e-6, NMSE ~2e-11); f16/bf16: the final rounding (4u^2) dominates";
 // Adam stores its state (param, m, v) rounded to the dtype after every step,
 // so 16-bit error grows with the steps taken: ≤ steps·u² — room for 8 steps.
 constexpr Nmse kAdam{1e-10, 1e-26, 32 * 0x1p-22, 32 * 0x1p-16};
@@ -154,6 +169,13 @@ std::deque<OpInfo> builtin_ops() {
                       kTranscendental, kGeluWhy, per_element<14>, arrays<3>));
     t.push_back(entry(Op::gelu_tanh_backward, "gelu_tanh_backward", "dx = dy * d/dx gelu_tanh(x)", {"dy", "x"},
                       {"dx"}, kTranscendental, kGeluWhy, per_element<18>, arrays<3>));
+    // BabelStream's mul, triad and dot (its bytes: 2, 3 and 2 arrays).
+    t.push_back(entry(Op::scale, "scale", "y = s * x (BabelStream's mul)", {"x"}, {"y"}, kExact, kScaledWhy,
+                      per_element<1>, arrays<2>));
+    t.push_back(entry(Op::triad, "triad", "a = b + s * c (BabelStream's triad)", {"b", "c"}, {"a"}, kExact,
+                      kScaledWhy, per_element<2>, arrays<3>));
+    t.push_back(entry(Op::dot, "dot", "y[0] = sum over i of a[i] * b[i]", {"a", "b"}, {"y"}, kDot, kDotWhy,
+                      per_element<2>, arrays<2>));
     for (Op op : {Op::matmul, Op::dense}) {
         t[static_cast<std::size_t>(op)].has_vendor_path = true;
         t[static_cast<std::size_t>(op)].tiled = true;

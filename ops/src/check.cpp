@@ -106,6 +106,7 @@ DType input_dtype(Op op, DType dtype, DType src_dtype) { return op == Op::conver
 std::pair<std::size_t, std::size_t> launch_extent(Op op, const KernelArgs& a) {
     if (op_info(op).tiled) return {a.m, a.n};
     if (op == Op::bias_activation) return {1, a.m * a.n};
+    if (op == Op::dot) return {1, std::max<std::size_t>(a.n, 1)};  // as ops::dot: at least one block
     return {1, a.n};
 }
 
@@ -209,6 +210,9 @@ std::vector<std::vector<double>> oracle(const OpRecord& r) {
             return {y};
         }
         case Op::bce_with_logits_backward: return {reference::bce_with_logits_backward(in[0], in[1], r.scalars[0])};
+        case Op::scale: return {reference::scale(in[0], r.scalars[0])};
+        case Op::triad: return {reference::triad(in[0], in[1], r.scalars[0])};
+        case Op::dot: return {{reference::dot(in[0], in[1])}};
         case Op::adam_step: {  // inputs p, grad, m, v; outputs p, m, v (AdamScalarArgs)
             const AdamScalarArgs hp = AdamScalarArgs::of(kernel_args(r));
             reference::Vec p = in[0], m = in[2], v = in[3];
@@ -265,6 +269,11 @@ std::vector<std::vector<double>> rerun(const OpRecord& r, Device& device, OpPath
     a.stream = &s;
     const auto [rows, cols] = launch_extent(op, a);
     if (op != Op::gemm) detail::default_launch(device, op, a, rows, cols);
+    Buffer partials;  // dot's one value per block (DotArgs)
+    if (op == Op::dot) {
+        partials = Buffer(owner, std::max<std::size_t>(1, DotArgs::blocks_of(a.geometry)) * (r.dtype == DType::f64 ? 8 : 4));
+        a.out[1] = partials.handle();
+    }
     detail::run_kernel(device, op, a);
     s.synchronize();
     std::vector<std::vector<double>> got;
@@ -335,6 +344,16 @@ std::vector<std::vector<double>> scale(const OpRecord& r, const std::vector<std:
             for (std::size_t i = 0; i < s.size(); ++i)
                 s[i] = std::fabs(r.scalars[0]) * (reference::element::sigmoid(z[i], 0) + in[1][i]);
             return {s};
+        }
+        case Op::triad: {  // b + s·c
+            reference::Vec s(in[0].size());
+            for (std::size_t i = 0; i < s.size(); ++i) s[i] = in[0][i] + std::fabs(r.scalars[0]) * in[1][i];
+            return {s};
+        }
+        case Op::dot: {  // a sum of products of any sign: Σ|a·b|
+            double s = 0;
+            for (std::size_t i = 0; i < in[0].size(); ++i) s += in[0][i] * in[1][i];
+            return {{s}};
         }
         case Op::gelu_backward:  // dy·(Φ(x) + x·φ(x)), terms that cancel near x = −0.75:
         case Op::gelu_tanh_backward: {  // |Φ| <= 1 and |x·φ(x)| <= φ(1) = 0.242 (the tanh form's alike)

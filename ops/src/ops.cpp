@@ -350,6 +350,41 @@ void mul(const Tensor& a, const Tensor& b, Tensor& c, const Options& o) {
     elementwise(Op::mul, {&a, &b}, {&c}, o, [](KernelArgs&) {});
 }
 
+void scale(const Tensor& x, double s, Tensor& y, const Options& o) {
+    elementwise(Op::scale, {&x}, {&y}, o, [&](KernelArgs& a) { a.scalars[0] = s; });
+}
+
+void triad(const Tensor& b, const Tensor& c, double s, Tensor& a, const Options& o) {
+    elementwise(Op::triad, {&b, &c}, {&a}, o, [&](KernelArgs& k) { k.scalars[0] = s; });
+}
+
+void dot(const Tensor& a, const Tensor& b, Tensor& y, const Options& o) {
+    const Op op = Op::dot;
+    Device& d = same_device(op, {{"y", &y}, {"a", &a}, {"b", &b}});
+    same_shape(op, {{"a", &a}, {"b", &b}});
+    if (y.elements() != 1)
+        reject(op, "output y has shape " + y.shape().to_string() + "; it must hold one element (shape [1]): the sum");
+    no_alias(op, {"y", &y}, {{"a", &a}, {"b", &b}});
+    const DType dtype = a.dtype();
+    const OpPath path = resolve_path(d, op, o, dtype);
+    Stream& s = stream_of(op, d, o);
+    const std::size_t n = a.elements();
+    const LaunchGeometry g = geometry_of(op, d, dtype, o, 1, std::max<std::size_t>(n, 1));
+    Tensor partials;
+    {
+        detail::ScratchAllowed temporary;  // a graph capturing this call keeps it
+        partials = Tensor(a.device_ptr(), Shape{std::max<std::size_t>(DotArgs::blocks_of(g), 1)},
+                          dtype == DType::f64 ? DType::f64 : DType::f32);
+    }
+    KernelArgs args = args_for(dtype, path, g, s);
+    args.in[0] = a.handle();
+    args.in[1] = b.handle();
+    args.out[0] = y.handle();
+    args.out[1] = partials.handle();
+    args.n = n;
+    detail::run_kernel(d, op, args);
+}
+
 void sigmoid(const Tensor& x, Tensor& y, const Options& o) {
     elementwise(Op::sigmoid, {&x}, {&y}, o, [](KernelArgs&) {});
 }

@@ -126,6 +126,30 @@ Vec bce_with_logits_backward(const Vec& z, const Vec& t, double scale) {
     return bce_with_logits_backward_of(z, t, scale);
 }
 
+Vec scale(const Vec& x, double s) {
+    Vec y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) y[i] = s * x[i];
+    return y;
+}
+
+Vec triad(const Vec& b, const Vec& c, double s) {
+    if (b.size() != c.size()) throw InvalidArgument("reference::triad: b and c differ in length");
+    Vec a(b.size());
+    for (std::size_t i = 0; i < b.size(); ++i) a[i] = b[i] + s * c[i];
+    return a;
+}
+
+double dot(const Vec& a, const Vec& b) {
+    if (a.size() != b.size()) throw InvalidArgument("reference::dot: a and b differ in length");
+    double sum = 0, lost = 0;  // Neumaier's compensated sum of the (exact in f64 for f32 inputs) products
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double term = a[i] * b[i], t = sum + term;
+        lost += std::abs(sum) >= std::abs(term) ? (sum - t) + term : (term - t) + sum;
+        sum = t;
+    }
+    return sum + lost;
+}
+
 void adam_step(Vec& p, const Vec& g, Vec& m, Vec& v, std::size_t step, double lr, double beta1, double beta2,
                double eps) {
     const double bc1 = 1.0 - std::pow(beta1, double(step)), bc2 = 1.0 - std::pow(beta2, double(step));

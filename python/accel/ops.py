@@ -48,8 +48,11 @@ from ._accel import (
     convert,
     dense,
     dense_backward,
+    dot,
     matmul,
     run,
+    scale,
+    triad,
 )
 
 if typing.TYPE_CHECKING:  # names for annotations only: not attributes of the module
@@ -71,8 +74,11 @@ __all__ = [
     "convert",
     "dense",
     "dense_backward",
+    "dot",
     "matmul",
     "run",
+    "scale",
+    "triad",
 ]
 
 # The elementwise ops of the op table, each a function made from its entry.

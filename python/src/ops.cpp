@@ -487,6 +487,51 @@ PyTensor* convert_op(PyTensor& x, PyTensor* out, nb::object dtype, nb::str path,
                       [&](accel::Tensor& y) { ops::convert(x.t, y, o); });
 }
 
+PyTensor* scale_op(PyTensor& x, double s, PyTensor* out, nb::str path, PyStream* stream, nb::handle deterministic) {
+    reject_view(&x, "accel.ops.scale", "x");
+    reject_view(out, "accel.ops.scale", "out");
+    auto o = options(path, stream, deterministic, x.t, "scale");
+    return one_output(out, x.t, x.t.shape(), x.t.dtype(), double(x.t.elements()), output_name("y", out, "x"),
+                      [&](accel::Tensor& y) { ops::scale(x.t, s, y, o); });
+}
+
+PyTensor* triad_op(PyTensor& b, PyTensor& c, double s, PyTensor* out, nb::str path, PyStream* stream,
+                   nb::handle deterministic) {
+    for (auto [p, name] : {std::pair<const PyTensor*, const char*>{&b, "b"}, {&c, "c"}, {out, "out"}})
+        reject_view(p, "accel.ops.triad", name);
+    auto o = options(path, stream, deterministic, b.t, "triad");
+    return one_output(out, b.t, b.t.shape(), b.t.dtype(), double(b.t.elements()), output_name("a", out, "b"),
+                      [&](accel::Tensor& a) { ops::triad(b.t, c.t, s, a, o); });
+}
+
+PyTensor* dot_op(PyTensor& a, PyTensor& b, PyTensor* out, nb::str path, PyStream* stream, nb::handle deterministic) {
+    for (auto [p, name] : {std::pair<const PyTensor*, const char*>{&a, "a"}, {&b, "b"}, {out, "out"}})
+        reject_view(p, "accel.ops.dot", name);
+    auto o = options(path, stream, deterministic, a.t, "dot");
+    return one_output(out, a.t, accel::Shape{1}, a.t.dtype(), double(a.t.elements()), output_name("y", out, "y"),
+                      [&](accel::Tensor& y) { ops::dot(a.t, b.t, y, o); });
+}
+
+void bind_stream_ops(nb::module_& m) {
+    m.def("scale", &scale_op,
+          nb::arg("x"), nb::arg("s"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(), owned,
+          doc("y = s * x elementwise (BabelStream's mul): s a float, rounded once to the compute type (float64 for "
+              "f64, float32 otherwise); y may be x.")
+              .c_str());
+    m.def("triad", &triad_op,
+          nb::arg("b"), nb::arg("c"), nb::arg("s"), nb::arg("out").none() = nb::none(), nb::kw_only(),
+          nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(),
+          owned,
+          doc("a = b + s * c elementwise (BabelStream's triad); b, c, a: one shape; a may be b or c.").c_str());
+    m.def("dot", &dot_op,
+          nb::arg("a"), nb::arg("b"), nb::arg("out").none() = nb::none(), nb::kw_only(), nb::arg("path") = "auto",
+          nb::arg("stream").none() = nb::none(), nb::arg("deterministic").none() = nb::none(), owned,
+          doc("y[0] = sum over i of a[i] * b[i] (BabelStream's dot), accumulated in the compute type in a fixed "
+              "order (the same bits on every run); a, b: one shape; y: a new or given tensor of shape [1].")
+              .c_str());
+}
+
 void bind_loss_and_convert_ops(nb::module_& m) {
     m.def("bce_with_logits_loss", &bce_loss_op,
           nb::arg("z"), nb::arg("t"), nb::kw_only(), nb::arg("path") = "auto", nb::arg("stream").none() = nb::none(),
@@ -797,6 +842,7 @@ void bind_ops(nb::module_& m) {
     bind_table_ops(m);
     bind_linear_ops(m);
     bind_loss_and_convert_ops(m);
+    bind_stream_ops(m);
     bind_adam_step(m);
     bind_operators();
 }

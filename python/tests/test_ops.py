@@ -297,9 +297,32 @@ def test_adam_step(device: accel.Device, dtype: str) -> None:
     check("adam_step", dtype, v, vs)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scale_triad_dot(device: accel.Device, dtype: str) -> None:
+    """BabelStream's mul, triad and dot against NumPy in float64 of the stored values."""
+    for op in ("scale", "triad", "dot"):
+        if not device.supports(op, dtype, "native"):
+            pytest.skip(f"{op} in {dtype} does not run on {device.selector}")
+    b, c = tensor(device, (37, 41), dtype), tensor(device, (37, 41), dtype)
+    s = 0.4  # BabelStream's scalar; rounded to the compute type as the kernels do
+    s_used = s if dtype == "f64" else float(np.float32(s))
+    check("scale", dtype, ops.scale(c, s), s_used * stored(c))
+    check("triad", dtype, ops.triad(b, c, s), stored(b) + s_used * stored(c))
+    # dot over terms of one sign, for which the sum has a relative error bound.
+    x, y = tensor(device, (100003,), dtype, 0.0, 1.0), tensor(device, (100003,), dtype, 0.0, 1.0)
+    got = ops.dot(x, y)
+    assert got.shape == (1,)
+    check("dot", dtype, got, np.array([np.dot(stored(x), stored(y))]))
+    out = accel.zeros((1,), dtype, device)
+    assert ops.dot(x, y, out) is out
+    assert stored(out)[0] == stored(got)[0]  # one fixed order: the same bits again
+    with pytest.raises(accel.InvalidArgument, match="one element"):
+        ops.dot(x, y, accel.zeros((2,), dtype, device))
+
+
 def test_every_op_is_tested() -> None:
     """Each op of the op table has a test here, and a function in accel.ops."""
-    tested = set(ELEMENTWISE) | {"matmul", "dense", "column_sum", "convert", "adam_step"}
+    tested = set(ELEMENTWISE) | {"matmul", "dense", "column_sum", "convert", "adam_step", "scale", "triad", "dot"}
     names: Sequence[str] = accel.op_names()
     assert set(names) <= tested, f"ops without a test: {sorted(set(names) - tested)}"
     for name in names:

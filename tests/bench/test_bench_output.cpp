@@ -256,6 +256,30 @@ TEST_CASE("ceilings") {
         }
     }
     CHECK(matrix_rows >= 4);  // matmul and dense, f16 and bf16, on cuda's vendor path
+    // Host-device transfers: both directions at the quick sizes, from
+    // pageable memory everywhere and page-locked memory where the device has
+    // it (the emulated CUDA device, not the host), each checked and rated.
+    for (const auto& [selector, dev] : device) {
+        CAPTURE(selector);
+        const bool locked = dev["backend"] == "cuda";
+        REQUIRE(dev["transfers"].is_array());
+        CHECK(dev["transfers"].size() == (locked ? 8u : 4u));
+        CHECK(dev.contains("page_locked_unavailable") == !locked);
+        std::set<std::string> kinds;
+        for (const auto& t : dev["transfers"]) {
+            INFO(t.dump());
+            CHECK(t["ok"].get<bool>());
+            CHECK(t["gbps"].get<double>() > 0);
+            CHECK(t["samples_ms"].size() >= 3);
+            CHECK((t["bytes"] == 65536 || t["bytes"] == 1048576));
+            kinds.insert(t["direction"].get<std::string>() + " " + t["memory"].get<std::string>());
+        }
+        CHECK(kinds.size() == (locked ? 4u : 2u));
+        CHECK(kinds.count("host_to_device pageable") == 1);
+        CHECK(kinds.count("device_to_host pageable") == 1);
+        CHECK(kinds.count("host_to_device page_locked") == (locked ? 1u : 0u));
+    }
+    CHECK(r.output.find("host-device transfers") != std::string::npos);
     // Where the device has no matrix engine (an sm_75 one), its ceiling is
     // absent: "–" in the table, and its native f16 kernel is rated as SIMT.
     REQUIRE(setenv("ACCEL_PLUGIN_PATH", ACCEL_EMULATED_PLUGINS, 1) == 0);

@@ -162,6 +162,19 @@ std::vector<Output> run_one_shape(const TraceCase& c, const OpInfo& info, const 
         call_case(c, {{"z", &Z}, {"t", &P}}, {{"dz", &dZ}}, o);
         return {{"dz", dZ.download_as<double>(), reference::bce_with_logits_backward(z, p, n ? 1.0 / double(n) : 0.0)}};
     }
+    if (info.op == Op::scale || info.op == Op::triad) {  // the cases' s (kCaseScalar)
+        const bool triad = info.op == Op::triad;
+        const auto b = draw(g, n, t, -4.0f, 4.0f), x = draw(g, n, t, -4.0f, 4.0f);
+        auto B = put(b, dims, t), X = put(x, dims, t);
+        auto Y = nan_tensor(dims, t);
+        const reference::Vec bd(b.begin(), b.end()), xd(x.begin(), x.end());
+        if (triad) {
+            call_case(c, {{"b", &B}, {"c", &X}}, {{"a", &Y}}, o);
+            return {{"a", Y.download_as<double>(), reference::triad(bd, xd, kCaseScalar)}};
+        }
+        call_case(c, {{"x", &X}}, {{"y", &Y}}, o);
+        return {{"y", Y.download_as<double>(), reference::scale(xd, kCaseScalar)}};
+    }
     if (info.op == Op::adam_step) {  // one step from zero moments, the suite's hyper-parameters
         const auto p0 = draw(g, n, t), gr = draw(g, n, t);
         auto P = put(p0, dims, t), G = put(gr, dims, t);
@@ -206,6 +219,15 @@ std::vector<Output> run_call(const TraceCase& c, const ops::Options& o, std::mt1
         auto Y = nan_tensor({dims[1]}, c.dtype);
         call_case(c, {{"x", &X}}, {{"y", &Y}}, o);
         return {{"y", Y.download_as<double>(), reference::column_sum(x, dims[0], dims[1])}};
+    }
+    if (info.op == Op::dot) {
+        const auto& dims = c.inputs[0].dims;
+        const auto a = draw(g, elements(dims), c.dtype, 0.0f, 1.0f), b = draw(g, elements(dims), c.dtype, 0.0f, 1.0f);
+        auto A = put(a, dims, c.dtype), B = put(b, dims, c.dtype);
+        auto Y = nan_tensor({1}, c.dtype);
+        call_case(c, {{"a", &A}, {"b", &B}}, {{"y", &Y}}, o);
+        return {{"y", Y.download_as<double>(),
+                 {reference::dot(reference::Vec(a.begin(), a.end()), reference::Vec(b.begin(), b.end()))}}};
     }
     return run_one_shape(c, info, o, g);
 }

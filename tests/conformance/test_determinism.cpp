@@ -201,6 +201,8 @@ TEST_CASE("deterministic mode: every op gives the same bits again and on another
             {Op::gelu_backward,
              [&](ops::Options o) { Tensor c(device(), {rows, cols}, dt); ops::gelu_backward(b, a, c, o); return c; }},
             {Op::column_sum, [&](ops::Options o) { Tensor c(device(), {cols}, dt); ops::column_sum(a, c, o); return c; }},
+            {Op::dot, [&](ops::Options o) { Tensor c(device(), {1}, dt); ops::dot(a, b, c, o); return c; }},
+            {Op::triad, [&](ops::Options o) { Tensor c(device(), {rows, cols}, dt); ops::triad(a, b, 0.4, c, o); return c; }},
             {Op::bce_with_logits_backward,
              [&](ops::Options o) {
                  Tensor c(device(), {rows, cols}, dt);

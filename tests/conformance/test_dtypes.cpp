@@ -125,6 +125,37 @@ const std::vector<std::pair<Op, Case>>& special_cases() {
              }
              return r;
          }},
+        {Op::scale, [](DType t, ops::Options o, std::mt19937_64& g) {
+             const std::size_t n = 1003;
+             const double s = 0.4;  // BabelStream's scalar
+             const auto x = stored(uniform(g, n, -4, 4), t);
+             auto X = put(x, {n}, t);
+             auto Y = nan_tensor({n}, t);
+             ops::scale(X, s, Y, o);
+             return std::vector<Result>{
+                 {"scale", Y.download_as<double>(), reference::scale(reference::Vec(x.begin(), x.end()), s)}};
+         }},
+        {Op::triad, [](DType t, ops::Options o, std::mt19937_64& g) {
+             const std::size_t n = 1003;
+             const double s = 0.4;
+             const auto b = stored(uniform(g, n, -4, 4), t), c = stored(uniform(g, n, -4, 4), t);
+             auto B = put(b, {n}, t), C = put(c, {n}, t);
+             auto A = nan_tensor({n}, t);
+             ops::triad(B, C, s, A, o);
+             return std::vector<Result>{{"triad", A.download_as<double>(),
+                                         reference::triad(reference::Vec(b.begin(), b.end()),
+                                                          reference::Vec(c.begin(), c.end()), s)}};
+         }},
+        {Op::dot, [](DType t, ops::Options o, std::mt19937_64& g) {
+             const std::size_t n = 100003;
+             const auto a = stored(uniform(g, n, 0.0f, 1.0f), t), b = stored(uniform(g, n, 0.0f, 1.0f), t);  // one sign
+             auto A = put(a, {n}, t), B = put(b, {n}, t);
+             auto Y = nan_tensor({1}, t);
+             ops::dot(A, B, Y, o);
+             return std::vector<Result>{{"dot", Y.download_as<double>(),
+                                         {reference::dot(reference::Vec(a.begin(), a.end()),
+                                                         reference::Vec(b.begin(), b.end()))}}};
+         }},
         {Op::adam_step, [](DType t, ops::Options o, std::mt19937_64& g) {
              const std::size_t n = 1003;
              const auto p0 = stored(uniform(g, n), t), gr = stored(uniform(g, n), t);

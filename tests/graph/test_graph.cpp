@@ -116,6 +116,9 @@ std::vector<TraceCase> every_op(DType t) {
         cases.push_back(make_case(info->name, t, in, out));
     }
     cases.push_back(make_case("bce_with_logits_backward", t, {operand("z", {n}), operand("t", {n})}, {operand("dz", {n})}));
+    cases.push_back(make_case("scale", t, {operand("x", {n})}, {operand("y", {n})}));
+    cases.push_back(make_case("triad", t, {operand("b", {n}), operand("c", {n})}, {operand("a", {n})}));
+    cases.push_back(make_case("dot", t, {operand("a", {n}), operand("b", {n})}, {operand("y", {1})}));
     cases.push_back(make_case("adam_step", t,
                               {operand("p", {n}), operand("grad", {n}), operand("m", {n}), operand("v", {n})},
                               {operand("p", {n}), operand("m", {n}), operand("v", {n})}));

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -290,6 +291,21 @@ int main(int argc, char** argv) {
         std::printf("SKIPPED: ACCEL_BACKEND must name an OpenCL device\n");
         return 77;
     }
+    // A cache folder of its own, empty: which clBuildProgram call is the 3rd
+    // depends on what an earlier run cached (kernel binaries, tuning records).
+    char cache_template[] = "/tmp/accel-fault-sweep-cache-XXXXXX";
+    const char* cache = mkdtemp(cache_template);
+    if (!cache || setenv("ACCEL_CACHE_DIR", cache, 1) != 0) {
+        std::printf("ERROR: no fresh cache folder under /tmp for the sweep\n");
+        return 1;
+    }
+    struct RemoveCache {
+        std::string path;
+        ~RemoveCache() {
+            std::error_code ignored;
+            std::filesystem::remove_all(path, ignored);
+        }
+    } remove_cache{cache};
     try {
         (void)open_device(backend);
     } catch (const BackendUnavailable& e) {

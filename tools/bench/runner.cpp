@@ -72,7 +72,10 @@ constexpr int kMaxPerSample = 1000;
 constexpr double kSwitchWarmMs = 1, kSlowLaunchMs = 50;
 
 // Timed over `elementwise_sizes`: the table's elementwise ops, and adam_step.
-bool is_elementwise(Op op) { return accel::op_info(op).elementwise_reference || op == Op::adam_step; }
+bool is_elementwise(Op op) {
+    return accel::op_info(op).elementwise_reference || op == Op::adam_step || op == Op::scale || op == Op::triad ||
+           op == Op::dot;
+}
 
 using stats::median;
 

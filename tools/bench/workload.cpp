@@ -177,6 +177,44 @@ void make_column_sum(Workload& w, std::mt19937_64& rng) {
     w.oracle = ref::column_sum(w.inputs[0], rows, cols);
 }
 
+// BabelStream's mul and triad, y = s·x and a = b + s·c, with its scalar.
+constexpr double kStreamScalar = 0.4;
+
+void make_scaled(Workload& w, std::mt19937_64& rng) {
+    const bool triad = w.problem.op == accel::Op::triad;
+    const std::size_t n = w.problem.dims.at(0);
+    w.inputs.push_back(uniform(w, rng, n, -4, 4));
+    if (triad) w.inputs.push_back(uniform(w, rng, n, -4, 4));
+    w.input_shapes.assign(w.inputs.size(), accel::Shape{n});
+    w.output_shape = accel::Shape{n};
+    w.row_length = n;
+    w.launch = [triad](std::vector<accel::Tensor>& in, accel::Tensor& out, const ops::Options& o) {
+        if (triad)
+            ops::triad(in[0], in[1], kStreamScalar, out, o);
+        else
+            ops::scale(in[0], kStreamScalar, out, o);
+    };
+    const Vec x(w.inputs[0].begin(), w.inputs[0].end());
+    w.oracle = triad ? ref::triad(x, Vec(w.inputs[1].begin(), w.inputs[1].end()), kStreamScalar)
+                     : ref::scale(x, kStreamScalar);
+}
+
+// BabelStream's dot over terms of one sign (the op table's threshold assumes
+// them); in f16 small enough that the sum stays below its largest value (65504).
+void make_dot(Workload& w, std::mt19937_64& rng) {
+    const std::size_t n = w.problem.dims.at(0);
+    const float top = w.problem.dtype == accel::DType::f16 ? std::min(1.0f, 4096.0f / float(std::max<std::size_t>(n, 1)))
+                                                           : 1.0f;
+    w.inputs = {uniform(w, rng, n, 0, 1), uniform(w, rng, n, 0, top)};
+    w.input_shapes.assign(2, accel::Shape{n});
+    w.output_shape = accel::Shape{1};
+    w.row_length = 1;
+    w.launch = [](std::vector<accel::Tensor>& in, accel::Tensor& out, const ops::Options& o) {
+        ops::dot(in[0], in[1], out, o);
+    };
+    w.oracle = {ref::dot(Vec(w.inputs[0].begin(), w.inputs[0].end()), Vec(w.inputs[1].begin(), w.inputs[1].end()))};
+}
+
 // One Adam step (step 3, PyTorch defaults with lr 1e-2) on random state; param is updated in place.
 void make_adam(Workload& w, std::mt19937_64& rng) {
     const std::size_t n = w.problem.dims[0];
@@ -268,6 +306,9 @@ Workload make_workload(const Problem& p, std::mt19937_64& rng) {
     case Op::dense: make_dense(w, rng); break;
     case Op::column_sum: make_column_sum(w, rng); break;
     case Op::adam_step: make_adam(w, rng); break;
+    case Op::scale:
+    case Op::triad: make_scaled(w, rng); break;
+    case Op::dot: make_dot(w, rng); break;
     default:
         if (!accel::op_info(p.op).elementwise_reference)
             throw accel::InvalidArgument(std::string("accel-bench has no workload for op '") + accel::op_name(p.op) +

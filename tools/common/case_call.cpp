@@ -45,6 +45,9 @@ float call_case(const TraceCase& c, const CaseOperands& in, const CaseOperands& 
     case Op::bce_with_logits_backward:
         ops::bce_with_logits_backward(operand(in, "z"), operand(in, "t"), operand(out, "dz"), o);
         return 0;
+    case Op::scale: ops::scale(operand(in, "x"), kCaseScalar, operand(out, "y"), o); return 0;
+    case Op::triad: ops::triad(operand(in, "b"), operand(in, "c"), kCaseScalar, operand(out, "a"), o); return 0;
+    case Op::dot: ops::dot(operand(in, "a"), operand(in, "b"), operand(out, "y"), o); return 0;
     case Op::adam_step:
         ops::adam_step(operand(in, "p"), operand(in, "grad"), operand(in, "m"), operand(in, "v"), kCaseAdamStep,
                        kCaseAdamParams, o);

@@ -20,6 +20,9 @@ using CaseOperands = std::map<std::string, accel::Tensor*>;
 /// only shapes, so every case runs one step from these.
 inline const accel::ops::AdamParams kCaseAdamParams{1e-2f, 0.9f, 0.999f, 1e-8f};
 inline constexpr std::size_t kCaseAdamStep = 1;
+/// The s of a scale or triad case (BabelStream's scalar): the trace keeps
+/// only shapes.
+inline constexpr double kCaseScalar = 0.4;
 
 /// Makes the call `c` stands for (validated: read_case_file or validate())
 /// on `in` (a tensor for every input the case names) and `out` (one for

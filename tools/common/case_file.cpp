@@ -506,11 +506,16 @@ void validate(const TraceCase& c) {
         validate_same_shape(c, c.inputs);
         return need_dims(c.op, c.outputs[0], {}, "the mean, a scalar: loss[]");
     }
+    if (c.op == "dot") {
+        validate_same_shape(c, c.inputs);
+        return need_dims(c.op, c.outputs[0], {1}, "one element, the sum: y[1]");
+    }
     std::vector<Operand> all = c.inputs;
     all.insert(all.end(), c.outputs.begin(), c.outputs.end());
     validate_same_shape(c, all);
     const bool checkable = info->elementwise_reference || info->op == accel::Op::bce_with_logits_backward ||
-                           info->op == accel::Op::adam_step || info->op == accel::Op::convert;
+                           info->op == accel::Op::adam_step || info->op == accel::Op::convert ||
+                           info->op == accel::Op::scale || info->op == accel::Op::triad;
     if (!checkable)
         throw std::invalid_argument("op '" + c.op + "' has no float64 oracle accel-conformance can check it with (an "
                                     "op a program defined needs an elementwise_reference in its OpInfo)");

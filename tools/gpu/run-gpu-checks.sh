@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 known_steps="conformance conformance.cuda.native conformance.cuda.vendor conformance.opencl conformance.vulkan conformance.kokkos
-  sanitizer sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck tune bench bench.matmul bench.add bench.dense
+  sanitizer sanitizer.memcheck sanitizer.racecheck sanitizer.synccheck tune bench bench.matmul bench.add bench.dense bench.stream
   mlp mlp.graph mlp.wide peer reliability interop custom_kernel"
 for wanted in ${steps//,/ }; do
   [[ " $(echo $known_steps) " == *" $wanted "* ]] ||
@@ -311,14 +311,18 @@ done
 # budget keeps the ops measured before it.
 gpus=""
 for sel in $cuda $opencl $vulkan $kokkos; do available "$sel" && gpus=${gpus:+$gpus,}$sel; done
+# stream: BabelStream's mul, add, triad and dot (its copy is each device's
+# copy GB/s) at its default 2^25 elements, in f32 and f64 (its default).
 if [ $quick = 1 ]; then
-  common=(--quick --dtypes f32,f16,bf16) add=() matmul=() dense=()
+  common=(--quick --dtypes f32,f16,bf16) add=() matmul=() dense=() stream=(--quick --dtypes f32,f64)
 elif [ $rehearsal = 1 ]; then
   common=(--dtypes f32,f16,bf16 --repeats 2) add=(--add-sizes 1e6) matmul=(--matmul-sizes 256) dense=(--dense-shapes 256x1024x1024)
+  stream=(--add-sizes 1e6 --dtypes f32,f64 --repeats 2)
 else
   # add past 2^28 elements (3 GiB moved in f32); matmul and dense to 8192³.
   common=(--dtypes f32,f16,bf16 --repeats 3) add=(--add-sizes 268435456)
   matmul=(--matmul-sizes 2048,8192) dense=(--dense-shapes 256x4096x4096,8192x8192x8192)
+  stream=(--add-sizes 33554432 --dtypes f32,f64 --repeats 3)
 fi
 # Tuning first, so that the bench rows below run with the records it writes
 # (into the cache, OUT/cache/accel/tuning/ unless ACCEL_CACHE_DIR says otherwise,
@@ -340,10 +344,14 @@ if [ -z "$gpus" ]; then verdict tune skip "no GPU backend opens (step info)"; el
 fi
 
 bench_json=$out/bench.json
-for op in matmul add dense; do
+for op in matmul add dense stream; do
   if [ -z "$gpus" ]; then verdict bench.$op skip "no GPU backend opens (step info)"; continue; fi
-  case $op in add) op_sizes=("${add[@]}") ;; matmul) op_sizes=("${matmul[@]}") ;; dense) op_sizes=("${dense[@]}") ;; esac
-  step bench.$op 40 110 "$bin/accel-bench" --backends "$gpus" --ops $op "${op_sizes[@]}" "${common[@]}" --progress \
+  ops=$op run=("${common[@]}")
+  case $op in
+    add) op_sizes=("${add[@]}") ;; matmul) op_sizes=("${matmul[@]}") ;; dense) op_sizes=("${dense[@]}") ;;
+    stream) ops=scale,add,triad,dot op_sizes=() run=("${stream[@]}") ;;
+  esac
+  step bench.$op 40 110 "$bin/accel-bench" --backends "$gpus" --ops $ops "${op_sizes[@]}" "${run[@]}" --progress \
     --json "$out/bench.$op.json"
   rc=$?
   rows=$(grep -c '^\[' "$out/bench.$op.log" 2>/dev/null)
@@ -357,7 +365,7 @@ done
 # Side by side: the runs merged into bench.json, and each other API of the
 # GPU against cuda, row by row.
 if [ -n "$python" ] && ls "$out"/bench.*.json >/dev/null 2>&1; then
-  "$python" "$here/python/gpu_summary.py" merge "$out" "$out"/bench.{add,matmul,dense}.json >"$out/merge.log" 2>&1
+  "$python" "$here/python/gpu_summary.py" merge "$out" "$out"/bench.{add,matmul,dense,stream}.json >"$out/merge.log" 2>&1
   for other in ${opencl%%:*} ${vulkan%%:*} ${kokkos%%:*}; do
     [ -s "$out/bench.$other.json" ] && [ -s "$out/bench.cuda.json" ] &&
       "$bin/accel-bench" compare --by op "$out/bench.cuda.json" "$out/bench.$other.json" >"$out/compare.cuda-vs-$other.txt" 2>&1

@@ -106,6 +106,18 @@ struct BceBackwardBody {
     }
 };
 
+// scale y = s·x and triad y = x + s·c (c given): BabelStream's mul and triad.
+template <class T>
+struct ScaledBody {
+    using F = Compute<T>;
+    const T *x, *c;
+    T* y;
+    F s;
+    __device__ void operator()(std::size_t i) const {
+        y[i] = from_compute<T>(c ? to_compute(x[i]) + s * to_compute(c[i]) : s * to_compute(x[i]));
+    }
+};
+
 // torch.optim.Adam, single-tensor form (the adam_step op): p is updated from
 // the unrounded m and v, then each of p, m, v is rounded once to T.
 template <class T>
@@ -168,6 +180,48 @@ __global__ void __launch_bounds__(1024) add_vec4(const float4* a, const float4* 
         c[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
     }
     for (std::size_t i = 4 * n4 + first; i < n; i += stride) cs[i] = as[i] + bs[i];
+}
+
+// The block's threads' values sum[0..threads) added in a fixed tree
+// (pairs 1 apart, then 2, 4, ...): sum[0] holds the total. Every thread of
+// the block calls it.
+template <class F>
+__device__ void block_tree_sum(F* sum, unsigned t, unsigned threads) {
+    __syncthreads();
+    for (unsigned s = 1; s < threads; s *= 2) {
+        if (t % (2 * s) == 0 && t + s < threads) sum[t] += sum[t + s];
+        __syncthreads();
+    }
+}
+
+// dot (kernels.hpp): each thread's grid-stride chain, then the block's tree
+// into partials[block].
+template <class T>
+__global__ void __launch_bounds__(1024) dot_blocks_kernel(const T* __restrict__ a, const T* __restrict__ b,
+                                                          Compute<T>* __restrict__ partials, std::size_t n) {
+    using F = Compute<T>;
+    __shared__ F sum[kDotMaxThreads];
+    const unsigned t = block_thread_index(), threads = block_thread_count();
+    F acc = F(0);
+    for (std::size_t i = flat_thread_index(); i < n; i += flat_thread_count()) acc += to_compute(a[i]) * to_compute(b[i]);
+    sum[t] = acc;
+    block_tree_sum(sum, t, threads);
+    if (t == 0) partials[flat_block_index()] = sum[0];
+}
+
+// dot's total: one block; thread t takes partials t, t + threads, ... in
+// order, then the tree; y[0] rounded once.
+template <class T>
+__global__ void __launch_bounds__(1024) dot_total_kernel(const Compute<T>* __restrict__ partials, std::size_t blocks,
+                                                         T* __restrict__ y) {
+    using F = Compute<T>;
+    __shared__ F sum[kDotMaxThreads];
+    const unsigned t = block_thread_index(), threads = block_thread_count();
+    F acc = F(0);
+    for (std::size_t j = t; j < blocks; j += threads) acc += partials[j];
+    sum[t] = acc;
+    block_tree_sum(sum, t, threads);
+    if (t == 0) y[0] = from_compute<T>(sum[0]);
 }
 
 // column_sum (kernels.hpp): each block owns chunks of `width` adjacent
@@ -281,6 +335,18 @@ cudaError_t launch_bce_with_logits_backward(const T* z, const T* t, T* dz, std::
 }
 
 template <class T>
+cudaError_t launch_scaled(const T* x, const T* c, T* y, std::size_t n, Compute<T> s, const Launch& l) {
+    return run(n, l, ScaledBody<T>{x, c, y, s});
+}
+
+template <class T>
+cudaError_t launch_dot(const T* a, const T* b, Compute<T>* partials, T* y, std::size_t n, const Launch& l) {
+    if (cudaError_t e = launch_kernel(dot_blocks_kernel<T>, l, a, b, partials, n)) return e;
+    const Launch total{dim3(1), l.block, l.stream};
+    return launch_kernel(dot_total_kernel<T>, total, partials, static_cast<std::size_t>(l.grid.x) * l.grid.y * l.grid.z, y);
+}
+
+template <class T>
 cudaError_t launch_adam_step(T* p, const T* g, T* m, T* v, std::size_t n, Compute<T> beta1, Compute<T> beta2,
                              Compute<T> eps, Compute<T> step_size, Compute<T> bias_correction2_sqrt, const Launch& l) {
     return run(n, l, AdamBody<T>{p, m, v, g, beta1, beta2, eps, step_size, bias_correction2_sqrt});
@@ -355,6 +421,8 @@ cudaError_t launch_convert(const S* x, T* y, std::size_t n, const Launch& l) {
     template cudaError_t launch_elementwise<T>(Op, const T*, const T*, T*, std::size_t, const Launch&);               \
     template cudaError_t launch_bce_with_logits_backward<T>(const T*, const T*, T*, std::size_t, Compute<T>,         \
                                                             const Launch&);                                          \
+    template cudaError_t launch_scaled<T>(const T*, const T*, T*, std::size_t, Compute<T>, const Launch&);           \
+    template cudaError_t launch_dot<T>(const T*, const T*, Compute<T>*, T*, std::size_t, const Launch&);             \
     template cudaError_t launch_adam_step<T>(T*, const T*, T*, T*, std::size_t, Compute<T>, Compute<T>, Compute<T>,  \
                                              Compute<T>, Compute<T>, const Launch&);                                 \
     template cudaError_t launch_column_sum<T>(const T*, T*, std::size_t, std::size_t, const Launch&);                \

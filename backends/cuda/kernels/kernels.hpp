@@ -115,6 +115,20 @@ constexpr unsigned kColumnSumMaxThreads = 1024;
 /// warp width (no atomics).
 template <class T>
 cudaError_t launch_column_sum(const T* x, T* y, std::size_t rows, std::size_t cols, const Launch& l);
+/// y[i] = s·x[i] (c null: scale) or y[i] = x[i] + s·c[i] (triad) over n
+/// elements, in Compute<T>, rounded once to T.
+template <class T>
+cudaError_t launch_scaled(const T* x, const T* c, T* y, std::size_t n, Compute<T> s, const Launch& l);
+/// The largest block dot is written for (its shared arrays).
+constexpr unsigned kDotMaxThreads = 1024;
+/// y[0] = Σ a[i]·b[i] over n elements (accel's DotArgs): l's grid of P
+/// blocks of B threads (B ≤ kDotMaxThreads); thread t of block j sums
+/// elements j·B + t + r·P·B in order, the block's B values meet in a fixed
+/// tree into partials[j] (P values of Compute<T>), then one block of B
+/// threads adds the partials the same way and stores y[0] rounded once:
+/// the same bits for the same geometry.
+template <class T>
+cudaError_t launch_dot(const T* a, const T* b, Compute<T>* partials, T* y, std::size_t n, const Launch& l);
 /// In place: y[r,c] = act((read_y ? y[r,c] : 0) + bias[c]) for y[rows,cols];
 /// bias (length cols) may be null. The epilogue of the vendor path (and its
 /// K = 0 result).

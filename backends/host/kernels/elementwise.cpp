@@ -2,6 +2,9 @@
 
 #include "simd.hpp"
 
+#include "../../common/dot_math.hpp"
+
+
 namespace accel {
 namespace host {
 
@@ -20,6 +23,16 @@ ACCEL_HOST_MULTIVERSION
 void elementwise(cpu::Elementwise op, const double* a, const double* b, double* y, std::size_t begin,
                  std::size_t end, double scale) {
     cpu::elementwise_range(op, a, b, y, begin, end, scale);
+}
+
+ACCEL_HOST_MULTIVERSION
+float dot(const float* a, const float* b, std::size_t begin, std::size_t end) {
+    return dot_math::dot_chunk(a, b, begin, end);
+}
+
+ACCEL_HOST_MULTIVERSION
+double dot(const double* a, const double* b, std::size_t begin, std::size_t end) {
+    return dot_math::dot_chunk(a, b, begin, end);
 }
 
 ACCEL_HOST_MULTIVERSION

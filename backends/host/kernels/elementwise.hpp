@@ -34,6 +34,12 @@ void elementwise(cpu::Elementwise op, const float* a, const float* b, float* y, 
 void elementwise(cpu::Elementwise op, const double* a, const double* b, double* y, std::size_t begin,
                  std::size_t end, double scale);
 
+/// Σ a[i]·b[i] for i in [begin, end) (dot_math::dot_chunk), vectorized and
+/// multi-versioned; defined in elementwise.cpp.
+float dot(const float* a, const float* b, std::size_t begin, std::size_t end);
+/// The same in f64.
+double dot(const double* a, const double* b, std::size_t begin, std::size_t end);
+
 /// Column sums of x[rows, cols] for columns [c0, c1) (cpu::column_sum_range),
 /// vectorized and multi-versioned; defined in elementwise.cpp.
 void column_sum(const float* x, float* y, std::size_t rows, std::size_t cols, std::size_t c0, std::size_t c1);

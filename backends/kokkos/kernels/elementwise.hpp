@@ -8,6 +8,8 @@
 
 #include "host_loops.hpp"
 
+#include "../../common/dot_math.hpp"
+
 #include <accel/round_to_odd.hpp>
 
 #include <type_traits>
@@ -95,6 +97,45 @@ bool with_elementwise_fn(Op op, ConstTypedView<T> a, ConstTypedView<T> b, TypedV
         default: return false;
     }
 }
+
+/// y[i] = s·x[i] (scale), or y[i] = x[i] + s·c[i] (triad, `c` given).
+template <class T>
+struct ScaledFn {
+    ConstTypedView<T> x, c;
+    TypedView<T> y;
+    Compute<T> s;
+    bool triad;
+    KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
+        y(i) = from_compute<T>(triad ? to_compute(x(i)) + s * to_compute(c(i)) : s * to_compute(x(i)));
+    }
+};
+
+/// dot's blocks (KernelArgs' DotArgs): index j writes the sum of a·b over
+/// its contiguous chunk (dot_math) to partials(j).
+template <class T>
+struct DotBlocksFn {
+    ConstTypedView<T> a, b;
+    Kokkos::View<Compute<T>*, Kokkos::AnonymousSpace, Unmanaged> partials;
+    std::size_t n, blocks;
+    KOKKOS_INLINE_FUNCTION void operator()(Index j) const {
+        const std::size_t jj = static_cast<std::size_t>(j);
+        partials(j) = dot_math::dot_chunk(a.data(), b.data(), dot_math::chunk_begin(jj, n, blocks),
+                                          dot_math::chunk_end(jj, n, blocks));
+    }
+};
+
+/// dot's total: one index sums the partials in order into y(0).
+template <class T>
+struct DotSumFn {
+    Kokkos::View<const Compute<T>*, Kokkos::AnonymousSpace, Unmanaged> partials;
+    TypedView<T> y;
+    std::size_t blocks;
+    KOKKOS_INLINE_FUNCTION void operator()(Index) const {
+        Compute<T> sum = Compute<T>(0);
+        for (std::size_t j = 0; j < blocks; ++j) sum += partials(j);
+        y(0) = from_compute<T>(sum);
+    }
+};
 
 /// dz[i] = scale * (sigmoid(z[i]) - t[i]).
 template <class T>
@@ -202,6 +243,20 @@ struct ColumnSumHostFn {
     void operator()(Index b) const {
         const Index c0 = b * kColumnSumBlock, c1 = c0 + kColumnSumBlock < cols ? c0 + kColumnSumBlock : cols;
         host_column_sum_block(x, y, rows, cols, c0, c1);
+    }
+};
+
+/// dot's blocks on host spaces in f32/f64: DotBlocksFn's chunks, each one
+/// vector loop (host_dot_block).
+template <class F>
+struct DotBlocksHostFn {
+    const F *a, *b;
+    F* partials;
+    std::size_t n, blocks;
+    void operator()(Index j) const {
+        const auto jj = static_cast<std::size_t>(j);
+        partials[j] = host_dot_block(a, b, static_cast<Index>(dot_math::chunk_begin(jj, n, blocks)),
+                                     static_cast<Index>(dot_math::chunk_end(jj, n, blocks)));
     }
 };
 

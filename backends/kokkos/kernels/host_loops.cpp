@@ -5,7 +5,9 @@
 // device spaces never call them.
 #include "host_loops.hpp"
 
+
 #include "../../common/cpu_elementwise.hpp"
+#include "../../common/dot_math.hpp"
 #include "../../common/cpu_gemm.hpp"
 
 namespace accel {
@@ -65,6 +67,16 @@ ACCEL_KOKKOS_MULTIVERSION
 void host_elementwise_block(cpu::Elementwise op, const double* a, const double* b, double* y, Index begin,
                             Index end, double scale) {
     cpu::elementwise_range(op, a, b, y, static_cast<std::size_t>(begin), static_cast<std::size_t>(end), scale);
+}
+
+ACCEL_KOKKOS_MULTIVERSION
+float host_dot_block(const float* a, const float* b, Index begin, Index end) {
+    return dot_math::dot_chunk(a, b, static_cast<std::size_t>(begin), static_cast<std::size_t>(end));
+}
+
+ACCEL_KOKKOS_MULTIVERSION
+double host_dot_block(const double* a, const double* b, Index begin, Index end) {
+    return dot_math::dot_chunk(a, b, static_cast<std::size_t>(begin), static_cast<std::size_t>(end));
 }
 
 static_assert(kColumnSumBlock == static_cast<Index>(cpu::kColumnSumWidth), "ColumnSumHostFn's blocks are the loop's");

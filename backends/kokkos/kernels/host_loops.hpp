@@ -64,6 +64,11 @@ void host_adam_block(double* p, const double* g, double* m, double* v, Index beg
 void host_column_sum_block(const float* x, float* y, Index rows, Index cols, Index c0, Index c1);
 void host_column_sum_block(const double* x, double* y, Index rows, Index cols, Index c0, Index c1);
 
+/// Host spaces only: Σ a[i]·b[i] over [begin, end) (dot_math::dot_chunk),
+/// vectorized; defined in kernels/host_loops.cpp.
+float host_dot_block(const float* a, const float* b, Index begin, Index end);
+double host_dot_block(const double* a, const double* b, Index begin, Index end);
+
 /// Columns per index of ColumnSumHostFn (= cpu::kColumnSumWidth, checked in
 /// kernels/host_loops.cpp).
 constexpr Index kColumnSumBlock = 64;

@@ -176,6 +176,16 @@ __kernel void bce_with_logits_backward(__global const real* z, __global const re
 #endif
 }
 
+// y = s·x and a = b + s·c: BabelStream's mul and triad, one element per
+// work-item and loop step in every dtype (s in acc, the result rounded once).
+__kernel void scale(__global const real* x, __global real* y, ulong n, acc s) {
+    FOR_EACH(i, n) STORE(y, i, s * LOAD(x, i));
+}
+
+__kernel void triad(__global const real* b, __global const real* c, __global real* a, ulong n, acc s) {
+    FOR_EACH(i, n) STORE(a, i, LOAD(b, i) + s * LOAD(c, i));
+}
+
 // PyTorch's Adam (torch.optim.Adam, single-tensor form), see Device::k_adam_step.
 // m and v are stored rounded to real and p once, from acc.
 __kernel void adam_step(__global real* p, __global const real* grad, __global real* m, __global real* v, ulong n,

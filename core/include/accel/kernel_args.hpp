@@ -67,9 +67,9 @@ struct KernelArgs {
     bool trans_a = false;               ///< GemmArgs::trans_a
     bool trans_b = false;               ///< GemmArgs::trans_b
     Activation act = Activation::none;  ///< DenseArgs::act, MatrixArgs::act
-    /// Op-specific numbers: bce_with_logits_backward {scale};
-    /// adam_step: AdamScalarArgs (read and write them through it); gemm
-    /// {beta}; bias_activation {alpha}.
+    /// Op-specific numbers: bce_with_logits_backward {scale}; scale and
+    /// triad {s}; adam_step: AdamScalarArgs (read and write them through
+    /// it); gemm {beta}; bias_activation {alpha}.
     std::array<double, 8> scalars{};
     LaunchGeometry geometry;            ///< checked against the device's limits
     /// Tiled ops (OpInfo::tiled) on the native path, on a device that states
@@ -79,6 +79,26 @@ struct KernelArgs {
     /// Default-constructed elsewhere.
     TileLayout tile;
     Stream* stream = nullptr;           ///< of this device; never null when called
+};
+
+/// dot: y[0] = Σ a[i]·b[i] over n elements (in = {a, b}, out = {y, partials}).
+/// `partials` holds one value per block of the grid (grid.x·grid.y·grid.z,
+/// `blocks`) of the compute type (f64 for f64,
+/// f32 otherwise), one per block, allocated by the front-end: the kernel
+/// writes block j's sum of its elements to partials[j], then sums the
+/// partials in a fixed order and stores y[0] rounded once. Which elements a
+/// block takes and in what order is the backend's, fixed by n and the
+/// geometry alone (GPU kernels: thread t of block j takes j·B + t +
+/// r·blocks·B, r = 0, 1, ..., into one accumulator, then the block's threads
+/// in a fixed tree; CPU loops: block j a contiguous chunk in 8 interleaved
+/// accumulators), so a call gives the same bits on every run.
+struct DotArgs {
+    DeviceHandle partials = nullptr;
+    std::size_t blocks = 0;  ///< the grid's blocks: the partials' count
+    /// The blocks of geometry `g`, each one partial.
+    static std::size_t blocks_of(const LaunchGeometry& g) { return g.grid.x * g.grid.y * g.grid.z; }
+    /// Read from a.
+    static DotArgs of(const KernelArgs& a) { return {a.out[1], blocks_of(a.geometry)}; }
 };
 
 /// matmul and gemm: C[m, n] = op(A)·op(B) with op(A) [m, k], op(B) [k, n]

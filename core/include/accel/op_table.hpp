@@ -58,6 +58,9 @@ enum class Op : int {
     gelu_backward,
     /// dx = dy·gelu_tanh'(x) (KernelArgs: in[0] = dy, in[1] = x).
     gelu_tanh_backward,
+    scale,
+    triad,
+    dot,
     /// Not an op: the number of built-in ops. A new built-in op goes just
     /// above (values only grow); define_op hands out values from here on.
     builtin_count_

@@ -180,6 +180,31 @@ void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o = {});
 /// Throws InvalidArgument on mismatched devices, dtypes or shapes or a bad
 /// geometry, Unsupported where the device has no kernel (file comment).
 void mul(const Tensor& a, const Tensor& b, Tensor& c, const Options& o = {});
+/// y = s · x elementwise: BabelStream's mul (which moves 2 arrays). s is
+/// rounded once to the compute type (f64 for f64, f32 otherwise); the
+/// product is rounded once to y's dtype. x, y: the same shape (rank 1 or 2),
+/// device and dtype; y may alias x. Throws InvalidArgument on mismatched
+/// devices, dtypes or shapes or a bad geometry, Unsupported where the device
+/// has no kernel.
+void scale(const Tensor& x, double s, Tensor& y, const Options& o = {});
+/// a = b + s · c elementwise: BabelStream's triad (3 arrays), BLAS's axpy
+/// into another output. s as in scale; the sum is computed in the compute
+/// type (an fma where the backend fuses it) and rounded once to a's dtype.
+/// a, b, c: the same shape (rank 1 or 2), device and dtype; a may alias b
+/// or c. Throws as scale.
+void triad(const Tensor& b, const Tensor& c, double s, Tensor& a, const Options& o = {});
+/// y[0] = Σ_i a[i] · b[i] over every element of a and b (the same shape,
+/// device and dtype; any rank): BabelStream's dot (2 arrays read). The sum
+/// is accumulated in the compute type (f64 for f64, f32 otherwise) in a
+/// fixed order given by n and the geometry (KernelArgs' DotArgs), so a call
+/// gives the same bits on every run, and y[0] is rounded once to y's dtype.
+/// An empty a gives 0. y: one element of the same dtype, aliasing neither
+/// input. Allocates a temporary of one value per block (a graph that
+/// captures the call keeps it). Throws InvalidArgument on mismatched devices,
+/// dtypes or shapes, a y of more than one element or one that aliases an
+/// input, or a bad geometry, Unsupported where the device has no kernel,
+/// OutOfMemory when the temporary does not fit.
+void dot(const Tensor& a, const Tensor& b, Tensor& y, const Options& o = {});
 /// y = 1/(1+exp(-x)) elementwise, evaluated stably for large |x|
 /// (exp of a non-positive argument only). y may alias x.
 void sigmoid(const Tensor& x, Tensor& y, const Options& o = {});

@@ -50,6 +50,13 @@ Vec column_sum(const FVec& x, std::size_t rows, std::size_t cols);
 Vec bce_with_logits(const FVec& z, const FVec& t);
 /// (sigmoid(z) - t) * scale.
 Vec bce_with_logits_backward(const FVec& z, const FVec& t, double scale);
+/// y = s·x (ops::scale; BabelStream's mul).
+Vec scale(const Vec& x, double s);
+/// a = b + s·c (ops::triad; BabelStream's triad). b.size() == c.size().
+Vec triad(const Vec& b, const Vec& c, double s);
+/// Σ a[i]·b[i] (ops::dot; BabelStream's dot), compensated (Neumaier) in
+/// float64 so that it is far more exact than any device's f64 sum.
+double dot(const Vec& a, const Vec& b);
 /// Adam as in ops::adam_step, in float64; updates p, m, v in place.
 void adam_step(Vec& p, const Vec& g, Vec& m, Vec& v, std::size_t step, double lr, double beta1, double beta2,
                double eps);
