@@ -152,6 +152,8 @@ __attribute__((always_inline)) inline F elementwise1(F a, F b, F scale) {
         return scale * a;
     else if constexpr (Op == Elementwise::triad)
         return a + scale * b;
+    else if constexpr (Op == Elementwise::copy)
+        return a;
     else
         return scale * (sigmoid1(a) - b);
 }
@@ -194,6 +196,7 @@ __attribute__((always_inline)) inline void elementwise_range(Elementwise op, con
             return elementwise_loop<Elementwise::gelu_tanh_backward>(a, b, y, begin, end, scale);
         case Elementwise::scale: return elementwise_loop<Elementwise::scale>(a, b, y, begin, end, scale);
         case Elementwise::triad: return elementwise_loop<Elementwise::triad>(a, b, y, begin, end, scale);
+        case Elementwise::copy: return elementwise_loop<Elementwise::copy>(a, b, y, begin, end, scale);
     }
 }
 
@@ -216,6 +219,7 @@ void with_elementwise(Elementwise op, Fn&& f) {
         case E::gelu_tanh_backward: return f(std::integral_constant<E, E::gelu_tanh_backward>{});
         case E::scale: return f(std::integral_constant<E, E::scale>{});
         case E::triad: return f(std::integral_constant<E, E::triad>{});
+        case E::copy: return f(std::integral_constant<E, E::copy>{});
     }
 }
 

@@ -22,12 +22,13 @@ enum class Elementwise {
     gelu_tanh_backward,        ///< y = a·gelu_tanh'(b)        (a = dy, b = x)
     scale,                     ///< y = scale·a                (scale = s)
     triad,                     ///< y = a + scale·b            (a = b, b = c, scale = s)
+    copy,                      ///< y = a
 };
 
 /// Whether loop `op` reads only its first operand.
 constexpr bool is_unary(Elementwise op) {
     return op == Elementwise::relu || op == Elementwise::gelu || op == Elementwise::gelu_tanh ||
-           op == Elementwise::scale;
+           op == Elementwise::scale || op == Elementwise::copy;
 }
 
 /// Whether loop `op` reads KernelArgs::scalars[0] as its `scale` (0 is passed otherwise).
@@ -57,6 +58,7 @@ inline constexpr ElementwiseOp kElementwiseOps[] = {
     {Op::gelu_tanh_backward, Elementwise::gelu_tanh_backward},
     {Op::scale, Elementwise::scale},
     {Op::triad, Elementwise::triad},
+    {Op::copy, Elementwise::copy},
 };
 
 }  // namespace cpu

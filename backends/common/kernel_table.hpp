@@ -33,7 +33,8 @@ inline const std::vector<Op>& native_ops_of_every_backend() {
                                      Op::bias_activation,
                                      Op::scale,
                                      Op::triad,
-                                     Op::dot};
+                                     Op::dot,
+                                     Op::copy};
     return ops;
 }
 

@@ -461,6 +461,11 @@ class CudaDevice final : public Device,
                          public KernelBuilder,
                          public PageLockedMemory {
 public:
+    // Probes (contracts in accel/device.hpp; cuda_ops.cpp).
+    void launch_empty(accel::Stream& s) override;
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+
     // PageLockedMemory (accel/page_locked.hpp; cuda_backend.cpp):
     // cudaMallocHost, which copies in both directions take by one DMA.
     void* allocate_page_locked(std::size_t bytes) override;
@@ -500,26 +505,7 @@ public:
     GemmCompute gemm_compute(DType dtype, OpPath path) const noexcept override;
 
 protected:
-    // The runtime every device has (contracts in accel/device.hpp).
-    accel::DeviceHandle do_allocate(std::size_t bytes) override;
-    void do_deallocate(accel::DeviceHandle h) noexcept override;
-    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
-                     std::size_t bytes, accel::Stream& s, bool blocking) override;
-    std::unique_ptr<accel::Stream> do_create_stream() override;
-    std::unique_ptr<accel::Event> do_create_event() override;
-    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
-    void do_synchronize() override;
-public:
-    // Probes (contracts in accel/device.hpp).
-    void launch_empty(accel::Stream& s) override;
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;
-
-protected:
+    ACCEL_DEVICE_RUNTIME_OVERRIDES  // the runtime every device has (accel/plugin.hpp)
     /// Its capabilities (accel/capability.hpp).
     void* do_capability(std::string_view name) noexcept override {
         return accel::offer_capability<Probes, NativeInterop, KernelBuilder, PageLockedMemory>(this, name);

@@ -80,22 +80,17 @@ void gemm_vendor(const Cblas& blas, const T* a, const T* b, T* c, std::size_t m,
 /// registered per dtype in host_ops.cpp; the vendor gemm where a CBLAS loaded.
 class HostDevice final : public Device, public Probes, public KernelBuilder {
 public:
+    // Probes (contracts in accel/device.hpp). launch_empty dispatches one
+    // empty task to each thread of the OpenMP team: the host's counterpart
+    // of a launch, what every parallel op pays.
+    void launch_empty(accel::Stream& s) override;
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+
     HostDevice();
 
 protected:
-    // The runtime every device has (contracts in accel/device.hpp).
-    accel::DeviceHandle do_allocate(std::size_t bytes) override;
-    void do_deallocate(accel::DeviceHandle h) noexcept override;
-    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
-                     std::size_t bytes, accel::Stream& s, bool blocking) override;
-    std::unique_ptr<accel::Stream> do_create_stream() override;
-    std::unique_ptr<accel::Event> do_create_event() override;
-    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
-    void do_synchronize() override;
+    ACCEL_DEVICE_RUNTIME_OVERRIDES  // the runtime every device has (accel/plugin.hpp)
     /// Its capabilities (accel/capability.hpp); its NativeInterop is an
     /// object of its own (host_interop.cpp).
     void* do_capability(std::string_view name) noexcept override;
@@ -103,15 +98,6 @@ protected:
     std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;
     /// Host memory is this device's memory: the handle is `data` itself.
     DeviceHandle do_map_host_memory(void* data, std::size_t) override { return data; }
-    /// launch_empty dispatches one empty task to each thread of the OpenMP
-    /// team: the host's counterpart of a launch, what every parallel op pays.
-public:
-    // Probes (contracts in accel/device.hpp).
-    void launch_empty(accel::Stream& s) override;
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;
-
-protected:
     LaunchGeometry do_default_geometry(Op op, DType dtype, std::size_t rows, std::size_t cols) const override;
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;  // host_ops.cpp
 

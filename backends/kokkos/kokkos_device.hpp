@@ -214,6 +214,11 @@ protected:
 template <class Space>
 class KokkosDevice final : public Device, public Probes, public NativeInterop, public KernelBuilder {
 public:
+    // Probes (contracts in accel/device.hpp; kokkos_ops.cpp).
+    void launch_empty(accel::Stream& s) override;
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+
     /// The memory every tensor of the device lives in.
     using MemSpace = typename Space::memory_space;
 
@@ -232,32 +237,13 @@ public:
     explicit KokkosDevice(int index);
 
 protected:
-    // The runtime every device has (contracts in accel/device.hpp).
-    accel::DeviceHandle do_allocate(std::size_t bytes) override;
-    void do_deallocate(accel::DeviceHandle h) noexcept override;
-    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
-                     std::size_t bytes, accel::Stream& s, bool blocking) override;
-    std::unique_ptr<accel::Stream> do_create_stream() override;
-    std::unique_ptr<accel::Event> do_create_event() override;
-    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
-    void do_synchronize() override;
+    ACCEL_DEVICE_RUNTIME_OVERRIDES  // the runtime every device has (accel/plugin.hpp)
     /// Its capabilities (accel/capability.hpp).
     void* do_capability(std::string_view name) noexcept override {
         return accel::offer_capability<Probes, NativeInterop, KernelBuilder>(this, name);
     }
     // KernelBuilder: a program's own kernels.
     std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;
-public:
-    // Probes (contracts in accel/device.hpp).
-    void launch_empty(accel::Stream& s) override;
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;
-
-protected:
     /// Elementwise: chunks of 1024 (host spaces) or 256 (device spaces),
     /// grid covering n. matmul/dense: the host GEMM's rectangles on host
     /// spaces, 16×16 tiles on device spaces.

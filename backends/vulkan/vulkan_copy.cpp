@@ -1,5 +1,5 @@
 // Vulkan backend: device-to-device copies, by a compute shader
-// (shaders/copy.comp) or by vkCmdCopyBuffer.
+// (shaders/copy_bytes.comp) or by vkCmdCopyBuffer.
 #include "vulkan_device.hpp"
 
 #include <accel/error.hpp>
@@ -23,7 +23,7 @@ constexpr std::size_t kCopyBlock = 256;
 constexpr std::size_t kCopyPerInvocation = 32768;  // llvmpipe ends an invocation after 65535 loop iterations
 
 // One segment of a shader copy: where its bytes are in the two bindings and
-// how the body is split (shaders/copy.comp says what each word means).
+// how the body is split (shaders/copy_bytes.comp says what each word means).
 struct CopyPlan {
     std::uint32_t mode, src0, dst0, shift, spos, dpos, head, tail, bytes;
     std::size_t units;
@@ -95,7 +95,7 @@ std::uint64_t VulkanDevice::copy_by_shader(const VulkanBuffer& dst, VkDeviceSize
                                                         {dst.buffer, d - d % align, d % align + len}};
         const std::size_t groups = std::max<std::size_t>(
             1, std::min<std::size_t>(ceil_div(std::max<std::size_t>(p.units, 1), block), info().limits.max_grid_dims.x));
-        seq = dispatch_ranges("copy.f32", infos, p.units, kCopyPerInvocation,
+        seq = dispatch_ranges("copy_bytes.f32", infos, p.units, kCopyPerInvocation,
                               {p.mode, p.src0, p.dst0, p.shift, p.spos, p.dpos, p.head, p.tail, p.bytes},
                               LaunchGeometry{{groups, 1, 1}, {block, 1, 1}}, s);
     }

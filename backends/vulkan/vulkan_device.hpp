@@ -438,6 +438,11 @@ class VulkanDevice final : public Device,
                            public KernelBuilder,
                            public PageLockedMemory {
 public:
+    // Probes (contracts in accel/device.hpp; shaders/empty.comp and shaders/fma_throughput.comp).
+    void launch_empty(accel::Stream& s) override;
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+
     // PageLockedMemory (accel/page_locked.hpp; vulkan_device.cpp): a mapped
     // host-visible, coherent buffer, which copies to and from it read or
     // write directly (no staging buffer, no memcpy).
@@ -549,32 +554,13 @@ public:
     bool has_dtype(DType t) const noexcept;
 
 protected:
-    // The runtime every device has (contracts in accel/device.hpp).
-    accel::DeviceHandle do_allocate(std::size_t bytes) override;
-    void do_deallocate(accel::DeviceHandle h) noexcept override;
-    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
-                     std::size_t bytes, accel::Stream& s, bool blocking) override;
-    std::unique_ptr<accel::Stream> do_create_stream() override;
-    std::unique_ptr<accel::Event> do_create_event() override;
-    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
-    void do_synchronize() override;
+    ACCEL_DEVICE_RUNTIME_OVERRIDES  // the runtime every device has (accel/plugin.hpp)
     /// Its capabilities (accel/capability.hpp).
     void* do_capability(std::string_view name) noexcept override {
         return accel::offer_capability<Probes, NativeInterop, Tuning, KernelBuilder, PageLockedMemory>(this, name);
     }
     // KernelBuilder: a program's own kernels.
     std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;
-public:
-    // Probes (contracts in accel/device.hpp).
-    void launch_empty(accel::Stream& s) override;
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;
-
-protected:
     std::string do_unsupported_reason(Op op, DType dtype, OpPath path) const override;
     /// matmul and dense: blocks of gemm_params(op, rows, cols).block(), one per
     /// output tile up to maxComputeWorkGroupCount[0] (the tiled kernel takes

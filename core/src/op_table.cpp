@@ -176,6 +176,8 @@ std::deque<OpInfo> builtin_ops() {
                       kScaledWhy, per_element<2>, arrays<3>));
     t.push_back(entry(Op::dot, "dot", "y[0] = sum over i of a[i] * b[i]", {"a", "b"}, {"y"}, kDot, kDotWhy,
                       per_element<2>, arrays<2>));
+    t.push_back(entry(Op::copy, "copy", "y = x, a kernel (BabelStream's copy)", {"x"}, {"y"}, kExact, kExactWhy,
+                      per_element<0>, arrays<2>));
     for (Op op : {Op::matmul, Op::dense}) {
         t[static_cast<std::size_t>(op)].has_vendor_path = true;
         t[static_cast<std::size_t>(op)].tiled = true;
@@ -198,6 +200,7 @@ std::deque<OpInfo> builtin_ops() {
     elementwise(Op::gelu_tanh, el::gelu_tanh, {{-6, 6}});
     elementwise(Op::gelu_backward, el::gelu_backward, {{-1, 1}, {-6, 6}});  // dy, x
     elementwise(Op::gelu_tanh_backward, el::gelu_tanh_backward, {{-1, 1}, {-6, 6}});
+    elementwise(Op::copy, el::copy, {{-4, 4}});
     t[static_cast<std::size_t>(Op::gemm)].kernel_only = true;
     t[static_cast<std::size_t>(Op::gemm)].has_vendor_path = true;
     t[static_cast<std::size_t>(Op::bias_activation)].kernel_only = true;

@@ -350,6 +350,10 @@ void mul(const Tensor& a, const Tensor& b, Tensor& c, const Options& o) {
     elementwise(Op::mul, {&a, &b}, {&c}, o, [](KernelArgs&) {});
 }
 
+void copy(const Tensor& x, Tensor& y, const Options& o) {
+    elementwise(Op::copy, {&x}, {&y}, o, [](KernelArgs&) {});
+}
+
 void scale(const Tensor& x, double s, Tensor& y, const Options& o) {
     elementwise(Op::scale, {&x}, {&y}, o, [&](KernelArgs& a) { a.scalars[0] = s; });
 }

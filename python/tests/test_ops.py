@@ -88,6 +88,7 @@ def gelu_tanh_grad(x: F64) -> F64:
 ELEMENTWISE: Dict[str, Tuple[int, Callable[..., F64], List[Tuple[float, float]]]] = {
     "add": (2, lambda a, b: a + b, [(-2, 2), (-2, 2)]),
     "mul": (2, lambda a, b: a * b, [(-2, 2), (-2, 2)]),
+    "copy": (1, lambda x: x, [(-2, 2)]),
     "sigmoid": (1, sigmoid, [(-8, 8)]),
     "relu": (1, lambda x: np.maximum(x, 0.0), [(-2, 2)]),
     "relu_backward": (2, lambda dy, x: np.where(x > 0, dy, 0.0), [(-2, 2), (-2, 2)]),

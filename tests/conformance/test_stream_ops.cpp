@@ -1,14 +1,15 @@
-// BabelStream's ops, scale (its mul), triad and dot, over their whole input
-// range in every dtype: every length from empty to past a block boundary and
-// a large one, the specials (NaN, ±Inf, ±0, the subnormal tails) at every
-// position, and dot's fixed order (the same bits on every call).
+// BabelStream's ops, copy, scale (its mul), triad and dot, over their whole
+// input range in every dtype: every length from empty to past a block
+// boundary and a large one, the specials (NaN, ±Inf, ±0, the subnormal tails)
+// at every position, and dot's fixed order (the same bits on every call).
 //
-// scale and triad are checked element by element against the host's own
-// arithmetic in the compute type: y = s·x is one rounding of s (to the
-// compute type) and one of the product, so the device gives the same bits;
-// b + s·c may be an fma or a product and a sum, so it is within one rounding
-// of the fused result. Where a device may flush a dtype's subnormals
-// (DeviceInfo::subnormals), a subnormal result may read 0 of the same sign.
+// copy, scale and triad are checked element by element against the host's
+// own arithmetic in the compute type: a copy is the value itself; y = s·x is
+// one rounding of s (to the compute type) and one of the product, so the
+// device gives the same bits; b + s·c may be an fma or a product and a sum,
+// so it is either of the two. Where a device may flush a dtype's subnormals
+// (DeviceInfo::subnormals), a subnormal input may be read as zero and a
+// subnormal result stored as one.
 #include "support/check.hpp"
 
 #include <algorithm>
@@ -20,7 +21,9 @@ using namespace accel_test;
 
 namespace {
 
-const std::vector<std::size_t> kSizes{0, 1, 2, 7, 255, 256, 257, 1023, 4097, 100003, (std::size_t{1} << 20) + 3};
+// Empty, one, a partial vector, past a block of 256, past several blocks and
+// a CPU chunk, large.
+const std::vector<std::size_t> kSizes{0, 1, 7, 257, 4097, 100003, (std::size_t{1} << 20) + 3};
 constexpr double kS = 0.4;  // BabelStream's scalar
 
 // Values of [-4, 4) as stored in t, then values of every class placed at
@@ -87,9 +90,9 @@ double rounded(double x, DType t) {
 
 }  // namespace
 
-TEST_CASE("scale and triad in every dtype, at every length, with NaN, Inf, signed zeros and subnormals anywhere") {
+TEST_CASE("copy, scale and triad in every dtype, at every length, with NaN, Inf, signed zeros and subnormals anywhere") {
     auto g = rng(61);
-    if (!runs({Op::scale, Op::triad})) return;
+    if (!runs({Op::copy, Op::scale, Op::triad})) return;
     for (DType t : dtypes()) {
         CAPTURE(std::string(dtype_name(t)));
         if (!device()->kernel_table().supports(Op::triad, t, OpPath::native)) {
@@ -101,10 +104,16 @@ TEST_CASE("scale and triad in every dtype, at every length, with NaN, Inf, signe
             const auto b = with_specials(n, t, g), c = with_specials(n, t, g);
             auto B = put(b, t), C = put(c, t);
             auto Y = put(std::vector<double>(n, std::nan("")), t), A = put(std::vector<double>(n, std::nan("")), t);
+            auto Z = put(std::vector<double>(n, std::nan("")), t);
+            ops::copy(C, Z);
             ops::scale(C, kS, Y);
             ops::triad(B, C, kS, A);
-            const auto y = Y.download_as<double>(), a = A.download_as<double>();
-            std::size_t wrong_scale = 0, wrong_triad = 0;
+            const auto z = Z.download_as<double>(), y = Y.download_as<double>(), a = A.download_as<double>();
+            std::size_t wrong_copy = 0, wrong_scale = 0, wrong_triad = 0;
+            for (std::size_t i = 0; i < n; ++i)
+                if (!matches(z[i], c[i], t) && wrong_copy++ == 0)
+                    MESSAGE("copy: first wrong at " << i << ": x = " << c[i] << " gave " << z[i]);
+            CHECK_MESSAGE(wrong_copy == 0, wrong_copy << " of " << n << " copies differ from x");
             for (std::size_t i = 0; i < n; ++i) {
                 // In the compute type, as the kernels compute, then rounded to t: with the inputs as they are
                 // and, where the device flushes t's subnormals, read as zero; the triad fused or not.

@@ -55,19 +55,7 @@ public:
     MemoryDevice() : Device(memory_device_info()) {}
 
 protected:
-    // The runtime every device has (contracts in accel/device.hpp).
-    accel::DeviceHandle do_allocate(std::size_t bytes) override;
-    void do_deallocate(accel::DeviceHandle h) noexcept override;
-    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,
-                     bool blocking) override;
-    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,
-                     std::size_t bytes, accel::Stream& s, bool blocking) override;
-    std::unique_ptr<accel::Stream> do_create_stream() override;
-    std::unique_ptr<accel::Event> do_create_event() override;
-    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;
-    void do_synchronize() override;
+    ACCEL_DEVICE_RUNTIME_OVERRIDES  // the runtime every device has (accel/plugin.hpp)
 };
 
 DeviceHandle MemoryDevice::do_allocate(std::size_t bytes) { return std::malloc(bytes ? bytes : 1); }

@@ -46,9 +46,9 @@ const char* kFooter =
 Settings default_settings(bool quick) {
     Settings s;
     s.quick = quick;
-    // BabelStream's mul, add, triad and dot (its copy: the devices' copy GB/s), then the rest.
-    s.ops = {accel::Op::scale, accel::Op::add,    accel::Op::triad, accel::Op::dot,
-             accel::Op::sigmoid, accel::Op::matmul, accel::Op::dense};
+    // BabelStream's five kernels in its order, then the rest.
+    s.ops = {accel::Op::copy, accel::Op::scale,   accel::Op::add,    accel::Op::triad,
+             accel::Op::dot,  accel::Op::sigmoid, accel::Op::matmul, accel::Op::dense};
     if (quick) {
         s.elementwise_sizes = {1000, 10000, 100000};
         s.matmul_sizes = {32, 64};
@@ -96,8 +96,8 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                ->type_name("all|LIST"));
     list("--ops", a.ops,
          "ops of the op table: its elementwise ops (add, sigmoid, relu, relu_backward, ...; those a backend plugin "
-         "defines too), BabelStream's scale, triad and dot, adam_step, matmul, dense, column_sum (default "
-         "scale,add,triad,dot,sigmoid,matmul,dense)")
+         "defines too), BabelStream's copy, scale, triad and dot, adam_step, matmul, dense, column_sum (default "
+         "copy,scale,add,triad,dot,sigmoid,matmul,dense)")
         ->check(tool_cli::throws_if_bad(parse_op, ""))
         ->type_name("LIST");
     list("--add-sizes", a.add_sizes,

@@ -311,8 +311,8 @@ done
 # budget keeps the ops measured before it.
 gpus=""
 for sel in $cuda $opencl $vulkan $kokkos; do available "$sel" && gpus=${gpus:+$gpus,}$sel; done
-# stream: BabelStream's mul, add, triad and dot (its copy is each device's
-# copy GB/s) at its default 2^25 elements, in f32 and f64 (its default).
+# stream: BabelStream's copy, mul, add, triad and dot at its default 2^25
+# elements, in f32 and f64 (its default).
 if [ $quick = 1 ]; then
   common=(--quick --dtypes f32,f16,bf16) add=() matmul=() dense=() stream=(--quick --dtypes f32,f64)
 elif [ $rehearsal = 1 ]; then
@@ -349,7 +349,7 @@ for op in matmul add dense stream; do
   ops=$op run=("${common[@]}")
   case $op in
     add) op_sizes=("${add[@]}") ;; matmul) op_sizes=("${matmul[@]}") ;; dense) op_sizes=("${dense[@]}") ;;
-    stream) ops=scale,add,triad,dot op_sizes=() run=("${stream[@]}") ;;
+    stream) ops=copy,scale,add,triad,dot op_sizes=() run=("${stream[@]}") ;;
   esac
   step bench.$op 40 110 "$bin/accel-bench" --backends "$gpus" --ops $ops "${op_sizes[@]}" "${run[@]}" --progress \
     --json "$out/bench.$op.json"

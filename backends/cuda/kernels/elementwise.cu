@@ -46,6 +46,11 @@ struct Mul {
     template <class F>
     __device__ F operator()(F a, F b) const { return a * b; }
 };
+struct Copy {
+    static constexpr int kInputs = 1;
+    template <class F>
+    __device__ F operator()(F x, F) const { return x; }
+};
 struct Sigmoid {
     static constexpr int kInputs = 1;
     template <class F>
@@ -307,6 +312,7 @@ cudaError_t launch_elementwise(Op op, const T* a, const T* b, T* y, std::size_t 
             }
             return run(n, l, ElementwiseBody<T, formula::Add>{a, b, y});
         case Op::mul: return run(n, l, ElementwiseBody<T, formula::Mul>{a, b, y});
+        case Op::copy: return run(n, l, ElementwiseBody<T, formula::Copy>{a, b, y});
         case Op::sigmoid: return run(n, l, ElementwiseBody<T, formula::Sigmoid>{a, b, y});
         case Op::relu: return run(n, l, ElementwiseBody<T, formula::Relu>{a, b, y});
         case Op::relu_backward: return run(n, l, ElementwiseBody<T, formula::ReluBackward>{a, b, y});

@@ -32,6 +32,10 @@ struct Mul {
     template <class F>
     KOKKOS_INLINE_FUNCTION F operator()(F a, F b) const { return a * b; }
 };
+struct Copy {
+    template <class F>
+    KOKKOS_INLINE_FUNCTION F operator()(F x, F) const { return x; }
+};
 struct Sigmoid {
     template <class F>
     KOKKOS_INLINE_FUNCTION F operator()(F x, F) const { return sigmoid1(x); }
@@ -83,6 +87,7 @@ bool with_elementwise_fn(Op op, ConstTypedView<T> a, ConstTypedView<T> b, TypedV
     switch (op) {
         case Op::add: run(ElementwiseFn<T, formula::Add>{a, b, y}); return true;
         case Op::mul: run(ElementwiseFn<T, formula::Mul>{a, b, y}); return true;
+        case Op::copy: run(ElementwiseFn<T, formula::Copy>{a, b, y}); return true;
         case Op::sigmoid: run(ElementwiseFn<T, formula::Sigmoid>{a, b, y}); return true;
         case Op::relu: run(ElementwiseFn<T, formula::Relu>{a, b, y}); return true;
         case Op::relu_backward: run(ElementwiseFn<T, formula::ReluBackward>{a, b, y}); return true;

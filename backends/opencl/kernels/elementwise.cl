@@ -68,6 +68,9 @@ __kernel void mul(__global const real* a, __global const real* b, __global real*
     FOR_EACH(i, n) STORE(c, i, LOAD(a, i) * LOAD(b, i));
 }
 
+// y = x: the op copy (BabelStream's copy as a kernel).
+__kernel void copy(__global const real* x, __global real* y, ulong n) { FOR_EACH(i, n) STORE(y, i, LOAD(x, i)); }
+
 // y[i] = gelu(x[i]) = x·Φ(x) (gelu1, common.cl); x and y may be the same buffer.
 __kernel void gelu(__global const real* x, __global real* y, ulong n) { FOR_EACH(i, n) STORE(y, i, gelu1(LOAD(x, i))); }
 

@@ -16,6 +16,8 @@ namespace elementwise_math {
 inline double add(double a, double b) { return a + b; }
 /// a · b.
 inline double mul(double a, double b) { return a * b; }
+/// x (the op copy).
+inline double copy(double x, double /*unused*/) { return x; }
 /// max(x, 0), NaN kept (PyTorch's relu: NaN <= 0 is false).
 inline double relu(double x, double /*unused*/) { return x <= 0 ? 0.0 : x; }
 /// 1/(1+exp(-x)) in the stable form: exp of a non-positive number only.

@@ -61,6 +61,7 @@ enum class Op : int {
     scale,
     triad,
     dot,
+    copy,
     /// Not an op: the number of built-in ops. A new built-in op goes just
     /// above (values only grow); define_op hands out values from here on.
     builtin_count_

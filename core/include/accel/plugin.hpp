@@ -35,8 +35,8 @@
 /// record's state; do_tile_layout takes the dtype. 17: capabilities by name
 /// (accel/capability.hpp: Device::do_capability) in place of do_probes,
 /// do_tuning, do_interop and do_build_kernel; program kernels through the
-/// KernelBuilder capability; the override macros went (each backend declares
-/// its overrides).
+/// KernelBuilder capability; the macros that declared capability overrides
+/// (and switched access) went.
 #define ACCEL_PLUGIN_ABI 17
 
 extern "C" {
@@ -74,6 +74,26 @@ struct accel_plugin_info {
 /// The symbol every plugin exports.
 typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
 }
+
+/// Declares, inside a backend's Device subclass, its overrides of the
+/// runtime every device has: exactly the pure virtuals of accel::Device
+/// (memory, copies, streams, events, synchronization; contracts in
+/// accel/device.hpp), in the section where it stands (it changes no access).
+/// Everything else a device has it declares itself: the optional hooks it
+/// overrides and its capabilities (accel/capability.hpp, do_capability).
+#define ACCEL_DEVICE_RUNTIME_OVERRIDES                                                                             \
+    accel::DeviceHandle do_allocate(std::size_t bytes) override;                                                   \
+    void do_deallocate(accel::DeviceHandle h) noexcept override;                                                   \
+    void do_copy_h2d(accel::DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes,                 \
+                     accel::Stream& s, bool blocking) override;                                                    \
+    void do_copy_d2h(void* dst, accel::DeviceHandle src, std::size_t off, std::size_t bytes, accel::Stream& s,     \
+                     bool blocking) override;                                                                      \
+    void do_copy_d2d(accel::DeviceHandle dst, std::size_t dst_off, accel::DeviceHandle src, std::size_t src_off,   \
+                     std::size_t bytes, accel::Stream& s, bool blocking) override;                                 \
+    std::unique_ptr<accel::Stream> do_create_stream() override;                                                    \
+    std::unique_ptr<accel::Event> do_create_event() override;                                                      \
+    double do_elapsed_ms(accel::Event& start, accel::Event& end) override;                                         \
+    void do_synchronize() override;
 
 /// Defines the entry point of a plugin whose Backend class is BackendClass:
 /// NAME the backend's name, SELECTOR_FORMS, AUTO_RANK and AUTO_CPU_FALLBACK

@@ -180,6 +180,10 @@ void add(const Tensor& a, const Tensor& b, Tensor& c, const Options& o = {});
 /// Throws InvalidArgument on mismatched devices, dtypes or shapes or a bad
 /// geometry, Unsupported where the device has no kernel (file comment).
 void mul(const Tensor& a, const Tensor& b, Tensor& c, const Options& o = {});
+/// y = x elementwise by a kernel: BabelStream's copy (which moves 2 arrays;
+/// Device::copy_device_to_device moves bytes without one). x, y: the same
+/// shape (rank 1 or 2), device and dtype. Throws as mul.
+void copy(const Tensor& x, Tensor& y, const Options& o = {});
 /// y = s · x elementwise: BabelStream's mul (which moves 2 arrays). s is
 /// rounded once to the compute type (f64 for f64, f32 otherwise); the
 /// product is rounded once to y's dtype. x, y: the same shape (rank 1 or 2),
