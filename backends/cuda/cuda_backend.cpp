@@ -597,6 +597,60 @@ void CudaDevice::do_synchronize() {
     ACCEL_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// ---- graphs ------------------------------------------------------------------------
+
+namespace {
+
+// One instantiated graph. Its launches are serialized: an executable graph
+// is not internally synchronized (CUDA Programming Guide, "Thread safety"
+// of graph objects).
+class CudaGraph final : public NativeGraph {
+public:
+    CudaGraph(int ordinal, cudaGraphExec_t exec) noexcept : ordinal_(ordinal), exec_(exec) {}
+    // Launches still in flight finish first (the runtime frees it then).
+    ~CudaGraph() override { (void)cleared(cudaGraphExecDestroy(exec_)); }
+    CudaGraph(const CudaGraph&) = delete;
+    CudaGraph& operator=(const CudaGraph&) = delete;
+    void launch(Stream& stream) override {
+        const CurrentDevice current(ordinal_);
+        std::lock_guard<std::mutex> lock(mutex_);
+        ACCEL_CUDA_CHECK(cudaGraphLaunch(exec_, native(stream)));
+    }
+
+private:
+    const int ordinal_;
+    const cudaGraphExec_t exec_;
+    std::mutex mutex_;
+};
+
+}  // namespace
+
+std::string CudaDevice::graph_mechanism() const {
+    return ACCEL_GPU_RUNTIME " graph: each run of captured kernels recorded once by stream capture "
+                             "(" ACCEL_GPU_NAME(cudaStreamBeginCapture) ") and replayed as one " ACCEL_GPU_NAME(
+                                 cudaGraphLaunch) "; adam_step_from's kernels enqueued one by one";
+}
+
+std::shared_ptr<NativeGraph> CudaDevice::record_graph(const std::function<void(Stream&)>& enqueue) {
+    const CurrentDevice current(ordinal_);
+    const std::unique_ptr<Stream> recording = do_create_stream();
+    const cudaStream_t s = native(*recording);
+    ACCEL_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    cudaGraph_t graph = nullptr;
+    try {
+        enqueue(*recording);
+    } catch (...) {
+        if (cleared(cudaStreamEndCapture(s, &graph)) == cudaSuccess && graph) (void)cleared(cudaGraphDestroy(graph));
+        throw;
+    }
+    ACCEL_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+    (void)cleared(cudaGraphDestroy(graph));
+    ACCEL_CUDA_CHECK(e);
+    return std::make_shared<CudaGraph>(ordinal_, exec);
+}
+
 // The matmul kernel is written for one block shape and does not loop over
 // tiles; its tile depends on the output's shape (matmul_tile in
 // kernels/kernels.hpp). Row tiles run along grid x (its limit is the largest).

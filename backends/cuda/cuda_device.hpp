@@ -114,6 +114,7 @@
 #pragma once
 
 #include <accel/device.hpp>
+#include <accel/graph.hpp>
 #include <accel/page_locked.hpp>
 #include <accel/plugin.hpp>
 
@@ -459,7 +460,8 @@ class CudaDevice final : public Device,
                          public Probes,
                          public NativeInterop,
                          public KernelBuilder,
-                         public PageLockedMemory {
+                         public PageLockedMemory,
+                         public GraphRecorder {
 public:
     // Probes (contracts in accel/device.hpp; cuda_ops.cpp).
     void launch_empty(accel::Stream& s) override;
@@ -470,6 +472,12 @@ public:
     // cudaMallocHost, which copies in both directions take by one DMA.
     void* allocate_page_locked(std::size_t bytes) override;
     void free_page_locked(void* data) noexcept override;
+
+    // GraphRecorder (accel/graph.hpp; cuda_backend.cpp): stream capture
+    // (relaxed mode) on a stream of its own into a graph, instantiated once;
+    // a replay is one cudaGraphLaunch (hipGraphLaunch).
+    std::string graph_mechanism() const override;
+    std::shared_ptr<accel::NativeGraph> record_graph(const std::function<void(accel::Stream&)>& enqueue) override;
 
     /// Opens CUDA device `ordinal` as accel's cuda:`index`: reads its
     /// properties and warp width, starts the vendor BLAS, registers the
@@ -485,12 +493,7 @@ public:
     // the ordinal, context = the primary context, queue = cudaStream_t,
     // memory = a device pointer (offset 0), adopt = a device pointer of this
     // device's.
-    std::uint64_t object(const std::string& name) override;
-    std::uint64_t queue(accel::Stream& stream) override;
-    accel::NativeMemory memory(void* handle, std::size_t bytes) override;
-    void* adopt(const accel::NativeMemory& memory) override;
-    void release(void* handle) noexcept override;
-    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
+    ACCEL_NATIVE_INTEROP_OVERRIDES  // accel/plugin.hpp
     /// 0 is the legacy default stream (e.g. PyTorch's default stream).
     bool zero_is_a_queue() const noexcept override { return true; }
 
@@ -508,7 +511,8 @@ protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES  // the runtime every device has (accel/plugin.hpp)
     /// Its capabilities (accel/capability.hpp).
     void* do_capability(std::string_view name) noexcept override {
-        return accel::offer_capability<Probes, NativeInterop, KernelBuilder, PageLockedMemory>(this, name);
+        return accel::offer_capability<Probes, NativeInterop, KernelBuilder, PageLockedMemory, GraphRecorder>(this,
+                                                                                                             name);
     }
     // KernelBuilder: a program's own kernels.
     std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;

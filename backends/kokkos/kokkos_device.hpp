@@ -224,12 +224,7 @@ public:
 
     // NativeInterop (kokkos_interop.cpp): the execution space instance of
     // the default stream or of a stream; memory is a pointer of MemSpace.
-    std::uint64_t object(const std::string& name) override;
-    std::uint64_t queue(accel::Stream& stream) override;
-    accel::NativeMemory memory(void* handle, std::size_t bytes) override;
-    void* adopt(const accel::NativeMemory& memory) override;
-    void release(void* handle) noexcept override;
-    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
+    ACCEL_NATIVE_INTEROP_OVERRIDES  // accel/plugin.hpp
 
     /// Fills DeviceInfo from Kokkos (space names, concurrency, version,
     /// configuration, memory) for device `index` of the backend, and

@@ -345,12 +345,7 @@ public:
     // NativeInterop (opencl_interop.cpp): cl_context, cl_device_id, a
     // stream's cl_command_queue, a buffer's cl_mem; adopted memory is a
     // sub-buffer of the program's cl_mem (retaining it).
-    std::uint64_t object(const std::string& name) override;
-    std::uint64_t queue(accel::Stream& stream) override;
-    accel::NativeMemory memory(void* handle, std::size_t bytes) override;
-    void* adopt(const accel::NativeMemory& memory) override;
-    void release(void* handle) noexcept override;
-    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
+    ACCEL_NATIVE_INTEROP_OVERRIDES  // accel/plugin.hpp
 
     /// Opens device `id` of `platform` as opencl:`index`, the
     /// `within_platform`-th device of its platform (for its stable selector):

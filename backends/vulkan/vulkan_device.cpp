@@ -179,59 +179,38 @@ std::pair<VulkanBuffer*, VkDeviceSize> VulkanDevice::page_locked_range(const voi
 
 void VulkanDevice::do_copy_h2d(DeviceHandle dst, std::size_t off, const void* src, std::size_t bytes, Stream& s,
                                bool blocking) {
-    if (const auto [locked, from_at] = page_locked_range(src, bytes); locked) {
-        const VkBuffer from = locked->buffer, to = vb(dst)->buffer;
-        const VkDeviceSize at = vb(dst)->start + off, start = locked->start + from_at;
-        const std::uint64_t seq = state_of(s).submit(
-            [=](VkCommandBuffer cb) {
-                VkBufferCopy region{start, at, bytes};
-                vkCmdCopyBuffer(cb, from, to, 1, &region);
-            });
-        if (blocking) state_of(s).wait(seq);
-        return;
-    }
+    if (const auto [locked, from_at] = page_locked_range(src, bytes); locked)
+        return copy_buffer(locked->buffer, locked->start + from_at, vb(dst)->buffer, vb(dst)->start + off, bytes, s,
+                           blocking);
     void* mapped = nullptr;
     VulkanBuffer* staging = create_buffer(bytes, true, &mapped);
     std::memcpy(mapped, src, bytes);  // the host data is taken now: async copies need not keep it
-    const VkBuffer to = vb(dst)->buffer;
-    const VkDeviceSize at = vb(dst)->start + off;
-    const VkBuffer from = staging->buffer;
-    const std::uint64_t seq = state_of(s).submit(
-        [=](VkCommandBuffer cb) {
-            VkBufferCopy region{0, at, bytes};
-            vkCmdCopyBuffer(cb, from, to, 1, &region);
-        },
-        [this, staging] { destroy_buffer(staging); });
-    if (blocking) state_of(s).wait(seq);
+    copy_buffer(staging->buffer, 0, vb(dst)->buffer, vb(dst)->start + off, bytes, s, blocking,
+                [this, staging] { destroy_buffer(staging); });
 }
 
 void VulkanDevice::do_copy_d2h(void* dst, DeviceHandle src, std::size_t off, std::size_t bytes, Stream& s,
                                bool blocking) {
-    if (const auto [locked, to_at] = page_locked_range(dst, bytes); locked) {
-        const VkBuffer from = vb(src)->buffer, to = locked->buffer;
-        const VkDeviceSize at = vb(src)->start + off, start = locked->start + to_at;
-        const std::uint64_t seq = state_of(s).submit(
-            [=](VkCommandBuffer cb) {
-                VkBufferCopy region{at, start, bytes};
-                vkCmdCopyBuffer(cb, from, to, 1, &region);
-            });
-        if (blocking) state_of(s).wait(seq);
-        return;
-    }
+    if (const auto [locked, to_at] = page_locked_range(dst, bytes); locked)
+        return copy_buffer(vb(src)->buffer, vb(src)->start + off, locked->buffer, locked->start + to_at, bytes, s,
+                           blocking);
     void* mapped = nullptr;
     VulkanBuffer* staging = create_buffer(bytes, true, &mapped);
-    const VkBuffer from = vb(src)->buffer;
-    const VkDeviceSize at = vb(src)->start + off;
-    const VkBuffer to = staging->buffer;
+    copy_buffer(vb(src)->buffer, vb(src)->start + off, staging->buffer, 0, bytes, s, blocking,
+                [this, staging, mapped, dst, bytes] {
+                    std::memcpy(dst, mapped, bytes);  // the copy reaches the caller's memory once complete
+                    destroy_buffer(staging);
+                });
+}
+
+void VulkanDevice::copy_buffer(VkBuffer from, VkDeviceSize from_at, VkBuffer to, VkDeviceSize to_at,
+                               std::size_t bytes, Stream& s, bool blocking, std::function<void()> done) {
     const std::uint64_t seq = state_of(s).submit(
         [=](VkCommandBuffer cb) {
-            VkBufferCopy region{at, 0, bytes};
+            VkBufferCopy region{from_at, to_at, bytes};
             vkCmdCopyBuffer(cb, from, to, 1, &region);
         },
-        [this, staging, mapped, dst, bytes] {
-            std::memcpy(dst, mapped, bytes);  // the copy reaches the caller's memory once complete
-            destroy_buffer(staging);
-        });
+        std::move(done));
     if (blocking) state_of(s).wait(seq);
 }
 

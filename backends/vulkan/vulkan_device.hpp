@@ -82,6 +82,7 @@
 #include <vulkan/vulkan.h>
 
 #include <accel/device.hpp>
+#include <accel/graph.hpp>
 #include <accel/page_locked.hpp>
 #include <accel/plugin.hpp>
 
@@ -149,6 +150,7 @@ struct GemmParams {
     X(vkCmdBindPipeline) \
     X(vkCmdCopyBuffer) \
     X(vkCmdDispatch) \
+    X(vkCmdExecuteCommands) \
     X(vkCmdPipelineBarrier) \
     X(vkCmdPushConstants) \
     X(vkCmdResetQueryPool) \
@@ -304,6 +306,18 @@ public:
     /// Commands per submission at most.
     static constexpr int kBatch = 16;
 
+    /// From now until end_recording, submit() records its commands (after
+    /// the same barrier) into one secondary command buffer of this stream's
+    /// pool, made for executing in several submissions at once
+    /// (VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT), and submits nothing;
+    /// their `done` actions are kept. For a stream of its own that no other
+    /// thread uses. Throws DeviceError.
+    void begin_recording();
+    /// Ends the recording: the executable secondary command buffer (valid
+    /// while this state lives) and the kept `done` actions, to run once no
+    /// execution of it is pending. Throws DeviceError.
+    std::pair<VkCommandBuffer, std::vector<std::function<void()>>> end_recording();
+
 private:
     struct Submission {
         std::uint64_t first = 0;  ///< sequence number of its first command (the rest follow it)
@@ -316,6 +330,8 @@ private:
     void retire(std::uint64_t seq, bool block);
     /// Ends and submits the open command buffer, if any. Caller holds mutex_.
     void flush();
+    /// Records the barrier every command starts with into `cb`.
+    static void barrier(VkCommandBuffer cb);
 
     std::shared_ptr<DeviceCore> core_;
     mutable std::mutex mutex_;
@@ -325,6 +341,8 @@ private:
     std::vector<VkCommandBuffer> free_cbs_;
     std::vector<VkFence> free_fences_;
     std::uint64_t next_seq_ = 1;
+    VkCommandBuffer recording_ = VK_NULL_HANDLE;  ///< begin_recording's secondary command buffer
+    std::vector<std::function<void()>> recorded_done_;
 };
 
 /// A stream: a StreamState on the device's queue (see the file comment).
@@ -436,7 +454,8 @@ class VulkanDevice final : public Device,
                            public NativeInterop,
                            public Tuning,
                            public KernelBuilder,
-                           public PageLockedMemory {
+                           public PageLockedMemory,
+                           public GraphRecorder {
 public:
     // Probes (contracts in accel/device.hpp; shaders/empty.comp and shaders/fma_throughput.comp).
     void launch_empty(accel::Stream& s) override;
@@ -448,6 +467,12 @@ public:
     // write directly (no staging buffer, no memcpy).
     void* allocate_page_locked(std::size_t bytes) override;
     void free_page_locked(void* data) noexcept override;
+
+    // GraphRecorder (accel/graph.hpp; vulkan_streams.cpp): a run of kernels
+    // recorded once into a secondary command buffer on a stream of its own;
+    // a replay is one vkCmdExecuteCommands in the stream's batch.
+    std::string graph_mechanism() const override;
+    std::shared_ptr<accel::NativeGraph> record_graph(const std::function<void(accel::Stream&)>& enqueue) override;
 
     // Tuning (contracts in accel/device.hpp; vulkan_gemm.cpp).
     std::vector<TuningKey> tunable() const override;
@@ -462,12 +487,7 @@ public:
     // VkDevice, the queue family; the VkQueue every stream submits to; a
     // buffer's VkBuffer and start; a program's VkBuffer range adopted as a
     // VulkanBuffer. No stream over a program's queue (see stream_over).
-    std::uint64_t object(const std::string& name) override;
-    std::uint64_t queue(accel::Stream& stream) override;
-    accel::NativeMemory memory(void* handle, std::size_t bytes) override;
-    void* adopt(const accel::NativeMemory& memory) override;
-    void release(void* handle) noexcept override;
-    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
+    ACCEL_NATIVE_INTEROP_OVERRIDES  // accel/plugin.hpp
 
     /// Opens `pd` as vulkan:`index` (`stable` its stable selector): creates
     /// the VkDevice with one compute queue and registers the kernels (their
@@ -557,7 +577,8 @@ protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES  // the runtime every device has (accel/plugin.hpp)
     /// Its capabilities (accel/capability.hpp).
     void* do_capability(std::string_view name) noexcept override {
-        return accel::offer_capability<Probes, NativeInterop, Tuning, KernelBuilder, PageLockedMemory>(this, name);
+        return accel::offer_capability<Probes, NativeInterop, Tuning, KernelBuilder, PageLockedMemory, GraphRecorder>(
+            this, name);
     }
     // KernelBuilder: a program's own kernels.
     std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;
@@ -573,6 +594,11 @@ private:
     /// The page-locked buffer holding all of [data, data + bytes) and the
     /// offset of `data` in it, or {nullptr, 0}. Thread-safe.
     std::pair<VulkanBuffer*, VkDeviceSize> page_locked_range(const void* data, std::size_t bytes) const;
+    /// Records vkCmdCopyBuffer of `bytes` from (`from`, `from_at`) to (`to`,
+    /// `to_at`) on `s`, `done` run once it completed; with `blocking`, waits
+    /// for it. Throws DeviceError.
+    void copy_buffer(VkBuffer from, VkDeviceSize from_at, VkBuffer to, VkDeviceSize to_at, std::size_t bytes,
+                     Stream& s, bool blocking, std::function<void()> done = {});
     mutable std::mutex page_locked_mutex_;
     std::map<const char*, VulkanBuffer*> page_locked_;  ///< by mapped address
     friend class UserPipeline;  // a program's kernel (vulkan_interop.cpp): the pools, limits and cache

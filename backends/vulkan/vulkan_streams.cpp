@@ -102,6 +102,17 @@ void StreamState::flush() {
 
 std::uint64_t StreamState::submit(const std::function<void(VkCommandBuffer)>& record, std::function<void()> done) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (recording_) {
+        try {
+            barrier(recording_);
+            record(recording_);
+        } catch (...) {
+            if (done) done();
+            throw;
+        }
+        if (done) recorded_done_.push_back(std::move(done));
+        return next_seq_++;
+    }
     try {
         retire(0, false);  // release what has finished
         if (!open_.cb) {
@@ -128,13 +139,7 @@ std::uint64_t StreamState::submit(const std::function<void(VkCommandBuffer)>& re
             open_.cb = cb;
             open_.first = next_seq_;
         }
-        // Everything earlier on the queue finishes, and its writes are visible, first.
-        VkMemoryBarrier mb{};
-        mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-        mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-        mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-        vkCmdPipelineBarrier(open_.cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb,
-                             0, nullptr, 0, nullptr);
+        barrier(open_.cb);
         record(open_.cb);
     } catch (...) {
         if (done) done();
@@ -144,6 +149,49 @@ std::uint64_t StreamState::submit(const std::function<void(VkCommandBuffer)>& re
     if (done) open_.done.push_back(std::move(done));
     if (seq - open_.first + 1 >= static_cast<std::uint64_t>(kBatch)) flush();
     return seq;
+}
+
+void StreamState::barrier(VkCommandBuffer cb) {
+    // Everything earlier on the queue finishes, and its writes are visible, first.
+    VkMemoryBarrier mb{};
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+}
+
+void StreamState::begin_recording() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    VkCommandBufferAllocateInfo ai{};
+    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    ai.commandPool = pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+    ai.commandBufferCount = 1;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    check_vk(vkAllocateCommandBuffers(core_->device, &ai, &cb), "recording a graph: vkAllocateCommandBuffers");
+    VkCommandBufferInheritanceInfo ii{};  // outside any render pass: nothing inherited
+    ii.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO;
+    VkCommandBufferBeginInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+    bi.pInheritanceInfo = &ii;
+    check_vk(vkBeginCommandBuffer(cb, &bi), "recording a graph: vkBeginCommandBuffer");
+    recording_ = cb;
+}
+
+std::pair<VkCommandBuffer, std::vector<std::function<void()>>> StreamState::end_recording() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const VkCommandBuffer cb = recording_;
+    recording_ = VK_NULL_HANDLE;
+    std::vector<std::function<void()>> done = std::move(recorded_done_);
+    recorded_done_.clear();
+    const VkResult r = vkEndCommandBuffer(cb);
+    if (r != VK_SUCCESS) {
+        for (auto& d : done) d();
+        check_vk(r, "recording a graph: vkEndCommandBuffer");
+    }
+    return {cb, std::move(done)};
 }
 
 void StreamState::wait(std::uint64_t seq) {
@@ -176,6 +224,76 @@ VulkanStream::VulkanStream(VulkanDevice& d) : Stream(d), state_(std::make_shared
 VulkanStream::~VulkanStream() = default;  // the state waits for its work when the last owner goes
 
 void VulkanStream::do_synchronize() { state_->wait_all(); }
+
+// ---- graphs -----------------------------------------------------------------
+
+namespace {
+
+// A run of kernels recorded into a secondary command buffer. Each launch
+// executes it inside the stream's open command buffer (one more command of
+// the batch); the destructor waits for every launch before its done actions
+// (the kernels' descriptor sets, freed) run and its stream's pool (holding
+// the command buffer) goes.
+class VulkanGraph final : public NativeGraph {
+public:
+    VulkanGraph(std::unique_ptr<Stream> recording, VkCommandBuffer cb, std::vector<std::function<void()>> done)
+        : recording_(std::move(recording)), cb_(cb), done_(std::move(done)) {}
+    ~VulkanGraph() override {
+        for (auto& [state, seq] : launched_) {
+            try {
+                state->wait(seq);
+            } catch (...) {  // a lost device: nothing runs any more
+            }
+        }
+        for (auto& d : done_) d();
+    }
+    VulkanGraph(const VulkanGraph&) = delete;
+    VulkanGraph& operator=(const VulkanGraph&) = delete;
+
+    void launch(Stream& stream) override {
+        const std::shared_ptr<StreamState>& state = static_cast<VulkanStream&>(stream).state();
+        const VkCommandBuffer cb = cb_;
+        std::lock_guard<std::mutex> lock(mutex_);
+        const std::uint64_t seq = state->submit([cb](VkCommandBuffer primary) { vkCmdExecuteCommands(primary, 1, &cb); });
+        for (auto& [known, last] : launched_)
+            if (known == state) {
+                last = seq;  // a stream runs in order: its latest launch is the one to wait for
+                return;
+            }
+        launched_.emplace_back(state, seq);
+    }
+
+private:
+    std::unique_ptr<Stream> recording_;  // its StreamState's pool holds cb_
+    const VkCommandBuffer cb_;
+    std::vector<std::function<void()>> done_;
+    std::mutex mutex_;
+    std::vector<std::pair<std::shared_ptr<StreamState>, std::uint64_t>> launched_;
+};
+
+}  // namespace
+
+std::string VulkanDevice::graph_mechanism() const {
+    return "Vulkan command buffer: each run of captured kernels recorded once into a secondary command buffer "
+           "and replayed as one vkCmdExecuteCommands; adam_step_from's kernels enqueued one by one";
+}
+
+std::shared_ptr<NativeGraph> VulkanDevice::record_graph(const std::function<void(Stream&)>& enqueue) {
+    auto recording = std::make_unique<VulkanStream>(*this);
+    StreamState& state = *recording->state();
+    state.begin_recording();
+    try {
+        enqueue(*recording);
+    } catch (...) {
+        try {
+            for (auto& d : state.end_recording().second) d();
+        } catch (...) {  // end_recording ran them
+        }
+        throw;
+    }
+    auto [cb, done] = state.end_recording();
+    return std::make_shared<VulkanGraph>(std::move(recording), cb, std::move(done));
+}
 
 // ---- events -----------------------------------------------------------------
 

@@ -98,8 +98,8 @@ void refuse_allocation_while_capturing(std::size_t bytes) {
                            "begin_capture and reuse them");
 }
 
-void record(Capture& c, std::string name, Stream& stream, const std::vector<DeviceHandle>& handles,
-            std::function<void(Stream&)> run) {
+void record(Capture& c, std::string name, Stream& stream, const std::vector<DeviceHandle>& handles, NodeRun run,
+            bool varies) {
     if (&stream != c.stream)
         fail(c, name + " on " + stream_text(stream) + " while capturing a graph on " + stream_text(*c.stream) +
                     ": a graph replays on one stream; issue every op of the capture on the capturing stream "
@@ -115,8 +115,46 @@ void record(Capture& c, std::string name, Stream& stream, const std::vector<Devi
             throw;
         }
     }
-    g.nodes.push_back({std::move(name), std::move(run)});
+    g.nodes.push_back({std::move(name), std::move(run), varies});
 }
+
+namespace {
+
+// Splits g's nodes into runs of fixed and of varying calls; on a device
+// with GraphRecorder, records each fixed run as one native graph.
+void make_segments(GraphData& g) {
+    GraphRecorder* recorder = g.device->capability<GraphRecorder>();
+    for (std::size_t first = 0; first < g.nodes.size();) {
+        const bool varies = g.nodes[first].varies;
+        std::size_t end = first + 1;
+        while (end < g.nodes.size() && g.nodes[end].varies == varies) ++end;
+        GraphSegment seg{first, end - first, nullptr};
+        if (recorder && !varies)
+            seg.native = recorder->record_graph([&g, first, end](Stream& s) {
+                for (std::size_t i = first; i < end; ++i) g.nodes[i].run(s, false);
+            });
+        g.segments.push_back(std::move(seg));
+        first = end;
+    }
+}
+
+// Enqueues g's calls on `s`: one by one, observed, while a trace or the
+// shadow check is on; else each segment natively where it was recorded so.
+void replay(const GraphData& g, Stream& s) {
+    if (instrument::active()) {
+        for (const GraphNode& n : g.nodes) n.run(s, true);
+        return;
+    }
+    for (const GraphSegment& seg : g.segments) {
+        if (seg.native) {
+            seg.native->launch(s);
+            continue;
+        }
+        for (std::size_t i = seg.first; i < seg.first + seg.count; ++i) g.nodes[i].run(s, false);
+    }
+}
+
+}  // namespace
 
 std::function<void(KernelArgs&)> replay_update_of_thread() { return t_update; }
 
@@ -159,6 +197,7 @@ Graph end_capture(Stream& stream) {
                               ", not on " + detail::stream_text(stream) + "; the capture is abandoned");
     if (!ended.refused.empty())
         throw InvalidArgument("end_capture: the capture failed, so no graph was made: " + ended.refused);
+    detail::make_segments(*ended.graph);
     return Graph(std::move(ended.graph));
 }
 
@@ -188,10 +227,7 @@ void Graph::launch(Stream& stream) const {
                               " but the graph to " + d.selector() + "; replay it on a stream of its device");
     detail::refuse_while_capturing("Graph::launch",
                                    "a replay inside a capture is not recorded; replay the graphs one after another");
-    if (!instrument::tracing()) {
-        for (const detail::GraphNode& n : data_->nodes) n.run(stream);
-        return;
-    }
+    if (!instrument::tracing()) return detail::replay(*data_, stream);
     instrument::Span span(d, "graph", "graph", &stream);  // encloses its kernels' events
     if (span.live()) {
         std::string names;
@@ -199,7 +235,7 @@ void Graph::launch(Stream& stream) const {
         span.arg("ops", names);
         span.arg("calls", std::uint64_t{data_->nodes.size()});
     }
-    for (const detail::GraphNode& n : data_->nodes) n.run(stream);
+    detail::replay(*data_, stream);
 }
 
 void Graph::launch() const {
@@ -222,7 +258,9 @@ Device& Graph::device() const {
     return *data_->device;
 }
 
-std::string Graph::mechanism(const Device&) {
+std::string Graph::mechanism(const Device& device) {
+    // capability() reads only: do_capability changes nothing.
+    if (GraphRecorder* r = const_cast<Device&>(device).capability<GraphRecorder>()) return r->graph_mechanism();
     return "replay: the captured kernels enqueued again without the op front-end's work";
 }
 

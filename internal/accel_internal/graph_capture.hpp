@@ -16,10 +16,24 @@
 
 namespace accel::detail {
 
-/// One recorded call: `run` enqueues it on the replay's stream.
+/// How a recorded call is enqueued: on a stream of the graph's device;
+/// `observed` traces and checks it as an eager call when a trace or the
+/// shadow check is on (false inside a native recording, which must hold the
+/// kernel alone).
+using NodeRun = std::function<void(Stream& stream, bool observed)>;
+
+/// One recorded call.
 struct GraphNode {
-    std::string name;                  ///< the op's name, or the program kernel's
-    std::function<void(Stream&)> run;  ///< enqueues the call on a stream of the graph's device
+    std::string name;     ///< the op's name, or the program kernel's
+    NodeRun run;          ///< enqueues the call
+    bool varies = false;  ///< its arguments are updated before each replay (never in a native graph)
+};
+
+/// A run of consecutive nodes a replay enqueues together: through `native`
+/// where the device recorded them (GraphRecorder), else one by one.
+struct GraphSegment {
+    std::size_t first = 0, count = 0;
+    std::shared_ptr<NativeGraph> native;
 };
 
 /// What a graph holds (Graph's shared state). Its memory pins are released,
@@ -27,7 +41,8 @@ struct GraphNode {
 struct GraphData {
     std::shared_ptr<Device> device;
     std::vector<GraphNode> nodes;
-    std::vector<DeviceHandle> pinned;  ///< one pin each (graph.cpp's pin)
+    std::vector<GraphSegment> segments;  ///< the nodes in order, split at end_capture
+    std::vector<DeviceHandle> pinned;    ///< one pin each (graph.cpp's pin)
     ~GraphData();
 };
 
@@ -53,8 +68,9 @@ void refuse_allocation_while_capturing(std::size_t bytes);
 
 /// Records a call of `name` into `c`: refused when `stream` is not c's
 /// stream. `handles` (null ones skipped) are pinned for the graph's life.
-void record(Capture& c, std::string name, Stream& stream, const std::vector<DeviceHandle>& handles,
-            std::function<void(Stream&)> run);
+/// `varies`: its arguments are updated before each replay (ReplayUpdate).
+void record(Capture& c, std::string name, Stream& stream, const std::vector<DeviceHandle>& handles, NodeRun run,
+            bool varies = false);
 
 /// The calling thread's ReplayUpdate's function, or an empty one: what a
 /// kernel call recorded now reruns on its arguments before each replay.

@@ -38,14 +38,18 @@ void detail::record_kernel(Capture& c, Device& d, Op op, std::shared_ptr<const K
     std::vector<DeviceHandle> handles(a.in.begin(), a.in.end());
     handles.insert(handles.end(), a.out.begin(), a.out.end());
     // A replay runs the kernel as an eager call would: traced and checked when a trace or check is on.
-    record(c, op_name(op), *a.stream, handles,
-           [device = &d, op, kernel = std::move(kernel), a, update = replay_update_of_thread()](Stream& s) {
-               KernelArgs args = a;
-               args.stream = &s;
-               if (update) update(args);
-               if (!instrument::active()) return (*kernel)(args);
-               run_observed(*device, op, args, *kernel);
-           });
+    std::function<void(KernelArgs&)> update = replay_update_of_thread();
+    const bool varies = static_cast<bool>(update);
+    record(
+        c, op_name(op), *a.stream, handles,
+        [device = &d, op, kernel = std::move(kernel), a, update = std::move(update)](Stream& s, bool observed) {
+            KernelArgs args = a;
+            args.stream = &s;
+            if (update) update(args);
+            if (!observed || !instrument::active()) return (*kernel)(args);
+            run_observed(*device, op, args, *kernel);
+        },
+        varies);
 }
 
 void detail::default_launch(Device& d, Op op, KernelArgs& a, std::size_t rows, std::size_t cols) {

@@ -146,7 +146,7 @@ void UserKernel::launch(const LaunchGeometry& geometry, const std::vector<Kernel
         for (const ResolvedArg& a : resolved)
             if (a.type == ParamType::tensor) handles.push_back(a.handle);
         return detail::record(*c, source_.name, stream, handles,
-                              [built, geometry, resolved](Stream& s) { built->launch(geometry, resolved, s); });
+                              [built, geometry, resolved](Stream& s, bool) { built->launch(geometry, resolved, s); });
     }
     instrument::Span span(device, source_.name.c_str(), "kernel", &stream);
     if (span.live()) {

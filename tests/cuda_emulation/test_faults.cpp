@@ -11,6 +11,8 @@
 //   partly:   a busy device and one without a kernel image before a healthy one
 #include "support/check.hpp"
 
+#include <accel/graph.hpp>
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -337,6 +339,59 @@ TEST_CASE("faults: after an unrecoverable error the device reports itself unusab
     }
     add_works(faults_device(0));  // the other devices carry on
     add_works(open_device("host"));
+}
+
+TEST_CASE("faults: a replay is one cudaGraphLaunch per run of fixed kernels; after an unrecoverable error, the sticky error") {
+    auto dev = faults_device(7);
+    REQUIRE(dev->capability<GraphRecorder>() != nullptr);
+    auto r = rng(0x67726166);
+    const std::size_t n = 300;
+    const auto x0 = uniform(r, n), g0 = uniform(r, n);
+    auto x = Tensor::from_host(dev, {n}, x0), grad = Tensor::from_host(dev, {n}, g0);
+    Tensor y(dev, {n}), z(dev, {n});
+    auto m = Tensor::from_host(dev, {n}, std::vector<float>(n, 0.0f)), v = Tensor::from_host(dev, {n}, m.download());
+    std::size_t t = 1;
+    const ops::AdamParams hp{1e-2f, 0.9f, 0.999f, 1e-8f};
+    // sigmoid, gelu | adam (its scalars change at every replay) | relu: two native graphs and one call between them.
+    const Graph g = capture(dev->default_stream(), [&] {
+        ops::sigmoid(x, y);
+        ops::gelu(y, z);
+        ops::adam_step_from(x, grad, m, v, t, hp);
+        ops::relu(z, y);
+    });
+    REQUIRE(g.size() == 4);
+    CHECK(counter("cudaGraphLaunch", 7) == 0);  // a capture and its recording launch nothing
+    g.launch();
+    dev->synchronize();
+    CHECK(counter("cudaGraphLaunch", 7) == 2);
+    // The same bits as the eager calls (the kernels are the eager ones, launched from the graph).
+    auto xe = Tensor::from_host(dev, {n}, x0), me = Tensor::from_host(dev, {n}, std::vector<float>(n, 0.0f));
+    auto ve = Tensor::from_host(dev, {n}, me.download());
+    Tensor ye(dev, {n}), ze(dev, {n});
+    ops::sigmoid(xe, ye);
+    ops::gelu(ye, ze);
+    ops::adam_step(xe, grad, me, ve, 1, hp);
+    ops::relu(ze, ye);
+    CHECK(y.download() == ye.download());
+    CHECK(x.download() == xe.download());
+    // The next kernel launched, adam's (enqueued between the two graphs), fails with an illegal address.
+    fault("launch_error", 7, 700);
+    try {
+        t = 2;
+        g.launch();
+        dev->synchronize();
+        FAIL("a replay after a failed kernel succeeded");
+    } catch (const DeviceError& e) {
+        CHECK(e.code() == 700);
+    }
+    try {
+        g.launch();
+        FAIL("a replay on a lost device succeeded");
+    } catch (const DeviceError& e) {
+        INFO(std::string(e.what()));
+        CHECK(e.code() == 700);
+        CHECK(contains(e.what(), "restart the process"));
+    }
 }
 
 TEST_CASE("unusable: busy, prohibited and imageless devices make cuda unavailable, and auto moves on") {

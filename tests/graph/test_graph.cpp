@@ -257,6 +257,46 @@ TEST_CASE("adam_step_from reads the step count at every replay") {
     CHECK_THROWS_WITH_AS(step.launch(), doctest::Contains("step count is 0"), InvalidArgument);
 }
 
+TEST_CASE("CUDA, HIP and Vulkan record graphs natively; runs of fixed calls around adam_step_from replay bit for bit") {
+    const std::string backend = device()->info().backend;
+    const bool records = backend == "cuda" || backend == "hip" || backend == "vulkan";
+    CHECK((device()->capability<GraphRecorder>() != nullptr) == records);
+    CHECK(contains(Graph::mechanism(*device()), records ? "one by one" : "enqueued again"));
+    auto r = rng(0x6d697865);
+    const std::size_t n = 777;
+    const ops::AdamParams hp{1e-2f, 0.9f, 0.999f, 1e-8f};
+    const auto x0 = uniform(r, n), g0 = uniform(r, n), zeros = std::vector<float>(n, 0.0f);
+    struct Step {
+        Tensor x, grad, m, v, y, z;
+    };
+    auto make = [&] {
+        return Step{Tensor::from_host(device(), {n}, x0), Tensor::from_host(device(), {n}, g0),
+                    Tensor::from_host(device(), {n}, zeros), Tensor::from_host(device(), {n}, zeros),
+                    Tensor(device(), {n}), Tensor(device(), {n})};
+    };
+    Step eager = make(), replayed = make();
+    std::size_t t = 1;
+    auto calls = [&](Step& s, bool from_count) {
+        ops::sigmoid(s.x, s.y);
+        ops::gelu(s.y, s.z);
+        if (from_count) ops::adam_step_from(s.x, s.grad, s.m, s.v, t, hp);
+        else ops::adam_step(s.x, s.grad, s.m, s.v, t, hp);
+        ops::mul(s.z, s.x, s.y);
+        ops::adam_step_from(s.grad, s.y, s.m, s.v, t, hp);
+    };
+    const Graph g = capture(device()->default_stream(), [&] { calls(replayed, true); });
+    REQUIRE(g.size() == 5);
+    for (; t <= 3; ++t) {
+        calls(eager, false);
+        g.launch();
+    }
+    CHECK(bits_of(replayed.x) == bits_of(eager.x));
+    CHECK(bits_of(replayed.grad) == bits_of(eager.grad));
+    CHECK(bits_of(replayed.y) == bits_of(eager.y));
+    CHECK(bits_of(replayed.m) == bits_of(eager.m));
+    CHECK(bits_of(replayed.v) == bits_of(eager.v));
+}
+
 TEST_CASE("a tensor freed while a graph uses it keeps its memory until the graph goes") {
     auto g = rng(0x66726565);
     const std::size_t n = 4099;

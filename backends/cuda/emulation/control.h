@@ -75,6 +75,7 @@ int accel_cuda_emulation_fault(const char* name, int device, long value);
 ///   "cudaFree"            cudaFree calls that freed memory of the device
 ///                         (not cudaFree(0)); each waits for all its work
 ///   "cudaLaunchHostFunc"  host callbacks enqueued on the device's streams
+///   "cudaGraphLaunch"     graph launches on the device's streams
 ///   "pinned_bytes"        process-wide (device ignored): bytes now held
 ///                         through cudaMallocHost
 ///   "pinned_peak_bytes"   process-wide: the most "pinned_bytes" has been

@@ -23,6 +23,10 @@
 //     reaching a barrier the other threads are plain calls (no fiber switch).
 //   - cublasSgemm, cublasDgemm and cublasGemmEx (f32, f64, f16, bf16) are one
 //     reference GEMM summing in float64.
+//   - stream capture (graphs.cpp): while a stream captures, what would be
+//     queued on it is recorded instead; a synchronize of it or an event
+//     recorded on it is refused (cudaErrorStreamCaptureUnsupported) and
+//     invalidates the capture.
 #include "blocks.hpp"
 #include "runtime_internal.hpp"
 #include "control.h"
@@ -105,7 +109,7 @@ struct Device {
     std::atomic<bool> busy{false};
     std::atomic<bool> no_kernel_image{false};
     std::atomic<long> event_time_percent{100};
-    std::atomic<long> mallocs{0}, frees{0}, host_funcs{0};  // counters, see control.h
+    std::atomic<long> mallocs{0}, frees{0}, host_funcs{0}, graph_launches{0};  // counters, see control.h
     std::mutex mutex;                       // guards the members below
     std::map<std::string, int> fail_call;   // runtime function -> code of its next call
     // Every stream of the device, for cudaDeviceSynchronize; shared so that a
@@ -225,6 +229,9 @@ const std::pair<const char* const, std::size_t>* pinned_at(const void* p) {
 }
 
 thread_local int tl_current = 0;
+// The stream whose worker thread this is (null on other threads): what a
+// task uses, so that a task recorded by a capture runs on any stream.
+thread_local CUstream_st* tl_running = nullptr;
 thread_local cudaError_t tl_last = cudaSuccess;
 
 cudaError_t ret(cudaError_t e) {
@@ -277,9 +284,37 @@ struct CUstream_st {
     void push(std::function<void()> task) {
         {
             std::lock_guard<std::mutex> lock(mutex);
+            if (capture) {
+                capture->push_back(std::move(task));
+                return;
+            }
             queue.push_back(std::move(task));
         }
         wake.notify_all();
+    }
+    // Stream capture: from begin_capture, push() records into the capture
+    // instead of queueing; end_capture hands the tasks over.
+    cudaError_t begin_capture() {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (capture) return cudaErrorIllegalState;
+        capture = std::make_unique<std::vector<std::function<void()>>>();
+        capture_invalidated = false;
+        return cudaSuccess;
+    }
+    cudaError_t end_capture(std::vector<std::function<void()>>& tasks) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!capture) return cudaErrorIllegalState;
+        std::unique_ptr<std::vector<std::function<void()>>> ended = std::move(capture);
+        if (capture_invalidated) return cudaErrorStreamCaptureInvalidated;
+        tasks = std::move(*ended);
+        return cudaSuccess;
+    }
+    // True when the stream captures; the capture is then invalidated (a call
+    // that cannot be captured was made on it).
+    bool refuse_while_capturing() {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (capture) capture_invalidated = true;
+        return static_cast<bool>(capture);
     }
     // Waits until the queue is empty and idle; returns (and clears) an
     // asynchronous error of this stream, or the device's sticky error.
@@ -306,6 +341,7 @@ struct CUstream_st {
 private:
     void loop() {
         tl_current = device;
+        tl_running = this;
         std::unique_lock<std::mutex> lock(mutex);
         for (;;) {
             wake.wait(lock, [this] { return stop || !queue.empty(); });
@@ -325,6 +361,8 @@ private:
     std::mutex mutex;
     std::condition_variable wake, idle;
     std::deque<std::function<void()>> queue;
+    std::unique_ptr<std::vector<std::function<void()>>> capture;
+    bool capture_invalidated = false;
     bool running = false, stop = false;
     cudaError_t error = cudaSuccess;
     std::thread worker;
@@ -384,6 +422,21 @@ int current_device() noexcept { return tl_current; }
 
 cudaError_t device_state(int device) { return enter(device); }
 
+cudaError_t begin_capture(cudaStream_t stream) {
+    if (!stream) return ret(cudaErrorStreamCaptureUnsupported);  // the legacy stream cannot capture
+    if (cudaError_t e = enter(stream->device, "cudaStreamBeginCapture")) return ret(e);
+    return ret(stream->begin_capture());
+}
+
+cudaError_t end_capture(cudaStream_t stream, std::vector<std::function<void()>>& tasks) {
+    if (!stream) return ret(cudaErrorIllegalState);
+    return ret(stream->end_capture(tasks));
+}
+
+void count_graph_launch(int device) { ++dev(device).graph_launches; }
+
+cudaError_t returned(cudaError_t e) { return ret(e); }
+
 bool enqueue(int device, cudaStream_t stream, std::function<void()> task) {
     CUstream_st* s = stream ? stream : resolve(nullptr);
     if (s->device != device || enter(device)) return false;
@@ -422,10 +475,10 @@ cudaError_t launch(dim3 grid, dim3 block, cudaStream_t stream, std::function<voi
         return cudaSuccess;
     }
     if (const long code = dev(d).launch_error.exchange(0)) {
-        s->push([s, code] { s->fail(static_cast<cudaError_t>(code)); });
+        s->push([code] { tl_running->fail(static_cast<cudaError_t>(code)); });
         return cudaSuccess;
     }
-    s->push([s, grid, block, body = std::move(body)] { run_grid(s, grid, block, body); });
+    s->push([grid, block, body = std::move(body)] { run_grid(tl_running, grid, block, body); });
     return cudaSuccess;
 }
 
@@ -471,6 +524,7 @@ constexpr ErrorText kErrors[] = {
     ACCEL_EMU_ERROR(cudaErrorUnsupportedPtxVersion, nullptr),
     ACCEL_EMU_ERROR(cudaErrorContained, "uncorrectable error contained by the hardware"),
     ACCEL_EMU_ERROR(cudaErrorInvalidResourceHandle, "invalid resource handle"),
+    ACCEL_EMU_ERROR(cudaErrorIllegalState, "the operation cannot be performed in the present state"),
     ACCEL_EMU_ERROR(cudaErrorSymbolNotFound, "named symbol not found"),
     ACCEL_EMU_ERROR(cudaErrorNotReady, "device not ready"),
     ACCEL_EMU_ERROR(cudaErrorIllegalAddress, "an illegal memory access was encountered"),
@@ -485,6 +539,8 @@ constexpr ErrorText kErrors[] = {
     ACCEL_EMU_ERROR(cudaErrorTensorMemoryLeak, nullptr),
     ACCEL_EMU_ERROR(cudaErrorNotSupported, "operation not supported"),
     ACCEL_EMU_ERROR(cudaErrorMpsClientTerminated, nullptr),
+    ACCEL_EMU_ERROR(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing"),
+    ACCEL_EMU_ERROR(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture"),
     ACCEL_EMU_ERROR(cudaErrorExternalDevice, nullptr),
     ACCEL_EMU_ERROR(cudaErrorUnknown, nullptr),
 };
@@ -594,6 +650,9 @@ cudaError_t cudaDeviceSynchronize() {
         for (const auto& s : v.streams) all.push_back(s.second);
     }
     cudaError_t first = cudaSuccess;
+    for (const auto& s : all)
+        if (s->refuse_while_capturing()) first = cudaErrorStreamCaptureUnsupported;
+    if (first) return ret(first);
     for (const auto& s : all) {
         const cudaError_t e = s->drain();
         if (e && !first) first = e;
@@ -735,7 +794,11 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t s) { return ret(resolve(s)->drain()); }
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+    CUstream_st* s = resolve(stream);
+    if (s->refuse_while_capturing()) return ret(cudaErrorStreamCaptureUnsupported);
+    return ret(s->drain());
+}
 
 cudaError_t cudaStreamGetDevice(cudaStream_t s, int* device) {
     *device = resolve(s)->device;
@@ -771,6 +834,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream) {
     CUstream_st* s = resolve(stream);
     if (!e || e->device != s->device) return ret(cudaErrorInvalidResourceHandle);
     if (cudaError_t r = enter(s->device, "cudaEventRecord")) return ret(r);
+    if (s->refuse_while_capturing()) return ret(cudaErrorStreamCaptureUnsupported);
     std::uint64_t gen;
     {
         std::lock_guard<std::mutex> lock(e->mutex);
@@ -834,6 +898,7 @@ extern "C" __attribute__((visibility("default"))) long accel_cuda_emulation_coun
     if (n == "cudaMalloc") return v.mallocs.load();
     if (n == "cudaFree") return v.frees.load();
     if (n == "cudaLaunchHostFunc") return v.host_funcs.load();
+    if (n == "cudaGraphLaunch") return v.graph_launches.load();
     return -1;
 }
 

@@ -54,6 +54,9 @@ const char* hipGetErrorName(hipError_t e) {
         case hipErrorAssert: return "hipErrorAssert";
         case hipErrorLaunchFailure: return "hipErrorLaunchFailure";
         case hipErrorNotSupported: return "hipErrorNotSupported";
+        case hipErrorIllegalState: return "hipErrorIllegalState";
+        case hipErrorStreamCaptureUnsupported: return "hipErrorStreamCaptureUnsupported";
+        case hipErrorStreamCaptureInvalidated: return "hipErrorStreamCaptureInvalidated";
         default: return "hipErrorUnknown";
     }
 }
@@ -178,6 +181,16 @@ hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned flags) {
     return to_hip(cudaEventCreateWithFlags(e, flags == hipEventDisableTiming ? cudaEventDisableTiming : flags));
 }
 hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return to_hip(cudaEventRecord(e, s)); }
+hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode) {
+    return to_hip(cudaStreamBeginCapture(s, static_cast<cudaStreamCaptureMode>(mode)));
+}
+hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t* graph) { return to_hip(cudaStreamEndCapture(s, graph)); }
+hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags) {
+    return to_hip(cudaGraphInstantiateWithFlags(exec, graph, flags));
+}
+hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t s) { return to_hip(cudaGraphLaunch(exec, s)); }
+hipError_t hipGraphExecDestroy(hipGraphExec_t exec) { return to_hip(cudaGraphExecDestroy(exec)); }
+hipError_t hipGraphDestroy(hipGraph_t graph) { return to_hip(cudaGraphDestroy(graph)); }
 hipError_t hipEventQuery(hipEvent_t e) { return to_hip(cudaEventQuery(e)); }
 hipError_t hipEventSynchronize(hipEvent_t e) { return to_hip(cudaEventSynchronize(e)); }
 hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t end) {

@@ -10,15 +10,55 @@
 // uploaded into the same input tensor), never which tensors.
 #pragma once
 
+#include <accel/capability.hpp>
 #include <accel/device.hpp>
 
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace accel {
+
+/// A recording as a device's own runtime holds it (a CUDA or HIP graph
+/// instantiated, a Vulkan secondary command buffer): what
+/// GraphRecorder::record_graph returns and a replay launches. Backends
+/// implement it; programs never see it.
+class NativeGraph {
+public:
+    virtual ~NativeGraph() = default;
+    /// Enqueues the recorded work on `stream` (a stream of the device that
+    /// recorded it) after the stream's earlier work, and returns before it
+    /// ran. May be called from several threads at once, also while an
+    /// earlier launch runs. Throws DeviceError from the runtime (the device's
+    /// sticky error after it was lost).
+    virtual void launch(Stream& stream) = 0;
+};
+
+/// The capability of a device whose runtime records a sequence of kernel
+/// launches once and replays it as one submission: CUDA and HIP stream
+/// capture into a graph (cudaStreamBeginCapture, cudaGraphInstantiate,
+/// cudaGraphLaunch), a Vulkan command buffer recorded once and executed
+/// again (vkCmdExecuteCommands). A device without it replays a Graph by
+/// enqueuing its kernel calls again (Graph::mechanism). Thread-safe.
+class GraphRecorder {
+public:
+    static constexpr std::string_view capability_name = "accel.graph_recorder/1";
+    virtual ~GraphRecorder() = default;
+    /// How a replay reaches the device, one line for people, e.g. "CUDA
+    /// graph: ...". Never throws beyond std::bad_alloc.
+    virtual std::string graph_mechanism() const = 0;
+    /// Calls `enqueue(s)` once, on this thread, with a stream `s` of this
+    /// device that records instead of running (nothing reaches the device),
+    /// and returns the recording. `enqueue` issues kernel launches only (no
+    /// copy, allocation, event or synchronization: the graph front-end
+    /// refused those at capture). Throws DeviceError when the runtime
+    /// refuses the recording, and what `enqueue` throws; nothing is left
+    /// recording either way.
+    virtual std::shared_ptr<NativeGraph> record_graph(const std::function<void(Stream&)>& enqueue) = 0;
+};
 
 namespace detail {
 struct GraphData;
@@ -43,6 +83,11 @@ struct GraphData;
 /// calls it recorded on the same data, deterministic mode included. The one
 /// value read anew at every replay is the step count of
 /// ops::adam_step_from. How it is replayed on each device: mechanism().
+/// On a device with the GraphRecorder capability (CUDA, HIP, Vulkan),
+/// end_capture records each run of calls that change nothing between
+/// replays into one native graph, which a replay launches as one
+/// submission; adam_step_from's calls, whose scalars change at every
+/// replay, are enqueued one by one between them.
 ///
 /// Thread-safety: launch() may be called from several threads at once, also
 /// on different streams of the device; replays that write the same tensors
@@ -57,6 +102,9 @@ public:
     /// as one event, "graph", with its ops' names, enclosing its kernels'
     /// events; the shadow check (ACCEL_CHECK) checks each kernel call of a
     /// replay as it checks an eager one (a capture runs, so checks, none).
+    /// While a trace or the shadow check is on, a replay enqueues the
+    /// kernel calls one by one, not the native graphs, so that each is
+    /// observed; the bits are the same.
     /// Throws
     /// InvalidArgument for a stream of another device or while the calling
     /// thread captures (a graph inside a graph is not recorded), and what
@@ -78,9 +126,10 @@ public:
     std::vector<std::string> op_names() const;
     /// The device the graph runs on. Throws InvalidArgument for an empty graph.
     Device& device() const;
-    /// How a replay reaches the device, one line for people; every backend
-    /// replays so today: "replay: the captured kernels enqueued again without
-    /// the op front-end's work". Never throws beyond std::bad_alloc.
+    /// How a replay reaches the device, one line for people: the device's
+    /// GraphRecorder::graph_mechanism() where it has that capability, else
+    /// "replay: the captured kernels enqueued again without the op
+    /// front-end's work". Never throws beyond std::bad_alloc.
     static std::string mechanism(const Device& device);
 
     /// The graph of a recording (what end_capture makes; GraphData is
@@ -115,10 +164,13 @@ private:
 void begin_capture(Stream& stream);
 
 /// Ends the calling thread's capture on `stream` and returns the graph of
-/// what it recorded (empty when nothing was). Throws InvalidArgument when the
-/// thread does not capture on `stream`, and when a call was refused during
-/// the capture (naming it): no graph then, as no half-recorded graph is ever
-/// replayed; either way the thread's capture is over.
+/// what it recorded (empty when nothing was); on a device with the
+/// GraphRecorder capability, records its native graphs. Throws
+/// InvalidArgument when the thread does not capture on `stream`, and when a
+/// call was refused during the capture (naming it): no graph then, as no
+/// half-recorded graph is ever replayed; DeviceError when the device's
+/// runtime refuses a native recording. Either way the thread's capture is
+/// over.
 Graph end_capture(Stream& stream);
 
 /// Ends the calling thread's capture without a graph, if it has one.

@@ -95,6 +95,20 @@ typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
     double do_elapsed_ms(accel::Event& start, accel::Event& end) override;                                         \
     void do_synchronize() override;
 
+/// Declares, inside a backend's Device subclass that offers NativeInterop
+/// (accel/native.hpp), its overrides of NativeInterop's six pure virtuals:
+/// object, queue, memory, adopt, release and stream_over (contracts in
+/// accel/native.hpp), in the section where it stands (it changes no
+/// access). zero_is_a_queue, which has a default, a device declares itself
+/// where it differs.
+#define ACCEL_NATIVE_INTEROP_OVERRIDES                                                                             \
+    std::uint64_t object(const std::string& name) override;                                                        \
+    std::uint64_t queue(accel::Stream& stream) override;                                                           \
+    accel::NativeMemory memory(void* handle, std::size_t bytes) override;                                          \
+    void* adopt(const accel::NativeMemory& memory) override;                                                       \
+    void release(void* handle) noexcept override;                                                                  \
+    std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
+
 /// Defines the entry point of a plugin whose Backend class is BackendClass:
 /// NAME the backend's name, SELECTOR_FORMS, AUTO_RANK and AUTO_CPU_FALLBACK
 /// the accel_plugin_info fields above, e.g.

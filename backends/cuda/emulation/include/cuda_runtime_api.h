@@ -30,6 +30,7 @@ enum cudaError {
     cudaErrorUnsupportedPtxVersion = 222,
     cudaErrorContained = 226,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
     cudaErrorSymbolNotFound = 500,
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
@@ -44,6 +45,8 @@ enum cudaError {
     cudaErrorTensorMemoryLeak = 721,
     cudaErrorNotSupported = 801,
     cudaErrorMpsClientTerminated = 810,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
     cudaErrorExternalDevice = 911,
     cudaErrorUnknown = 999,
 };
@@ -173,6 +176,22 @@ cudaError_t cudaEventQuery(cudaEvent_t e);
 cudaError_t cudaEventSynchronize(cudaEvent_t e);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaStreamGetDevice(cudaStream_t s, int* device);
+
+// ---- stream capture and graphs (graphs.cpp): a graph is the list of tasks
+// its capture recorded, run in order; every capture mode behaves as relaxed.
+typedef struct CUgraph_st* cudaGraph_t;          ///< a captured graph
+typedef struct CUgraphExec_st* cudaGraphExec_t;  ///< a graph instantiated for launching
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2,
+};
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph);
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 
 // ---- code loaded at run time (a program's own kernels; runtime_modules.cpp):
 // the emulation takes PTX text (what NVRTC wrote), finds a kernel by its

@@ -31,17 +31,27 @@ enum hipError_t {
     hipErrorECCNotCorrectable = 214,
     hipErrorContextAlreadyInUse = 216,
     hipErrorInvalidResourceHandle = 400,
+    hipErrorIllegalState = 401,
     hipErrorNotReady = 600,
     hipErrorIllegalAddress = 700,
     hipErrorLaunchTimeOut = 702,
     hipErrorAssert = 710,
     hipErrorLaunchFailure = 719,
     hipErrorNotSupported = 801,
+    hipErrorStreamCaptureUnsupported = 900,
+    hipErrorStreamCaptureInvalidated = 901,
     hipErrorUnknown = 999
 };
 
 typedef cudaStream_t hipStream_t;
 typedef cudaEvent_t hipEvent_t;
+typedef cudaGraph_t hipGraph_t;
+typedef cudaGraphExec_t hipGraphExec_t;
+enum hipStreamCaptureMode {
+    hipStreamCaptureModeGlobal = 0,
+    hipStreamCaptureModeThreadLocal = 1,
+    hipStreamCaptureModeRelaxed = 2,
+};
 
 enum hipMemcpyKind { hipMemcpyHostToDevice = 1, hipMemcpyDeviceToHost = 2, hipMemcpyDeviceToDevice = 3 };
 enum hipMemoryType { hipMemoryTypeHost = 0, hipMemoryTypeDevice = 1 };
@@ -123,4 +133,10 @@ hipError_t hipEventQuery(hipEvent_t e);
 hipError_t hipEventSynchronize(hipEvent_t e);
 hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t end);
 hipError_t hipEventDestroy(hipEvent_t e);
+hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode);
+hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t* graph);
+hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags);
+hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t s);
+hipError_t hipGraphExecDestroy(hipGraphExec_t exec);
+hipError_t hipGraphDestroy(hipGraph_t graph);
 hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, const void* kernel);
