@@ -166,6 +166,8 @@ OpenclDevice::OpenclDevice(int index, cl_platform_id platform, cl_device_id id, 
                                                             info().limits.max_block_dims.x})
                                    : 0;
     fp64_ = device_has_fp64(id);
+    std::string no_command_buffers;  // DeviceInfo ("command buffers") says why
+    command_buffers_ = command_buffer_calls(platform, id, no_command_buffers);
     direct_gemm_ = reports_cpu_type(id);
     local_mem_ = ACCEL_DEVICE_VALUE(cl_ulong, id, CL_DEVICE_LOCAL_MEM_SIZE);
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
@@ -358,6 +360,117 @@ std::unique_ptr<Event> OpenclDevice::do_create_event() { return std::make_unique
 double OpenclDevice::do_elapsed_ms(Event& start, Event& end) {
     const cl_ulong a = static_cast<OpenclEvent&>(start).end_ns(), b = static_cast<OpenclEvent&>(end).end_ns();
     return (static_cast<double>(b) - static_cast<double>(a)) * 1e-6;
+}
+
+// ---- graphs -------------------------------------------------------------------
+
+namespace {
+
+// A finalized command buffer and its commands' kernels. Where the device
+// cannot run one command buffer twice at once (no simultaneous use), a
+// launch first waits for the previous one.
+class OpenclGraph final : public NativeGraph {
+public:
+    OpenclGraph(const CommandBufferCalls& calls, std::unique_ptr<Stream> queue, CommandBufferRecording recorded)
+        : calls_(calls), queue_(std::move(queue)), recorded_(std::move(recorded)) {}
+    ~OpenclGraph() override {
+        if (runtime_may_be_torn_down()) return;
+        if (last_) {
+            clWaitForEvents(1, &last_);
+            clReleaseEvent(last_);
+        }
+        release(calls_, recorded_);
+    }
+    OpenclGraph(const OpenclGraph&) = delete;
+    OpenclGraph& operator=(const OpenclGraph&) = delete;
+
+    void launch(Stream& stream) override {
+        note_runtime_user_thread();
+        cl_command_queue q = static_cast<OpenclStream&>(stream).queue();
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (last_ && !calls_.simultaneous_use) check_cl(clWaitForEvents(1, &last_), "Graph::launch: clWaitForEvents");
+        cl_event done = nullptr;  // asked for always: PoCL 3.1 sets a callback on it unasked
+        check_cl(calls_.enqueue(1, &q, recorded_.cb, 0, nullptr, &done), "Graph::launch: clEnqueueCommandBufferKHR");
+        if (last_) clReleaseEvent(last_);
+        last_ = done;
+    }
+
+    // Releases a recording's command buffer, then its kernels.
+    static void release(const CommandBufferCalls& calls, CommandBufferRecording& r) noexcept {
+        if (r.cb) calls.release(r.cb);  // the runtime keeps it until pending launches complete
+        for (cl_kernel k : r.kernels) clReleaseKernel(k);
+        r = CommandBufferRecording{};
+    }
+
+private:
+    const CommandBufferCalls calls_;
+    std::unique_ptr<Stream> queue_;  // the stream whose queue the command buffer was created on
+    CommandBufferRecording recorded_;
+    std::mutex mutex_;
+    cl_event last_ = nullptr;
+};
+
+}  // namespace
+
+cl_kernel CommandBufferRecording::kernel_like(cl_kernel k) {
+    cl_program program = nullptr;
+    check_cl(clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof program, &program, nullptr),
+             "recording a graph: clGetKernelInfo(CL_KERNEL_PROGRAM)");
+    std::size_t bytes = 0;
+    check_cl(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &bytes),
+             "recording a graph: clGetKernelInfo(CL_KERNEL_FUNCTION_NAME)");
+    std::string name(bytes, '\0');
+    check_cl(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, bytes, name.data(), nullptr),
+             "recording a graph: clGetKernelInfo(CL_KERNEL_FUNCTION_NAME)");
+    cl_int err = CL_SUCCESS;
+    kernels.reserve(kernels.size() + 1);  // the push below cannot throw once the kernel exists
+    cl_kernel own = clCreateKernel(program, name.c_str(), &err);
+    check_cl(err, "recording a graph: clCreateKernel");
+    kernels.push_back(own);
+    return own;
+}
+
+cl_int OpenclDevice::enqueue_kernel(Stream& s, cl_kernel k, cl_uint dims, const std::size_t* global,
+                                    const std::size_t* local) {
+    auto& os = static_cast<OpenclStream&>(s);
+    if (CommandBufferRecording* r = os.recording())
+        return command_buffers_.kernel(r->cb, nullptr, nullptr, k, dims, nullptr, global, local, 0, nullptr, nullptr,
+                                       nullptr);
+    return clEnqueueNDRangeKernel(os.queue(), k, dims, nullptr, global, local, 0, nullptr, nullptr);
+}
+
+std::string OpenclDevice::graph_mechanism() const {
+    return "OpenCL command buffer (cl_khr_command_buffer " + command_buffers_.version +
+           "): each run of captured kernels recorded once and replayed as one clEnqueueCommandBufferKHR (a run "
+           "with a CLBlast call, and adam_step_from's kernels, enqueued one by one)";
+}
+
+std::shared_ptr<NativeGraph> OpenclDevice::record_graph(const std::function<void(Stream&)>& enqueue) {
+    note_runtime_user_thread();
+    if (!command_buffers_) throw Unsupported("record_graph: " + selector() + " has no cl_khr_command_buffer");
+    auto stream = std::make_unique<OpenclStream>(*this, context_, id_, queues_);
+    const cl_command_buffer_properties_khr simultaneous[] = {CL_COMMAND_BUFFER_FLAGS_KHR,
+                                                             CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR, 0};
+    cl_command_queue q = stream->queue();
+    cl_int err = CL_SUCCESS;
+    CommandBufferRecording r;
+    r.cb = command_buffers_.create(1, &q, command_buffers_.simultaneous_use ? simultaneous : nullptr, &err);
+    check_cl(err, "recording a graph: clCreateCommandBufferKHR");
+    stream->set_recording(&r);
+    try {
+        enqueue(*stream);
+        stream->set_recording(nullptr);
+        check_cl(command_buffers_.finalize(r.cb), "recording a graph: clFinalizeCommandBufferKHR");
+    } catch (const CannotRecord&) {
+        stream->set_recording(nullptr);
+        OpenclGraph::release(command_buffers_, r);
+        return nullptr;
+    } catch (...) {
+        stream->set_recording(nullptr);
+        OpenclGraph::release(command_buffers_, r);
+        throw;
+    }
+    return std::make_shared<OpenclGraph>(command_buffers_, std::move(stream), std::move(r));
 }
 
 void OpenclDevice::do_synchronize() {

@@ -36,8 +36,10 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 
 #include <accel/device.hpp>
+#include <accel/graph.hpp>
 #include <accel/page_locked.hpp>
 #include <accel/plugin.hpp>
 
@@ -119,6 +121,18 @@ struct QueueList {
     std::vector<cl_command_queue> queues;
 };
 
+/// A command buffer being recorded and the kernels its commands use.
+struct CommandBufferRecording {
+    cl_command_buffer_khr cb = nullptr;
+    std::vector<cl_kernel> kernels;  ///< each command's own; released with the command buffer
+    /// A new cl_kernel of `k`'s program and function, no argument set, kept
+    /// in `kernels`: each recorded command gets a kernel whose arguments
+    /// nothing changes later (PoCL 3.1 reads a recorded kernel's arguments
+    /// when the command buffer is enqueued, not when it is recorded).
+    /// Throws DeviceError.
+    cl_kernel kernel_like(cl_kernel k);
+};
+
 /// A stream is one in-order cl_command_queue created with
 /// CL_QUEUE_PROFILING_ENABLE. The default stream is one such queue too.
 class OpenclStream final : public Stream {
@@ -133,9 +147,14 @@ public:
     /// clFinish on the queue; throws DeviceError on failure.
     void do_synchronize() override;
     cl_command_queue queue() const noexcept { return queue_; }
+    /// What the stream's kernel launches are recorded into instead of
+    /// enqueued (OpenclDevice::record_graph), or null.
+    CommandBufferRecording* recording() const noexcept { return recording_; }
+    void set_recording(CommandBufferRecording* r) noexcept { recording_ = r; }
 
 private:
     cl_command_queue queue_ = nullptr;
+    CommandBufferRecording* recording_ = nullptr;
     bool owned_ = true;  ///< false: the program's queue (released by the program)
     std::shared_ptr<QueueList> list_;
 };
@@ -276,6 +295,31 @@ GemmParams gemm_params_for(cl_platform_id p, cl_device_id d, const LaunchLimits&
 GemmTiles gemm_tiles_for(const GemmParams& general, cl_device_id d);
 /// Whether the device computes in double precision (CL_DEVICE_DOUBLE_FP_CONFIG or cl_khr_fp64).
 bool device_has_fp64(cl_device_id d);
+
+/// The cl_khr_command_buffer calls accel makes (Khronos' provisional
+/// extension, cl_ext.h): create, record a kernel, finalize, enqueue,
+/// release. Their layout is the same in versions 0.9.0 to 0.9.7, the ones
+/// accel uses; all null on a device without them.
+struct CommandBufferCalls {
+    clCreateCommandBufferKHR_fn create = nullptr;
+    clCommandNDRangeKernelKHR_fn kernel = nullptr;
+    clFinalizeCommandBufferKHR_fn finalize = nullptr;
+    clEnqueueCommandBufferKHR_fn enqueue = nullptr;
+    clReleaseCommandBufferKHR_fn release = nullptr;
+    bool simultaneous_use = false;  ///< CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR
+    std::string version;            ///< the device's extension version, e.g. "0.9.0"
+    explicit operator bool() const noexcept { return create && kernel && finalize && enqueue && release; }
+};
+/// Thrown by a kernel call that cannot be recorded into a command buffer
+/// (CLBlast enqueues on a queue itself): record_graph then answers null.
+struct CannotRecord {};
+
+/// The calls of device `d` of platform `p` where it reports
+/// cl_khr_command_buffer at a version in 0.9.0..0.9.7 (CL_DEVICE_EXTENSIONS_WITH_VERSION),
+/// needs no queue property beyond profiling, and the platform hands out all
+/// five entry points; else empty, with `why` saying which of these failed.
+/// Never throws but std::bad_alloc.
+CommandBufferCalls command_buffer_calls(cl_platform_id p, cl_device_id d, std::string& why);
 /// The DeviceInfo of device `d` of platform `p`, backend index `index`.
 DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_platform);
 /// clGetDeviceInfo's `what` (named `name` in the error) as T; throws
@@ -328,7 +372,8 @@ class OpenclDevice final : public Device,
                            public NativeInterop,
                            public Tuning,
                            public KernelBuilder,
-                           public PageLockedMemory {
+                           public PageLockedMemory,
+                           public GraphRecorder {
 public:
     // Probes (contracts in accel/device.hpp; the `empty` and `fma_throughput` kernels of kernels/*.cl).
     void launch_empty(accel::Stream& s) override;
@@ -341,6 +386,16 @@ public:
     // without an extra copy where the implementation pins it.
     void* allocate_page_locked(std::size_t bytes) override;
     void free_page_locked(void* data) noexcept override;
+
+    // GraphRecorder (accel/graph.hpp; opencl_backend.cpp), offered where the
+    // device has cl_khr_command_buffer: a run of kernels recorded into one
+    // command buffer, a replay one clEnqueueCommandBufferKHR.
+    std::string graph_mechanism() const override;
+    std::shared_ptr<accel::NativeGraph> record_graph(const std::function<void(accel::Stream&)>& enqueue) override;
+    /// clEnqueueNDRangeKernel of `k` on `s`'s queue, or, while `s` records a
+    /// graph, clCommandNDRangeKernelKHR into its command buffer (the
+    /// arguments set now are captured either way). The runtime's code.
+    cl_int enqueue_kernel(Stream& s, cl_kernel k, cl_uint dims, const std::size_t* global, const std::size_t* local);
 
     // NativeInterop (opencl_interop.cpp): cl_context, cl_device_id, a
     // stream's cl_command_queue, a buffer's cl_mem; adopted memory is a
@@ -419,7 +474,9 @@ protected:
     ACCEL_DEVICE_RUNTIME_OVERRIDES  // the runtime every device has (accel/plugin.hpp)
     /// Its capabilities (accel/capability.hpp).
     void* do_capability(std::string_view name) noexcept override {
-        return accel::offer_capability<Probes, NativeInterop, Tuning, KernelBuilder, PageLockedMemory>(this, name);
+        if (name == GraphRecorder::capability_name && !command_buffers_) return nullptr;  // no cl_khr_command_buffer
+        return accel::offer_capability<Probes, NativeInterop, Tuning, KernelBuilder, PageLockedMemory, GraphRecorder>(
+            this, name);
     }
     // KernelBuilder: a program's own kernels.
     std::shared_ptr<accel::BuiltKernel> build_program_kernel(const accel::KernelSource& source) override;
@@ -537,6 +594,7 @@ private:
     std::size_t add_width_ = 4;  ///< ADD_VW of the f32 program: 1 on CPU devices, else ew_width_
     std::size_t add_block_ = 0;  ///< add's default work-group size on CPU devices (≤ 4096); 0 elsewhere
     bool fp64_ = false;         ///< double precision: f64 kernels registered
+    CommandBufferCalls command_buffers_;  ///< cl_khr_command_buffer, where the device has it
     bool direct_gemm_ = false;  ///< CPU type (Oclgrind too): gemm_direct and gemm_dot where they win
     std::uint64_t local_mem_ = 0;  ///< CL_DEVICE_LOCAL_MEM_SIZE, bytes
     /// elementwise_[op value]: the KernelSet index and input count of each op

@@ -83,20 +83,20 @@ public:
                 owner.free_.push_back(kernel);
             }
         } lease{*this, acquire()};
+        cl_kernel k = lease.kernel;
+        if (CommandBufferRecording* r = static_cast<OpenclStream&>(s).recording()) k = r->kernel_like(k);
         for (cl_uint i = 0; i < args.size(); ++i) {
             const ResolvedArg& a = args[i];
             cl_mem m = static_cast<cl_mem>(a.handle);
-            const cl_int err = a.type == ParamType::tensor
-                                   ? clSetKernelArg(lease.kernel, i, sizeof m, &m)
-                                   : clSetKernelArg(lease.kernel, i, param_type_size(a.type), &a.bits);
+            const cl_int err = a.type == ParamType::tensor ? clSetKernelArg(k, i, sizeof m, &m)
+                                                           : clSetKernelArg(k, i, param_type_size(a.type), &a.bits);
             check_cl(err, "kernel '" + name_ + "': clSetKernelArg " + std::to_string(i),
                      std::string(" (") + param_type_name(a.type) + "; does the kernel's parameter have this type?)");
         }
         const std::size_t local[3] = {g.block.x, g.block.y, g.block.z};
         const std::size_t global[3] = {g.grid.x * g.block.x, g.grid.y * g.block.y, g.grid.z * g.block.z};
         const cl_uint dims = g.grid.z * g.block.z > 1 ? 3 : g.grid.y * g.block.y > 1 ? 2 : 1;
-        check_cl(clEnqueueNDRangeKernel(static_cast<OpenclStream&>(s).queue(), lease.kernel, dims, nullptr, global,
-                                        local, 0, nullptr, nullptr),
+        check_cl(static_cast<OpenclDevice&>(s.device()).enqueue_kernel(s, k, dims, global, local),
                  "kernel '" + name_ + "': clEnqueueNDRangeKernel", " with " + g.to_string());
     }
 

@@ -143,13 +143,13 @@ void OpenclDevice::launch_slot(DType t, std::size_t tile, std::size_t slot, cons
         ~Lease() { device.release_kernels(dtype, tile, set); }
     } lease{*this, t, tile, acquire_kernels(t, tile)};
     cl_kernel k = (*lease.set)[slot];
+    if (CommandBufferRecording* r = static_cast<OpenclStream&>(s).recording()) k = r->kernel_like(k);
     cl_uint i = 0;
     (set_arg(k, i++, args), ...);
     const std::size_t local[3] = {g.block.x, g.block.y, g.block.z};
     const std::size_t global[3] = {g.grid.x * g.block.x, g.grid.y * g.block.y, g.grid.z * g.block.z};
     const cl_uint dims = g.grid.z * g.block.z > 1 ? 3 : g.grid.y * g.block.y > 1 ? 2 : 1;
-    const cl_int err = clEnqueueNDRangeKernel(static_cast<OpenclStream&>(s).queue(), k, dims, nullptr, global, local, 0,
-                                              nullptr, nullptr);
+    const cl_int err = enqueue_kernel(s, k, dims, global, local);
     if (err != CL_SUCCESS) check_cl(err, "clEnqueueNDRangeKernel", " with " + g.to_string());
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -388,6 +389,68 @@ bool device_has_fp64(cl_device_id d) {
     return has_extension(d, "cl_khr_fp64");
 }
 
+CommandBufferCalls command_buffer_calls(cl_platform_id p, cl_device_id d, std::string& why) {
+    CommandBufferCalls calls;
+    if (!has_extension(d, "cl_khr_command_buffer")) {
+        why = "the device has no cl_khr_command_buffer";
+        return calls;
+    }
+    // CL_DEVICE_EXTENSIONS_WITH_VERSION and cl_name_version (OpenCL 3.0; this
+    // build targets 1.2 headers): an array of {cl_version, char[64]}.
+    constexpr cl_device_info kExtensionsWithVersion = 0x1060;
+    struct NameVersion {
+        cl_uint version;
+        char name[64];
+    };
+    std::size_t bytes = 0;
+    std::vector<NameVersion> list;
+    if (clGetDeviceInfo(d, kExtensionsWithVersion, 0, nullptr, &bytes) == CL_SUCCESS) {
+        list.resize(bytes / sizeof(NameVersion));
+        if (clGetDeviceInfo(d, kExtensionsWithVersion, list.size() * sizeof(NameVersion), list.data(), nullptr) !=
+            CL_SUCCESS)
+            list.clear();
+    }
+    cl_uint version = 0;
+    bool found = false;
+    for (const NameVersion& e : list)
+        if (std::string(e.name, strnlen(e.name, sizeof e.name)) == "cl_khr_command_buffer") {
+            version = e.version;
+            found = true;
+        }
+    // cl_version: major in the top 10 bits, minor in the next 10, patch in the low 12.
+    const unsigned major = version >> 22, minor = (version >> 12) & 0x3ff, patch = version & 0xfff;
+    calls.version = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    if (!found) {
+        why = "the device reports no version of cl_khr_command_buffer (CL_DEVICE_EXTENSIONS_WITH_VERSION)";
+        return {};
+    }
+    if (major != 0 || minor != 9 || patch > 7) {
+        why = "cl_khr_command_buffer " + calls.version + " is not a version accel knows the calls of (0.9.0 to 0.9.7)";
+        return {};
+    }
+    cl_command_queue_properties required = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR, sizeof required, &required,
+                        nullptr) != CL_SUCCESS ||
+        (required & ~static_cast<cl_command_queue_properties>(CL_QUEUE_PROFILING_ENABLE)) != 0) {
+        why = "cl_khr_command_buffer needs queue properties accel's queues lack";
+        return {};
+    }
+    cl_device_command_buffer_capabilities_khr caps = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR, sizeof caps, &caps, nullptr) == CL_SUCCESS)
+        calls.simultaneous_use = (caps & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR) != 0;
+    auto entry = [p](const char* name) { return clGetExtensionFunctionAddressForPlatform(p, name); };
+    calls.create = reinterpret_cast<clCreateCommandBufferKHR_fn>(entry("clCreateCommandBufferKHR"));
+    calls.kernel = reinterpret_cast<clCommandNDRangeKernelKHR_fn>(entry("clCommandNDRangeKernelKHR"));
+    calls.finalize = reinterpret_cast<clFinalizeCommandBufferKHR_fn>(entry("clFinalizeCommandBufferKHR"));
+    calls.enqueue = reinterpret_cast<clEnqueueCommandBufferKHR_fn>(entry("clEnqueueCommandBufferKHR"));
+    calls.release = reinterpret_cast<clReleaseCommandBufferKHR_fn>(entry("clReleaseCommandBufferKHR"));
+    if (!calls) {
+        why = "the platform hands out no entry point of cl_khr_command_buffer (clGetExtensionFunctionAddressForPlatform)";
+        return {};
+    }
+    return calls;
+}
+
 // UUID (cl_khr_device_uuid) and PCI address (cl_khr_pci_bus_info), each
 // queried only when the device lists its extension; empty otherwise.
 static void physical_identity(cl_device_id d, DeviceInfo& i) {
@@ -469,6 +532,12 @@ DeviceInfo make_info(int index, cl_platform_id p, cl_device_id d, int within_pla
     const char* dtypes = device_has_fp64(d) ? "f32, f64, f16, bf16" : "f32, f16, bf16 (no f64: no cl_khr_fp64)";
     i.extra.push_back({"dtypes", std::string(dtypes) + "; one program per dtype, built on its first use"});
     i.extra.push_back({"vendor BLAS", vendor_blas_description()});
+    std::string why;
+    const CommandBufferCalls calls = command_buffer_calls(p, d, why);
+    i.extra.push_back({"command buffers", calls ? "cl_khr_command_buffer " + calls.version +
+                                                      (calls.simultaneous_use ? " (simultaneous use)" : "") +
+                                                      ": graphs replay through them"
+                                                : why + ": graphs replay call by call"});
     return i;
 }
 

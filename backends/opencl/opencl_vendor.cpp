@@ -82,6 +82,7 @@ std::string vendor_blas_description() {
 void OpenclDevice::k_gemm_vendor(DType t, DeviceHandle ha, DeviceHandle hb, DeviceHandle hc, std::size_t m,
                                  std::size_t n, std::size_t k, bool ta, bool tb, double beta, Stream& s) {
     cl_mem a = static_cast<cl_mem>(ha), b = static_cast<cl_mem>(hb), c = static_cast<cl_mem>(hc);
+    if (static_cast<OpenclStream&>(s).recording()) throw CannotRecord{};  // before CLBlast enqueues anything
 #ifdef ACCEL_HAVE_CLBLAST
     if (!has_vendor_gemm(t))
         throw Unsupported(std::string("gemm (vendor, ") + dtype_name(t) + ", " + selector() +

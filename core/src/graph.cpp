@@ -128,7 +128,7 @@ void make_segments(GraphData& g) {
         const bool varies = g.nodes[first].varies;
         std::size_t end = first + 1;
         while (end < g.nodes.size() && g.nodes[end].varies == varies) ++end;
-        GraphSegment seg{first, end - first, nullptr};
+        GraphSegment seg{first, end - first, nullptr};  // native stays null where the run cannot be recorded
         if (recorder && !varies)
             seg.native = recorder->record_graph([&g, first, end](Stream& s) {
                 for (std::size_t i = first; i < end; ++i) g.nodes[i].run(s, false);

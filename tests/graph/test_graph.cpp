@@ -257,9 +257,19 @@ TEST_CASE("adam_step_from reads the step count at every replay") {
     CHECK_THROWS_WITH_AS(step.launch(), doctest::Contains("step count is 0"), InvalidArgument);
 }
 
-TEST_CASE("CUDA, HIP and Vulkan record graphs natively; runs of fixed calls around adam_step_from replay bit for bit") {
-    const std::string backend = device()->info().backend;
-    const bool records = backend == "cuda" || backend == "hip" || backend == "vulkan";
+// Whether the device should record graphs natively: CUDA, HIP and Vulkan
+// always, OpenCL where it reports cl_khr_command_buffer (DeviceInfo says so).
+bool records_natively(const Device& d) {
+    const std::string& backend = d.info().backend;
+    if (backend != "opencl") return backend == "cuda" || backend == "hip" || backend == "vulkan";
+    for (const auto& [key, value] : d.info().extra)
+        if (key == "command buffers") return contains(value, "graphs replay through them");
+    return false;
+}
+
+TEST_CASE("CUDA, HIP, Vulkan and OpenCL with command buffers record graphs natively; runs of fixed calls around adam_step_from replay bit for bit") {
+    const bool records = records_natively(*device());
+    MESSAGE(device()->selector() << ": " << Graph::mechanism(*device()));
     CHECK((device()->capability<GraphRecorder>() != nullptr) == records);
     CHECK(contains(Graph::mechanism(*device()), records ? "one by one" : "enqueued again"));
     auto r = rng(0x6d697865);

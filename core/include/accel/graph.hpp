@@ -52,11 +52,14 @@ public:
     virtual std::string graph_mechanism() const = 0;
     /// Calls `enqueue(s)` once, on this thread, with a stream `s` of this
     /// device that records instead of running (nothing reaches the device),
-    /// and returns the recording. `enqueue` issues kernel launches only (no
-    /// copy, allocation, event or synchronization: the graph front-end
-    /// refused those at capture). Throws DeviceError when the runtime
-    /// refuses the recording, and what `enqueue` throws; nothing is left
-    /// recording either way.
+    /// and returns the recording, or nullptr where the run holds a call the
+    /// device cannot record (a vendor library's kernel, which enqueues on a
+    /// queue itself): a replay then enqueues that run's calls one by one.
+    /// `enqueue` issues kernel launches only (no copy, allocation, event or
+    /// synchronization: the graph front-end refused those at capture).
+    /// Nothing reaches the device either way. Throws DeviceError when the
+    /// runtime refuses the recording, and what `enqueue` throws; nothing is
+    /// left recording either way.
     virtual std::shared_ptr<NativeGraph> record_graph(const std::function<void(Stream&)>& enqueue) = 0;
 };
 
