@@ -343,8 +343,8 @@ ACCEL_CPU_GEMM_INLINE void micro_kernel(std::ptrdiff_t kc, const TA* __restrict 
     for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j) {
             TC* out = c + i * ldc + j;
-            const Acc old = accumulate ? static_cast<Acc>(*out) : Acc(0);
-            *out = static_cast<TC>(old + tile[i][j]);
+            // Not 0 + sum when starting: that would turn a −0 sum into +0 here but not in a full tile.
+            *out = static_cast<TC>(accumulate ? static_cast<Acc>(*out) + tile[i][j] : tile[i][j]);
         }
 }
 

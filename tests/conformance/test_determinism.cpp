@@ -173,8 +173,44 @@ TEST_CASE("deterministic mode: matmul, dense and dense_backward rows do not depe
                             ops::dense_backward(X, W, Y, DY, act, &DX, DW, nullptr, o, Z);
                             return DX;
                         },
-                        p.k, dt, std::string("dense_backward dx, ") + activation_name(act));
+                        p.k, dt, std::string("dense_backward dx, ") + activation_name(act) + " in " + std::to_string(p.k) + " out " + std::to_string(p.n));
                 }
+    }
+}
+
+TEST_CASE("deterministic mode: a product that underflows to -0 gives the same bits at every batch size") {
+    // K = 1, negative tiny products below the dtype's (or the f32 sum's)
+    // smallest subnormal: a full tile and an edge tile must not differ in
+    // the sign of the zero (the CPU GEMM's edge tiles once added 0 + sum).
+    if (vendor_forced() || !promised()) return;
+    auto g = rng(72);
+    const std::size_t n = 40;
+    for (DType dt : dtypes()) {
+        CAPTURE(std::string(dtype_name(dt)));
+        if (!selected(Op::matmul) || !runs_in(Op::matmul, dt)) continue;
+        // Scales whose product rounds to zero: below 2^-149 in the f32 sum (bf16 too), 2^-1074 in f64,
+        // and 2^-25 once stored in f16.
+        const float scale = dt == DType::f16 ? 0x1p-14f : 0x1p-80f;
+        const double scale64 = 0x1p-600;
+        const auto mags_a = uniform(g, 256, 1.0f, 1.5f), mags_b = uniform(g, n, 1.0f, 1.5f);
+        std::vector<float> b(n);
+        for (std::size_t j = 0; j < n; ++j) b[j] = (j % 3 ? 1.0f : -1.0f) * mags_b[j] * scale;
+        const auto upload64 = [&](const std::vector<float>& v, double s, Shape shape) {
+            std::vector<double> d(v.size());
+            for (std::size_t i = 0; i < v.size(); ++i) d[i] = v[i] / scale * s;
+            return Tensor::from_host(device(), shape, d);
+        };
+        const Tensor B = dt == DType::f64 ? upload64(b, scale64, {1, n}) : Tensor::from_host(device(), {1, n}, b, dt);
+        expect_batch_invariant(
+            [&](std::size_t m) {
+                std::vector<float> a(m);
+                for (std::size_t i = 0; i < m; ++i) a[i] = -mags_a[i] * scale;
+                const Tensor A = dt == DType::f64 ? upload64(a, scale64, {m, 1}) : Tensor::from_host(device(), {m, 1}, a, dt);
+                Tensor C(device(), {m, n}, dt);
+                ops::matmul(A, B, C, {}, deterministic());
+                return C;
+            },
+            n, dt, "matmul [m,1]x[1,40] of underflowing products");
     }
 }
 
