@@ -464,20 +464,16 @@ class CudaDevice final : public Device,
                          public GraphRecorder {
 public:
     // Probes (contracts in accel/device.hpp; cuda_ops.cpp).
-    void launch_empty(accel::Stream& s) override;
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+    ACCEL_PROBES_OVERRIDES
 
     // PageLockedMemory (accel/page_locked.hpp; cuda_backend.cpp):
     // cudaMallocHost, which copies in both directions take by one DMA.
-    void* allocate_page_locked(std::size_t bytes) override;
-    void free_page_locked(void* data) noexcept override;
+    ACCEL_PAGE_LOCKED_MEMORY_OVERRIDES
 
     // GraphRecorder (accel/graph.hpp; cuda_backend.cpp): stream capture
     // (relaxed mode) on a stream of its own into a graph, instantiated once;
     // a replay is one cudaGraphLaunch (hipGraphLaunch).
-    std::string graph_mechanism() const override;
-    std::shared_ptr<accel::NativeGraph> record_graph(const std::function<void(accel::Stream&)>& enqueue) override;
+    ACCEL_GRAPH_RECORDER_OVERRIDES
 
     /// Opens CUDA device `ordinal` as accel's cuda:`index`: reads its
     /// properties and warp width, starts the vendor BLAS, registers the

@@ -83,9 +83,7 @@ public:
     // Probes (contracts in accel/device.hpp). launch_empty dispatches one
     // empty task to each thread of the OpenMP team: the host's counterpart
     // of a launch, what every parallel op pays.
-    void launch_empty(accel::Stream& s) override;
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+    ACCEL_PROBES_OVERRIDES
 
     HostDevice();
 

@@ -215,9 +215,7 @@ template <class Space>
 class KokkosDevice final : public Device, public Probes, public NativeInterop, public KernelBuilder {
 public:
     // Probes (contracts in accel/device.hpp; kokkos_ops.cpp).
-    void launch_empty(accel::Stream& s) override;
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+    ACCEL_PROBES_OVERRIDES
 
     /// The memory every tensor of the device lives in.
     using MemSpace = typename Space::memory_space;

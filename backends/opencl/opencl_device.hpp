@@ -376,22 +376,18 @@ class OpenclDevice final : public Device,
                            public GraphRecorder {
 public:
     // Probes (contracts in accel/device.hpp; the `empty` and `fma_throughput` kernels of kernels/*.cl).
-    void launch_empty(accel::Stream& s) override;
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+    ACCEL_PROBES_OVERRIDES
 
     // PageLockedMemory (accel/page_locked.hpp; opencl_interop.cpp): a
     // CL_MEM_ALLOC_HOST_PTR buffer mapped for the host, the memory OpenCL
     // implementations pin for DMA; copies from and to it reach the device
     // without an extra copy where the implementation pins it.
-    void* allocate_page_locked(std::size_t bytes) override;
-    void free_page_locked(void* data) noexcept override;
+    ACCEL_PAGE_LOCKED_MEMORY_OVERRIDES
 
     // GraphRecorder (accel/graph.hpp; opencl_backend.cpp), offered where the
     // device has cl_khr_command_buffer: a run of kernels recorded into one
     // command buffer, a replay one clEnqueueCommandBufferKHR.
-    std::string graph_mechanism() const override;
-    std::shared_ptr<accel::NativeGraph> record_graph(const std::function<void(accel::Stream&)>& enqueue) override;
+    ACCEL_GRAPH_RECORDER_OVERRIDES
     /// clEnqueueNDRangeKernel of `k` on `s`'s queue, or, while `s` records a
     /// graph, clCommandNDRangeKernelKHR into its command buffer (the
     /// arguments set now are captured either way). The runtime's code.

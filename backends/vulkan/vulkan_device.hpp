@@ -458,21 +458,17 @@ class VulkanDevice final : public Device,
                            public GraphRecorder {
 public:
     // Probes (contracts in accel/device.hpp; shaders/empty.comp and shaders/fma_throughput.comp).
-    void launch_empty(accel::Stream& s) override;
-    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,
-                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+    ACCEL_PROBES_OVERRIDES
 
     // PageLockedMemory (accel/page_locked.hpp; vulkan_device.cpp): a mapped
     // host-visible, coherent buffer, which copies to and from it read or
     // write directly (no staging buffer, no memcpy).
-    void* allocate_page_locked(std::size_t bytes) override;
-    void free_page_locked(void* data) noexcept override;
+    ACCEL_PAGE_LOCKED_MEMORY_OVERRIDES
 
     // GraphRecorder (accel/graph.hpp; vulkan_streams.cpp): a run of kernels
     // recorded once into a secondary command buffer on a stream of its own;
     // a replay is one vkCmdExecuteCommands in the stream's batch.
-    std::string graph_mechanism() const override;
-    std::shared_ptr<accel::NativeGraph> record_graph(const std::function<void(accel::Stream&)>& enqueue) override;
+    ACCEL_GRAPH_RECORDER_OVERRIDES
 
     // Tuning (contracts in accel/device.hpp; vulkan_gemm.cpp).
     std::vector<TuningKey> tunable() const override;

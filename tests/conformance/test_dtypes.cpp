@@ -6,6 +6,8 @@
 // nothing unsupported counts as passed.
 #include "support/check.hpp"
 
+#include "../../backends/common/kernel_table.hpp"  // native_ops_of_every_backend
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -255,6 +257,22 @@ TEST_CASE("the device's kernel table and its kernels agree") {
                       device()->selector() << " registered " << std::string(op_name(k.op)) << " in "
                                            << std::string(dtype_name(k.dtype)) << " on the "
                                            << std::string(path_name(k.path)) << " path, which its kernel table lacks");
+}
+
+TEST_CASE("an in-tree backend's device runs every op of every in-tree backend natively in f32") {
+    // backends/common/kernel_table.hpp's list is the promise; a Vulkan shader
+    // missing from the build, say, would otherwise drop its op unnoticed.
+    const std::string& backend = device()->info().backend;
+    const std::vector<std::string> in_tree{"host", "cuda", "hip", "opencl", "kokkos", "vulkan"};
+    if (std::find(in_tree.begin(), in_tree.end(), backend) == in_tree.end()) {
+        MESSAGE("skipped: " << backend << " is not an in-tree backend");
+        return;
+    }
+    for (Op op : native_ops_of_every_backend())
+        CHECK_MESSAGE(device()->kernel_table().supports(op, DType::f32, OpPath::native),
+                      device()->selector() << " runs no native f32 kernel of " << std::string(op_name(op))
+                                           << ", which every in-tree backend runs: "
+                                           << device()->kernel_table().unsupported_reason(op, DType::f32, OpPath::native));
 }
 
 TEST_CASE("every op in every dtype and path passes the op table's threshold, or is skipped as unsupported") {

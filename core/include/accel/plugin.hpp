@@ -109,6 +109,24 @@ typedef const accel_plugin_info* (*accel_plugin_entry_fn)();
     void release(void* handle) noexcept override;                                                                  \
     std::unique_ptr<accel::Stream> stream_over(std::uint64_t queue) override;
 
+/// The same for Probes (accel/device.hpp): launch_empty and fma_throughput.
+#define ACCEL_PROBES_OVERRIDES                                                                                     \
+    void launch_empty(accel::Stream& s) override;                                                                  \
+    void fma_throughput(accel::DeviceHandle y, accel::DType dtype, std::size_t n, std::size_t iterations,          \
+                        const accel::LaunchGeometry& g, accel::Stream& s) override;
+
+/// The same for PageLockedMemory (accel/page_locked.hpp): allocate_page_locked
+/// and free_page_locked.
+#define ACCEL_PAGE_LOCKED_MEMORY_OVERRIDES                                                                         \
+    void* allocate_page_locked(std::size_t bytes) override;                                                        \
+    void free_page_locked(void* data) noexcept override;
+
+/// The same for GraphRecorder (accel/graph.hpp): graph_mechanism and
+/// record_graph.
+#define ACCEL_GRAPH_RECORDER_OVERRIDES                                                                             \
+    std::string graph_mechanism() const override;                                                                  \
+    std::shared_ptr<accel::NativeGraph> record_graph(const std::function<void(accel::Stream&)>& enqueue) override;
+
 /// Defines the entry point of a plugin whose Backend class is BackendClass:
 /// NAME the backend's name, SELECTOR_FORMS, AUTO_RANK and AUTO_CPU_FALLBACK
 /// the accel_plugin_info fields above, e.g.
