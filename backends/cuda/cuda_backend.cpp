@@ -628,7 +628,7 @@ private:
 std::string CudaDevice::graph_mechanism() const {
     return ACCEL_GPU_RUNTIME " graph: each run of captured kernels recorded once by stream capture "
                              "(" ACCEL_GPU_NAME(cudaStreamBeginCapture) ") and replayed as one " ACCEL_GPU_NAME(
-                                 cudaGraphLaunch) "; adam_step_from's kernels enqueued one by one";
+                                 cudaGraphLaunch);
 }
 
 std::shared_ptr<NativeGraph> CudaDevice::record_graph(const std::function<void(Stream&)>& enqueue) {

@@ -442,7 +442,7 @@ cl_int OpenclDevice::enqueue_kernel(Stream& s, cl_kernel k, cl_uint dims, const 
 std::string OpenclDevice::graph_mechanism() const {
     return "OpenCL command buffer (cl_khr_command_buffer " + command_buffers_.version +
            "): each run of captured kernels recorded once and replayed as one clEnqueueCommandBufferKHR (a run "
-           "with a CLBlast call, and adam_step_from's kernels, enqueued one by one)";
+           "with a CLBlast call enqueued call by call)";
 }
 
 std::shared_ptr<NativeGraph> OpenclDevice::record_graph(const std::function<void(Stream&)>& enqueue) {

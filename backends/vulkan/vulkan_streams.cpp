@@ -275,7 +275,7 @@ private:
 
 std::string VulkanDevice::graph_mechanism() const {
     return "Vulkan command buffer: each run of captured kernels recorded once into a secondary command buffer "
-           "and replayed as one vkCmdExecuteCommands; adam_step_from's kernels enqueued one by one";
+           "and replayed as one vkCmdExecuteCommands";
 }
 
 std::shared_ptr<NativeGraph> VulkanDevice::record_graph(const std::function<void(Stream&)>& enqueue) {

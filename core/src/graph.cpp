@@ -260,7 +260,8 @@ Device& Graph::device() const {
 
 std::string Graph::mechanism(const Device& device) {
     // capability() reads only: do_capability changes nothing.
-    if (GraphRecorder* r = const_cast<Device&>(device).capability<GraphRecorder>()) return r->graph_mechanism();
+    if (GraphRecorder* r = const_cast<Device&>(device).capability<GraphRecorder>())
+        return r->graph_mechanism() + "; adam_step_from's kernels, whose scalars change per replay, enqueued one by one";
     return "replay: the captured kernels enqueued again without the op front-end's work";
 }
 

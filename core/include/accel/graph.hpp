@@ -47,8 +47,9 @@ class GraphRecorder {
 public:
     static constexpr std::string_view capability_name = "accel.graph_recorder/1";
     virtual ~GraphRecorder() = default;
-    /// How a replay reaches the device, one line for people, e.g. "CUDA
-    /// graph: ...". Never throws beyond std::bad_alloc.
+    /// How a recorded run reaches the device, one line for people, e.g.
+    /// "CUDA graph: ..." (Graph::mechanism adds how adam_step_from's calls
+    /// go). Never throws beyond std::bad_alloc.
     virtual std::string graph_mechanism() const = 0;
     /// Calls `enqueue(s)` once, on this thread, with a stream `s` of this
     /// device that records instead of running (nothing reaches the device),
@@ -130,7 +131,8 @@ public:
     /// The device the graph runs on. Throws InvalidArgument for an empty graph.
     Device& device() const;
     /// How a replay reaches the device, one line for people: the device's
-    /// GraphRecorder::graph_mechanism() where it has that capability, else
+    /// GraphRecorder::graph_mechanism() and how adam_step_from's calls are
+    /// replayed, where it has that capability, else
     /// "replay: the captured kernels enqueued again without the op
     /// front-end's work". Never throws beyond std::bad_alloc.
     static std::string mechanism(const Device& device);
